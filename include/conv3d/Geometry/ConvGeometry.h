@@ -1,0 +1,168 @@
+//===- ConvGeometry.h - the geometry of a 3-D convolution -------*- C++ -*-===//
+//
+// The one place where the geometry of a convolution is computed: output sizes,
+// the implicit-GEMM view (M = N*Do*Ho*Wo, N = F, K = Q*R*S*C), the index
+// decompositions m -> (n, do, ho, wo) and k -> (q, r, s, c), input
+// coordinates, and the validity checks. The verifier, every pass, the runtime,
+// the reference and the tests use this type.
+//
+// The decompositions are templates over an index arithmetic so that the same
+// formula produces integers (reference, runtime, tests) or IR (passes; see
+// conv3d/IR/IndexMath.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_GEOMETRY_CONVGEOMETRY_H
+#define CONV3D_GEOMETRY_CONVGEOMETRY_H
+
+#include "conv3d/IR/Conv3dEnums.h"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace mlir::conv3d {
+
+/// Spatial axes of NDHWC tensors, in the order used by every per-axis array.
+enum SpatialAxis : unsigned { kDepth = 0, kHeight = 1, kWidth = 2 };
+
+/// Index arithmetic on plain integers, for the decomposition templates.
+struct ScalarIndexMath {
+  using Value = int64_t;
+  Value constant(int64_t c) const { return c; }
+  Value add(Value a, Value b) const { return a + b; }
+  Value mul(Value a, int64_t c) const { return a * c; }
+  /// Division and remainder of a non-negative value by a positive constant.
+  Value div(Value a, int64_t c) const { return a / c; }
+  Value rem(Value a, int64_t c) const { return a % c; }
+};
+
+/// Decomposes a linear index over a row-major shape `sizes` (outermost
+/// first) into per-dimension indices. `sizes[0]` is never divided by, so it
+/// may be dynamic.
+template <typename Math, size_t R>
+std::array<typename Math::Value, R>
+delinearize(Math &math, typename Math::Value linear,
+            const std::array<int64_t, R> &sizes) {
+  std::array<typename Math::Value, R> indices;
+  for (size_t i = R - 1; i > 0; --i) {
+    indices[i] = math.rem(linear, sizes[i]);
+    linear = math.div(linear, sizes[i]);
+  }
+  indices[0] = linear;
+  return indices;
+}
+
+/// Geometry of `out = conv3d(in, filter)` with an NDHWC input, a Q x R x S
+/// window over C channels, F filters, and an NDHWF output.
+struct ConvGeometry {
+  static constexpr int64_t kDynamic = std::numeric_limits<int64_t>::min();
+
+  // Input N, D, H, W, C.
+  int64_t batch = 1;
+  std::array<int64_t, 3> inputSize = {1, 1, 1};
+  int64_t channels = 1;
+  // Window Q, R, S and filter count F.
+  std::array<int64_t, 3> window = {1, 1, 1};
+  int64_t filters = 1;
+  std::array<int64_t, 3> strides = {1, 1, 1};
+  std::array<int64_t, 3> dilations = {1, 1, 1};
+  std::array<int64_t, 3> padLow = {0, 0, 0};
+  std::array<int64_t, 3> padHigh = {0, 0, 0};
+
+  /// Builds a geometry from the NDHWC input shape, the filter shape in
+  /// `layout`, strides, dilations and the 6 padding values
+  /// [d_lo, d_hi, h_lo, h_hi, w_lo, w_hi]. Shapes may hold kDynamic.
+  static ConvGeometry fromShapes(const std::array<int64_t, 5> &inputShape,
+                                 const std::array<int64_t, 5> &filterShape,
+                                 FilterLayout layout,
+                                 const std::array<int64_t, 3> &strides,
+                                 const std::array<int64_t, 3> &dilations,
+                                 const std::array<int64_t, 6> &padding);
+
+  /// The filter shape in `layout`.
+  std::array<int64_t, 5> filterShape(FilterLayout layout) const;
+  /// The padding as [d_lo, d_hi, h_lo, h_hi, w_lo, w_hi].
+  std::array<int64_t, 6> padding() const;
+
+  /// The extent covered by the dilated window along `axis`.
+  int64_t effectiveWindow(unsigned axis) const {
+    return (window[axis] - 1) * dilations[axis] + 1;
+  }
+  /// Output size along a spatial axis; kDynamic when the input size is.
+  /// Zero or negative when the window does not fit (see validate()).
+  int64_t outputSize(unsigned axis) const;
+  /// The NDHWF output shape.
+  std::array<int64_t, 5> outputShape() const;
+  /// The NDHWC input shape.
+  std::array<int64_t, 5> inputShape() const {
+    return {batch, inputSize[0], inputSize[1], inputSize[2], channels};
+  }
+
+  bool hasStaticShape() const;
+
+  /// GEMM view. M is kDynamic when any of N, D, H, W is.
+  int64_t gemmM() const;
+  int64_t gemmN() const { return filters; }
+  int64_t gemmK() const {
+    return window[0] * window[1] * window[2] * channels;
+  }
+  /// 2*M*N*K (multiply-adds of the dense convolution, halo included).
+  double flops() const;
+
+  /// The first problem with this geometry as a message naming it, or none.
+  /// Dynamic sizes are skipped.
+  std::optional<std::string> validate() const;
+
+  /// m -> (n, do, ho, wo).
+  template <typename Math>
+  std::array<typename Math::Value, 4> decomposeM(Math &math,
+                                                 typename Math::Value m) const {
+    return delinearize<Math, 4>(
+        math, m, {batch, outputSize(0), outputSize(1), outputSize(2)});
+  }
+  /// k -> (q, r, s, c).
+  template <typename Math>
+  std::array<typename Math::Value, 4> decomposeK(Math &math,
+                                                 typename Math::Value k) const {
+    return delinearize<Math, 4>(math, k,
+                                {window[0], window[1], window[2], channels});
+  }
+  /// Input coordinate along `axis` read by output position `out` and window
+  /// tap `tap`: out * stride - pad_lo + tap * dilation (may be in the halo).
+  template <typename Math>
+  typename Math::Value inputCoord(Math &math, unsigned axis,
+                                  typename Math::Value out,
+                                  typename Math::Value tap) const {
+    return math.add(math.add(math.mul(out, strides[axis]),
+                             math.constant(-padLow[axis])),
+                    math.mul(tap, dilations[axis]));
+  }
+
+  /// The output positions [lo, hi) along `axis` whose input coordinate for
+  /// window tap `tap` lies inside the input (the only ones a Q-slice
+  /// contributes to). Empty ranges have lo == hi.
+  std::pair<int64_t, int64_t> validOutputRange(unsigned axis,
+                                               int64_t tap) const;
+};
+
+/// Decomposes an output position m over an NDHWF output shape; the same
+/// formula as ConvGeometry::decomposeM for ops that only see the output.
+template <typename Math>
+std::array<typename Math::Value, 4>
+decomposeOutputPosition(Math &math, typename Math::Value m,
+                        const std::array<int64_t, 5> &outputShape) {
+  return delinearize<Math, 4>(
+      math, m, {outputShape[0], outputShape[1], outputShape[2],
+                outputShape[3]});
+}
+
+/// Ceiling division of non-negative integers.
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_GEOMETRY_CONVGEOMETRY_H

@@ -1,0 +1,60 @@
+//===- Conv3dEnums.td - conv3d enumerations ----------------*- tablegen -*-===//
+//
+// Plain C++ enums shared by the IR, the geometry type and the runtime. They
+// are generated without attribute classes (genSpecializedAttr = 0) so that
+// headers outside the IR library can include them without MLIR IR headers;
+// Conv3dAttrs.td wraps them in EnumAttrs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_IR_CONV3DENUMS_TD
+#define CONV3D_IR_CONV3DENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+def Conv3d_FilterLayout : I32EnumAttr<"FilterLayout",
+    "layout of a 3-D convolution filter", [
+      I32EnumAttrCase<"qrscf", 0>,
+      I32EnumAttrCase<"fqrsc", 1>
+    ]> {
+  let cppNamespace = "::mlir::conv3d";
+  let genSpecializedAttr = 0;
+}
+
+def Conv3d_Activation : I32EnumAttr<"Activation",
+    "activation applied by a fused epilogue", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"relu", 1>,
+      I32EnumAttrCase<"silu", 2>,
+      I32EnumAttrCase<"gelu_tanh", 3>
+    ]> {
+  let cppNamespace = "::mlir::conv3d";
+  let genSpecializedAttr = 0;
+}
+
+def Conv3d_KOrder : I32EnumAttr<"KOrder",
+    "order in which the implicit-GEMM K loop walks the filter taps", [
+      // One K loop over the flat index k = ((q*R + r)*S + s)*C + c.
+      I32EnumAttrCase<"taps_outer", 0>,
+      // An outer loop over depth slices q, then the flat (r, s, c) index of
+      // the slice; slices that touch only the padding halo are skipped.
+      I32EnumAttrCase<"qslice_outer", 1>
+    ]> {
+  let cppNamespace = "::mlir::conv3d";
+  let genSpecializedAttr = 0;
+}
+
+def Conv3d_StoreMode : I32EnumAttr<"StoreMode",
+    "how an output tile combines with the destination", [
+      // out = epilogue(acc)
+      I32EnumAttrCase<"overwrite", 0>,
+      // out = epilogue(out + acc)
+      I32EnumAttrCase<"accumulate", 1>,
+      // out += acc, atomically (split-K partial sums; no epilogue)
+      I32EnumAttrCase<"atomic_add", 2>
+    ]> {
+  let cppNamespace = "::mlir::conv3d";
+  let genSpecializedAttr = 0;
+}
+
+#endif // CONV3D_IR_CONV3DENUMS_TD

@@ -1,0 +1,207 @@
+//===- Conv3dOps.td - conv3d graph-level operations --------*- tablegen -*-===//
+//
+// Operations on tensors or memrefs in destination-passing style: the
+// convolution itself, NVFP4 fake quantization and a stand-alone epilogue.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_IR_CONV3DOPS_TD
+#define CONV3D_IR_CONV3DOPS_TD
+
+include "conv3d/IR/Conv3dAttrs.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/TilingInterface.td"
+
+def Conv3d_RankedTensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef]>;
+
+// Shared extra declarations of the DPS ops: ranked tensor or memref operands,
+// a single optional tensor result.
+class Conv3d_DpsOp<string mnemonic, list<Trait> traits = []>
+    : Conv3d_Op<mnemonic, !listconcat(traits, [
+          DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+          DestinationStyleOpInterface])> {
+  let results = (outs Variadic<AnyRankedTensor>:$result);
+  code dpsExtraDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+    /// True when the op works on tensors (and has one result).
+    bool hasTensorSemantics() {
+      return ::llvm::isa<::mlir::RankedTensorType>(getInit().getType());
+    }
+  }];
+}
+
+def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<TilingInterface, [
+        "getIterationDomain", "getLoopIteratorTypes",
+        "getTiledImplementation", "getResultTilePosition",
+        "generateResultTileValue"]>]> {
+  let summary = "3-D convolution with a fused epilogue";
+  let description = [{
+    A 3-D convolution in destination-passing style.
+
+    - `input`: NDHWC; `filter`: QRSCF or FQRSC (`filter_layout`);
+      `init` (the `outs` operand) and the result: NDHWC with F channels.
+    - `strides` and `dilations` per axis (d, h, w); `padding` per side as
+      `[d_lo, d_hi, h_lo, h_hi, w_lo, w_hi]`, so causal temporal padding
+      (`[2, 0, ...]` for a 3-tap window) is an attribute, never a copy.
+    - Accumulation is in f32. The result is
+      `cast(act(acc + bias[f]) + residual)` with
+      `acc = (overwrite ? 0 : init) + conv(input, filter)`: without
+      `overwrite`, a convolution accumulates onto its destination, so f32
+      accumulation across several convolutions is expressible.
+    - `bias` (optional): F values; `residual` (optional): output-shaped;
+      `activation`: none, relu, silu, gelu_tanh.
+    - `quantize(#conv3d.nvfp4<...>, %amax)` (optional): the input operand is
+      NVFP4 fake-quantized in blocks along the GEMM K dimension
+      (k = ((q*R + r)*S + s)*C + c) of each output position, halo zeros
+      included (`spec/nvfp4.md`).
+    - `config` (optional): the implicit-GEMM tile configuration.
+
+    Element types: input and filter bf16, f16 or f32 (the same); init f32 or
+    the input type.
+
+    Example (a causal 3x3x3 convolution of a video VAE):
+
+    ```mlir
+    %y = conv3d.conv ins(%x, %w : tensor<1x10x32x32x96xbf16>,
+                                  tensor<3x3x3x96x96xbf16>)
+           outs(%init : tensor<1x8x32x32x96xbf16>) overwrite
+           padding = [0, 0, 1, 1, 1, 1] -> tensor<1x8x32x32x96xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    Conv3d_RankedTensorOrMemRef:$input,
+    Conv3d_RankedTensorOrMemRef:$filter,
+    Optional<Conv3d_RankedTensorOrMemRef>:$bias,
+    Optional<Conv3d_RankedTensorOrMemRef>:$residual,
+    Optional<F32>:$amax,
+    Conv3d_RankedTensorOrMemRef:$init,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$strides,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$dilations,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<Conv3d_FilterLayoutAttr,
+                      "::mlir::conv3d::FilterLayout::qrscf">:$filter_layout,
+    DefaultValuedAttr<Conv3d_ActivationAttr,
+                      "::mlir::conv3d::Activation::none">:$activation,
+    OptionalAttr<Conv3d_NVFP4Attr>:$input_quant,
+    UnitAttr:$overwrite,
+    OptionalAttr<Conv3d_IGemmConfigAttr>:$config
+  );
+
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $filter `:` type($input) `,` type($filter) `)`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
+    (`quantize` `(` qualified($input_quant)^ `,` $amax `)`)?
+    `outs` `(` $init `:` type($init) `)`
+    (`overwrite` $overwrite^)?
+    (`strides` `=` $strides^)?
+    (`dilations` `=` $dilations^)?
+    (`padding` `=` $padding^)?
+    (`filter_layout` `=` custom<EnumKeyword>($filter_layout)^)?
+    (`activation` `=` custom<EnumKeyword>($activation)^)?
+    (`config` `=` qualified($config)^)?
+    attr-dict (`->` type($result)^)?
+  }];
+
+  let extraClassDeclaration = dpsExtraDeclaration # [{
+    /// The convolution's geometry, from the operand shapes and attributes.
+    /// Dynamic sizes stay dynamic (ConvGeometry::kDynamic).
+    ::mlir::conv3d::ConvGeometry getGeometry();
+    /// Whether the op has a fused epilogue beyond the plain sum.
+    bool hasEpilogue() {
+      return getBias() || getResidual() ||
+             getActivation() != ::mlir::conv3d::Activation::none;
+    }
+  }];
+
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Conv3d_QuantizeOp : Conv3d_DpsOp<"quantize"> {
+  let summary = "NVFP4 fake quantization of a tensor";
+  let description = [{
+    Maps `input` to the values it takes after an NVFP4 quantize -> dequantize
+    round trip (`spec/nvfp4.md`), rounded back to the element type.
+    `amax` is the per-tensor absolute maximum (f32, given at run time).
+    Blocks of `block_size` elements run along the row-major flattening of
+    the contiguous dimensions `block_axes`, separately for every index of
+    the other dimensions; the last block is zero-filled past the end.
+
+    - Activations (NDHWC): `axes = [4]` (blocks of channels of one voxel).
+    - Filters, in the convolution's K order per output channel:
+      `axes = [0, 1, 2, 3]` for QRSCF, `axes = [1, 2, 3, 4]` for FQRSC.
+
+    ```mlir
+    %q = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
+           ins(%x : tensor<1x8x32x32x64xbf16>) amax(%amax)
+           outs(%e : tensor<1x8x32x32x64xbf16>) -> tensor<1x8x32x32x64xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    Conv3d_RankedTensorOrMemRef:$input,
+    F32:$amax,
+    Conv3d_RankedTensorOrMemRef:$init,
+    Conv3d_NVFP4Attr:$format,
+    DenseI64ArrayAttr:$block_axes
+  );
+
+  let assemblyFormat = [{
+    qualified($format) `axes` `=` $block_axes
+    `ins` `(` $input `:` type($input) `)` `amax` `(` $amax `)`
+    `outs` `(` $init `:` type($init) `)`
+    attr-dict (`->` type($result)^)?
+  }];
+
+  let extraClassDeclaration = dpsExtraDeclaration;
+  let hasVerifier = 1;
+}
+
+def Conv3d_EpilogueOp : Conv3d_DpsOp<"epilogue", [AttrSizedOperandSegments]> {
+  let summary = "the convolution epilogue applied to an f32 accumulator";
+  let description = [{
+    Elementwise `init = cast(act(acc + bias[f]) + residual)` with
+    `acc = (overwrite ? 0 : init) + sum`, where `sum` is an f32 NDHWF
+    accumulator produced elsewhere (the Q-slice `separate` strategy and
+    split-K produce one). It has exactly the epilogue semantics of
+    `conv3d.conv`.
+
+    ```mlir
+    %y = conv3d.epilogue ins(%acc : tensor<1x8x8x8x32xf32>)
+           bias(%b : tensor<32xf32>) outs(%o : tensor<1x8x8x8x32xbf16>)
+           overwrite activation = silu -> tensor<1x8x8x8x32xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    Conv3d_RankedTensorOrMemRef:$sum,
+    Optional<Conv3d_RankedTensorOrMemRef>:$bias,
+    Optional<Conv3d_RankedTensorOrMemRef>:$residual,
+    Conv3d_RankedTensorOrMemRef:$init,
+    DefaultValuedAttr<Conv3d_ActivationAttr,
+                      "::mlir::conv3d::Activation::none">:$activation,
+    UnitAttr:$overwrite
+  );
+
+  let assemblyFormat = [{
+    `ins` `(` $sum `:` type($sum) `)`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
+    `outs` `(` $init `:` type($init) `)`
+    (`overwrite` $overwrite^)?
+    (`activation` `=` custom<EnumKeyword>($activation)^)?
+    attr-dict (`->` type($result)^)?
+  }];
+
+  let extraClassDeclaration = dpsExtraDeclaration;
+  let hasVerifier = 1;
+}
+
+#endif // CONV3D_IR_CONV3DOPS_TD

@@ -1,0 +1,159 @@
+//===- Conv3dTileOps.td - implicit-GEMM tile operations ----*- tablegen -*-===//
+//
+// The tile level produced by `conv3d-implicit-gemm` (layer 3 of DESIGN.md).
+// All operands are memrefs. A GEMM view of the convolution is implied:
+// rows m index output positions (n, do, ho, wo), columns n index filters f,
+// and k = ((q*R + r)*S + s)*C + c indexes the reduction. No im2col matrix is
+// ever materialized: the tile loads gather from the NDHWC input directly.
+// Each target lowering turns these ops into its own data movement and MMA
+// operations (scalar loops on the CPU).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_IR_CONV3DTILEOPS_TD
+#define CONV3D_IR_CONV3DTILEOPS_TD
+
+include "conv3d/IR/Conv3dAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Conv3d_LoadIm2colTileOp : Conv3d_Op<"load_im2col_tile"> {
+  let summary = "gather one implicit-GEMM A tile from an NDHWC input";
+  let description = [{
+    Writes `tile[i][j] = A[m0 + i][k0 + j]` for the implicit im2col matrix A
+    of the convolution described by `window` (Q, R, S), `strides`,
+    `dilations` and `padding`. Elements whose input position lies in the
+    padding halo, whose row is past M, or whose column is at or past
+    `k_end` are zero. With `quantize`, each row of the tile is NVFP4
+    fake-quantized in blocks of `block_size` columns (block boundaries at
+    multiples of the block size in k, so `k0` and the tile width must be
+    multiples of it; zeros past `k_end` and in the halo take part in their
+    block).
+
+    ```mlir
+    conv3d.load_im2col_tile %in[%m0, %k0] limit %K into %a
+        window = [3, 3, 3] padding = [2, 0, 1, 1, 1, 1]
+        : memref<1x10x32x32x96xbf16>, memref<64x32xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    Arg<AnyMemRef, "NDHWC input", [MemRead]>:$input,
+    Index:$m0, Index:$k0, Index:$k_end,
+    Arg<AnyMemRef, "tile", [MemWrite]>:$tile,
+    Optional<F32>:$amax,
+    DenseI64ArrayAttr:$window,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$strides,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$dilations,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0, 0, 0}">:$padding,
+    OptionalAttr<Conv3d_NVFP4Attr>:$quant
+  );
+
+  let assemblyFormat = [{
+    $input `[` $m0 `,` $k0 `]` `limit` $k_end `into` $tile
+    (`quantize` `(` qualified($quant)^ `,` $amax `)`)?
+    `window` `=` $window
+    (`strides` `=` $strides^)?
+    (`dilations` `=` $dilations^)?
+    (`padding` `=` $padding^)?
+    attr-dict `:` type($input) `,` type($tile)
+  }];
+
+  let extraClassDeclaration = [{
+    /// Geometry of the convolution this tile belongs to (F is unknown to the
+    /// A operand and set to 1).
+    ::mlir::conv3d::ConvGeometry getGeometry();
+  }];
+  let hasVerifier = 1;
+}
+
+def Conv3d_LoadFilterTileOp : Conv3d_Op<"load_filter_tile"> {
+  let summary = "load one implicit-GEMM B tile (K x F view of the filter)";
+  let description = [{
+    Writes `tile[i][j] = B[k0 + i][n0 + j]` where B is the filter seen as a
+    K x F matrix (k = ((q*R + r)*S + s)*C + c). Rows at or past `k_end` and
+    columns past F are zero.
+
+    ```mlir
+    conv3d.load_filter_tile %w[%k0, %n0] limit %K into %b
+        : memref<3x3x3x96x96xbf16>, memref<32x64xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    Arg<AnyMemRef, "filter", [MemRead]>:$filter,
+    Index:$k0, Index:$n0, Index:$k_end,
+    Arg<AnyMemRef, "tile", [MemWrite]>:$tile,
+    DefaultValuedAttr<Conv3d_FilterLayoutAttr,
+                      "::mlir::conv3d::FilterLayout::qrscf">:$filter_layout
+  );
+
+  let assemblyFormat = [{
+    $filter `[` $k0 `,` $n0 `]` `limit` $k_end `into` $tile
+    (`filter_layout` `=` custom<EnumKeyword>($filter_layout)^)?
+    attr-dict `:` type($filter) `,` type($tile)
+  }];
+  let hasVerifier = 1;
+}
+
+def Conv3d_TileMmaOp : Conv3d_Op<"tile_mma"> {
+  let summary = "acc += a * b on tiles, accumulating in f32";
+  let description = [{
+    `acc[i][j] += sum_k a[i][k] * b[k][j]`, products and sums in f32.
+
+    ```mlir
+    conv3d.tile_mma %a, %b, %acc
+        : memref<64x32xbf16>, memref<32x64xbf16>, memref<64x64xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    Arg<AnyMemRef, "A tile", [MemRead]>:$a,
+    Arg<AnyMemRef, "B tile", [MemRead]>:$b,
+    Arg<AnyMemRef, "accumulator", [MemRead, MemWrite]>:$acc
+  );
+
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Conv3d_StoreOutputTileOp
+    : Conv3d_Op<"store_output_tile", [AttrSizedOperandSegments]> {
+  let summary = "apply the epilogue to an f32 tile and store it";
+  let description = [{
+    For each tile element (i, j) with m = m0 + i < M and f = n0 + j < F,
+    where m indexes the positions (n, do, ho, wo) of the NDHWF `output`:
+    - `overwrite`: `out = cast(act(acc + bias[f]) + residual)`;
+    - `accumulate`: the same with `acc + out` in place of `acc`;
+    - `atomic_add`: `out += acc` atomically (f32 output, no epilogue).
+
+    ```mlir
+    conv3d.store_output_tile %acc into %out[%m0, %n0] mode = overwrite
+        activation = relu : memref<64x64xf32>, memref<1x8x32x32x96xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    Arg<AnyMemRef, "accumulator", [MemRead]>:$acc,
+    Arg<AnyMemRef, "NDHWF output", [MemRead, MemWrite]>:$output,
+    Index:$m0, Index:$n0,
+    Arg<Optional<AnyMemRef>, "bias", [MemRead]>:$bias,
+    Arg<Optional<AnyMemRef>, "residual", [MemRead]>:$residual,
+    Conv3d_StoreModeAttr:$mode,
+    DefaultValuedAttr<Conv3d_ActivationAttr,
+                      "::mlir::conv3d::Activation::none">:$activation
+  );
+
+  let assemblyFormat = [{
+    $acc `into` $output `[` $m0 `,` $n0 `]`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
+    `mode` `=` custom<EnumKeyword>($mode)
+    (`activation` `=` custom<EnumKeyword>($activation)^)?
+    attr-dict `:` type($acc) `,` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // CONV3D_IR_CONV3DTILEOPS_TD

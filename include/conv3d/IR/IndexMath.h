@@ -1,0 +1,45 @@
+//===- IndexMath.h - index arithmetic that emits IR -------------*- C++ -*-===//
+//
+// The IR counterpart of ScalarIndexMath: instantiating the ConvGeometry
+// decomposition templates with it emits `arith` ops on `index` values, so
+// passes use the very formulas the reference and runtime use.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_IR_INDEXMATH_H
+#define CONV3D_IR_INDEXMATH_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::conv3d {
+
+struct IRIndexMath {
+  using Value = mlir::Value;
+  OpBuilder &b;
+  Location loc;
+
+  Value constant(int64_t c) const {
+    return arith::ConstantIndexOp::create(b, loc, c);
+  }
+  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t c) const {
+    if (c == 1)
+      return x;
+    return arith::MulIOp::create(b, loc, x, constant(c));
+  }
+  Value div(Value x, int64_t c) const {
+    if (c == 1)
+      return x;
+    return arith::DivUIOp::create(b, loc, x, constant(c));
+  }
+  Value rem(Value x, int64_t c) const {
+    if (c == 1)
+      return constant(0);
+    return arith::RemUIOp::create(b, loc, x, constant(c));
+  }
+};
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_IR_INDEXMATH_H

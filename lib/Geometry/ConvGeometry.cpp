@@ -1,0 +1,142 @@
+//===- ConvGeometry.cpp - the geometry of a 3-D convolution ---------------===//
+
+#include "conv3d/Geometry/ConvGeometry.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace mlir::conv3d;
+
+static constexpr int64_t kDyn = ConvGeometry::kDynamic;
+static const char *const kAxisNames[3] = {"depth", "height", "width"};
+
+ConvGeometry ConvGeometry::fromShapes(
+    const std::array<int64_t, 5> &inputShape,
+    const std::array<int64_t, 5> &filterShape, FilterLayout layout,
+    const std::array<int64_t, 3> &strides,
+    const std::array<int64_t, 3> &dilations,
+    const std::array<int64_t, 6> &padding) {
+  ConvGeometry g;
+  g.batch = inputShape[0];
+  g.inputSize = {inputShape[1], inputShape[2], inputShape[3]};
+  g.channels = inputShape[4];
+  if (layout == FilterLayout::qrscf) {
+    g.window = {filterShape[0], filterShape[1], filterShape[2]};
+    g.filters = filterShape[4];
+  } else {
+    g.window = {filterShape[1], filterShape[2], filterShape[3]};
+    g.filters = filterShape[0];
+  }
+  g.strides = strides;
+  g.dilations = dilations;
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    g.padLow[axis] = padding[2 * axis];
+    g.padHigh[axis] = padding[2 * axis + 1];
+  }
+  return g;
+}
+
+std::array<int64_t, 5> ConvGeometry::filterShape(FilterLayout layout) const {
+  if (layout == FilterLayout::qrscf)
+    return {window[0], window[1], window[2], channels, filters};
+  return {filters, window[0], window[1], window[2], channels};
+}
+
+std::array<int64_t, 6> ConvGeometry::padding() const {
+  return {padLow[0], padHigh[0], padLow[1], padHigh[1], padLow[2], padHigh[2]};
+}
+
+int64_t ConvGeometry::outputSize(unsigned axis) const {
+  if (inputSize[axis] == kDyn)
+    return kDyn;
+  int64_t span = inputSize[axis] + padLow[axis] + padHigh[axis] -
+                 effectiveWindow(axis);
+  if (span < 0 || strides[axis] <= 0)
+    return 0;
+  return span / strides[axis] + 1;
+}
+
+std::array<int64_t, 5> ConvGeometry::outputShape() const {
+  return {batch, outputSize(0), outputSize(1), outputSize(2), filters};
+}
+
+bool ConvGeometry::hasStaticShape() const {
+  return batch != kDyn && inputSize[0] != kDyn && inputSize[1] != kDyn &&
+         inputSize[2] != kDyn;
+}
+
+int64_t ConvGeometry::gemmM() const {
+  if (!hasStaticShape())
+    return kDyn;
+  return batch * outputSize(0) * outputSize(1) * outputSize(2);
+}
+
+double ConvGeometry::flops() const {
+  return 2.0 * static_cast<double>(gemmM()) * static_cast<double>(gemmN()) *
+         static_cast<double>(gemmK());
+}
+
+std::optional<std::string> ConvGeometry::validate() const {
+  if (channels == kDyn || filters == kDyn || window[0] == kDyn ||
+      window[1] == kDyn || window[2] == kDyn)
+    return std::string("channel, filter and window sizes must be static");
+  if (channels <= 0)
+    return llvm::formatv("channel count must be positive, got {0}", channels)
+        .str();
+  if (filters <= 0)
+    return llvm::formatv("filter count must be positive, got {0}", filters)
+        .str();
+  if (batch != kDyn && batch <= 0)
+    return llvm::formatv("batch size must be positive, got {0}", batch).str();
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    const char *name = kAxisNames[axis];
+    if (window[axis] <= 0)
+      return llvm::formatv("filter window along {0} must be positive, got {1}",
+                           name, window[axis])
+          .str();
+    if (strides[axis] <= 0)
+      return llvm::formatv("stride along {0} must be positive, got {1}", name,
+                           strides[axis])
+          .str();
+    if (dilations[axis] <= 0)
+      return llvm::formatv("dilation along {0} must be positive, got {1}",
+                           name, dilations[axis])
+          .str();
+    if (padLow[axis] < 0 || padHigh[axis] < 0)
+      return llvm::formatv("padding along {0} must be non-negative, got "
+                           "[{1}, {2}]",
+                           name, padLow[axis], padHigh[axis])
+          .str();
+    if (inputSize[axis] == kDyn)
+      continue;
+    if (inputSize[axis] <= 0)
+      return llvm::formatv("input {0} must be positive, got {1}", name,
+                           inputSize[axis])
+          .str();
+    int64_t padded = inputSize[axis] + padLow[axis] + padHigh[axis];
+    if (padded < effectiveWindow(axis))
+      return llvm::formatv("empty output: the dilated window along {0} spans "
+                           "{1} but the padded input has {2}",
+                           name, effectiveWindow(axis), padded)
+          .str();
+  }
+  return std::nullopt;
+}
+
+/// Floor division for any sign of the numerator, positive divisor.
+static int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+std::pair<int64_t, int64_t> ConvGeometry::validOutputRange(unsigned axis,
+                                                           int64_t tap) const {
+  // 0 <= o*s - pad_lo + tap*dil <= size - 1.
+  int64_t offset = tap * dilations[axis] - padLow[axis];
+  int64_t lo = -floorDiv(offset, strides[axis]); // ceil(-offset / s)
+  int64_t hi = floorDiv(inputSize[axis] - 1 - offset, strides[axis]) + 1;
+  lo = std::clamp<int64_t>(lo, 0, outputSize(axis));
+  hi = std::clamp<int64_t>(hi, lo, outputSize(axis));
+  return {lo, hi};
+}

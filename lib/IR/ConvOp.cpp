@@ -1,0 +1,262 @@
+//===- ConvOp.cpp - conv3d.conv verifier, effects, canonicalization -------===//
+
+#include "EnumKeyword.h"
+#include "OpVerification.h"
+
+#include "conv3d/IR/Conv3dOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::detail;
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by the destination-style ops.
+//===----------------------------------------------------------------------===//
+
+/// Memory effects of a destination-style op on memrefs: every shaped input
+/// is read; the init is written, and read unless `initIsRead` is false.
+static void getDpsEffects(
+    DestinationStyleOpInterface op, bool initIsRead,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    bool isInit = op.isDpsInit(&operand);
+    if (!isInit || initIsRead)
+      effects.emplace_back(MemoryEffects::Read::get(), &operand, /*stage=*/0,
+                           /*effectOnFullRegion=*/true,
+                           SideEffects::DefaultResource::get());
+    if (isInit)
+      effects.emplace_back(MemoryEffects::Write::get(), &operand, /*stage=*/0,
+                           /*effectOnFullRegion=*/true,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
+static std::array<int64_t, 3> toArray3(ArrayRef<int64_t> values) {
+  std::array<int64_t, 3> result = {1, 1, 1};
+  for (unsigned i = 0; i < 3 && i < values.size(); ++i)
+    result[i] = values[i];
+  return result;
+}
+
+static std::array<int64_t, 6> toArray6(ArrayRef<int64_t> values) {
+  std::array<int64_t, 6> result = {0, 0, 0, 0, 0, 0};
+  for (unsigned i = 0; i < 6 && i < values.size(); ++i)
+    result[i] = values[i];
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// ConvOp
+//===----------------------------------------------------------------------===//
+
+ConvGeometry ConvOp::getGeometry() {
+  return ConvGeometry::fromShapes(
+      getShape5(getInput().getType()), getShape5(getFilter().getType()),
+      getFilterLayout(), toArray3(getStrides()), toArray3(getDilations()),
+      toArray6(getPadding()));
+}
+
+LogicalResult ConvOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyDpsForm(op, getInit())) ||
+      failed(verifyRank(op, getInput(), "input", 5)) ||
+      failed(verifyRank(op, getFilter(), "filter", 5)) ||
+      failed(verifyRank(op, getInit(), "outs", 5)) ||
+      failed(verifyArraySize(op, getStrides(), "strides", 3)) ||
+      failed(verifyArraySize(op, getDilations(), "dilations", 3)) ||
+      failed(verifyArraySize(op, getPadding(), "padding", 6)))
+    return failure();
+
+  Type inElem = getElementTypeOrSelf(getInput().getType());
+  Type filterElem = getElementTypeOrSelf(getFilter().getType());
+  Type outElem = getElementTypeOrSelf(getInit().getType());
+  if (!isSupportedComputeType(inElem))
+    return emitOpError() << "input element type must be bf16, f16 or f32, got "
+                         << inElem;
+  if (filterElem != inElem)
+    return emitOpError() << "filter element type " << filterElem
+                         << " must match the input element type " << inElem;
+  if (!outElem.isF32() && outElem != inElem)
+    return emitOpError() << "outs element type must be f32 or the input "
+                            "element type "
+                         << inElem << ", got " << outElem;
+
+  auto inShape = getShape5(getInput().getType());
+  auto filterShape = getShape5(getFilter().getType());
+  int64_t filterChannels = getFilterLayout() == FilterLayout::qrscf
+                               ? filterShape[3]
+                               : filterShape[4];
+  if (inShape[4] != ConvGeometry::kDynamic && inShape[4] != filterChannels)
+    return emitOpError() << "filter has " << filterChannels
+                         << " input channels but the input has "
+                         << inShape[4] << " (filter_layout = "
+                         << stringifyFilterLayout(getFilterLayout()) << ")";
+
+  ConvGeometry geometry = getGeometry();
+  if (std::optional<std::string> problem = geometry.validate())
+    return emitOpError() << *problem;
+
+  auto initType = cast<ShapedType>(getInit().getType());
+  for (int64_t size : initType.getShape())
+    if (size == 0)
+      return emitOpError() << "outs must not be empty, got shape "
+                           << formatShape(initType.getShape());
+  std::array<int64_t, 5> expected = geometry.outputShape();
+  if (failed(verifyShapeMatches(op, initType.getShape(), expected, "outs")))
+    return failure();
+  if (failed(verifyBias(op, getBias(), geometry.filters, outElem)) ||
+      failed(verifyResidual(op, getResidual(), initType.getShape(), outElem)))
+    return failure();
+
+  if (getInputQuant().has_value() != static_cast<bool>(getAmax()))
+    return emitOpError("input quantization needs both an NVFP4 attribute and "
+                       "an amax operand");
+  if (std::optional<IGemmConfigAttr> config = getConfig()) {
+    if (std::optional<NVFP4Attr> quant = getInputQuant()) {
+      int64_t blockSize = quant->getBlockSize();
+      if (config->getTileK() % blockSize != 0)
+        return emitOpError() << "config tile_k = " << config->getTileK()
+                             << " must be a multiple of the NVFP4 block size "
+                             << blockSize
+                             << " (tile loads quantize whole blocks)";
+      int64_t sliceK = geometry.gemmK() / geometry.window[0];
+      if (config->getKOrder() == KOrder::qslice_outer &&
+          sliceK % blockSize != 0)
+        return emitOpError()
+               << "k_order = qslice_outer splits NVFP4 blocks: R*S*C = "
+               << sliceK << " is not a multiple of the block size "
+               << blockSize;
+    }
+  }
+  return success();
+}
+
+void ConvOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  getDpsEffects(*this, /*initIsRead=*/!getOverwrite(), effects);
+}
+
+namespace {
+/// A convolution whose destination is a zero `linalg.fill` (or any fill, when
+/// the destination is not read) writes into the fill's destination directly:
+/// `result = 0 + conv` becomes `overwrite`, and the fill disappears.
+struct FoldFillIntoConvInit : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (!conv.hasTensorSemantics())
+      return failure();
+    auto fill = conv.getInit().getDefiningOp<linalg::FillOp>();
+    if (!fill)
+      return rewriter.notifyMatchFailure(conv, "init is not a linalg.fill");
+    if (!conv.getOverwrite() &&
+        !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+      return rewriter.notifyMatchFailure(conv, "init fill is not zero");
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInitMutable().assign(fill.getOutputs()[0]);
+      conv.setOverwrite(true);
+    });
+    return success();
+  }
+};
+} // namespace
+
+void ConvOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *context) {
+  results.add<FoldFillIntoConvInit>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyDpsForm(op, getInit())))
+    return failure();
+  auto inType = cast<ShapedType>(getInput().getType());
+  auto outType = cast<ShapedType>(getInit().getType());
+  if (!isSupportedComputeType(inType.getElementType()))
+    return emitOpError() << "input element type must be bf16, f16 or f32, got "
+                         << inType.getElementType();
+  if (outType.getElementType() != inType.getElementType())
+    return emitOpError() << "outs element type " << outType.getElementType()
+                         << " must match the input element type "
+                         << inType.getElementType();
+  if (outType.getRank() != inType.getRank() ||
+      failed(verifyShapeMatches(op, outType.getShape(), inType.getShape(),
+                                "outs")))
+    return emitOpError() << "outs shape " << formatShape(outType.getShape())
+                         << " must match the input shape "
+                         << formatShape(inType.getShape());
+  ArrayRef<int64_t> axes = getBlockAxes();
+  if (axes.empty())
+    return emitOpError("block_axes must name at least one dimension");
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (axis < 0 || axis >= inType.getRank())
+      return emitOpError() << "block axis " << axis
+                           << " is out of range for rank "
+                           << inType.getRank();
+    if (i > 0 && axis != axes[i - 1] + 1)
+      return emitOpError("block_axes must be increasing and contiguous "
+                         "(blocks run along their row-major flattening)");
+  }
+  for (int64_t axis : axes)
+    if (inType.isDynamicDim(axis))
+      return emitOpError() << "block axis " << axis << " must be static";
+  return success();
+}
+
+void QuantizeOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  getDpsEffects(*this, /*initIsRead=*/false, effects);
+}
+
+//===----------------------------------------------------------------------===//
+// EpilogueOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EpilogueOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyDpsForm(op, getInit())) ||
+      failed(verifyRank(op, getSum(), "sum", 5)) ||
+      failed(verifyRank(op, getInit(), "outs", 5)))
+    return failure();
+  auto sumType = cast<ShapedType>(getSum().getType());
+  auto outType = cast<ShapedType>(getInit().getType());
+  if (!sumType.getElementType().isF32())
+    return emitOpError() << "sum element type must be f32, got "
+                         << sumType.getElementType();
+  if (!isSupportedComputeType(outType.getElementType()))
+    return emitOpError() << "outs element type must be bf16, f16 or f32, got "
+                         << outType.getElementType();
+  if (failed(verifyShapeMatches(op, outType.getShape(), sumType.getShape(),
+                                "outs")))
+    return failure();
+  if (outType.isDynamicDim(4))
+    return emitOpError("the filter dimension of outs must be static");
+  return failure(
+      failed(verifyBias(op, getBias(), outType.getDimSize(4),
+                        outType.getElementType())) ||
+      failed(verifyResidual(op, getResidual(), outType.getShape(),
+                            outType.getElementType())));
+}
+
+void EpilogueOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  getDpsEffects(*this, /*initIsRead=*/!getOverwrite(), effects);
+}
+
+#define GET_OP_CLASSES
+#include "conv3d/IR/Conv3dOps.cpp.inc"

@@ -1,0 +1,126 @@
+//===- OpVerification.cpp - checks shared by the op verifiers -------------===//
+
+#include "OpVerification.h"
+
+#include "conv3d/IR/Conv3dOps.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+bool mlir::conv3d::isSupportedComputeType(Type type) {
+  return type.isBF16() || type.isF16() || type.isF32();
+}
+
+std::array<int64_t, 5> mlir::conv3d::getShape5(Type shapedType) {
+  std::array<int64_t, 5> shape;
+  ArrayRef<int64_t> dims = cast<ShapedType>(shapedType).getShape();
+  for (unsigned i = 0; i < 5; ++i)
+    shape[i] = dims[i] == ShapedType::kDynamic ? ConvGeometry::kDynamic
+                                               : dims[i];
+  return shape;
+}
+
+std::string mlir::conv3d::detail::formatShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  for (auto [i, size] : llvm::enumerate(shape)) {
+    if (i)
+      text += "x";
+    text += ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+  }
+  return text;
+}
+
+LogicalResult mlir::conv3d::detail::verifyRank(Operation *op, Value value, StringRef name,
+                                 int64_t rank) {
+  auto type = dyn_cast<ShapedType>(value.getType());
+  if (!type || !type.hasRank())
+    return op->emitOpError() << name << " must be a ranked tensor or memref";
+  if (type.getRank() != rank)
+    return op->emitOpError() << name << " must have rank " << rank
+                             << ", got rank " << type.getRank();
+  return success();
+}
+
+LogicalResult mlir::conv3d::detail::verifyDpsForm(Operation *op, Value init) {
+  bool tensorForm = isa<RankedTensorType>(init.getType());
+  for (Value operand : op->getOperands()) {
+    if (!isa<ShapedType>(operand.getType()))
+      continue;
+    if (isa<RankedTensorType>(operand.getType()) != tensorForm)
+      return op->emitOpError(
+          "operands must be all tensors or all memrefs, not a mix");
+  }
+  if (tensorForm) {
+    if (op->getNumResults() != 1)
+      return op->emitOpError("on tensors must have exactly one result");
+    if (op->getResult(0).getType() != init.getType())
+      return op->emitOpError("result type ")
+             << op->getResult(0).getType()
+             << " must match the outs operand type " << init.getType();
+  } else if (op->getNumResults() != 0) {
+    return op->emitOpError("on memrefs must not have results");
+  }
+  return success();
+}
+
+LogicalResult mlir::conv3d::detail::verifyArraySize(Operation *op, ArrayRef<int64_t> values,
+                                      StringRef name, size_t size) {
+  if (values.size() != size)
+    return op->emitOpError() << name << " must have " << size
+                             << " values, got " << values.size();
+  return success();
+}
+
+LogicalResult mlir::conv3d::detail::verifyShapeMatches(Operation *op,
+                                         ArrayRef<int64_t> actual,
+                                         ArrayRef<int64_t> expected,
+                                         StringRef what) {
+  for (auto [a, e] : llvm::zip_equal(actual, expected)) {
+    if (ShapedType::isDynamic(a) || e == ConvGeometry::kDynamic ||
+        ShapedType::isDynamic(e))
+      continue;
+    if (a != e)
+      return op->emitOpError()
+             << what << " shape " << formatShape(actual)
+             << " is inconsistent with the expected "
+             << formatShape(expected);
+  }
+  return success();
+}
+
+LogicalResult mlir::conv3d::detail::verifyBias(Operation *op, Value bias, int64_t filters,
+                                 Type outElemType) {
+  if (!bias)
+    return success();
+  if (failed(verifyRank(op, bias, "bias", 1)))
+    return failure();
+  auto type = cast<ShapedType>(bias.getType());
+  if (!type.isDynamicDim(0) && type.getDimSize(0) != filters)
+    return op->emitOpError() << "bias must have " << filters
+                             << " elements (one per filter), got "
+                             << type.getDimSize(0);
+  Type elem = type.getElementType();
+  if (!elem.isF32() && elem != outElemType)
+    return op->emitOpError() << "bias element type must be f32 or the output "
+                                "element type "
+                             << outElemType << ", got " << elem;
+  return success();
+}
+
+LogicalResult mlir::conv3d::detail::verifyResidual(Operation *op, Value residual,
+                                     ArrayRef<int64_t> outShape,
+                                     Type outElemType) {
+  if (!residual)
+    return success();
+  if (failed(verifyRank(op, residual, "residual", outShape.size())))
+    return failure();
+  auto type = cast<ShapedType>(residual.getType());
+  if (failed(verifyShapeMatches(op, type.getShape(), outShape, "residual")))
+    return failure();
+  Type elem = type.getElementType();
+  if (!elem.isF32() && elem != outElemType)
+    return op->emitOpError() << "residual element type must be f32 or the "
+                                "output element type "
+                             << outElemType << ", got " << elem;
+  return success();
+}

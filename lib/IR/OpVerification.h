@@ -1,0 +1,43 @@
+//===- OpVerification.h - checks shared by the op verifiers -----*- C++ -*-===//
+
+#ifndef CONV3D_LIB_IR_OPVERIFICATION_H
+#define CONV3D_LIB_IR_OPVERIFICATION_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir::conv3d::detail {
+
+/// Checks that `value` is ranked with `rank` dimensions; names it `name`.
+LogicalResult verifyRank(Operation *op, Value value, StringRef name,
+                         int64_t rank);
+
+/// Checks the tensor/memref consistency of a destination-style op: all
+/// shaped operands are tensors (one result of the init's type) or all are
+/// memrefs (no result).
+LogicalResult verifyDpsForm(Operation *op, Value init);
+
+/// Checks that an attribute array has `size` entries.
+LogicalResult verifyArraySize(Operation *op, ArrayRef<int64_t> values,
+                              StringRef name, size_t size);
+
+/// Checks that the static sizes of `actual` match `expected` where both are
+/// static; names `what` in the message.
+LogicalResult verifyShapeMatches(Operation *op, ArrayRef<int64_t> actual,
+                                 ArrayRef<int64_t> expected, StringRef what);
+
+/// Checks an optional per-filter bias (rank 1, F elements, f32 or
+/// `outElemType`).
+LogicalResult verifyBias(Operation *op, Value bias, int64_t filters,
+                         Type outElemType);
+
+/// Checks an optional residual (the output's shape, f32 or `outElemType`).
+LogicalResult verifyResidual(Operation *op, Value residual,
+                             ArrayRef<int64_t> outShape, Type outElemType);
+
+/// Formats a shape as `AxBxC` with `?` for dynamic sizes.
+std::string formatShape(ArrayRef<int64_t> shape);
+
+} // namespace mlir::conv3d::detail
+
+#endif // CONV3D_LIB_IR_OPVERIFICATION_H

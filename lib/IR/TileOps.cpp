@@ -1,0 +1,166 @@
+//===- TileOps.cpp - implicit-GEMM tile op verifiers ----------------------===//
+
+#include "EnumKeyword.h"
+#include "OpVerification.h"
+
+#include "conv3d/IR/Conv3dOps.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::detail;
+
+/// Checks that a tile operand is a statically shaped rank-2 memref.
+static LogicalResult verifyTile(Operation *op, Value tile, StringRef name) {
+  if (failed(verifyRank(op, tile, name, 2)))
+    return failure();
+  if (!cast<ShapedType>(tile.getType()).hasStaticShape())
+    return op->emitOpError() << name << " must have a static shape";
+  return success();
+}
+
+static ArrayRef<int64_t> tileShape(Value tile) {
+  return cast<ShapedType>(tile.getType()).getShape();
+}
+
+//===----------------------------------------------------------------------===//
+// LoadIm2colTileOp
+//===----------------------------------------------------------------------===//
+
+ConvGeometry LoadIm2colTileOp::getGeometry() {
+  ArrayRef<int64_t> w = getWindow();
+  std::array<int64_t, 5> inShape = getShape5(getInput().getType());
+  // The A operand does not depend on F; QRSCF with F = 1 carries the window.
+  std::array<int64_t, 5> filterShape = {w[0], w[1], w[2], inShape[4], 1};
+  auto strides = getStrides(), dilations = getDilations();
+  ArrayRef<int64_t> padding = getPadding();
+  return ConvGeometry::fromShapes(
+      inShape, filterShape, FilterLayout::qrscf,
+      {strides[0], strides[1], strides[2]},
+      {dilations[0], dilations[1], dilations[2]},
+      {padding[0], padding[1], padding[2], padding[3], padding[4],
+       padding[5]});
+}
+
+LogicalResult LoadIm2colTileOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyRank(op, getInput(), "input", 5)) ||
+      failed(verifyTile(op, getTile(), "tile")) ||
+      failed(verifyArraySize(op, getWindow(), "window", 3)) ||
+      failed(verifyArraySize(op, getStrides(), "strides", 3)) ||
+      failed(verifyArraySize(op, getDilations(), "dilations", 3)) ||
+      failed(verifyArraySize(op, getPadding(), "padding", 6)))
+    return failure();
+  Type inElem = getElementTypeOrSelf(getInput().getType());
+  Type tileElem = getElementTypeOrSelf(getTile().getType());
+  if (!isSupportedComputeType(inElem))
+    return emitOpError() << "input element type must be bf16, f16 or f32, got "
+                         << inElem;
+  if (tileElem != inElem)
+    return emitOpError() << "tile element type " << tileElem
+                         << " must match the input element type " << inElem;
+  if (std::optional<std::string> problem = getGeometry().validate())
+    return emitOpError() << *problem;
+  if (getQuant().has_value() != static_cast<bool>(getAmax()))
+    return emitOpError("quantization needs both an NVFP4 attribute and an "
+                       "amax operand");
+  if (std::optional<NVFP4Attr> quant = getQuant()) {
+    int64_t blockSize = quant->getBlockSize();
+    if (tileShape(getTile())[1] % blockSize != 0)
+      return emitOpError() << "tile width " << tileShape(getTile())[1]
+                           << " must be a multiple of the NVFP4 block size "
+                           << blockSize;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LoadFilterTileOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LoadFilterTileOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyRank(op, getFilter(), "filter", 5)) ||
+      failed(verifyTile(op, getTile(), "tile")))
+    return failure();
+  auto filterType = cast<ShapedType>(getFilter().getType());
+  if (!filterType.hasStaticShape())
+    return emitOpError("filter must have a static shape");
+  Type filterElem = filterType.getElementType();
+  if (!isSupportedComputeType(filterElem))
+    return emitOpError() << "filter element type must be bf16, f16 or f32, "
+                            "got "
+                         << filterElem;
+  if (getElementTypeOrSelf(getTile().getType()) != filterElem)
+    return emitOpError() << "tile element type "
+                         << getElementTypeOrSelf(getTile().getType())
+                         << " must match the filter element type "
+                         << filterElem;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TileMmaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TileMmaOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyTile(op, getA(), "A tile")) ||
+      failed(verifyTile(op, getB(), "B tile")) ||
+      failed(verifyTile(op, getAcc(), "accumulator")))
+    return failure();
+  ArrayRef<int64_t> a = tileShape(getA()), b = tileShape(getB()),
+                    acc = tileShape(getAcc());
+  if (a[1] != b[0] || acc[0] != a[0] || acc[1] != b[1])
+    return emitOpError() << "tile shapes do not chain: A " << formatShape(a)
+                         << ", B " << formatShape(b) << ", accumulator "
+                         << formatShape(acc);
+  Type aElem = getElementTypeOrSelf(getA().getType());
+  if (!isSupportedComputeType(aElem))
+    return emitOpError() << "A element type must be bf16, f16 or f32, got "
+                         << aElem;
+  if (getElementTypeOrSelf(getB().getType()) != aElem)
+    return emitOpError() << "B element type "
+                         << getElementTypeOrSelf(getB().getType())
+                         << " must match the A element type " << aElem;
+  if (!getElementTypeOrSelf(getAcc().getType()).isF32())
+    return emitOpError() << "accumulator element type must be f32, got "
+                         << getElementTypeOrSelf(getAcc().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// StoreOutputTileOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult StoreOutputTileOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyTile(op, getAcc(), "accumulator")) ||
+      failed(verifyRank(op, getOutput(), "output", 5)))
+    return failure();
+  if (!getElementTypeOrSelf(getAcc().getType()).isF32())
+    return emitOpError() << "accumulator element type must be f32, got "
+                         << getElementTypeOrSelf(getAcc().getType());
+  auto outType = cast<ShapedType>(getOutput().getType());
+  if (!outType.hasStaticShape())
+    return emitOpError("output must have a static shape");
+  Type outElem = outType.getElementType();
+  if (!isSupportedComputeType(outElem))
+    return emitOpError() << "output element type must be bf16, f16 or f32, "
+                            "got "
+                         << outElem;
+  if (failed(verifyBias(op, getBias(), outType.getDimSize(4), outElem)) ||
+      failed(verifyResidual(op, getResidual(), outType.getShape(), outElem)))
+    return failure();
+  if (getMode() == StoreMode::atomic_add) {
+    if (!outElem.isF32())
+      return emitOpError() << "mode = atomic_add needs an f32 output, got "
+                           << outElem;
+    if (getBias() || getResidual() || getActivation() != Activation::none)
+      return emitOpError("mode = atomic_add adds partial sums and cannot "
+                         "apply an epilogue");
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "conv3d/IR/Conv3dTileOps.cpp.inc"

@@ -1,0 +1,26 @@
+//===- Registration.cpp - register everything conv3d tools need -----------===//
+//
+// The only translation unit that includes the upstream "register all"
+// headers: they are heavy to compile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Registration.h"
+
+#include "conv3d/IR/Conv3dDialect.h"
+#include "conv3d/IR/Conv3dOps.h"
+
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+void mlir::conv3d::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<Conv3dDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+  registerBufferizableOpInterfaceExternalModels(registry);
+}
+
+void mlir::conv3d::registerAllPasses() { mlir::registerAllPasses(); }

@@ -1,0 +1,62 @@
+# lit configuration of the conv3d test suite.
+#
+# Features:
+#   ptxas       the CUDA toolkit's ptxas is available (PTX assembly checks)
+#   cuda-driver a CUDA driver and a GPU are present (GPU execution tests)
+#   sm90        that GPU is Hopper (sm_90) or newer
+import os
+import shutil
+import subprocess
+
+import lit.formats
+
+config.name = "conv3d"
+config.test_format = lit.formats.ShTest(not lit_config.isWindows)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.conv3d_obj_root, "test")
+
+path = os.pathsep.join(
+    [config.conv3d_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
+)
+config.environment["PATH"] = path
+for var in ["HOME", "TMPDIR", "LD_LIBRARY_PATH", "CONV3D_CACHE_DIR", "CUDA_VISIBLE_DEVICES"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+# GPU tests compile with the toolkit this build was configured with.
+config.environment["CUDA_HOME"] = config.cuda_home
+
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%shapes_json", os.path.join(config.conv3d_src_root, "bench", "shapes.json")))
+config.substitutions.append(("%cuda_home", config.cuda_home))
+
+ptxas = os.path.join(config.cuda_home, "bin", "ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+
+def gpu_compute_capability():
+    """Major*10+minor of GPU 0, or None without a driver and a GPU."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=compute_cap", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0 or not out.stdout.strip():
+        return None
+    major, _, minor = out.stdout.strip().splitlines()[0].partition(".")
+    return int(major) * 10 + int(minor or 0)
+
+
+cc = gpu_compute_capability()
+if cc is not None:
+    config.available_features.add("cuda-driver")
+    if cc >= 90:
+        config.available_features.add("sm90")
