@@ -43,9 +43,11 @@ IGemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return failure();
   // Tiles are held whole (an f32 accumulator of tile_m x tile_n per block),
   // so absurd sizes are a user error rather than a slow compile.
+  // Compare by division: the products of huge sizes would overflow.
   constexpr int64_t kMaxTileElements = 1 << 20;
-  if (tileM * tileN > kMaxTileElements || tileM * tileK > kMaxTileElements ||
-      tileK * tileN > kMaxTileElements)
+  auto tooLarge = [](int64_t a, int64_t b) { return a > kMaxTileElements / b; };
+  if (tooLarge(tileM, tileN) || tooLarge(tileM, tileK) ||
+      tooLarge(tileK, tileN))
     return emitError() << "igemm_config tiles larger than " << kMaxTileElements
                        << " elements are not supported (tile_m = " << tileM
                        << ", tile_n = " << tileN << ", tile_k = " << tileK

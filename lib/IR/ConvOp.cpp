@@ -93,6 +93,9 @@ LogicalResult ConvOp::verify() {
   int64_t filterChannels = getFilterLayout() == FilterLayout::qrscf
                                ? filterShape[3]
                                : filterShape[4];
+  // The geometry takes C from the input; the filter's C is only checked here.
+  if (filterChannels == ConvGeometry::kDynamic)
+    return emitOpError("channel, filter and window sizes must be static");
   if (inShape[4] != ConvGeometry::kDynamic && inShape[4] != filterChannels)
     return emitOpError() << "filter has " << filterChannels
                          << " input channels but the input has "
@@ -192,9 +195,7 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError() << "outs element type " << outType.getElementType()
                          << " must match the input element type "
                          << inType.getElementType();
-  if (outType.getRank() != inType.getRank() ||
-      failed(verifyShapeMatches(op, outType.getShape(), inType.getShape(),
-                                "outs")))
+  if (failed(verifyCompatibleShape(outType.getShape(), inType.getShape())))
     return emitOpError() << "outs shape " << formatShape(outType.getShape())
                          << " must match the input shape "
                          << formatShape(inType.getShape());

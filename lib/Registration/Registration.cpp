@@ -7,7 +7,9 @@
 
 #include "conv3d/Registration.h"
 
+#include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dDialect.h"
+#include "conv3d/Pipelines/Pipelines.h"
 #include "conv3d/IR/Conv3dOps.h"
 
 #include "mlir/InitAllDialects.h"
@@ -23,4 +25,8 @@ void mlir::conv3d::registerAllDialects(DialectRegistry &registry) {
   registerBufferizableOpInterfaceExternalModels(registry);
 }
 
-void mlir::conv3d::registerAllPasses() { mlir::registerAllPasses(); }
+void mlir::conv3d::registerAllPasses() {
+  mlir::registerAllPasses();
+  registerConv3dConversionPasses();
+  registerConv3dPipelines();
+}

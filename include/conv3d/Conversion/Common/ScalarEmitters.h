@@ -1,0 +1,63 @@
+//===- ScalarEmitters.h - scalar IR for quantization and epilogues -*- C++ -*-===//
+//
+// The one IR implementation of the element-level math of the dialect, used by
+// every lowering (the linalg reference, the CPU tile loops and the GPU
+// kernels), so that they agree bit for bit where the math is exact:
+//
+// - NVFP4 fake quantization (spec/nvfp4.md): E4M3 and E2M1 rounding written
+//   with exact f32 operations only (power-of-two scaling, roundeven,
+//   min/max), no fused multiply-add, no approximate division.
+// - The epilogue `cast(act(acc + bias) + residual)`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_CONVERSION_COMMON_SCALAREMITTERS_H
+#define CONV3D_CONVERSION_COMMON_SCALAREMITTERS_H
+
+#include "conv3d/IR/Conv3dEnums.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::conv3d {
+
+/// Rounds an f32 value in [0, 448] to the nearest E4M3 value (ties to even,
+/// subnormals down to 2^-9, values at most half of 2^-9 to zero).
+Value emitRoundToE4M3(OpBuilder &b, Location loc, Value s);
+
+/// Rounds a non-negative f32 value to the nearest of {0, .5, 1, 1.5, 2, 3, 4,
+/// 6} (ties to the even code); values >= 6 become 6 and NaN stays NaN.
+Value emitRoundToE2M1(OpBuilder &b, Location loc, Value a);
+
+/// The per-block quantities of NVFP4, derived from the block's maximum
+/// magnitude (over non-NaN values) and the tensor's amax.
+struct NVFP4BlockScale {
+  Value scale;     ///< s8 * gs (f32)
+  Value inverse;   ///< 1 / scale, correctly rounded (f32)
+  Value zeroBlock; ///< i1: amax == 0 or s8 == 0; the block quantizes to 0
+};
+NVFP4BlockScale emitNVFP4BlockScale(OpBuilder &b, Location loc, Value blockMax,
+                                    Value amax);
+
+/// The fake-quantized value of `value` (any float type) in f32, before the
+/// rounding to the compute type.
+Value emitNVFP4Quantize(OpBuilder &b, Location loc, Value value,
+                        const NVFP4BlockScale &scale);
+
+/// `maxnum(acc, |value|)` for the block-maximum reduction (NaN ignored).
+Value emitAbsMaxUpdate(OpBuilder &b, Location loc, Value acc, Value value);
+
+/// Extends or truncates a float value to `type` (round to nearest even).
+Value emitFloatCast(OpBuilder &b, Location loc, Value value, Type type);
+
+/// The activation function on an f32 value.
+Value emitActivation(OpBuilder &b, Location loc, Value x,
+                     Activation activation);
+
+/// `cast(act(acc + bias) + residual)` on f32 `acc`; `bias` and `residual`
+/// are optional (null) and of any float type; the result has `outType`.
+Value emitEpilogue(OpBuilder &b, Location loc, Value acc, Value bias,
+                   Value residual, Activation activation, Type outType);
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_CONVERSION_COMMON_SCALAREMITTERS_H

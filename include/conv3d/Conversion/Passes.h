@@ -1,0 +1,34 @@
+//===- Passes.h - conv3d conversion passes ----------------------*- C++ -*-===//
+
+#ifndef CONV3D_CONVERSION_PASSES_H
+#define CONV3D_CONVERSION_PASSES_H
+
+#include "conv3d/IR/Conv3dDialect.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
+
+namespace mlir::conv3d {
+
+#define GEN_PASS_DECL
+#include "conv3d/Conversion/Passes.h.inc"
+
+/// Patterns of `conv3d-from-linalg`: linalg 3-D convolutions to conv3d.conv,
+/// plus the folds of zero padding and zero-filled destinations.
+void populateConvFromLinalgPatterns(RewritePatternSet &patterns);
+
+/// Patterns of `conv3d-to-linalg`: the reference lowering of the tensor
+/// forms of conv3d.conv, conv3d.quantize and conv3d.epilogue.
+void populateConv3dToLinalgPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "conv3d/Conversion/Passes.h.inc"
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_CONVERSION_PASSES_H

@@ -1,0 +1,54 @@
+//===- Passes.td - conv3d conversion passes ----------------*- tablegen -*-===//
+
+#ifndef CONV3D_CONVERSION_PASSES_TD
+#define CONV3D_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Conv3dFromLinalg : Pass<"conv3d-from-linalg"> {
+  let summary = "Import linalg 3-D convolutions as conv3d.conv";
+  let description = [{
+    Rewrites `linalg.conv_3d_ndhwc_dhwcf` (filter DHWCF = QRSCF) and
+    `linalg.conv_3d_ncdhw_fcdhw` (with explicit `linalg.transpose`s to
+    NDHWC / FQRSC and back) on tensors into `conv3d.conv`. A `tensor.pad`
+    producer of the input that pads only spatial dimensions with zero folds
+    into the padding attribute, and a zero `linalg.fill` destination folds
+    into `overwrite`. Convolutions it cannot convert (other element types,
+    memrefs, non-zero padding values, dynamic channel or window sizes) stay
+    untouched.
+
+    Note: linalg's named convolutions accumulate in the output element type;
+    `conv3d.conv` always accumulates in f32 and rounds once, so for bf16 or
+    f16 outputs the imported op is more accurate than the original.
+  }];
+  let dependentDialects = [
+    "::mlir::conv3d::Conv3dDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def Conv3dToLinalg : Pass<"conv3d-to-linalg"> {
+  let summary = "Reference lowering of conv3d ops on tensors to linalg";
+  let description = [{
+    A deliberately straightforward lowering, used as the numerical reference
+    inside the compiler and as a portable fallback:
+    - `conv3d.conv`: zero `tensor.pad` of the input, one 9-loop
+      `linalg.generic` accumulating in f32, and an epilogue
+      `linalg.generic` (bias, activation, residual, cast). With input
+      quantization, an explicit im2col matrix is built, quantized along K
+      and multiplied by the K x F filter.
+    - `conv3d.quantize`: a block-maximum reduction and an elementwise
+      quantization, both `linalg.generic`.
+    - `conv3d.epilogue`: one elementwise `linalg.generic`.
+    Only the tensor forms are lowered; run it before bufferization.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // CONV3D_CONVERSION_PASSES_TD

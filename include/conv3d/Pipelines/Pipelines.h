@@ -1,0 +1,85 @@
+//===- Pipelines.h - conv3d pass pipelines ----------------------*- C++ -*-===//
+//
+// The pipelines are assembled here, in one place, for conv3d-opt, the JIT
+// engine and host compilers alike:
+//
+//   graph passes (tensors)  ->  bufferization  ->  implicit GEMM (memrefs)
+//     ->  target lowering  ->  LLVM (host) / NVVM (device)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_PIPELINES_PIPELINES_H
+#define CONV3D_PIPELINES_PIPELINES_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::conv3d {
+
+/// Code generation targets.
+enum class Target { cpu, sm80, sm90, sm100 };
+llvm::StringRef stringifyTarget(Target target);
+std::optional<Target> parseTarget(llvm::StringRef name);
+
+/// How the CPU target computes a convolution.
+enum class CpuLowering {
+  /// conv3d-to-linalg: direct loops, the numerical reference.
+  Reference,
+  /// The implicit-GEMM tile path every GPU target shares, run as loops.
+  ImplicitGemm,
+};
+
+/// Everything that steers the pipelines. The runtime's CompileOptions and
+/// the options of the registered pipelines (`conv3d-opt
+/// --conv3d-cpu-pipeline='...'`) both are this struct.
+struct PipelineOptions {
+  Target target = Target::cpu;
+  CpuLowering lowering = CpuLowering::ImplicitGemm;
+  /// Tile configuration as comma-separated key=value pairs (tile_m, tile_n,
+  /// tile_k, stages, warps_m, warps_n, k_order, split_k); empty: heuristic.
+  std::string config;
+  /// Q-slice decomposition: none, fused or separate.
+  std::string qslice = "none";
+  /// NVFP4 input quantization placement: auto (cost model), tile, prepass.
+  std::string quantPlacement = "auto";
+  /// Turn memref results of functions into out-parameters (to run arbitrary
+  /// functions from the JIT).
+  bool resultsToOutParams = false;
+
+  std::string describe() const;
+};
+
+/// The tensor-level graph passes: quant fusion, epilogue fusion, Q-slice
+/// decomposition and config selection.
+void buildConv3dGraphPipeline(OpPassManager &pm,
+                              const PipelineOptions &options);
+
+/// One-shot bufferization (function boundaries with identity layouts) and
+/// buffer deallocation.
+void buildConv3dBufferizationPipeline(OpPassManager &pm,
+                                      const PipelineOptions &options);
+
+/// Lowering of loops, memrefs and scalar ops to the LLVM dialect for the
+/// host JIT.
+void buildConv3dHostToLLVMPipeline(OpPassManager &pm);
+
+/// The CPU pipeline up to (not including) the LLVM conversion: conv3d ops
+/// on tensors to loops on memrefs.
+void buildConv3dCpuLoweringPipeline(OpPassManager &pm,
+                                    const PipelineOptions &options);
+
+/// The whole CPU pipeline: conv3d ops on tensors to the LLVM dialect.
+void buildConv3dCpuPipeline(OpPassManager &pm, const PipelineOptions &options);
+
+/// Registers `conv3d-cpu-pipeline` and `conv3d-graph-pipeline`.
+void registerConv3dPipelines();
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_PIPELINES_PIPELINES_H

@@ -1,0 +1,58 @@
+//===- ConvSpec.h - what a caller asks the engine to compile ----*- C++ -*-===//
+//
+// A convolution as the C++ API, conv3d-run and the benchmark drivers describe
+// it: geometry (the one ConvGeometry type), data types, layout, epilogue and
+// quantization; plus the compile options that choose how it is lowered.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_RUNTIME_CONVSPEC_H
+#define CONV3D_RUNTIME_CONVSPEC_H
+
+#include "conv3d/Geometry/ConvGeometry.h"
+#include "conv3d/IR/Conv3dEnums.h"
+#include "conv3d/Pipelines/Pipelines.h"
+#include "conv3d/Support/ElementType.h"
+
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::conv3d {
+
+struct ConvSpec {
+  ConvGeometry geometry;
+  FilterLayout filterLayout = FilterLayout::qrscf;
+  ElementType inputType = ElementType::bf16; ///< input and filter
+  ElementType outputType = ElementType::bf16;
+  /// Epilogue: a per-filter f32 bias, an activation, a residual of the
+  /// output's type and shape.
+  bool hasBias = false;
+  Activation activation = Activation::none;
+  bool hasResidual = false;
+  /// The output buffer's contents are accumulated onto (result = out + conv)
+  /// instead of being overwritten.
+  bool accumulate = false;
+  /// NVFP4 fake quantization of the input operand (blocks along K of each
+  /// output position; spec/nvfp4.md). The amax is given at run time.
+  std::optional<int64_t> inputQuantBlockSize;
+
+  /// The first problem with the spec, as an error naming it.
+  llvm::Error validate() const;
+  /// A canonical one-line description, used in logs and cache keys.
+  std::string describe() const;
+
+  std::vector<int64_t> inputShape() const;
+  std::vector<int64_t> filterShape() const;
+  std::vector<int64_t> outputShape() const;
+};
+
+/// How a spec is compiled: the pipeline options (target, lowering, tile
+/// configuration, Q-slice strategy, quantization placement).
+using CompileOptions = PipelineOptions;
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_RUNTIME_CONVSPEC_H

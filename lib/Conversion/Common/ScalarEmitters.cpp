@@ -1,0 +1,167 @@
+//===- ScalarEmitters.cpp - scalar IR for quantization and epilogues ------===//
+
+#include "conv3d/Conversion/Common/ScalarEmitters.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+static Value f32Const(OpBuilder &b, Location loc, float value) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+}
+
+static Value i32Const(OpBuilder &b, Location loc, int32_t value) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
+}
+
+/// The unbiased binary exponent of a non-negative f32 (-127 for zero).
+static Value emitExponent(OpBuilder &b, Location loc, Value x) {
+  Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
+  Value biased = arith::ShRUIOp::create(b, loc, bits, i32Const(b, loc, 23));
+  biased = arith::AndIOp::create(b, loc, biased, i32Const(b, loc, 0xff));
+  return arith::SubIOp::create(b, loc, biased, i32Const(b, loc, 127));
+}
+
+/// 2^e as an f32, for an i32 `e` in the normal range [-126, 127].
+static Value emitPowerOfTwo(OpBuilder &b, Location loc, Value e) {
+  Value biased = arith::AddIOp::create(b, loc, e, i32Const(b, loc, 127));
+  Value bits = arith::ShLIOp::create(b, loc, biased, i32Const(b, loc, 23));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
+/// Rounds x to a multiple of 2^ulpExp, ties to even: the scaling by powers
+/// of two is exact, so the only rounding is roundeven's.
+static Value emitRoundToUlp(OpBuilder &b, Location loc, Value x,
+                            Value ulpExp) {
+  Value negExp = arith::SubIOp::create(b, loc, i32Const(b, loc, 0), ulpExp);
+  Value scaled =
+      arith::MulFOp::create(b, loc, x, emitPowerOfTwo(b, loc, negExp));
+  Value rounded = math::RoundEvenOp::create(b, loc, scaled);
+  return arith::MulFOp::create(b, loc, rounded,
+                               emitPowerOfTwo(b, loc, ulpExp));
+}
+
+Value mlir::conv3d::emitRoundToE4M3(OpBuilder &b, Location loc, Value s) {
+  // E4M3 has 3 mantissa bits and a minimum normal exponent of -6: the
+  // spacing at exponent e is 2^(max(e, -6) - 3), down to 2^-9.
+  Value e = emitExponent(b, loc, s);
+  Value clamped = arith::MaxSIOp::create(b, loc, e, i32Const(b, loc, -6));
+  Value ulpExp = arith::SubIOp::create(b, loc, clamped, i32Const(b, loc, 3));
+  return emitRoundToUlp(b, loc, s, ulpExp);
+}
+
+Value mlir::conv3d::emitRoundToE2M1(OpBuilder &b, Location loc, Value a) {
+  // Saturate first (NaN propagates through minimumf); then E2M1 has one
+  // mantissa bit and a minimum normal exponent of 0: spacing
+  // 2^(max(e, 0) - 1), i.e. 0.5 below 2, 1 in [2, 4), 2 in [4, 6].
+  Value saturated = arith::MinimumFOp::create(b, loc, a, f32Const(b, loc, 6));
+  Value e = emitExponent(b, loc, saturated);
+  Value clamped = arith::MaxSIOp::create(b, loc, e, i32Const(b, loc, 0));
+  Value ulpExp = arith::SubIOp::create(b, loc, clamped, i32Const(b, loc, 1));
+  return emitRoundToUlp(b, loc, saturated, ulpExp);
+}
+
+NVFP4BlockScale mlir::conv3d::emitNVFP4BlockScale(OpBuilder &b, Location loc,
+                                                  Value blockMax, Value amax) {
+  // gs = amax / 2688; s = min(bmax / (6 * gs), 448); scale = E4M3(s) * gs.
+  Value gs = arith::DivFOp::create(b, loc, amax, f32Const(b, loc, 2688.0f));
+  Value sixGs = arith::MulFOp::create(b, loc, f32Const(b, loc, 6.0f), gs);
+  Value s = arith::DivFOp::create(b, loc, blockMax, sixGs);
+  s = arith::MinimumFOp::create(b, loc, s, f32Const(b, loc, 448.0f));
+  // With amax == 0 the division above is 0/0 or x/0; the block is zero and
+  // those values are never used, but keep them finite for the rounding.
+  Value zero = f32Const(b, loc, 0.0f);
+  Value amaxIsZero =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, amax, zero);
+  s = arith::SelectOp::create(b, loc, amaxIsZero, zero, s);
+  Value s8 = emitRoundToE4M3(b, loc, s);
+  Value s8IsZero =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, s8, zero);
+  Value zeroBlock = arith::OrIOp::create(b, loc, amaxIsZero, s8IsZero);
+  Value scale = arith::MulFOp::create(b, loc, s8, gs);
+  Value inverse = arith::DivFOp::create(b, loc, f32Const(b, loc, 1.0f), scale);
+  return {scale, inverse, zeroBlock};
+}
+
+Value mlir::conv3d::emitNVFP4Quantize(OpBuilder &b, Location loc, Value value,
+                                      const NVFP4BlockScale &scale) {
+  Value v = emitFloatCast(b, loc, value, b.getF32Type());
+  Value a = arith::MulFOp::create(b, loc, math::AbsFOp::create(b, loc, v),
+                                  scale.inverse);
+  Value q = emitRoundToE2M1(b, loc, a);
+  Value signedQ = math::CopySignOp::create(b, loc, q, v);
+  Value out = arith::MulFOp::create(b, loc, signedQ, scale.scale);
+  return arith::SelectOp::create(b, loc, scale.zeroBlock,
+                                 f32Const(b, loc, 0.0f), out);
+}
+
+Value mlir::conv3d::emitAbsMaxUpdate(OpBuilder &b, Location loc, Value acc,
+                                     Value value) {
+  Value v = emitFloatCast(b, loc, value, b.getF32Type());
+  return arith::MaxNumFOp::create(b, loc, acc,
+                                  math::AbsFOp::create(b, loc, v));
+}
+
+Value mlir::conv3d::emitFloatCast(OpBuilder &b, Location loc, Value value,
+                                  Type type) {
+  unsigned from = value.getType().getIntOrFloatBitWidth();
+  unsigned to = type.getIntOrFloatBitWidth();
+  if (value.getType() == type)
+    return value;
+  if (from < to)
+    return arith::ExtFOp::create(b, loc, type, value);
+  if (from > to)
+    return arith::TruncFOp::create(b, loc, type, value);
+  // bf16 <-> f16: through f32 (exact first step, one rounding).
+  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+  return arith::TruncFOp::create(b, loc, type, wide);
+}
+
+Value mlir::conv3d::emitActivation(OpBuilder &b, Location loc, Value x,
+                                   Activation activation) {
+  switch (activation) {
+  case Activation::none:
+    return x;
+  case Activation::relu:
+    // maximumf propagates NaN, so a NaN accumulator is not hidden.
+    return arith::MaximumFOp::create(b, loc, x, f32Const(b, loc, 0.0f));
+  case Activation::silu: {
+    // x / (1 + exp(-x))
+    Value negX = arith::NegFOp::create(b, loc, x);
+    Value denom = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f),
+                                        math::ExpOp::create(b, loc, negX));
+    return arith::DivFOp::create(b, loc, x, denom);
+  }
+  case Activation::gelu_tanh: {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value x3 = arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, x, x), x);
+    Value inner = arith::AddFOp::create(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, f32Const(b, loc, 0.044715f), x3));
+    Value t = math::TanhOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, f32Const(b, loc, 0.7978845608f), inner));
+    Value onePlus = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f), t);
+    return arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5f), x),
+        onePlus);
+  }
+  }
+  llvm_unreachable("unknown activation");
+}
+
+Value mlir::conv3d::emitEpilogue(OpBuilder &b, Location loc, Value acc,
+                                 Value bias, Value residual,
+                                 Activation activation, Type outType) {
+  Type f32 = b.getF32Type();
+  Value x = acc;
+  if (bias)
+    x = arith::AddFOp::create(b, loc, x, emitFloatCast(b, loc, bias, f32));
+  x = emitActivation(b, loc, x, activation);
+  if (residual)
+    x = arith::AddFOp::create(b, loc, x, emitFloatCast(b, loc, residual, f32));
+  return emitFloatCast(b, loc, x, outType);
+}

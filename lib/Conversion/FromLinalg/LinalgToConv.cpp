@@ -1,0 +1,200 @@
+//===- LinalgToConv.cpp - import linalg 3-D convolutions ------------------===//
+//
+// How a host compiler (IREE, torch-mlir output, a hand-written pipeline)
+// hands convolutions over: the named linalg 3-D convolutions on tensors
+// become conv3d.conv. Padding that a front end materialized as a zero
+// `tensor.pad` goes back into the op's padding attribute, so causal temporal
+// padding never costs a copy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Conversion/Passes.h"
+#include "conv3d/IR/Conv3dOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DFROMLINALG
+#include "conv3d/Conversion/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+/// Reads a 3-element strides/dilations attribute of a linalg convolution.
+static std::optional<SmallVector<int64_t>>
+getTriple(DenseIntElementsAttr attr) {
+  if (!attr)
+    return SmallVector<int64_t>{1, 1, 1};
+  SmallVector<int64_t> values(attr.getValues<int64_t>());
+  if (values.size() != 3)
+    return std::nullopt;
+  return values;
+}
+
+/// Whether the element types of a linalg convolution are ones conv3d.conv
+/// computes with (input and filter the same bf16/f16/f32, output f32 or the
+/// input type).
+static bool hasSupportedTypes(Value input, Value filter, Value init) {
+  Type in = getElementTypeOrSelf(input.getType());
+  Type out = getElementTypeOrSelf(init.getType());
+  return isSupportedComputeType(in) &&
+         getElementTypeOrSelf(filter.getType()) == in &&
+         (out.isF32() || out == in);
+}
+
+/// If `input` is a zero-valued tensor.pad that pads only `spatialDims` with
+/// static amounts, returns its source and adds the padding to `padding`
+/// ([d_lo, d_hi, h_lo, h_hi, w_lo, w_hi]).
+static Value foldZeroPad(Value input, ArrayRef<int64_t> spatialDims,
+                         SmallVectorImpl<int64_t> &padding) {
+  auto pad = input.getDefiningOp<tensor::PadOp>();
+  if (!pad || pad.getNofold())
+    return input;
+  Value padValue = pad.getConstantPaddingValue();
+  if (!padValue || !matchPattern(padValue, m_AnyZeroFloat()))
+    return input;
+  SmallVector<int64_t> low = llvm::to_vector(pad.getStaticLow());
+  SmallVector<int64_t> high = llvm::to_vector(pad.getStaticHigh());
+  if (llvm::any_of(low, ShapedType::isDynamic) ||
+      llvm::any_of(high, ShapedType::isDynamic))
+    return input;
+  for (int64_t dim = 0, rank = low.size(); dim < rank; ++dim)
+    if (!llvm::is_contained(spatialDims, dim) && (low[dim] || high[dim]))
+      return input; // batch or channel padding is not a convolution padding
+  for (auto [axis, dim] : llvm::enumerate(spatialDims)) {
+    padding[2 * axis] += low[dim];
+    padding[2 * axis + 1] += high[dim];
+  }
+  return pad.getSource();
+}
+
+static Value transpose(OpBuilder &b, Location loc, Value value,
+                       ArrayRef<int64_t> permutation) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t dim : permutation)
+    sizes.push_back(tensor::getMixedSize(b, loc, value, dim));
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, value, empty, permutation)
+      .getResult()[0];
+}
+
+namespace {
+
+/// linalg.conv_3d_ndhwc_dhwcf: the same layouts as conv3d.conv with QRSCF.
+struct ImportNdhwcConv : OpRewritePattern<linalg::Conv3DNdhwcDhwcfOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::Conv3DNdhwcDhwcfOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "only tensors are imported");
+    Value input = op.getInputs()[0], filter = op.getInputs()[1],
+          init = op.getOutputs()[0];
+    if (!hasSupportedTypes(input, filter, init))
+      return rewriter.notifyMatchFailure(op, "unsupported element types");
+    std::optional<SmallVector<int64_t>> strides = getTriple(op.getStrides());
+    std::optional<SmallVector<int64_t>> dilations =
+        getTriple(op.getDilations());
+    if (!strides || !dilations)
+      return rewriter.notifyMatchFailure(op, "malformed strides/dilations");
+    if (!cast<ShapedType>(filter.getType()).hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic filter shape");
+    SmallVector<int64_t> padding(6, 0);
+    input = foldZeroPad(input, {1, 2, 3}, padding);
+    rewriter.replaceOpWithNewOp<ConvOp>(
+        op, TypeRange{init.getType()}, input, filter, /*bias=*/Value(),
+        /*residual=*/Value(), /*amax=*/Value(), init,
+        rewriter.getDenseI64ArrayAttr(*strides),
+        rewriter.getDenseI64ArrayAttr(*dilations),
+        rewriter.getDenseI64ArrayAttr(padding),
+        FilterLayoutAttr::get(getContext(), FilterLayout::qrscf),
+        ActivationAttr::get(getContext(), Activation::none),
+        /*input_quant=*/NVFP4Attr(), /*overwrite=*/UnitAttr(),
+        /*config=*/IGemmConfigAttr());
+    return success();
+  }
+};
+
+/// linalg.conv_3d_ncdhw_fcdhw: transposes to NDHWC and FQRSC (the filter
+/// needs only its channel dimension moved last), and the result back.
+struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::Conv3DNcdhwFcdhwOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "only tensors are imported");
+    Value input = op.getInputs()[0], filter = op.getInputs()[1],
+          init = op.getOutputs()[0];
+    if (!hasSupportedTypes(input, filter, init))
+      return rewriter.notifyMatchFailure(op, "unsupported element types");
+    std::optional<SmallVector<int64_t>> strides = getTriple(op.getStrides());
+    std::optional<SmallVector<int64_t>> dilations =
+        getTriple(op.getDilations());
+    if (!strides || !dilations)
+      return rewriter.notifyMatchFailure(op, "malformed strides/dilations");
+    if (!cast<ShapedType>(filter.getType()).hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic filter shape");
+    Location loc = op.getLoc();
+    SmallVector<int64_t> padding(6, 0);
+    input = foldZeroPad(input, {2, 3, 4}, padding);
+
+    const SmallVector<int64_t> toChannelsLast = {0, 2, 3, 4, 1};
+    const SmallVector<int64_t> toChannelsFirst = {0, 4, 1, 2, 3};
+    Value ndhwcInput = transpose(rewriter, loc, input, toChannelsLast);
+    Value fqrscFilter = transpose(rewriter, loc, filter, toChannelsLast);
+    // A zero-filled destination needs no transpose: the conv overwrites.
+    Value ndhwfInit;
+    bool overwrite = false;
+    auto fill = init.getDefiningOp<linalg::FillOp>();
+    if (fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat())) {
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t dim : toChannelsLast)
+        sizes.push_back(tensor::getMixedSize(rewriter, loc, init, dim));
+      ndhwfInit = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                          getElementTypeOrSelf(init.getType()));
+      overwrite = true;
+    } else {
+      ndhwfInit = transpose(rewriter, loc, init, toChannelsLast);
+    }
+    auto conv = ConvOp::create(
+        rewriter, loc, TypeRange{ndhwfInit.getType()}, ndhwcInput, fqrscFilter,
+        /*bias=*/Value(), /*residual=*/Value(), /*amax=*/Value(), ndhwfInit,
+        rewriter.getDenseI64ArrayAttr(*strides),
+        rewriter.getDenseI64ArrayAttr(*dilations),
+        rewriter.getDenseI64ArrayAttr(padding),
+        FilterLayoutAttr::get(getContext(), FilterLayout::fqrsc),
+        ActivationAttr::get(getContext(), Activation::none),
+        /*input_quant=*/NVFP4Attr(),
+        overwrite ? rewriter.getUnitAttr() : UnitAttr(),
+        /*config=*/IGemmConfigAttr());
+    Value result = linalg::TransposeOp::create(rewriter, loc, conv.getResult()[0],
+                                               init, toChannelsFirst)
+                       .getResult()[0];
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct Conv3dFromLinalgPass
+    : mlir::conv3d::impl::Conv3dFromLinalgBase<Conv3dFromLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateConvFromLinalgPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::conv3d::populateConvFromLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<ImportNdhwcConv, ImportNcdhwConv>(patterns.getContext());
+  ConvOp::getCanonicalizationPatterns(patterns, patterns.getContext());
+}

@@ -1,0 +1,423 @@
+//===- ConvToLinalg.cpp - reference lowering of conv3d ops to linalg ------===//
+
+#include "conv3d/Conversion/Common/ScalarEmitters.h"
+#include "conv3d/Conversion/Passes.h"
+#include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/IR/IndexMath.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DTOLINALG
+#include "conv3d/Conversion/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static Value emptyLike(OpBuilder &b, Location loc, Value shaped, Type elem) {
+  return tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, shaped),
+                                 elem);
+}
+
+static Value zeroFilled(OpBuilder &b, Location loc, Value empty) {
+  Type elem = getElementTypeOrSelf(empty.getType());
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
+static SmallVector<utils::IteratorType> parallelIterators(unsigned n) {
+  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+}
+
+/// The f32 accumulator `(overwrite ? 0 : init)` of a convolution.
+static Value initialAccumulator(OpBuilder &b, Location loc, Value init,
+                                bool overwrite) {
+  Type f32 = b.getF32Type();
+  if (overwrite)
+    return zeroFilled(b, loc, emptyLike(b, loc, init, f32));
+  if (getElementTypeOrSelf(init.getType()).isF32())
+    return init;
+  auto type = cast<RankedTensorType>(init.getType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type.clone(f32)}, ValueRange{init},
+             ValueRange{emptyLike(b, loc, init, f32)},
+             ArrayRef<AffineMap>{id, id}, parallelIterators(type.getRank()),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl, emitFloatCast(nb, nl, args[0], nb.getF32Type()));
+             })
+      .getResult(0);
+}
+
+/// `dest = cast(act(acc + bias[f]) + residual)` on NDHWF tensors.
+static Value buildEpilogue(OpBuilder &b, Location loc, Value acc, Value bias,
+                           Value residual, Activation activation, Value dest) {
+  auto destType = cast<RankedTensorType>(dest.getType());
+  AffineMap id = b.getMultiDimIdentityMap(5);
+  SmallVector<Value> inputs = {acc};
+  SmallVector<AffineMap> maps = {id};
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(AffineMap::get(5, 0, b.getAffineDimExpr(4)));
+  }
+  if (residual) {
+    inputs.push_back(residual);
+    maps.push_back(id);
+  }
+  maps.push_back(id);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{destType}, inputs, ValueRange{dest}, maps,
+             parallelIterators(5),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value biasValue = bias ? args[1] : Value();
+               Value residualValue = residual ? args[bias ? 2 : 1] : Value();
+               linalg::YieldOp::create(
+                   nb, nl,
+                   emitEpilogue(nb, nl, args[0], biasValue, residualValue,
+                                activation, destType.getElementType()));
+             })
+      .getResult(0);
+}
+
+/// `acc += a * b` body shared by the convolution and GEMM generics.
+static void multiplyAccumulateBody(OpBuilder &b, Location loc,
+                                   ValueRange args) {
+  Type f32 = b.getF32Type();
+  Value product = arith::MulFOp::create(b, loc, emitFloatCast(b, loc, args[0], f32),
+                                        emitFloatCast(b, loc, args[1], f32));
+  Value sum = arith::AddFOp::create(b, loc, args[2], product);
+  linalg::YieldOp::create(b, loc, sum);
+}
+
+/// NVFP4 quantization of `input` in blocks along the row-major flattening of
+/// the axes [first, last]; the result is written into `dest`.
+static Value buildQuantize(OpBuilder &b, Location loc, Value input, Value amax,
+                           int64_t blockSize, int64_t first, int64_t last,
+                           Value dest) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t length = 1;
+  for (int64_t axis = first; axis <= last; ++axis)
+    length *= shape[axis];
+  int64_t numBlocks = ceilDiv(length, blockSize);
+  Type f32 = b.getF32Type();
+
+  // Block maxima: iteration (outer..., block, inner..., element) with the
+  // element dimension reduced; the input is gathered in the body because the
+  // last block runs past the end (those positions read as zero).
+  SmallVector<OpFoldResult> maxSizes;
+  for (int64_t axis = 0; axis < first; ++axis)
+    maxSizes.push_back(tensor::getMixedSize(b, loc, input, axis));
+  maxSizes.push_back(b.getIndexAttr(numBlocks));
+  for (int64_t axis = last + 1; axis < rank; ++axis)
+    maxSizes.push_back(tensor::getMixedSize(b, loc, input, axis));
+  int64_t maxRank = maxSizes.size();
+  Value maxInit = zeroFilled(b, loc, tensor::EmptyOp::create(b, loc, maxSizes, f32));
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t d = 0; d < maxRank; ++d)
+    outExprs.push_back(b.getAffineDimExpr(d));
+  AffineMap maxMap = AffineMap::get(maxRank + 1, 0, outExprs, b.getContext());
+  SmallVector<utils::IteratorType> iterators = parallelIterators(maxRank);
+  iterators.push_back(utils::IteratorType::reduction);
+  // linalg infers loop ranges from operand shapes: an (unread) operand of
+  // the block size gives the element loop its range.
+  Value blockExtent = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{blockSize}, b.getI8Type());
+  AffineMap extentMap =
+      AffineMap::get(maxRank + 1, 0, b.getAffineDimExpr(maxRank));
+  Value blockMax =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{maxInit.getType()}, ValueRange{blockExtent},
+          ValueRange{maxInit}, ArrayRef<AffineMap>{extentMap, maxMap},
+          iterators,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            IRIndexMath math{nb, nl};
+            Value block = linalg::IndexOp::create(nb, nl, first);
+            Value element = linalg::IndexOp::create(nb, nl, maxRank);
+            Value pos = math.add(math.mul(block, blockSize), element);
+            Value valid = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::ult, pos,
+                math.constant(length));
+            Value clamped =
+                arith::SelectOp::create(nb, nl, valid, pos, math.constant(0));
+            SmallVector<Value> indices;
+            for (int64_t axis = 0; axis < first; ++axis)
+              indices.push_back(linalg::IndexOp::create(nb, nl, axis));
+            SmallVector<Value> blockCoords(last - first + 1);
+            for (int64_t axis = last; axis >= first; --axis) {
+              blockCoords[axis - first] = math.rem(clamped, shape[axis]);
+              clamped = math.div(clamped, shape[axis]);
+            }
+            indices.append(blockCoords);
+            for (int64_t axis = last + 1; axis < rank; ++axis)
+              indices.push_back(
+                  linalg::IndexOp::create(nb, nl, axis - (last - first)));
+            Value x = tensor::ExtractOp::create(nb, nl, input, indices);
+            Value zero = arith::ConstantOp::create(
+                nb, nl, nb.getZeroAttr(x.getType()));
+            x = arith::SelectOp::create(nb, nl, valid, x, zero);
+            linalg::YieldOp::create(nb, nl,
+                                    emitAbsMaxUpdate(nb, nl, args[1], x));
+          })
+          .getResult(0);
+
+  // Elementwise quantization with the block's scale.
+  AffineExpr linear = b.getAffineConstantExpr(0);
+  for (int64_t axis = first; axis <= last; ++axis)
+    linear = linear * shape[axis] + b.getAffineDimExpr(axis);
+  SmallVector<AffineExpr> blockExprs;
+  for (int64_t axis = 0; axis < first; ++axis)
+    blockExprs.push_back(b.getAffineDimExpr(axis));
+  blockExprs.push_back(linear.floorDiv(blockSize));
+  for (int64_t axis = last + 1; axis < rank; ++axis)
+    blockExprs.push_back(b.getAffineDimExpr(axis));
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap blockMap = AffineMap::get(rank, 0, blockExprs, b.getContext());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{dest.getType()}, ValueRange{input, blockMax},
+             ValueRange{dest}, ArrayRef<AffineMap>{id, blockMap, id},
+             parallelIterators(rank),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               NVFP4BlockScale scale =
+                   emitNVFP4BlockScale(nb, nl, args[1], amax);
+               Value q = emitNVFP4Quantize(nb, nl, args[0], scale);
+               linalg::YieldOp::create(
+                   nb, nl, emitFloatCast(nb, nl, q, args[0].getType()));
+             })
+      .getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// conv3d.conv
+//===----------------------------------------------------------------------===//
+
+/// The input padded with zeros per the op's padding.
+static Value padInput(OpBuilder &b, Location loc, Value input,
+                      const ConvGeometry &g) {
+  if (llvm::all_of(g.padding(), [](int64_t p) { return p == 0; }))
+    return input;
+  SmallVector<OpFoldResult> low = {b.getIndexAttr(0)}, high = {b.getIndexAttr(0)};
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    low.push_back(b.getIndexAttr(g.padLow[axis]));
+    high.push_back(b.getIndexAttr(g.padHigh[axis]));
+  }
+  low.push_back(b.getIndexAttr(0));
+  high.push_back(b.getIndexAttr(0));
+  Type elem = getElementTypeOrSelf(input.getType());
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+  return tensor::PadOp::create(b, loc, Type(), input, low, high, zero);
+}
+
+/// The direct convolution: one generic over (n, do, ho, wo, f, q, r, s, c).
+static Value buildDirectConv(OpBuilder &b, Location loc, Value padded,
+                             Value filter, Value acc, const ConvGeometry &g,
+                             FilterLayout layout) {
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  MLIRContext *ctx = b.getContext();
+  AffineMap inputMap = AffineMap::get(
+      9, 0,
+      {d(0), d(1) * g.strides[0] + d(5) * g.dilations[0],
+       d(2) * g.strides[1] + d(6) * g.dilations[1],
+       d(3) * g.strides[2] + d(7) * g.dilations[2], d(8)},
+      ctx);
+  AffineMap filterMap =
+      layout == FilterLayout::qrscf
+          ? AffineMap::get(9, 0, {d(5), d(6), d(7), d(8), d(4)}, ctx)
+          : AffineMap::get(9, 0, {d(4), d(5), d(6), d(7), d(8)}, ctx);
+  AffineMap outMap = AffineMap::get(9, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx);
+  SmallVector<utils::IteratorType> iterators = parallelIterators(5);
+  iterators.append(4, utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{acc.getType()}, ValueRange{padded, filter},
+             ValueRange{acc}, ArrayRef<AffineMap>{inputMap, filterMap, outMap},
+             iterators, multiplyAccumulateBody)
+      .getResult(0);
+}
+
+/// The convolution with an NVFP4-quantized input: the quantization blocks run
+/// along K of each output position, so the im2col matrix is built, quantized
+/// and multiplied by the K x F filter.
+static Value buildQuantizedConv(OpBuilder &b, Location loc, Value padded,
+                                Value filter, Value acc, Value amax,
+                                const ConvGeometry &g, FilterLayout layout,
+                                int64_t blockSize) {
+  int64_t m = g.gemmM(), k = g.gemmK(), f = g.gemmN();
+  Type elem = getElementTypeOrSelf(padded.getType());
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  Value im2colInit = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, k}, elem);
+  Value im2col =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{im2colInit.getType()}, ValueRange{},
+          ValueRange{im2colInit}, ArrayRef<AffineMap>{id2},
+          parallelIterators(2),
+          [&](OpBuilder &nb, Location nl, ValueRange) {
+            IRIndexMath math{nb, nl};
+            auto [n, od, oh, ow] =
+                g.decomposeM(math, linalg::IndexOp::create(nb, nl, 0));
+            auto [q, r, s, c] =
+                g.decomposeK(math, linalg::IndexOp::create(nb, nl, 1));
+            std::array<Value, 3> out = {od, oh, ow}, tap = {q, r, s};
+            SmallVector<Value> indices = {n};
+            for (unsigned axis = 0; axis < 3; ++axis)
+              indices.push_back(math.add(
+                  g.inputCoord(math, axis, out[axis], tap[axis]),
+                  math.constant(g.padLow[axis]))); // padded coordinates
+            indices.push_back(c);
+            Value element = tensor::ExtractOp::create(nb, nl, padded, indices);
+            linalg::YieldOp::create(nb, nl, element);
+          })
+          .getResult(0);
+  Value quantized =
+      buildQuantize(b, loc, im2col, amax, blockSize, /*first=*/1, /*last=*/1,
+                    tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, k}, elem));
+
+  SmallVector<ReassociationIndices> filterGroups =
+      layout == FilterLayout::qrscf
+          ? SmallVector<ReassociationIndices>{{0, 1, 2, 3}, {4}}
+          : SmallVector<ReassociationIndices>{{0}, {1, 2, 3, 4}};
+  Value filterMatrix =
+      tensor::CollapseShapeOp::create(b, loc, filter, filterGroups);
+  SmallVector<ReassociationIndices> outGroups = {{0, 1, 2, 3}, {4}};
+  Value acc2d = tensor::CollapseShapeOp::create(b, loc, acc, outGroups);
+
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  MLIRContext *ctx = b.getContext();
+  AffineMap aMap = AffineMap::get(3, 0, {d(0), d(2)}, ctx);
+  AffineMap bMap = layout == FilterLayout::qrscf
+                       ? AffineMap::get(3, 0, {d(2), d(1)}, ctx)
+                       : AffineMap::get(3, 0, {d(1), d(2)}, ctx);
+  AffineMap cMap = AffineMap::get(3, 0, {d(0), d(1)}, ctx);
+  SmallVector<utils::IteratorType> iterators = parallelIterators(2);
+  iterators.push_back(utils::IteratorType::reduction);
+  Value product =
+      linalg::GenericOp::create(b, loc, TypeRange{acc2d.getType()},
+                                ValueRange{quantized, filterMatrix},
+                                ValueRange{acc2d},
+                                ArrayRef<AffineMap>{aMap, bMap, cMap},
+                                iterators, multiplyAccumulateBody)
+          .getResult(0);
+  (void)f;
+  return tensor::ExpandShapeOp::create(b, loc, acc.getType(), product,
+                                       outGroups);
+}
+
+namespace {
+
+struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "memref form is not lowered");
+    ConvGeometry g = op.getGeometry();
+    std::optional<NVFP4Attr> quant = op.getInputQuant();
+    if (quant && !g.hasStaticShape())
+      return rewriter.notifyMatchFailure(
+          op, "input quantization needs static shapes");
+    Location loc = op.getLoc();
+    Value acc =
+        initialAccumulator(rewriter, loc, op.getInit(), op.getOverwrite());
+    Value padded = padInput(rewriter, loc, op.getInput(), g);
+    acc = quant ? buildQuantizedConv(rewriter, loc, padded, op.getFilter(), acc,
+                                     op.getAmax(), g, op.getFilterLayout(),
+                                     quant->getBlockSize())
+                : buildDirectConv(rewriter, loc, padded, op.getFilter(), acc, g,
+                                  op.getFilterLayout());
+    rewriter.replaceOp(op, buildEpilogue(rewriter, loc, acc, op.getBias(),
+                                         op.getResidual(), op.getActivation(),
+                                         op.getInit()));
+    return success();
+  }
+};
+
+struct QuantizeOpToLinalg : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "memref form is not lowered");
+    ArrayRef<int64_t> axes = op.getBlockAxes();
+    rewriter.replaceOp(op, buildQuantize(rewriter, op.getLoc(), op.getInput(),
+                                         op.getAmax(),
+                                         op.getFormat().getBlockSize(),
+                                         axes.front(), axes.back(),
+                                         op.getInit()));
+    return success();
+  }
+};
+
+struct EpilogueOpToLinalg : OpRewritePattern<EpilogueOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(EpilogueOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "memref form is not lowered");
+    Location loc = op.getLoc();
+    Value acc = op.getSum();
+    if (!op.getOverwrite()) {
+      // acc = sum + init, in f32.
+      Value init =
+          initialAccumulator(rewriter, loc, op.getInit(), /*overwrite=*/false);
+      AffineMap id = rewriter.getMultiDimIdentityMap(5);
+      acc = linalg::GenericOp::create(
+                rewriter, loc, TypeRange{acc.getType()}, ValueRange{acc, init},
+                ValueRange{emptyLike(rewriter, loc, acc, rewriter.getF32Type())},
+                ArrayRef<AffineMap>{id, id, id}, parallelIterators(5),
+                [](OpBuilder &nb, Location nl, ValueRange args) {
+                  Value sum = arith::AddFOp::create(nb, nl, args[0], args[1]);
+                  linalg::YieldOp::create(nb, nl, sum);
+                })
+                .getResult(0);
+    }
+    rewriter.replaceOp(op, buildEpilogue(rewriter, loc, acc, op.getBias(),
+                                         op.getResidual(), op.getActivation(),
+                                         op.getInit()));
+    return success();
+  }
+};
+
+struct Conv3dToLinalgPass
+    : mlir::conv3d::impl::Conv3dToLinalgBase<Conv3dToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateConv3dToLinalgPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    // Anything left is a form the reference lowering does not handle.
+    WalkResult result = getOperation()->walk([](Operation *op) {
+      if (!isa<ConvOp, QuantizeOp, EpilogueOp>(op))
+        return WalkResult::advance();
+      auto dps = cast<DestinationStyleOpInterface>(op);
+      if (!dps.hasPureTensorSemantics()) {
+        op->emitError("conv3d-to-linalg lowers the tensor form only; run it "
+                      "before bufferization");
+        return WalkResult::interrupt();
+      }
+      op->emitError("conv3d-to-linalg needs static shapes to lower input "
+                    "quantization");
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::conv3d::populateConv3dToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<ConvOpToLinalg, QuantizeOpToLinalg, EpilogueOpToLinalg>(
+      patterns.getContext());
+}

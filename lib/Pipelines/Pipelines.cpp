@@ -1,0 +1,164 @@
+//===- Pipelines.cpp - conv3d pass pipelines ------------------------------===//
+
+#include "conv3d/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+llvm::StringRef mlir::conv3d::stringifyTarget(Target target) {
+  switch (target) {
+  case Target::cpu:
+    return "cpu";
+  case Target::sm80:
+    return "sm80";
+  case Target::sm90:
+    return "sm90";
+  case Target::sm100:
+    return "sm100";
+  }
+  llvm_unreachable("unknown target");
+}
+
+std::optional<Target> mlir::conv3d::parseTarget(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<Target>>(name)
+      .Case("cpu", Target::cpu)
+      .Case("sm80", Target::sm80)
+      .Case("sm90", Target::sm90)
+      .Case("sm100", Target::sm100)
+      .Default(std::nullopt);
+}
+
+std::string PipelineOptions::describe() const {
+  return llvm::formatv("target={0} lowering={1} config={2} qslice={3} "
+                       "quant={4}",
+                       stringifyTarget(target),
+                       lowering == CpuLowering::Reference ? "reference"
+                                                          : "igemm",
+                       config.empty() ? "auto" : config, qslice,
+                       quantPlacement)
+      .str();
+}
+
+/// Appends a textual pipeline. The texts below name registered passes, and
+/// option values are validated before they are spliced in, so a failure is
+/// a bug in this file.
+static void addPipeline(OpPassManager &pm, StringRef text) {
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (failed(parsePassPipeline(text, pm, os)))
+    llvm::report_fatal_error(llvm::Twine("conv3d: malformed built-in "
+                                         "pipeline '") +
+                             text + "': " + errors);
+}
+
+void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
+                                            const PipelineOptions &options) {
+  addPipeline(pm, "canonicalize");
+}
+
+void mlir::conv3d::buildConv3dBufferizationPipeline(
+    OpPassManager &pm, const PipelineOptions &options) {
+  addPipeline(pm, "one-shot-bufferize{bufferize-function-boundaries=1 "
+                  "function-boundary-type-conversion=identity-layout-map}");
+  if (options.resultsToOutParams)
+    addPipeline(pm, "buffer-results-to-out-params{hoist-static-allocs=1}");
+  addPipeline(pm, "canonicalize,buffer-deallocation-pipeline,"
+                  "convert-bufferization-to-memref");
+}
+
+void mlir::conv3d::buildConv3dHostToLLVMPipeline(OpPassManager &pm) {
+  // bf16 arithmetic has no native x86 lowering: arith-expand turns its
+  // casts into integer code (round to nearest even).
+  addPipeline(pm, "func.func(convert-linalg-to-loops),scf-forall-to-for,"
+                  "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+                  "arith-expand{include-bf16=1},convert-math-to-llvm,"
+                  "convert-math-to-libm,convert-to-llvm,"
+                  "reconcile-unrealized-casts");
+}
+
+void mlir::conv3d::buildConv3dCpuLoweringPipeline(
+    OpPassManager &pm, const PipelineOptions &options) {
+  buildConv3dGraphPipeline(pm, options);
+  if (options.lowering == CpuLowering::Reference)
+    addPipeline(pm, "conv3d-to-linalg,canonicalize");
+  buildConv3dBufferizationPipeline(pm, options);
+}
+
+void mlir::conv3d::buildConv3dCpuPipeline(OpPassManager &pm,
+                                          const PipelineOptions &options) {
+  buildConv3dCpuLoweringPipeline(pm, options);
+  buildConv3dHostToLLVMPipeline(pm);
+}
+
+namespace {
+/// The command-line face of PipelineOptions for registered pipelines.
+struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
+  Option<Target> target{
+      *this, "target",
+      llvm::cl::desc("Target the tile configuration is chosen for"),
+      llvm::cl::init(Target::cpu),
+      llvm::cl::values(clEnumValN(Target::cpu, "cpu", "CPU loops"),
+                       clEnumValN(Target::sm80, "sm80", "mma.sync"),
+                       clEnumValN(Target::sm90, "sm90", "wgmma + TMA"),
+                       clEnumValN(Target::sm100, "sm100", "tcgen05 + TMA"))};
+  Option<CpuLowering> lowering{
+      *this, "lowering", llvm::cl::desc("How the CPU target computes"),
+      llvm::cl::init(CpuLowering::ImplicitGemm),
+      llvm::cl::values(clEnumValN(CpuLowering::Reference, "reference",
+                                  "conv3d-to-linalg (direct loops)"),
+                       clEnumValN(CpuLowering::ImplicitGemm, "igemm",
+                                  "implicit-GEMM tiles lowered to loops"))};
+  Option<std::string> config{
+      *this, "config",
+      llvm::cl::desc("Tile configuration: comma-separated key=value pairs "
+                     "(tile_m, tile_n, tile_k, stages, warps_m, warps_n, "
+                     "k_order, split_k); default: the heuristic")};
+  Option<std::string> qslice{
+      *this, "qslice",
+      llvm::cl::desc("Q-slice decomposition: none, fused or separate"),
+      llvm::cl::init("none")};
+  Option<std::string> quantPlacement{
+      *this, "quant-placement",
+      llvm::cl::desc("NVFP4 input quantization placement: auto, tile or "
+                     "prepass"),
+      llvm::cl::init("auto")};
+  Option<bool> resultsToOutParams{
+      *this, "results-to-out-params",
+      llvm::cl::desc("Turn memref results into out-parameters"),
+      llvm::cl::init(false)};
+
+  PipelineOptions get() const {
+    PipelineOptions options;
+    options.target = target;
+    options.lowering = lowering;
+    options.config = config;
+    options.qslice = qslice;
+    options.quantPlacement = quantPlacement;
+    options.resultsToOutParams = resultsToOutParams;
+    return options;
+  }
+};
+} // namespace
+
+void mlir::conv3d::registerConv3dPipelines() {
+  PassPipelineRegistration<PipelineCLOptions>(
+      "conv3d-cpu-pipeline",
+      "Lower conv3d ops on tensors to the LLVM dialect for the CPU",
+      [](OpPassManager &pm, const PipelineCLOptions &options) {
+        buildConv3dCpuPipeline(pm, options.get());
+      });
+  PassPipelineRegistration<PipelineCLOptions>(
+      "conv3d-graph-pipeline",
+      "The tensor-level conv3d passes (fusion, Q-slices, config)",
+      [](OpPassManager &pm, const PipelineCLOptions &options) {
+        buildConv3dGraphPipeline(pm, options.get());
+      });
+}

@@ -1,0 +1,140 @@
+//===- ConvModuleBuilder.cpp - a ConvSpec as an MLIR module ---------------===//
+
+#include "conv3d/Runtime/ConvModuleBuilder.h"
+
+#include "conv3d/IR/Conv3dOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+Type mlir::conv3d::getMLIRType(MLIRContext *context, ElementType type) {
+  Builder b(context);
+  switch (type) {
+  case ElementType::bf16:
+    return b.getBF16Type();
+  case ElementType::f16:
+    return b.getF16Type();
+  case ElementType::f32:
+    return b.getF32Type();
+  }
+  llvm_unreachable("unknown element type");
+}
+
+static MemRefType memrefOf(const std::vector<int64_t> &shape, Type elem) {
+  return MemRefType::get(shape, elem);
+}
+
+/// A function with memref arguments and C-interface wrappers for the JIT.
+static func::FuncOp createFunction(OpBuilder &b, Location loc, StringRef name,
+                                   TypeRange argTypes) {
+  auto func = func::FuncOp::create(b, loc, name,
+                                   b.getFunctionType(argTypes, TypeRange{}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  func.addEntryBlock();
+  return func;
+}
+
+static Value toTensor(OpBuilder &b, Location loc, Value memref,
+                      bool writable = false) {
+  auto type = cast<MemRefType>(memref.getType());
+  auto tensorType = RankedTensorType::get(type.getShape(), type.getElementType());
+  return bufferization::ToTensorOp::create(b, loc, tensorType, memref,
+                                           /*restrict=*/true, writable);
+}
+
+OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
+                                                    const ConvSpec &spec) {
+  context->loadDialect<Conv3dDialect, func::FuncDialect,
+                       bufferization::BufferizationDialect>();
+  OpBuilder b(context);
+  Location loc = NameLoc::get(b.getStringAttr("conv3d.spec"));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+
+  Type inElem = getMLIRType(context, spec.inputType);
+  Type outElem = getMLIRType(context, spec.outputType);
+  SmallVector<Type> argTypes = {memrefOf(spec.inputShape(), inElem),
+                                memrefOf(spec.filterShape(), inElem)};
+  if (spec.hasBias)
+    argTypes.push_back(memrefOf({spec.geometry.filters}, b.getF32Type()));
+  if (spec.hasResidual)
+    argTypes.push_back(memrefOf(spec.outputShape(), outElem));
+  if (spec.inputQuantBlockSize)
+    argTypes.push_back(b.getF32Type());
+  argTypes.push_back(memrefOf(spec.outputShape(), outElem));
+
+  func::FuncOp func = createFunction(b, loc, kConvFunctionName, argTypes);
+  b.setInsertionPointToStart(&func.getBody().front());
+  auto args = func.getArguments();
+  unsigned next = 0;
+  Value input = toTensor(b, loc, args[next++]);
+  Value filter = toTensor(b, loc, args[next++]);
+  Value bias = spec.hasBias ? toTensor(b, loc, args[next++]) : Value();
+  Value residual = spec.hasResidual ? toTensor(b, loc, args[next++]) : Value();
+  Value amax = spec.inputQuantBlockSize ? args[next++] : Value();
+  Value output = args[next++];
+
+  Value init =
+      spec.accumulate
+          ? toTensor(b, loc, output, /*writable=*/true)
+          : tensor::EmptyOp::create(b, loc, spec.outputShape(), outElem)
+                .getResult();
+  const ConvGeometry &g = spec.geometry;
+  auto conv = ConvOp::create(
+      b, loc, TypeRange{init.getType()}, input, filter, bias, residual, amax,
+      init, b.getDenseI64ArrayAttr(g.strides),
+      b.getDenseI64ArrayAttr(g.dilations),
+      b.getDenseI64ArrayAttr(g.padding()),
+      FilterLayoutAttr::get(context, spec.filterLayout),
+      ActivationAttr::get(context, spec.activation),
+      spec.inputQuantBlockSize
+          ? NVFP4Attr::get(context, *spec.inputQuantBlockSize)
+          : NVFP4Attr(),
+      spec.accumulate ? UnitAttr() : b.getUnitAttr(),
+      /*config=*/IGemmConfigAttr());
+  auto materialize = bufferization::MaterializeInDestinationOp::create(
+      b, loc, TypeRange{}, conv.getResult()[0], output);
+  materialize.setRestrict(true);
+  materialize.setWritable(true);
+  func::ReturnOp::create(b, loc);
+  return module;
+}
+
+OwningOpRef<ModuleOp>
+mlir::conv3d::buildFilterQuantizeModule(MLIRContext *context,
+                                        const ConvSpec &spec,
+                                        int64_t blockSize) {
+  context->loadDialect<Conv3dDialect, func::FuncDialect,
+                       bufferization::BufferizationDialect>();
+  OpBuilder b(context);
+  Location loc = NameLoc::get(b.getStringAttr("conv3d.quantize_filter"));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  Type elem = getMLIRType(context, spec.inputType);
+  MemRefType filterType = memrefOf(spec.filterShape(), elem);
+  func::FuncOp func = createFunction(b, loc, kQuantizeFunctionName,
+                                     {filterType, b.getF32Type(), filterType});
+  b.setInsertionPointToStart(&func.getBody().front());
+  Value filter = toTensor(b, loc, func.getArgument(0));
+  Value empty =
+      tensor::EmptyOp::create(b, loc, spec.filterShape(), elem).getResult();
+  // Blocks run over the flattened (q, r, s, c) for every output channel f:
+  // the K order of the implicit GEMM's B operand, in either layout (the op's
+  // blocks follow the row-major flattening of the given axes).
+  SmallVector<int64_t> axes = spec.filterLayout == FilterLayout::qrscf
+                                  ? SmallVector<int64_t>{0, 1, 2, 3}
+                                  : SmallVector<int64_t>{1, 2, 3, 4};
+  auto quantize = QuantizeOp::create(
+      b, loc, TypeRange{empty.getType()}, filter, func.getArgument(1), empty,
+      NVFP4Attr::get(context, blockSize), b.getDenseI64ArrayAttr(axes));
+  auto materialize = bufferization::MaterializeInDestinationOp::create(
+      b, loc, TypeRange{}, quantize.getResult()[0], func.getArgument(2));
+  materialize.setRestrict(true);
+  materialize.setWritable(true);
+  func::ReturnOp::create(b, loc);
+  return module;
+}

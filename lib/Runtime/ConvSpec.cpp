@@ -1,0 +1,81 @@
+//===- ConvSpec.cpp - convolution specs -----------------------------------===//
+
+#include "conv3d/Runtime/ConvSpec.h"
+
+#include "conv3d/IR/Conv3dAttrs.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+static std::vector<int64_t> toVector(const std::array<int64_t, 5> &shape) {
+  return {shape.begin(), shape.end()};
+}
+
+std::vector<int64_t> ConvSpec::inputShape() const {
+  return toVector(geometry.inputShape());
+}
+std::vector<int64_t> ConvSpec::filterShape() const {
+  return toVector(geometry.filterShape(filterLayout));
+}
+std::vector<int64_t> ConvSpec::outputShape() const {
+  return toVector(geometry.outputShape());
+}
+
+llvm::Error ConvSpec::validate() const {
+  if (!geometry.hasStaticShape())
+    return llvm::createStringError("convolution sizes must be static");
+  if (std::optional<std::string> problem = geometry.validate())
+    return llvm::createStringError(*problem);
+  if (outputType != ElementType::f32 && outputType != inputType)
+    return llvm::createStringError(
+        llvm::formatv("output dtype must be f32 or the input dtype {0}, got "
+                      "{1}",
+                      stringifyElementType(inputType),
+                      stringifyElementType(outputType))
+            .str());
+  if (inputQuantBlockSize && !isValidNVFP4BlockSize(*inputQuantBlockSize))
+    return llvm::createStringError(
+        llvm::formatv("NVFP4 block size must be 16, 32, 64, 128 or 256, got "
+                      "{0}",
+                      *inputQuantBlockSize)
+            .str());
+  // The engine passes buffers by 64-bit descriptors; sizes must fit.
+  constexpr double kMaxElements = 9.0e18;
+  double outElements = 1;
+  for (int64_t size : outputShape())
+    outElements *= static_cast<double>(size);
+  if (outElements > kMaxElements)
+    return llvm::createStringError("output has too many elements");
+  return llvm::Error::success();
+}
+
+std::string ConvSpec::describe() const {
+  const ConvGeometry &g = geometry;
+  std::string text = llvm::formatv(
+      "in={0}x{1}x{2}x{3}x{4} win={5}x{6}x{7} F={8} stride={9},{10},{11} "
+      "dil={12},{13},{14} pad={15},{16},{17},{18},{19},{20}",
+      g.batch, g.inputSize[0], g.inputSize[1], g.inputSize[2], g.channels,
+      g.window[0], g.window[1], g.window[2], g.filters, g.strides[0],
+      g.strides[1], g.strides[2], g.dilations[0], g.dilations[1],
+      g.dilations[2], g.padLow[0], g.padHigh[0], g.padLow[1], g.padHigh[1],
+      g.padLow[2], g.padHigh[2]);
+  text += llvm::formatv(" layout={0} dtype={1} out={2}",
+                        stringifyFilterLayout(filterLayout),
+                        stringifyElementType(inputType),
+                        stringifyElementType(outputType));
+  if (hasBias)
+    text += " bias";
+  if (activation != Activation::none)
+    text += (" act=" + stringifyActivation(activation)).str();
+  if (hasResidual)
+    text += " residual";
+  if (accumulate)
+    text += " accumulate";
+  if (inputQuantBlockSize)
+    text += " nvfp4=" + std::to_string(*inputQuantBlockSize);
+  return text;
+}
+

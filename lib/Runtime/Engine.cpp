@@ -1,0 +1,370 @@
+//===- Engine.cpp - compile convolutions once, run them many times --------===//
+
+#include "conv3d/Runtime/Engine.h"
+
+#include "JitFunction.h"
+
+#include "conv3d/Pipelines/Pipelines.h"
+#include "conv3d/Registration.h"
+#include "conv3d/Runtime/ConvModuleBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+namespace {
+
+/// Collects the diagnostics emitted while it is alive, for error messages.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext &context)
+      : handler(&context, [this](Diagnostic &diag) {
+          if (!text.empty())
+            text += "\n";
+          llvm::raw_string_ostream os(text);
+          os << diag.getLocation() << ": " << diag;
+          for (Diagnostic &note : diag.getNotes())
+            os << "\n  note: " << note;
+          return success();
+        }) {}
+
+  llvm::Error error(llvm::StringRef what) const {
+    return llvm::createStringError(what.str() +
+                                   (text.empty() ? "" : ":\n" + text));
+  }
+
+private:
+  std::string text;
+  ScopedDiagnosticHandler handler;
+};
+
+double millisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+llvm::Error runPipeline(MLIRContext &context, ModuleOp module,
+                        llvm::function_ref<void(OpPassManager &)> build,
+                        llvm::StringRef what) {
+  DiagnosticCollector diagnostics(context);
+  PassManager pm(&context);
+  build(pm);
+  if (failed(pm.run(module)))
+    return diagnostics.error(what);
+  return llvm::Error::success();
+}
+
+std::vector<JitArgument> convArguments(const ConvSpec &spec) {
+  std::vector<JitArgument> args;
+  args.push_back({JitArgument::Kind::Buffer, spec.inputShape()});
+  args.push_back({JitArgument::Kind::Buffer, spec.filterShape()});
+  if (spec.hasBias)
+    args.push_back({JitArgument::Kind::Buffer, {spec.geometry.filters}});
+  if (spec.hasResidual)
+    args.push_back({JitArgument::Kind::Buffer, spec.outputShape()});
+  if (spec.inputQuantBlockSize)
+    args.push_back({JitArgument::Kind::F32, {}});
+  args.push_back({JitArgument::Kind::Buffer, spec.outputShape()});
+  return args;
+}
+
+llvm::Error checkTarget(const CompileOptions &options) {
+  if (options.target != Target::cpu)
+    return llvm::createStringError(
+        "target '" + stringifyTarget(options.target).str() +
+        "' cannot be executed by this build; use --target=cpu");
+  return llvm::Error::success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// CompiledConv
+//===----------------------------------------------------------------------===//
+
+CompiledConv::CompiledConv(ConvSpec spec, CompileOptions options,
+                           std::unique_ptr<JitFunction> function,
+                           CompileStats stats)
+    : spec(std::move(spec)), options(std::move(options)),
+      function(std::move(function)), stats(stats) {}
+
+CompiledConv::~CompiledConv() = default;
+
+llvm::Error CompiledConv::run(const ConvArgs &args) const {
+  auto missing = [](const char *name) {
+    return llvm::createStringError(std::string("missing ") + name +
+                                   " buffer");
+  };
+  if (!args.input)
+    return missing("input");
+  if (!args.filter)
+    return missing("filter");
+  if (!args.output)
+    return missing("output");
+  if (spec.hasBias && !args.bias)
+    return missing("bias");
+  if (spec.hasResidual && !args.residual)
+    return missing("residual");
+  std::vector<void *> buffers = {const_cast<void *>(args.input),
+                                 const_cast<void *>(args.filter)};
+  if (spec.hasBias)
+    buffers.push_back(const_cast<void *>(args.bias));
+  if (spec.hasResidual)
+    buffers.push_back(const_cast<void *>(args.residual));
+  buffers.push_back(args.output);
+  std::vector<double> scalars;
+  if (spec.inputQuantBlockSize)
+    scalars.push_back(args.amax);
+  return function->call(buffers, scalars);
+}
+
+//===----------------------------------------------------------------------===//
+// CompiledFunction
+//===----------------------------------------------------------------------===//
+
+CompiledFunction::CompiledFunction(std::vector<Argument> arguments,
+                                   std::unique_ptr<JitFunction> function)
+    : arguments(std::move(arguments)), function(std::move(function)) {}
+
+CompiledFunction::~CompiledFunction() = default;
+
+llvm::Error CompiledFunction::run(llvm::ArrayRef<void *> buffers,
+                                  llvm::ArrayRef<double> scalars) const {
+  return function->call(buffers, scalars);
+}
+
+//===----------------------------------------------------------------------===//
+// Engine
+//===----------------------------------------------------------------------===//
+
+struct Engine::Impl {
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    return registry;
+  }
+
+  Impl() : context(makeRegistry()) {}
+
+  MLIRContext context;
+  /// One compilation at a time on the shared context.
+  std::mutex mutex;
+};
+
+Engine::Engine() {
+  static std::once_flag once;
+  std::call_once(once, [] { registerAllPasses(); });
+  impl = std::make_unique<Impl>();
+}
+
+Engine::~Engine() = default;
+
+MLIRContext &Engine::getContext() { return impl->context; }
+
+llvm::Expected<std::shared_ptr<const CompiledConv>>
+Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
+  if (llvm::Error error = spec.validate())
+    return std::move(error);
+  if (llvm::Error error = checkTarget(options))
+    return std::move(error);
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  auto start = std::chrono::steady_clock::now();
+  OwningOpRef<ModuleOp> module = buildConvModule(&impl->context, spec);
+  if (llvm::Error error = runPipeline(
+          impl->context, *module,
+          [&](OpPassManager &pm) { buildConv3dCpuPipeline(pm, options); },
+          "compiling " + spec.describe() + " (" + options.describe() + ")"))
+    return std::move(error);
+  CompileStats stats;
+  stats.pipelineMillis = millisSince(start);
+  auto jitStart = std::chrono::steady_clock::now();
+  auto function =
+      JitFunction::create(*module, kConvFunctionName, convArguments(spec));
+  if (!function)
+    return function.takeError();
+  stats.jitMillis = millisSince(jitStart);
+  stats.totalMillis = millisSince(start);
+  return std::make_shared<const CompiledConv>(spec, options,
+                                              std::move(*function), stats);
+}
+
+llvm::Expected<std::string> Engine::emit(const ConvSpec &spec,
+                                         const CompileOptions &options,
+                                         EmitStage stage) {
+  if (llvm::Error error = spec.validate())
+    return std::move(error);
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  OwningOpRef<ModuleOp> module = buildConvModule(&impl->context, spec);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (stage == EmitStage::Mlir) {
+    module->print(os);
+    return text;
+  }
+  if (llvm::Error error = runPipeline(
+          impl->context, *module,
+          [&](OpPassManager &pm) {
+            if (stage == EmitStage::Lowered)
+              buildConv3dCpuLoweringPipeline(pm, options);
+            else
+              buildConv3dCpuPipeline(pm, options);
+          },
+          "compiling " + spec.describe()))
+    return std::move(error);
+  if (stage == EmitStage::Lowered) {
+    module->print(os);
+    return text;
+  }
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext);
+  if (!llvmModule)
+    return llvm::createStringError("translation to LLVM IR failed");
+  llvmModule->print(os, nullptr);
+  return text;
+}
+
+llvm::Expected<HostTensor> Engine::quantizeFilter(const ConvSpec &spec,
+                                                  const HostTensor &filter,
+                                                  int64_t blockSize,
+                                                  float amax) {
+  if (llvm::Error error = spec.validate())
+    return std::move(error);
+  if (filter.type != spec.inputType || filter.shape != spec.filterShape())
+    return llvm::createStringError(
+        "filter buffer does not match the spec's filter shape and dtype");
+  std::unique_ptr<JitFunction> function;
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    OwningOpRef<ModuleOp> module =
+        buildFilterQuantizeModule(&impl->context, spec, blockSize);
+    CompileOptions options;
+    options.lowering = CpuLowering::Reference;
+    if (llvm::Error error = runPipeline(
+            impl->context, *module,
+            [&](OpPassManager &pm) { buildConv3dCpuPipeline(pm, options); },
+            "compiling the filter quantization"))
+      return std::move(error);
+    auto created = JitFunction::create(
+        *module, kQuantizeFunctionName,
+        {{JitArgument::Kind::Buffer, spec.filterShape()},
+         {JitArgument::Kind::F32, {}},
+         {JitArgument::Kind::Buffer, spec.filterShape()}});
+    if (!created)
+      return created.takeError();
+    function = std::move(*created);
+  }
+  HostTensor out = HostTensor::zeros(filter.type, filter.shape);
+  if (llvm::Error error = function->call(
+          {const_cast<void *>(filter.data()), out.data()}, {amax}))
+    return std::move(error);
+  return out;
+}
+
+/// The ElementType of a float type, if it is one the runtime handles.
+static std::optional<ElementType> toElementType(Type type) {
+  if (type.isBF16())
+    return ElementType::bf16;
+  if (type.isF16())
+    return ElementType::f16;
+  if (type.isF32())
+    return ElementType::f32;
+  return std::nullopt;
+}
+
+llvm::Expected<std::unique_ptr<CompiledFunction>>
+Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
+                        const CompileOptions &options) {
+  if (llvm::Error error = checkTarget(options))
+    return std::move(error);
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  MLIRContext &context = impl->context;
+  DiagnosticCollector parseDiagnostics(context);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  if (!module)
+    return parseDiagnostics.error("cannot parse the module");
+  auto func = module->lookupSymbol<func::FuncOp>(entry);
+  if (!func)
+    return llvm::createStringError("no function '" + entry.str() +
+                                   "' in the module");
+  if (func.isExternal())
+    return llvm::createStringError("function '" + entry.str() +
+                                   "' has no body");
+  unsigned numInputs = func.getNumArguments();
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+
+  PipelineOptions pipeline = options;
+  pipeline.resultsToOutParams = true;
+  if (llvm::Error error = runPipeline(
+          context, *module,
+          [&](OpPassManager &pm) {
+            buildConv3dCpuLoweringPipeline(pm, pipeline);
+          },
+          "compiling function '" + entry.str() + "'"))
+    return std::move(error);
+
+  // After bufferization every tensor is a memref and every memref result a
+  // trailing out-parameter.
+  func = module->lookupSymbol<func::FuncOp>(entry);
+  if (func.getNumResults() != 0)
+    return llvm::createStringError(
+        "function '" + entry.str() +
+        "' returns scalars; only tensor and memref results are supported");
+  std::vector<CompiledFunction::Argument> arguments;
+  std::vector<JitArgument> jitArguments;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    CompiledFunction::Argument arg;
+    arg.isResult = i >= numInputs;
+    if (auto memref = dyn_cast<MemRefType>(type)) {
+      std::optional<ElementType> elem = toElementType(memref.getElementType());
+      if (!elem || !memref.hasStaticShape() ||
+          !memref.getLayout().isIdentity())
+        return llvm::createStringError(
+            llvm::formatv("argument {0} of '{1}' has type {2}; only "
+                          "static, contiguous bf16/f16/f32 buffers are "
+                          "supported",
+                          i, entry, type)
+                .str());
+      arg.type = *elem;
+      arg.shape.assign(memref.getShape().begin(), memref.getShape().end());
+      jitArguments.push_back({JitArgument::Kind::Buffer, arg.shape});
+    } else if (type.isF32()) {
+      arg.isBuffer = false;
+      jitArguments.push_back({JitArgument::Kind::F32, {}});
+    } else if (type.isIndex() || type.isInteger(64)) {
+      arg.isBuffer = false;
+      jitArguments.push_back({JitArgument::Kind::I64, {}});
+    } else {
+      return llvm::createStringError(
+          llvm::formatv("argument {0} of '{1}' has unsupported type {2}", i,
+                        entry, type)
+              .str());
+    }
+    arguments.push_back(std::move(arg));
+  }
+
+  if (llvm::Error error = runPipeline(
+          context, *module,
+          [&](OpPassManager &pm) { buildConv3dHostToLLVMPipeline(pm); },
+          "lowering function '" + entry.str() + "' to LLVM"))
+    return std::move(error);
+  auto function = JitFunction::create(*module, entry, std::move(jitArguments));
+  if (!function)
+    return function.takeError();
+  return std::make_unique<CompiledFunction>(std::move(arguments),
+                                            std::move(*function));
+}

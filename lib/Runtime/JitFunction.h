@@ -1,0 +1,48 @@
+//===- JitFunction.h - one JIT-compiled C-interface function ----*- C++ -*-===//
+
+#ifndef CONV3D_LIB_RUNTIME_JITFUNCTION_H
+#define CONV3D_LIB_RUNTIME_JITFUNCTION_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace mlir::conv3d {
+
+/// How one argument of a JIT-compiled function is passed.
+struct JitArgument {
+  enum class Kind { Buffer, F32, I64 } kind = Kind::Buffer;
+  std::vector<int64_t> shape; ///< buffers: static, row-major contiguous
+};
+
+/// A function with `llvm.emit_c_interface` in an LLVM-dialect module,
+/// compiled by mlir::ExecutionEngine and called through its packed wrapper.
+class JitFunction {
+public:
+  /// Compiles `module` (LLVM dialect) and looks up `name`.
+  static llvm::Expected<std::unique_ptr<JitFunction>>
+  create(ModuleOp module, llvm::StringRef name,
+         std::vector<JitArgument> arguments);
+  ~JitFunction();
+
+  /// `buffers` holds one data pointer per buffer argument, `scalars` one
+  /// value per scalar argument, both in argument order.
+  llvm::Error call(llvm::ArrayRef<void *> buffers,
+                   llvm::ArrayRef<double> scalars) const;
+
+private:
+  JitFunction() = default;
+  std::unique_ptr<ExecutionEngine> engine;
+  void (*entry)(void **) = nullptr;
+  std::vector<JitArgument> arguments;
+};
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_LIB_RUNTIME_JITFUNCTION_H

@@ -1,0 +1,371 @@
+//===- Flags.cpp - conv3d-run command line --------------------------------===//
+//
+// The flags are an interface scripts rely on: names and meanings are fixed
+// by the project's issues and documented in README.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Flags.h"
+
+#include "conv3d/IR/Conv3dAttrs.h"
+#include "conv3d/Runtime/BenchmarkSuite.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir::conv3d;
+namespace cl = llvm::cl;
+
+namespace {
+cl::OptionCategory runCategory("conv3d-run options");
+cl::OptionCategory specCategory("Convolution (spec mode)");
+cl::OptionCategory compileCategory("Compilation");
+cl::OptionCategory moduleCategory("Module mode");
+
+cl::opt<std::string> target("target", cl::desc("cpu (sm80, sm90, sm100: GPU "
+                                                "targets)"),
+                            cl::init("cpu"), cl::cat(compileCategory));
+cl::opt<std::string> dtype("dtype",
+                           cl::desc("Input and filter dtype: bf16, f16, f32"),
+                           cl::init("bf16"), cl::cat(specCategory));
+cl::opt<std::string>
+    outputDtype("output-dtype",
+                cl::desc("Output dtype: bf16, f16, f32 (default: --dtype)"),
+                cl::cat(specCategory));
+cl::opt<std::string> inputShape("input-shape",
+                                cl::desc("Input shape N,D,H,W,C (NDHWC)"),
+                                cl::cat(specCategory));
+cl::opt<std::string> filterShape(
+    "filter-shape", cl::desc("Filter shape Q,R,S,C,F (whatever the layout)"),
+    cl::cat(specCategory));
+cl::opt<std::string> filterLayout("filter-layout",
+                                  cl::desc("Filter layout: qrscf or fqrsc"),
+                                  cl::init("qrscf"), cl::cat(specCategory));
+cl::opt<std::string> stride("stride", cl::desc("Strides d,h,w"),
+                            cl::init("1,1,1"), cl::cat(specCategory));
+cl::opt<std::string> dilation("dilation", cl::desc("Dilations d,h,w"),
+                              cl::init("1,1,1"), cl::cat(specCategory));
+cl::opt<std::string>
+    padding("padding",
+            cl::desc("Padding dlo,dhi,hlo,hhi,wlo,whi (causal: 2,0,...)"),
+            cl::init("0,0,0,0,0,0"), cl::cat(specCategory));
+cl::opt<bool> bias("bias", cl::desc("Add a per-filter f32 bias"),
+                   cl::cat(specCategory));
+cl::opt<std::string>
+    activation("activation",
+               cl::desc("Fused activation: none, relu, silu, gelu_tanh"),
+               cl::init("none"), cl::cat(specCategory));
+cl::opt<bool> residual("residual",
+                       cl::desc("Add a residual of the output's shape"),
+                       cl::cat(specCategory));
+cl::opt<bool> accumulate(
+    "accumulate",
+    cl::desc("Accumulate onto the output buffer (result = output + conv)"),
+    cl::cat(specCategory));
+cl::opt<std::string>
+    quantizeInput("quantize-input",
+                  cl::desc("Fake-quantize the input operand: nvfp4"),
+                  cl::cat(specCategory));
+cl::opt<float> amax("amax",
+                    cl::desc("NVFP4 amax of the input (default: max |x|)"),
+                    cl::cat(specCategory));
+cl::opt<int> blockSize("block-size",
+                       cl::desc("NVFP4 block size: 16, 32, 64, 128, 256"),
+                       cl::init(16), cl::cat(specCategory));
+cl::opt<std::string> quantizeFilter(
+    "quantize-filter",
+    cl::desc("Quantize the filter offline (in the K order per output "
+             "channel) before running: nvfp4"),
+    cl::cat(specCategory));
+cl::opt<float> filterAmax("filter-amax",
+                          cl::desc("NVFP4 amax of the filter (default: max "
+                                   "|w|)"),
+                          cl::cat(specCategory));
+cl::opt<std::string> preset("preset",
+                            cl::desc("Take the shape from --suite by name"),
+                            cl::cat(specCategory));
+cl::opt<std::string> suite("suite", cl::desc("Benchmark suite JSON"),
+                           cl::init("bench/shapes.json"),
+                           cl::cat(specCategory));
+cl::opt<std::string> inputFile("input",
+                               cl::desc("Input data (.npy, float32/64)"),
+                               cl::cat(specCategory));
+cl::opt<std::string> filterFile("filter",
+                                cl::desc("Filter data (.npy, float32/64)"),
+                                cl::cat(specCategory));
+cl::opt<std::string> outputFile("output",
+                                cl::desc("Write the output (.npy, float32)"),
+                                cl::cat(runCategory));
+
+cl::opt<std::string> lowering(
+    "lowering",
+    cl::desc("CPU computation: igemm (implicit-GEMM tiles) or reference "
+             "(direct loops)"),
+    cl::init("igemm"), cl::cat(compileCategory));
+cl::opt<std::string> config(
+    "config",
+    cl::desc("Force a tile config: tile_m=..,tile_n=..,tile_k=..[,stages=..,"
+             "warps_m=..,warps_n=..,k_order=taps_outer|qslice_outer,"
+             "split_k=..]"),
+    cl::cat(compileCategory));
+cl::opt<std::string> qslice("qslice",
+                            cl::desc("Q-slice decomposition: none, fused, "
+                                     "separate"),
+                            cl::init("none"), cl::cat(compileCategory));
+cl::opt<std::string>
+    quantPlacement("quant-placement",
+                   cl::desc("NVFP4 placement: auto (cost model), tile, "
+                            "prepass"),
+                   cl::init("auto"), cl::cat(compileCategory));
+cl::opt<std::string> emit(
+    "emit",
+    cl::desc("Print a stage instead of running: mlir (the conv3d module), "
+             "lowered (after the conv3d passes), llvm (LLVM IR)"),
+    cl::cat(compileCategory));
+
+cl::opt<bool> check("check",
+                    cl::desc("Compare with the reference; exit 1 if the "
+                             "relative L2 error exceeds the dtype's "
+                             "tolerance"),
+                    cl::init(true), cl::cat(runCategory));
+cl::opt<int> repeat("repeat", cl::desc("Timed runs (median reported)"),
+                    cl::init(1), cl::cat(runCategory));
+cl::opt<bool> json("json", cl::desc("Print one JSON result line"),
+                   cl::cat(runCategory));
+cl::opt<unsigned long long> seed("seed", cl::desc("Random data seed"),
+                                 cl::init(1), cl::cat(runCategory));
+cl::opt<bool> quiet("quiet", cl::desc("No progress messages on stderr"),
+                    cl::cat(runCategory));
+
+cl::opt<std::string> moduleFile("module",
+                                cl::desc("Run a function of this .mlir file"),
+                                cl::cat(moduleCategory));
+cl::opt<std::string> entry("entry", cl::desc("Function to run"),
+                           cl::init("main"), cl::cat(moduleCategory));
+cl::list<std::string>
+    args("arg",
+         cl::desc("Argument: .npy file for a buffer, a number for a scalar "
+                  "(repeat in order)"),
+         cl::cat(moduleCategory));
+cl::list<std::string> results("result",
+                              cl::desc("Write result i to this .npy file "
+                                       "(repeat in order)"),
+                              cl::cat(moduleCategory));
+} // namespace
+
+static llvm::Error flagError(llvm::StringRef flag, const llvm::Twine &what) {
+  return llvm::createStringError(("--" + flag + ": " + what).str());
+}
+
+/// Parses `count` comma-separated integers.
+static llvm::Expected<std::vector<int64_t>>
+parseInts(llvm::StringRef flag, llvm::StringRef text, size_t count) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ',');
+  if (parts.size() != count)
+    return flagError(flag, llvm::formatv("expected {0} comma-separated "
+                                         "integers, got '{1}'",
+                                         count, text));
+  std::vector<int64_t> values;
+  for (llvm::StringRef part : parts) {
+    int64_t value;
+    if (part.trim().getAsInteger(10, value))
+      return flagError(flag, "'" + part + "' is not an integer");
+    values.push_back(value);
+  }
+  return values;
+}
+
+static llvm::Expected<ElementType> parseDtype(llvm::StringRef flag,
+                                              llvm::StringRef text) {
+  if (std::optional<ElementType> type = parseElementType(text))
+    return *type;
+  return flagError(flag, "expected bf16, f16 or f32, got '" + text + "'");
+}
+
+static llvm::Error checkChoice(llvm::StringRef flag, llvm::StringRef value,
+                               llvm::ArrayRef<llvm::StringRef> choices) {
+  if (llvm::is_contained(choices, value))
+    return llvm::Error::success();
+  return flagError(flag, "expected one of " + llvm::join(choices, ", ") +
+                             ", got '" + value + "'");
+}
+
+/// Fills the geometry from --preset or the shape flags.
+static llvm::Error parseGeometry(conv3d_run::RunRequest &request) {
+  ConvSpec &spec = request.spec;
+  if (!preset.empty()) {
+    if (!inputShape.empty() || !filterShape.empty())
+      return flagError("preset", "cannot be combined with --input-shape or "
+                                 "--filter-shape");
+    llvm::Expected<BenchmarkShape> shape = loadBenchmarkShape(suite, preset);
+    if (!shape)
+      return shape.takeError();
+    spec.geometry = shape->geometry;
+    request.presetName = shape->name;
+    return llvm::Error::success();
+  }
+  if (inputShape.empty() || filterShape.empty())
+    return llvm::createStringError(
+        "give --input-shape and --filter-shape, or --preset (see --help)");
+  auto in = parseInts("input-shape", inputShape, 5);
+  if (!in)
+    return in.takeError();
+  auto w = parseInts("filter-shape", filterShape, 5);
+  if (!w)
+    return w.takeError();
+  auto s = parseInts("stride", stride, 3);
+  if (!s)
+    return s.takeError();
+  auto d = parseInts("dilation", dilation, 3);
+  if (!d)
+    return d.takeError();
+  auto p = parseInts("padding", padding, 6);
+  if (!p)
+    return p.takeError();
+  if ((*w)[3] != (*in)[4])
+    return flagError("filter-shape",
+                     llvm::formatv("filter has C = {0} but the input has C "
+                                   "= {1}",
+                                   (*w)[3], (*in)[4]));
+  ConvGeometry &g = spec.geometry;
+  g.batch = (*in)[0];
+  g.inputSize = {(*in)[1], (*in)[2], (*in)[3]};
+  g.channels = (*in)[4];
+  g.window = {(*w)[0], (*w)[1], (*w)[2]};
+  g.filters = (*w)[4];
+  g.strides = {(*s)[0], (*s)[1], (*s)[2]};
+  g.dilations = {(*d)[0], (*d)[1], (*d)[2]};
+  g.padLow = {(*p)[0], (*p)[2], (*p)[4]};
+  g.padHigh = {(*p)[1], (*p)[3], (*p)[5]};
+  return llvm::Error::success();
+}
+
+llvm::Expected<conv3d_run::RunRequest>
+conv3d_run::parseCommandLine(int argc, char **argv) {
+  cl::HideUnrelatedOptions({&runCategory, &specCategory, &compileCategory,
+                            &moduleCategory});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "conv3d-run: compile a 3-D convolution, run it on random or given "
+      "data, check it against the reference and time it.\n\n"
+      "  conv3d-run --input-shape=1,10,32,32,64 --filter-shape=3,3,3,64,64 \\\n"
+      "             --padding=2,0,1,1,1,1 --dtype=bf16 --repeat=5\n"
+      "  conv3d-run --preset=wan_mid_full --suite=bench/shapes.json\n"
+      "  conv3d-run --module=f.mlir --entry=main --arg=a.npy --result=r.npy\n\n"
+      "Exit status: 0 success, 1 check failed, 2 bad flags, impossible "
+      "geometry or compile error.\n");
+
+  RunRequest request;
+  request.check = check;
+  request.repeat = repeat;
+  request.json = json;
+  request.emit = emit;
+  request.seed = seed;
+  request.quiet = quiet || json;
+  if (repeat < 1)
+    return flagError("repeat", "must be at least 1");
+  if (!emit.empty())
+    if (llvm::Error e = checkChoice("emit", emit, {"mlir", "lowered", "llvm"}))
+      return std::move(e);
+
+  CompileOptions &options = request.options;
+  std::optional<Target> parsedTarget = parseTarget(target);
+  if (!parsedTarget)
+    return flagError("target", "expected cpu, sm80, sm90 or sm100, got '" +
+                                   target + "'");
+  options.target = *parsedTarget;
+  if (llvm::Error e = checkChoice("lowering", lowering, {"igemm", "reference"}))
+    return std::move(e);
+  options.lowering = lowering == "reference" ? CpuLowering::Reference
+                                             : CpuLowering::ImplicitGemm;
+  if (llvm::Error e =
+          checkChoice("qslice", qslice, {"none", "fused", "separate"}))
+    return std::move(e);
+  options.qslice = qslice;
+  if (llvm::Error e = checkChoice("quant-placement", quantPlacement,
+                                  {"auto", "tile", "prepass"}))
+    return std::move(e);
+  options.quantPlacement = quantPlacement;
+  if (!config.empty()) {
+    // Validate here so a typo is a flag error, not a compile error.
+    mlir::MLIRContext context;
+    std::string error;
+    if (!parseIGemmConfig(&context, config, error))
+      return flagError("config", error);
+    options.config = config;
+  }
+
+  if (!moduleFile.empty()) {
+    request.modulePath = moduleFile;
+    request.entry = entry;
+    request.argPaths.assign(args.begin(), args.end());
+    request.resultPaths.assign(results.begin(), results.end());
+    return request;
+  }
+  if (!args.empty() || !results.empty())
+    return flagError("arg", "--arg and --result need --module");
+
+  ConvSpec &spec = request.spec;
+  if (llvm::Error e = parseGeometry(request))
+    return std::move(e);
+  auto in = parseDtype("dtype", dtype);
+  if (!in)
+    return in.takeError();
+  spec.inputType = *in;
+  auto out = parseDtype("output-dtype", outputDtype.empty()
+                                            ? std::string(dtype)
+                                            : std::string(outputDtype));
+  if (!out)
+    return out.takeError();
+  spec.outputType = *out;
+  if (filterLayout == "qrscf")
+    spec.filterLayout = FilterLayout::qrscf;
+  else if (filterLayout == "fqrsc")
+    spec.filterLayout = FilterLayout::fqrsc;
+  else
+    return flagError("filter-layout",
+                     "expected qrscf or fqrsc, got '" + filterLayout + "'");
+  std::optional<Activation> act = symbolizeActivation(activation);
+  if (!act)
+    return flagError("activation", "expected none, relu, silu or gelu_tanh, "
+                                   "got '" +
+                                       activation + "'");
+  spec.activation = *act;
+  spec.hasBias = bias;
+  spec.hasResidual = residual;
+  spec.accumulate = accumulate;
+  if (!quantizeInput.empty()) {
+    if (quantizeInput != "nvfp4")
+      return flagError("quantize-input",
+                       "expected nvfp4, got '" + quantizeInput + "'");
+    spec.inputQuantBlockSize = blockSize;
+    if (amax.getNumOccurrences())
+      request.amax = amax;
+  }
+  if (!quantizeFilter.empty()) {
+    if (quantizeFilter != "nvfp4")
+      return flagError("quantize-filter",
+                       "expected nvfp4, got '" + quantizeFilter + "'");
+    request.filterQuantBlockSize = blockSize;
+    if (filterAmax.getNumOccurrences())
+      request.filterAmax = filterAmax;
+  }
+  auto checkAmax = [](llvm::StringRef flag,
+                      std::optional<float> value) -> llvm::Error {
+    if (value && !(*value >= 0.0f && std::isfinite(*value)))
+      return flagError(flag, "must be a finite value >= 0");
+    return llvm::Error::success();
+  };
+  if (llvm::Error e = checkAmax("amax", request.amax))
+    return std::move(e);
+  if (llvm::Error e = checkAmax("filter-amax", request.filterAmax))
+    return std::move(e);
+  if (llvm::Error e = spec.validate())
+    return std::move(e);
+  request.inputPath = inputFile;
+  request.filterPath = filterFile;
+  request.outputPath = outputFile;
+  return request;
+}

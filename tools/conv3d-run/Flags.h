@@ -1,0 +1,48 @@
+//===- Flags.h - conv3d-run command line ------------------------*- C++ -*-===//
+
+#ifndef CONV3D_TOOLS_CONV3D_RUN_FLAGS_H
+#define CONV3D_TOOLS_CONV3D_RUN_FLAGS_H
+
+#include "conv3d/Runtime/ConvSpec.h"
+
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace conv3d_run {
+
+/// Exit statuses, documented in --help.
+enum ExitCode { kOk = 0, kCheckFailed = 1, kUsageError = 2 };
+
+/// What the command line asks for, after parsing and validation.
+struct RunRequest {
+  // Spec mode.
+  mlir::conv3d::ConvSpec spec;
+  mlir::conv3d::CompileOptions options;
+  std::string presetName;
+  std::string inputPath, filterPath, outputPath;
+  std::optional<float> amax;
+  std::optional<int64_t> filterQuantBlockSize;
+  std::optional<float> filterAmax;
+  // Module mode.
+  std::string modulePath, entry;
+  std::vector<std::string> argPaths, resultPaths;
+  // Both.
+  bool check = true;
+  int repeat = 1;
+  bool json = false;
+  std::string emit;
+  uint64_t seed = 0;
+  bool quiet = false;
+
+  bool isModuleMode() const { return !modulePath.empty(); }
+};
+
+/// Parses argv (llvm::cl) into a request; errors name the offending flag.
+llvm::Expected<RunRequest> parseCommandLine(int argc, char **argv);
+
+} // namespace conv3d_run
+
+#endif // CONV3D_TOOLS_CONV3D_RUN_FLAGS_H

@@ -1,0 +1,131 @@
+//===- ModuleRunner.cpp - conv3d-run on a function of an .mlir file -------===//
+
+#include "Runners.h"
+
+#include "conv3d/Runtime/Engine.h"
+#include "conv3d/Support/Npy.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir::conv3d;
+using namespace conv3d_run;
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "conv3d-run: error: " << message << "\n";
+  return kUsageError;
+}
+
+static std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (int64_t s : shape)
+    text += (text.empty() ? "" : "x") + std::to_string(s);
+  return text.empty() ? "scalar" : text;
+}
+
+int conv3d_run::runModule(const RunRequest &request) {
+  auto file = llvm::MemoryBuffer::getFile(request.modulePath);
+  if (!file)
+    return fail("cannot read '" + request.modulePath +
+                "': " + file.getError().message());
+  Engine engine;
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<std::unique_ptr<CompiledFunction>> function =
+      engine.compileFunction((*file)->getBuffer(), request.entry,
+                             request.options);
+  if (!function)
+    return fail(llvm::toString(function.takeError()));
+  double compileMillis = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+
+  const auto &arguments = (*function)->getArguments();
+  size_t numInputs = 0, numResults = 0;
+  for (const auto &arg : arguments)
+    (arg.isResult ? numResults : numInputs)++;
+  if (request.argPaths.size() != numInputs)
+    return fail(llvm::formatv("'{0}' takes {1} arguments, {2} --arg given",
+                              request.entry, numInputs,
+                              request.argPaths.size()));
+  if (request.resultPaths.size() > numResults)
+    return fail(llvm::formatv("'{0}' has {1} results, {2} --result given",
+                              request.entry, numResults,
+                              request.resultPaths.size()));
+
+  std::vector<HostTensor> tensors;
+  tensors.reserve(arguments.size());
+  std::vector<void *> buffers;
+  std::vector<double> scalars;
+  size_t nextArg = 0;
+  for (auto [i, arg] : llvm::enumerate(arguments)) {
+    if (!arg.isBuffer) {
+      double value;
+      if (llvm::StringRef(request.argPaths[nextArg]).getAsDouble(value))
+        return fail(llvm::formatv("argument {0} is a scalar; --arg '{1}' is "
+                                  "not a number",
+                                  i, request.argPaths[nextArg]));
+      ++nextArg;
+      scalars.push_back(value);
+      continue;
+    }
+    if (arg.isResult) {
+      tensors.push_back(HostTensor::zeros(arg.type, arg.shape));
+      fillPoison(tensors.back());
+    } else {
+      llvm::Expected<HostTensor> tensor =
+          readNpy(request.argPaths[nextArg++], arg.type);
+      if (!tensor)
+        return fail(llvm::toString(tensor.takeError()));
+      if (tensor->shape != arg.shape)
+        return fail(llvm::formatv("argument {0} needs shape {1}, '{2}' has "
+                                  "{3}",
+                                  i, formatShape(arg.shape),
+                                  request.argPaths[nextArg - 1],
+                                  formatShape(tensor->shape)));
+      tensors.push_back(std::move(*tensor));
+    }
+    buffers.push_back(tensors.back().data());
+  }
+
+  std::vector<double> times;
+  for (int i = 0; i < request.repeat; ++i) {
+    auto runStart = std::chrono::steady_clock::now();
+    if (llvm::Error error = (*function)->run(buffers, scalars))
+      return fail(llvm::toString(std::move(error)));
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - runStart)
+                        .count());
+  }
+
+  size_t nextResult = 0, nextTensor = 0;
+  for (const auto &arg : arguments) {
+    if (!arg.isBuffer)
+      continue;
+    const HostTensor &tensor = tensors[nextTensor++];
+    if (!arg.isResult)
+      continue;
+    if (nextResult < request.resultPaths.size()) {
+      const std::string &path = request.resultPaths[nextResult];
+      if (llvm::Error error = writeNpyF32(path, tensor))
+        return fail(llvm::toString(std::move(error)));
+      if (!request.quiet)
+        llvm::errs() << "conv3d-run: wrote result " << nextResult << " ("
+                     << formatShape(arg.shape) << ") to " << path << "\n";
+    }
+    ++nextResult;
+  }
+  if (request.json)
+    llvm::outs() << llvm::formatv("{{\"status\":\"ok\",\"entry\":\"{0}\","
+                                  "\"compile_ms\":{1},\"run_ms\":{2}}\n",
+                                  request.entry, compileMillis,
+                                  median(times));
+  else
+    llvm::outs() << llvm::formatv("{0}: compile {1:f1} ms, run {2:f3} ms "
+                                  "(median of {3})\n",
+                                  request.entry, compileMillis, median(times),
+                                  request.repeat);
+  return kOk;
+}

@@ -1,0 +1,21 @@
+//===- Runners.h - the two modes of conv3d-run ------------------*- C++ -*-===//
+
+#ifndef CONV3D_TOOLS_CONV3D_RUN_RUNNERS_H
+#define CONV3D_TOOLS_CONV3D_RUN_RUNNERS_H
+
+#include "Flags.h"
+
+namespace conv3d_run {
+
+/// Compiles the spec, runs it on random or given data, checks and times it.
+int runSpec(const RunRequest &request);
+
+/// Runs a function of an .mlir file on .npy arguments.
+int runModule(const RunRequest &request);
+
+/// Median of run times in milliseconds.
+double median(std::vector<double> values);
+
+} // namespace conv3d_run
+
+#endif // CONV3D_TOOLS_CONV3D_RUN_RUNNERS_H

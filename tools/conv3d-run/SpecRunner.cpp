@@ -1,0 +1,231 @@
+//===- SpecRunner.cpp - conv3d-run on a convolution spec ------------------===//
+
+#include "Runners.h"
+
+#include "conv3d/Quant/NVFP4Reference.h"
+#include "conv3d/Reference/ReferenceConv.h"
+#include "conv3d/Runtime/Engine.h"
+#include "conv3d/Support/Npy.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace mlir::conv3d;
+using namespace conv3d_run;
+
+double conv3d_run::median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+static int fail(const llvm::Twine &message, int code = kUsageError) {
+  llvm::errs() << "conv3d-run: error: " << message << "\n";
+  return code;
+}
+
+static void progress(const RunRequest &request, const llvm::Twine &message) {
+  if (!request.quiet)
+    llvm::errs() << "conv3d-run: " << message << "\n";
+}
+
+/// Loads `path` as `type` with `shape`, or makes random normal data.
+static llvm::Expected<HostTensor> loadOrRandom(const std::string &path,
+                                               llvm::StringRef what,
+                                               ElementType type,
+                                               const std::vector<int64_t> &shape,
+                                               uint64_t seed, double stddev) {
+  if (path.empty()) {
+    HostTensor tensor = HostTensor::zeros(type, shape);
+    fillRandomNormal(tensor, seed, stddev);
+    return tensor;
+  }
+  llvm::Expected<HostTensor> tensor = readNpy(path, type);
+  if (!tensor)
+    return tensor.takeError();
+  if (tensor->shape != shape) {
+    std::string expected, got;
+    for (int64_t s : shape)
+      expected += (expected.empty() ? "" : "x") + std::to_string(s);
+    for (int64_t s : tensor->shape)
+      got += (got.empty() ? "" : "x") + std::to_string(s);
+    return llvm::createStringError(what.str() + " file '" + path +
+                                   "' has shape " + got + ", expected " +
+                                   expected);
+  }
+  return tensor;
+}
+
+static float maxAbs(const HostTensor &tensor) {
+  double result = 0;
+  for (int64_t i = 0, e = tensor.numElements(); i < e; ++i)
+    if (std::isfinite(tensor.get(i)))
+      result = std::max(result, std::fabs(tensor.get(i)));
+  return static_cast<float>(result);
+}
+
+namespace {
+struct Measurement {
+  double compileMillis = 0;
+  double runMillis = 0;
+  std::optional<double> relativeError;
+  double tolerance = 0;
+  bool passed = true;
+};
+} // namespace
+
+static void printResult(const RunRequest &request, const Measurement &m) {
+  const ConvSpec &spec = request.spec;
+  double gflops = spec.geometry.flops() / (m.runMillis * 1e6);
+  if (request.json) {
+    llvm::json::Object object{
+        {"status", m.passed ? "ok" : "check_failed"},
+        {"spec", spec.describe()},
+        {"options", request.options.describe()},
+        {"compile_ms", m.compileMillis},
+        {"run_ms", m.runMillis},
+        {"repeat", request.repeat},
+        {"gflops", gflops}};
+    if (!request.presetName.empty())
+      object["preset"] = request.presetName;
+    if (m.relativeError) {
+      object["rel_l2"] = *m.relativeError;
+      object["tolerance"] = m.tolerance;
+    }
+    llvm::outs() << llvm::json::Value(std::move(object)) << "\n";
+    return;
+  }
+  llvm::outs() << "conv: " << spec.describe() << "\n";
+  llvm::outs() << "options: " << request.options.describe() << "\n";
+  llvm::outs() << llvm::formatv("compile: {0:f1} ms\n", m.compileMillis);
+  llvm::outs() << llvm::formatv("run: {0:f3} ms (median of {1}), {2:f2} "
+                                "GFLOP/s\n",
+                                m.runMillis, request.repeat, gflops);
+  if (m.relativeError)
+    llvm::outs() << llvm::formatv(
+        "check: rel. L2 error {0:e3} vs reference (tolerance {1:e1}): {2}\n",
+        *m.relativeError, m.tolerance, m.passed ? "PASS" : "FAIL");
+}
+
+int conv3d_run::runSpec(const RunRequest &request) {
+  const ConvSpec &spec = request.spec;
+  Engine engine;
+  if (!request.emit.empty()) {
+    EmitStage stage = request.emit == "mlir"      ? EmitStage::Mlir
+                      : request.emit == "lowered" ? EmitStage::Lowered
+                                                  : EmitStage::Llvm;
+    llvm::Expected<std::string> text = engine.emit(spec, request.options, stage);
+    if (!text)
+      return fail(llvm::toString(text.takeError()));
+    llvm::outs() << *text;
+    return kOk;
+  }
+
+  // Data: given files or fresh random values (never zeros); the output is
+  // poisoned so that unwritten elements show as NaN.
+  uint64_t seed = request.seed;
+  double filterScale = 1.0 / std::sqrt(double(spec.geometry.gemmK()));
+  auto input = loadOrRandom(request.inputPath, "input", spec.inputType,
+                            spec.inputShape(), seed, 1.0);
+  if (!input)
+    return fail(llvm::toString(input.takeError()));
+  auto filter = loadOrRandom(request.filterPath, "filter", spec.inputType,
+                             spec.filterShape(), seed + 1, filterScale);
+  if (!filter)
+    return fail(llvm::toString(filter.takeError()));
+  HostTensor bias = HostTensor::zeros(ElementType::f32,
+                                      {spec.geometry.filters});
+  fillRandomNormal(bias, seed + 2, 0.5);
+  HostTensor residual = HostTensor::zeros(spec.outputType, spec.outputShape());
+  fillRandomNormal(residual, seed + 3, 1.0);
+  HostTensor init = HostTensor::zeros(spec.outputType, spec.outputShape());
+  if (spec.accumulate)
+    fillRandomNormal(init, seed + 4, 1.0);
+  else
+    fillPoison(init);
+  float amax = request.amax ? *request.amax : maxAbs(*input);
+
+  if (request.filterQuantBlockSize) {
+    float filterAmax = request.filterAmax ? *request.filterAmax : maxAbs(*filter);
+    progress(request, llvm::formatv("quantizing the filter (NVFP4, block "
+                                    "{0}, amax {1})",
+                                    *request.filterQuantBlockSize, filterAmax));
+    llvm::Expected<HostTensor> quantized = engine.quantizeFilter(
+        spec, *filter, *request.filterQuantBlockSize, filterAmax);
+    if (!quantized)
+      return fail(llvm::toString(quantized.takeError()));
+    // The offline quantization must match the reference quantizer exactly.
+    unsigned first = spec.filterLayout == FilterLayout::qrscf ? 0 : 1;
+    HostTensor expected = referenceQuantize(
+        *filter, *request.filterQuantBlockSize, filterAmax, first, first + 3);
+    if (expected.bytes != quantized->bytes)
+      return fail("offline filter quantization differs from the reference "
+                  "quantizer",
+                  kCheckFailed);
+    progress(request, "filter quantization matches the reference bit for bit");
+    *filter = std::move(*quantized);
+  }
+
+  progress(request, "compiling " + spec.describe());
+  llvm::Expected<std::shared_ptr<const CompiledConv>> conv =
+      engine.compile(spec, request.options);
+  if (!conv)
+    return fail(llvm::toString(conv.takeError()));
+  Measurement m;
+  m.compileMillis = (*conv)->getStats().totalMillis;
+  progress(request, llvm::formatv("compiled in {0:f1} ms", m.compileMillis));
+
+  HostTensor output = init;
+  ConvArgs args;
+  args.input = input->data();
+  args.filter = filter->data();
+  args.bias = spec.hasBias ? bias.data() : nullptr;
+  args.residual = spec.hasResidual ? residual.data() : nullptr;
+  args.amax = amax;
+  args.output = output.data();
+  if (llvm::Error error = (*conv)->run(args))
+    return fail(llvm::toString(std::move(error)));
+  HostTensor result = output;
+
+  std::vector<double> times;
+  for (int i = 0; i < request.repeat; ++i) {
+    if (spec.accumulate)
+      output.bytes = init.bytes;
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error error = (*conv)->run(args))
+      return fail(llvm::toString(std::move(error)));
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
+  m.runMillis = median(times);
+
+  if (request.check) {
+    progress(request, "checking against the reference");
+    ReferenceConvProblem problem;
+    problem.geometry = spec.geometry;
+    problem.filterLayout = spec.filterLayout;
+    problem.input = &*input;
+    problem.filter = &*filter;
+    problem.bias = spec.hasBias ? &bias : nullptr;
+    problem.residual = spec.hasResidual ? &residual : nullptr;
+    problem.init = spec.accumulate ? &init : nullptr;
+    problem.activation = spec.activation;
+    problem.inputQuantBlockSize = spec.inputQuantBlockSize;
+    problem.inputQuantAmax = amax;
+    std::vector<double> reference = referenceConv(problem);
+    m.relativeError = relativeL2Error(reference, result);
+    m.tolerance = defaultTolerance(spec.outputType);
+    m.passed = *m.relativeError <= m.tolerance;
+  }
+  if (!request.outputPath.empty())
+    if (llvm::Error error = writeNpyF32(request.outputPath, result))
+      return fail(llvm::toString(std::move(error)));
+  printResult(request, m);
+  return m.passed ? kOk : kCheckFailed;
+}

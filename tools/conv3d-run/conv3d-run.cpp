@@ -1,0 +1,27 @@
+//===- conv3d-run.cpp - compile, run, check and time a convolution --------===//
+//
+// The project's main job. Spec mode compiles a convolution described by
+// flags (or a preset of the benchmark suite), runs it on random or given
+// data, compares it with the independent reference and reports timing.
+// Module mode runs any function of an .mlir file on .npy arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Flags.h"
+#include "Runners.h"
+
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  llvm::Expected<conv3d_run::RunRequest> request =
+      conv3d_run::parseCommandLine(argc, argv);
+  if (!request) {
+    llvm::errs() << "conv3d-run: error: " << llvm::toString(request.takeError())
+                 << "\n";
+    return conv3d_run::kUsageError;
+  }
+  return request->isModuleMode() ? conv3d_run::runModule(*request)
+                                 : conv3d_run::runSpec(*request);
+}
