@@ -222,7 +222,7 @@ TEST(ElementType, RoundToF32IsFloatCast) {
   }
   EXPECT_TRUE(std::isinf(roundToElementType(1e300, ElementType::f32)));
   EXPECT_EQ(roundToElementType(1.0 + 0x1p-24, ElementType::f32), 1.0);
-  EXPECT_EQ(roundToElementType(1.0 + 0x1p-24 + 0x1p-60, ElementType::f32),
+  EXPECT_EQ(roundToElementType(1.0 + 0x1p-24 + 0x1p-40, ElementType::f32),
             1.0 + 0x1p-23);
   EXPECT_EQ(roundToElementType(0x1p-150, ElementType::f32), 0.0); // tie
   EXPECT_EQ(roundToElementType(0x1p-149, ElementType::f32), 0x1p-149);

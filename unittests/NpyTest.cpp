@@ -92,11 +92,12 @@ TEST(Npy, RoundTripsF32) {
 
   // The header is the one NumPy writes, and the data is 64-byte aligned.
   std::string contents = file.read();
-  ASSERT_EQ(contents.size(), 64u + 24 * 4);
+  ASSERT_EQ(contents.size(), 128u + 24 * 4);
   EXPECT_EQ(contents.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
   EXPECT_EQ(contents.substr(10, 62),
             "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4), }");
-  EXPECT_EQ(contents[63], '\n');
+  EXPECT_EQ(contents.find_first_not_of(' ', 72), 127u);
+  EXPECT_EQ(contents[127], '\n');
 
   llvm::Expected<HostTensor> read = readNpy(file.str(), ElementType::f32);
   ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());

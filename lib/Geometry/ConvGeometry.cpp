@@ -89,6 +89,37 @@ std::optional<std::string> ConvGeometry::validate() const {
         .str();
   if (batch != kDyn && batch <= 0)
     return llvm::formatv("batch size must be positive, got {0}", batch).str();
+  // Bounds that keep every derived size (padded extents, output sizes, GEMM
+  // M/N/K) far from int64 overflow.
+  constexpr int64_t kMaxExtent = int64_t(1) << 31;
+  constexpr int64_t kMaxParameter = int64_t(1) << 20;
+  auto tooLarge = [](llvm::StringRef what, int64_t value, int64_t limit) {
+    return llvm::formatv("{0} {1} exceeds the supported maximum {2}", what,
+                         value, limit)
+        .str();
+  };
+  if (channels > kMaxExtent)
+    return tooLarge("channel count", channels, kMaxExtent);
+  if (filters > kMaxExtent)
+    return tooLarge("filter count", filters, kMaxExtent);
+  if (batch != kDyn && batch > kMaxExtent)
+    return tooLarge("batch size", batch, kMaxExtent);
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    std::string name = kAxisNames[axis];
+    if (inputSize[axis] != kDyn && inputSize[axis] > kMaxExtent)
+      return tooLarge("input " + name, inputSize[axis], kMaxExtent);
+    if (window[axis] > kMaxParameter)
+      return tooLarge("filter window along " + name, window[axis],
+                      kMaxParameter);
+    if (strides[axis] > kMaxParameter)
+      return tooLarge("stride along " + name, strides[axis], kMaxParameter);
+    if (dilations[axis] > kMaxParameter)
+      return tooLarge("dilation along " + name, dilations[axis],
+                      kMaxParameter);
+    if (padLow[axis] > kMaxParameter || padHigh[axis] > kMaxParameter)
+      return tooLarge("padding along " + name,
+                      std::max(padLow[axis], padHigh[axis]), kMaxParameter);
+  }
   for (unsigned axis = 0; axis < 3; ++axis) {
     const char *name = kAxisNames[axis];
     if (window[axis] <= 0)
@@ -120,6 +151,20 @@ std::optional<std::string> ConvGeometry::validate() const {
                            "{1} but the padded input has {2}",
                            name, effectiveWindow(axis), padded)
           .str();
+  }
+  // Total sizes must fit comfortably in int64 (products of the bounded
+  // extents above can still overflow).
+  if (hasStaticShape()) {
+    double elements[3] = {
+        double(batch) * inputSize[0] * inputSize[1] * inputSize[2] * channels,
+        double(gemmM()) * filters, double(gemmK()) * filters};
+    const char *names[3] = {"input", "output", "filter"};
+    for (unsigned i = 0; i < 3; ++i)
+      if (elements[i] > 0x1p62)
+        return llvm::formatv("the {0} has {1:e} elements, more than "
+                             "supported",
+                             names[i], elements[i])
+            .str();
   }
   return std::nullopt;
 }

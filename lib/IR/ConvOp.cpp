@@ -199,6 +199,9 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError() << "outs shape " << formatShape(outType.getShape())
                          << " must match the input shape "
                          << formatShape(inType.getShape());
+  if (llvm::is_contained(inType.getShape(), 0))
+    return emitOpError() << "input must not be empty, got shape "
+                         << formatShape(inType.getShape());
   ArrayRef<int64_t> axes = getBlockAxes();
   if (axes.empty())
     return emitOpError("block_axes must name at least one dimension");
@@ -246,6 +249,9 @@ LogicalResult EpilogueOp::verify() {
     return failure();
   if (outType.isDynamicDim(4))
     return emitOpError("the filter dimension of outs must be static");
+  if (llvm::is_contained(outType.getShape(), 0))
+    return emitOpError() << "outs must not be empty, got shape "
+                         << formatShape(outType.getShape());
   return failure(
       failed(verifyBias(op, getBias(), outType.getDimSize(4),
                         outType.getElementType())) ||

@@ -23,8 +23,19 @@ ParseResult parseEnumKeyword(OpAsmParser &parser, EnumAttrT &attr) {
   if (parser.parseKeyword(&keyword))
     return failure();
   std::optional<EnumT> value = symbolizeEnum<EnumT>(keyword);
-  if (!value)
-    return parser.emitError(loc) << "unknown keyword '" << keyword << "'";
+  if (!value) {
+    // Enum cases are numbered densely from 0; stringifyEnum of a value past
+    // the last case is empty.
+    std::string choices;
+    for (uint32_t i = 0;; ++i) {
+      StringRef name = stringifyEnum(static_cast<EnumT>(i));
+      if (name.empty())
+        break;
+      choices += (choices.empty() ? "" : ", ") + name.str();
+    }
+    return parser.emitError(loc)
+           << "expected one of [" << choices << "], got '" << keyword << "'";
+  }
   attr = EnumAttrT::get(parser.getContext(), *value);
   return success();
 }

@@ -13,8 +13,12 @@ using namespace mlir::conv3d::detail;
 static LogicalResult verifyTile(Operation *op, Value tile, StringRef name) {
   if (failed(verifyRank(op, tile, name, 2)))
     return failure();
-  if (!cast<ShapedType>(tile.getType()).hasStaticShape())
+  auto type = cast<ShapedType>(tile.getType());
+  if (!type.hasStaticShape())
     return op->emitOpError() << name << " must have a static shape";
+  if (type.getNumElements() == 0)
+    return op->emitOpError() << name << " must not be empty, got shape "
+                             << formatShape(type.getShape());
   return success();
 }
 
@@ -85,6 +89,9 @@ LogicalResult LoadFilterTileOp::verify() {
   auto filterType = cast<ShapedType>(getFilter().getType());
   if (!filterType.hasStaticShape())
     return emitOpError("filter must have a static shape");
+  if (filterType.getNumElements() == 0)
+    return emitOpError() << "filter must not be empty, got shape "
+                         << formatShape(filterType.getShape());
   Type filterElem = filterType.getElementType();
   if (!isSupportedComputeType(filterElem))
     return emitOpError() << "filter element type must be bf16, f16 or f32, "
@@ -143,6 +150,9 @@ LogicalResult StoreOutputTileOp::verify() {
   auto outType = cast<ShapedType>(getOutput().getType());
   if (!outType.hasStaticShape())
     return emitOpError("output must have a static shape");
+  if (outType.getNumElements() == 0)
+    return emitOpError() << "output must not be empty, got shape "
+                         << formatShape(outType.getShape());
   Type outElem = outType.getElementType();
   if (!isSupportedComputeType(outElem))
     return emitOpError() << "output element type must be bf16, f16 or f32, "

@@ -149,7 +149,7 @@ func.func private @config_unknown_k_order() attributes {c = #conv3d.igemm_config
 // -----
 
 func.func @conv_unknown_activation(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>, %init: tensor<1x4x4x4x16xf32>) {
-  // expected-error @+1 {{unknown keyword 'tanh'}}
+  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh], got 'tanh'}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>) outs(%init : tensor<1x4x4x4x16xf32>) activation = tanh -> tensor<1x4x4x4x16xf32>
   return
 }
@@ -157,7 +157,7 @@ func.func @conv_unknown_activation(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8
 // -----
 
 func.func @epilogue_unknown_activation(%sum: tensor<1x4x4x4x16xf32>, %out: tensor<1x4x4x4x16xbf16>) {
-  // expected-error @+1 {{unknown keyword 'gelu'}}
+  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh], got 'gelu'}}
   %0 = conv3d.epilogue ins(%sum : tensor<1x4x4x4x16xf32>) outs(%out : tensor<1x4x4x4x16xbf16>) activation = gelu -> tensor<1x4x4x4x16xbf16>
   return
 }
@@ -165,7 +165,7 @@ func.func @epilogue_unknown_activation(%sum: tensor<1x4x4x4x16xf32>, %out: tenso
 // -----
 
 func.func @store_unknown_activation(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xbf16>, %m0: index, %n0: index) {
-  // expected-error @+1 {{unknown keyword 'RELU'}}
+  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh], got 'RELU'}}
   conv3d.store_output_tile %acc into %out[%m0, %n0] mode = overwrite activation = RELU : memref<64x64xf32>, memref<1x8x8x8x64xbf16>
   return
 }
@@ -173,7 +173,7 @@ func.func @store_unknown_activation(%acc: memref<64x64xf32>, %out: memref<1x8x8x
 // -----
 
 func.func @store_unknown_mode(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xf32>, %m0: index, %n0: index) {
-  // expected-error @+1 {{unknown keyword 'add'}}
+  // expected-error @+1 {{expected one of [overwrite, accumulate, atomic_add], got 'add'}}
   conv3d.store_output_tile %acc into %out[%m0, %n0] mode = add : memref<64x64xf32>, memref<1x8x8x8x64xf32>
   return
 }
@@ -181,7 +181,7 @@ func.func @store_unknown_mode(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xf
 // -----
 
 func.func @conv_unknown_filter_layout(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>, %init: tensor<1x4x4x4x16xf32>) {
-  // expected-error @+1 {{unknown keyword 'dhwcf'}}
+  // expected-error @+1 {{expected one of [qrscf, fqrsc], got 'dhwcf'}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>) outs(%init : tensor<1x4x4x4x16xf32>) filter_layout = dhwcf -> tensor<1x4x4x4x16xf32>
   return
 }
@@ -189,7 +189,7 @@ func.func @conv_unknown_filter_layout(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x
 // -----
 
 func.func @filter_tile_unknown_filter_layout(%w: memref<3x3x3x96x96xbf16>, %tile: memref<32x64xbf16>, %k0: index, %n0: index, %k: index) {
-  // expected-error @+1 {{unknown keyword 'kcrs'}}
+  // expected-error @+1 {{expected one of [qrscf, fqrsc], got 'kcrs'}}
   conv3d.load_filter_tile %w[%k0, %n0] limit %k into %tile filter_layout = kcrs : memref<3x3x3x96x96xbf16>, memref<32x64xbf16>
   return
 }

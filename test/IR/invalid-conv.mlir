@@ -471,3 +471,27 @@ func.func @qslice_outer_splits_blocks_fqrsc(%x: tensor<1x4x6x6x8xf32>, %w: tenso
   %1 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<16x3x3x3x8xf32>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) outs(%0 : tensor<1x2x4x4x16xf32>) filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 32, k_order = qslice_outer> -> tensor<1x2x4x4x16xf32>
   return
 }
+
+// -----
+
+func.func @conv_huge_dilation(%x: tensor<1x8x8x8x4xf32>, %w: tensor<3x3x3x4x8xf32>, %o: tensor<1x6x6x6x8xf32>) {
+  // expected-error @+1 {{dilation along height 4611686018427387904 exceeds the supported maximum 1048576}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x8x8x8x4xf32>, tensor<3x3x3x4x8xf32>) outs(%o : tensor<1x6x6x6x8xf32>) dilations = [1, 4611686018427387904, 1] -> tensor<1x6x6x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_huge_padding(%x: tensor<1x8x8x8x4xf32>, %w: tensor<3x3x3x4x8xf32>, %o: tensor<1x6x6x6x8xf32>) {
+  // expected-error @+1 {{padding along depth 9223372036854775807 exceeds the supported maximum 1048576}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x8x8x8x4xf32>, tensor<3x3x3x4x8xf32>) outs(%o : tensor<1x6x6x6x8xf32>) padding = [9223372036854775807, 0, 0, 0, 0, 0] -> tensor<1x6x6x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_too_many_elements(%x: tensor<2147483648x2147483648x1x1x4xf32>, %w: tensor<1x1x1x4x8xf32>, %o: tensor<2147483648x2147483648x1x1x8xf32>) {
+  // expected-error @+1 {{the input has 1.844674e+19 elements, more than supported}}
+  %0 = conv3d.conv ins(%x, %w : tensor<2147483648x2147483648x1x1x4xf32>, tensor<1x1x1x4x8xf32>) outs(%o : tensor<2147483648x2147483648x1x1x8xf32>) -> tensor<2147483648x2147483648x1x1x8xf32>
+  return
+}

@@ -264,3 +264,19 @@ func.func @epilogue_residual_element_type(%sum: tensor<1x4x4x4x16xf32>, %res: te
   %0 = conv3d.epilogue ins(%sum : tensor<1x4x4x4x16xf32>) residual(%res : tensor<1x4x4x4x16xf16>) outs(%out : tensor<1x4x4x4x16xbf16>) -> tensor<1x4x4x4x16xbf16>
   return
 }
+
+// -----
+
+func.func @quantize_empty(%x: tensor<1x0x4x4x16xbf16>, %a: f32) {
+  // expected-error @+1 {{input must not be empty, got shape 1x0x4x4x16}}
+  %0 = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4] ins(%x : tensor<1x0x4x4x16xbf16>) amax(%a) outs(%x : tensor<1x0x4x4x16xbf16>) -> tensor<1x0x4x4x16xbf16>
+  return
+}
+
+// -----
+
+func.func @epilogue_empty(%s: tensor<1x0x4x4x16xf32>, %o: tensor<1x0x4x4x16xbf16>) {
+  // expected-error @+1 {{outs must not be empty, got shape 1x0x4x4x16}}
+  %0 = conv3d.epilogue ins(%s : tensor<1x0x4x4x16xf32>) outs(%o : tensor<1x0x4x4x16xbf16>) overwrite -> tensor<1x0x4x4x16xbf16>
+  return
+}

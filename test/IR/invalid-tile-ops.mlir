@@ -442,3 +442,27 @@ func.func @store_atomic_add_activation(%acc: memref<64x64xf32>, %out: memref<1x8
   conv3d.store_output_tile %acc into %out[%m0, %n0] mode = atomic_add activation = relu : memref<64x64xf32>, memref<1x8x8x8x64xf32>
   return
 }
+
+// -----
+
+func.func @tile_mma_empty_tile(%a: memref<0x16xbf16>, %b: memref<16x8xbf16>, %acc: memref<0x8xf32>) {
+  // expected-error @+1 {{A tile must not be empty, got shape 0x16}}
+  conv3d.tile_mma %a, %b, %acc : memref<0x16xbf16>, memref<16x8xbf16>, memref<0x8xf32>
+  return
+}
+
+// -----
+
+func.func @filter_tile_empty_filter(%w: memref<0x3x3x8x16xbf16>, %tile: memref<16x16xbf16>, %k0: index, %n0: index, %k: index) {
+  // expected-error @+1 {{filter must not be empty, got shape 0x3x3x8x16}}
+  conv3d.load_filter_tile %w[%k0, %n0] limit %k into %tile : memref<0x3x3x8x16xbf16>, memref<16x16xbf16>
+  return
+}
+
+// -----
+
+func.func @store_empty_output(%acc: memref<16x16xf32>, %out: memref<1x0x8x8x16xf32>, %m0: index, %n0: index) {
+  // expected-error @+1 {{output must not be empty, got shape 1x0x8x8x16}}
+  conv3d.store_output_tile %acc into %out[%m0, %n0] mode = overwrite : memref<16x16xf32>, memref<1x0x8x8x16xf32>
+  return
+}
