@@ -35,8 +35,8 @@ ConvGeometry randomGeometry(std::mt19937_64 &rng) {
     g.padLow[a] = pick(0, 7);
     g.padHigh[a] = pick(0, 7);
     int64_t effective = (g.window[a] - 1) * g.dilations[a] + 1;
-    g.inputSize[a] = pick(
-        std::max<int64_t>(1, effective - g.padLow[a] - g.padHigh[a]), 12);
+    g.inputSize[a] =
+        pick(std::max<int64_t>(1, effective - g.padLow[a] - g.padHigh[a]), 12);
   }
   return g;
 }
@@ -60,8 +60,8 @@ TEST(ConvGeometry, OutputSizeMatchesPyTorch) {
               bool fits = size + lo + hi >= dilation * (kernel - 1) + 1;
               if (fits) {
                 ASSERT_EQ(g.outputSize(0), expected)
-                    << size << " " << kernel << " " << stride << " "
-                    << dilation << " " << lo << " " << hi;
+                    << size << " " << kernel << " " << stride << " " << dilation
+                    << " " << lo << " " << hi;
                 ASSERT_FALSE(g.validate()) << *g.validate();
               } else {
                 ASSERT_LE(g.outputSize(0), 0);
@@ -178,10 +178,9 @@ TEST(ConvGeometry, ValidOutputRangeMatchesBruteForce) {
           partialRanges += count < outSize;
           EXPECT_EQ(range, std::make_pair(lo, hi))
               << "axis " << axis << " tap " << tap << " size "
-              << g.inputSize[axis] << " window " << g.window[axis]
-              << " stride " << g.strides[axis] << " dilation "
-              << g.dilations[axis] << " pad " << g.padLow[axis] << ","
-              << g.padHigh[axis];
+              << g.inputSize[axis] << " window " << g.window[axis] << " stride "
+              << g.strides[axis] << " dilation " << g.dilations[axis] << " pad "
+              << g.padLow[axis] << "," << g.padHigh[axis];
         }
       }
     }
@@ -240,10 +239,9 @@ TEST(ConvGeometry, ValidateNamesTheProblem) {
                 "filter window along depth must be positive");
   expectMention(errorFor([](ConvGeometry &g) { g.inputSize[2] = 0; }),
                 "input width must be positive");
-  expectMention(errorFor([](ConvGeometry &g) {
-                  g.channels = ConvGeometry::kDynamic;
-                }),
-                "must be static");
+  expectMention(
+      errorFor([](ConvGeometry &g) { g.channels = ConvGeometry::kDynamic; }),
+      "must be static");
 }
 
 } // namespace

@@ -55,8 +55,8 @@ uint16_t f16Native(double d) {
 }
 
 TEST(ElementType, NamesAndSizes) {
-  for (ElementType type : {ElementType::bf16, ElementType::f16,
-                           ElementType::f32}) {
+  for (ElementType type :
+       {ElementType::bf16, ElementType::f16, ElementType::f32}) {
     EXPECT_EQ(parseElementType(stringifyElementType(type)), type);
   }
   EXPECT_EQ(stringifyElementType(ElementType::bf16), "bf16");
@@ -109,7 +109,7 @@ TEST(ElementType, BF16SpecialValues) {
   EXPECT_EQ(toBF16Bits(0x1p-134), 0x0000);
   EXPECT_EQ(toBF16Bits(0x1p-134 + 0x1p-160), 0x0001);
   EXPECT_EQ(toBF16Bits(3 * 0x1p-134), 0x0002);
-  EXPECT_EQ(toBF16Bits(0x1p-126), 0x0080); // smallest normal
+  EXPECT_EQ(toBF16Bits(0x1p-126), 0x0080);            // smallest normal
   EXPECT_EQ(toBF16Bits(0x1p-126 - 0x1p-134), 0x0080); // tie into the normals
   EXPECT_EQ(toBF16Bits(1e-300), 0x0000);
   EXPECT_EQ(toBF16Bits(-1e-300), 0x8000);
@@ -216,8 +216,7 @@ TEST(ElementType, RoundToF32IsFloatCast) {
     if (std::isnan(d) || std::fabs(d) > 3e38)
       continue;
     double expected = static_cast<double>(static_cast<float>(d));
-    ASSERT_EQ(bits64(roundToElementType(d, ElementType::f32)),
-              bits64(expected))
+    ASSERT_EQ(bits64(roundToElementType(d, ElementType::f32)), bits64(expected))
         << d;
   }
   EXPECT_TRUE(std::isinf(roundToElementType(1e300, ElementType::f32)));
@@ -251,8 +250,8 @@ TEST(HostTensor, StoresRoundedValues) {
 }
 
 TEST(HostTensor, FillsAreDeterministicAndRounded) {
-  for (ElementType type : {ElementType::bf16, ElementType::f16,
-                           ElementType::f32}) {
+  for (ElementType type :
+       {ElementType::bf16, ElementType::f16, ElementType::f32}) {
     HostTensor a = HostTensor::zeros(type, {1000});
     HostTensor b = HostTensor::zeros(type, {1000});
     fillPoison(a);

@@ -133,12 +133,12 @@ TEST(NVFP4Reference, E4M3SweepMatchesExhaustiveSearch) {
 TEST(NVFP4Reference, BlockWithUnitScale) {
   // amax = 2688 makes gs = 1; bmax = 6 makes s = s8 = scale = 1, so the
   // outputs are the E2M1 roundings themselves.
-  std::vector<float> in = {0.3f, -0.75f, 1.25f, 2.6f, 5.0f,  6.0f,
-                           -3.4f, 0.0f,  0.25f, 1.75f, -3.5f, 2.5f,
-                           0.2f, 4.4f,  1.1f,  -0.6f};
-  std::vector<float> expected = {0.5f, -1.0f, 1.0f, 3.0f, 4.0f, 6.0f,
-                                 -3.0f, 0.0f, 0.0f, 2.0f, -4.0f, 2.0f,
-                                 0.0f, 4.0f, 1.0f, -0.5f};
+  std::vector<float> in = {0.3f,  -0.75f, 1.25f, 2.6f,  5.0f,  6.0f,
+                           -3.4f, 0.0f,   0.25f, 1.75f, -3.5f, 2.5f,
+                           0.2f,  4.4f,   1.1f,  -0.6f};
+  std::vector<float> expected = {0.5f,  -1.0f, 1.0f, 3.0f, 4.0f,  6.0f,
+                                 -3.0f, 0.0f,  0.0f, 2.0f, -4.0f, 2.0f,
+                                 0.0f,  4.0f,  1.0f, -0.5f};
   EXPECT_EQ(quantize(in, 2688.0f), expected);
   // amax above the data maximum: gs = 4, s = 0.25 = s8, scale = 1 again.
   EXPECT_EQ(quantize(in, 4 * 2688.0f), expected);

@@ -182,8 +182,7 @@ TEST(Npy, ReportsErrors) {
                      "'shape': (1,), }",
                      rawF32({1.f})));
   error = errorOf(readNpy(file.str(), ElementType::f32));
-  EXPECT_NE(error.find("unsupported dtype '>f4'"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("unsupported dtype '>f4'"), std::string::npos) << error;
 
   file.write(makeNpy("{'descr': '<i4', 'fortran_order': False, "
                      "'shape': (1,), }",

@@ -1,7 +1,7 @@
 //===- ReferenceConvTest.cpp - naive reference convolution ----------------===//
 
-#include "conv3d/Quant/NVFP4Reference.h"
 #include "conv3d/Reference/ReferenceConv.h"
+#include "conv3d/Quant/NVFP4Reference.h"
 
 #include <gtest/gtest.h>
 
@@ -51,9 +51,8 @@ std::vector<double> paddedConv(const ConvGeometry &g, const HostTensor &x,
   std::array<int64_t, 3> padded, out;
   for (int a = 0; a < 3; ++a) {
     padded[a] = g.inputSize[a] + g.padLow[a] + g.padHigh[a];
-    out[a] = (padded[a] - g.dilations[a] * (g.window[a] - 1) - 1) /
-                 g.strides[a] +
-             1;
+    out[a] =
+        (padded[a] - g.dilations[a] * (g.window[a] - 1) - 1) / g.strides[a] + 1;
   }
   const int64_t C = g.channels, F = g.filters;
   std::vector<double> p(g.batch * padded[0] * padded[1] * padded[2] * C, 0.0);
@@ -67,12 +66,11 @@ std::vector<double> paddedConv(const ConvGeometry &g, const HostTensor &x,
                    padded[2] +
                ww + g.padLow[2]) *
                   C +
-              c] = x.get(
-                (((n * g.inputSize[0] + d) * g.inputSize[1] + h) *
-                     g.inputSize[2] +
-                 ww) *
-                    C +
-                c);
+              c] = x.get((((n * g.inputSize[0] + d) * g.inputSize[1] + h) *
+                              g.inputSize[2] +
+                          ww) *
+                             C +
+                         c);
   std::vector<double> y;
   for (int64_t n = 0; n < g.batch; ++n)
     for (int64_t od = 0; od < out[0]; ++od)
@@ -88,8 +86,7 @@ std::vector<double> paddedConv(const ConvGeometry &g, const HostTensor &x,
                     int64_t ph = oh * g.strides[1] + r * g.dilations[1];
                     int64_t pw = ow * g.strides[2] + s * g.dilations[2];
                     double xv =
-                        p[(((n * padded[0] + pd) * padded[1] + ph) *
-                               padded[2] +
+                        p[(((n * padded[0] + pd) * padded[1] + ph) * padded[2] +
                            pw) *
                               C +
                           c];
@@ -188,16 +185,15 @@ TEST(ReferenceConv, MatchesExplicitlyPaddedConvolution) {
       g.padHigh[a] = pick(0, 4);
       int64_t effective = (g.window[a] - 1) * g.dilations[a] + 1;
       g.inputSize[a] =
-          pick(std::max<int64_t>(1, effective - g.padLow[a] - g.padHigh[a]),
-               7);
+          pick(std::max<int64_t>(1, effective - g.padLow[a] - g.padHigh[a]), 7);
     }
     ASSERT_FALSE(g.validate()) << *g.validate();
     auto in = g.inputShape();
     auto fs = g.filterShape(FilterLayout::qrscf);
-    HostTensor x = HostTensor::zeros(ElementType::bf16,
-                                     std::vector<int64_t>(in.begin(), in.end()));
-    HostTensor w = HostTensor::zeros(ElementType::f32,
-                                     std::vector<int64_t>(fs.begin(), fs.end()));
+    HostTensor x = HostTensor::zeros(
+        ElementType::bf16, std::vector<int64_t>(in.begin(), in.end()));
+    HostTensor w = HostTensor::zeros(
+        ElementType::f32, std::vector<int64_t>(fs.begin(), fs.end()));
     fillRandomNormal(x, 100 + trial);
     fillRandomUniform(w, 200 + trial, -1, 1);
     ReferenceConvProblem p;
@@ -377,8 +373,8 @@ TEST(ReferenceConv, Im2colRowsFollowTheKOrder) {
                 for (int64_t c = 0; c < 3; ++c, ++k) {
                   int64_t d = od * 2 - 1 + q, h = oh - 2 + 2 * r,
                           wi = ow * 2 + s;
-                  bool inside = d >= 0 && d < 3 && h >= 0 && h < 4 &&
-                                wi >= 0 && wi < 5;
+                  bool inside =
+                      d >= 0 && d < 3 && h >= 0 && h < 4 && wi >= 0 && wi < 5;
                   double expected =
                       inside ? x.get((((n * 3 + d) * 4 + h) * 5 + wi) * 3 + c)
                              : 0.0;

@@ -150,8 +150,7 @@ HostTensor mlir::conv3d::referenceQuantize(const HostTensor &x,
         int64_t count = std::min(blockSize, rowLength - start);
         for (int64_t j = 0; j < count; ++j)
           block[j] = static_cast<float>(x.get(linear(start + j))); // exact
-        nvfp4QuantizeBlock(block.data(), quantized.data(), size_t(count),
-                           amax);
+        nvfp4QuantizeBlock(block.data(), quantized.data(), size_t(count), amax);
         for (int64_t j = 0; j < count; ++j)
           result.set(linear(start + j), quantized[j]);
       }

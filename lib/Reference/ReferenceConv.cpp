@@ -72,11 +72,9 @@ static Dims checkProblem(const ReferenceConvProblem &p) {
 
   expectShape(p.input, "input", {d.n, d.in[0], d.in[1], d.in[2], d.c});
   if (p.filterLayout == FilterLayout::qrscf)
-    expectShape(p.filter, "filter",
-                {d.win[0], d.win[1], d.win[2], d.c, d.f});
+    expectShape(p.filter, "filter", {d.win[0], d.win[1], d.win[2], d.c, d.f});
   else
-    expectShape(p.filter, "filter",
-                {d.f, d.win[0], d.win[1], d.win[2], d.c});
+    expectShape(p.filter, "filter", {d.f, d.win[0], d.win[1], d.win[2], d.c});
   std::vector<int64_t> outShape = {d.n, d.out[0], d.out[1], d.out[2], d.f};
   if (p.bias)
     expectShape(p.bias, "bias", {d.f});
@@ -99,7 +97,8 @@ static double activate(Activation activation, double x) {
     return x / (1.0 + std::exp(-x));
   case Activation::gelu_tanh: {
     const double kSqrt2OverPi = std::sqrt(2.0 / M_PI);
-    return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+    return 0.5 * x *
+           (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
   }
   }
   llvm_unreachable("unknown activation");
@@ -112,14 +111,13 @@ static std::vector<double> filterQRSCF(const ReferenceConvProblem &p,
   std::vector<double> w(static_cast<size_t>(d.k() * d.f));
   for (int64_t k = 0; k < d.k(); ++k) // k = ((q*R + r)*S + s)*C + c
     for (int64_t f = 0; f < d.f; ++f)
-      w[k * d.f + f] = p.filter->get(p.filterLayout == FilterLayout::qrscf
-                                         ? k * d.f + f
-                                         : f * d.k() + k);
+      w[k * d.f + f] = p.filter->get(
+          p.filterLayout == FilterLayout::qrscf ? k * d.f + f : f * d.k() + k);
   return w;
 }
 
-std::vector<float> mlir::conv3d::referenceIm2colRow(
-    const ReferenceConvProblem &p, int64_t m) {
+std::vector<float>
+mlir::conv3d::referenceIm2colRow(const ReferenceConvProblem &p, int64_t m) {
   Dims d = checkProblem(p);
   if (m < 0 || m >= d.m())
     fail(llvm::formatv("row {0} is outside [0, {1})", m, d.m()));
@@ -142,8 +140,8 @@ std::vector<float> mlir::conv3d::referenceIm2colRow(
         int64_t iw = o[2] * d.stride[2] - d.padLow[2] + s * d.dilation[2];
         bool inside = id >= 0 && id < d.in[0] && ih >= 0 && ih < d.in[1] &&
                       iw >= 0 && iw < d.in[2];
-        int64_t base = (((n * d.in[0] + id) * d.in[1] + ih) * d.in[2] + iw) *
-                       d.c;
+        int64_t base =
+            (((n * d.in[0] + id) * d.in[1] + ih) * d.in[2] + iw) * d.c;
         for (int64_t c = 0; c < d.c; ++c)
           row.push_back(inside ? static_cast<float>(p.input->get(base + c))
                                : 0.0f);
@@ -204,8 +202,7 @@ std::vector<double> mlir::conv3d::referenceConv(const ReferenceConvProblem &p) {
               if (id < 0 || id >= d.in[0])
                 continue; // halo: contributes zero
               for (int64_t r = 0; r < d.win[1]; ++r) {
-                int64_t ih =
-                    oh * d.stride[1] - d.padLow[1] + r * d.dilation[1];
+                int64_t ih = oh * d.stride[1] - d.padLow[1] + r * d.dilation[1];
                 if (ih < 0 || ih >= d.in[1])
                   continue;
                 for (int64_t s = 0; s < d.win[2]; ++s) {
@@ -216,8 +213,8 @@ std::vector<double> mlir::conv3d::referenceConv(const ReferenceConvProblem &p) {
                   const double *xv =
                       &x[(((n * d.in[0] + id) * d.in[1] + ih) * d.in[2] + iw) *
                          d.c];
-                  const double *wv = &w[((q * d.win[1] + r) * d.win[2] + s) *
-                                        d.c * d.f];
+                  const double *wv =
+                      &w[((q * d.win[1] + r) * d.win[2] + s) * d.c * d.f];
                   for (int64_t c = 0; c < d.c; ++c)
                     for (int64_t f = 0; f < d.f; ++f)
                       acc[f] += xv[c] * wv[c * d.f + f];
@@ -254,7 +251,8 @@ double mlir::conv3d::relativeL2Error(const std::vector<double> &reference,
     if (!std::isfinite(expected)) {
       // A non-finite reference must be matched in kind (NaN, or the same
       // infinity); it cannot enter the norms.
-      bool same = std::isnan(expected) ? std::isnan(actual) : actual == expected;
+      bool same =
+          std::isnan(expected) ? std::isnan(actual) : actual == expected;
       bad += !same;
       continue;
     }

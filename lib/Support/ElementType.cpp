@@ -33,7 +33,8 @@ llvm::StringRef mlir::conv3d::stringifyElementType(ElementType type) {
   llvm_unreachable("unknown element type");
 }
 
-std::optional<ElementType> mlir::conv3d::parseElementType(llvm::StringRef name) {
+std::optional<ElementType>
+mlir::conv3d::parseElementType(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<ElementType>>(name)
       .Case("bf16", ElementType::bf16)
       .Case("f16", ElementType::f16)
@@ -127,8 +128,8 @@ static double decode(uint32_t bits, BinaryFormat fmt) {
   else if (biased == 0)
     magnitude = std::ldexp(double(fraction), fmt.minExponent() - m);
   else
-    magnitude = std::ldexp(double(fraction + (1u << m)),
-                           int(biased) - fmt.bias() - m);
+    magnitude =
+        std::ldexp(double(fraction + (1u << m)), int(biased) - fmt.bias() - m);
   return negative ? -magnitude : magnitude;
 }
 

@@ -172,8 +172,8 @@ llvm::Expected<HostTensor> mlir::conv3d::readNpy(StringRef path,
     return makeError(path, "truncated .npy header");
 
   NpyHeader header;
-  if (auto problem = HeaderParser(file.substr(prefix, headerLength))
-                         .parse(header))
+  if (auto problem =
+          HeaderParser(file.substr(prefix, headerLength)).parse(header))
     return makeError(path, "malformed .npy header: " + *problem);
   if (header.fortranOrder)
     return makeError(path, "Fortran-order (column-major) arrays are not "

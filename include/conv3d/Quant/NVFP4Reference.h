@@ -45,9 +45,8 @@ void nvfp4QuantizeBlock(const float *values, float *out, size_t count,
 /// row-major flattening of axes [firstAxis, lastAxis] (inclusive), separately
 /// for every index of the other axes; the last block of each row is
 /// zero-filled. Every f32 result is rounded (nearest even) to x's type.
-HostTensor referenceQuantize(const HostTensor &x, int64_t blockSize,
-                             float amax, unsigned firstAxis,
-                             unsigned lastAxis);
+HostTensor referenceQuantize(const HostTensor &x, int64_t blockSize, float amax,
+                             unsigned firstAxis, unsigned lastAxis);
 
 } // namespace mlir::conv3d
 

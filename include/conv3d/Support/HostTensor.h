@@ -49,8 +49,7 @@ void fillPoison(HostTensor &tensor);
 void fillRandomNormal(HostTensor &tensor, uint64_t seed, double stddev = 1.0);
 /// Uniform values in [lo, hi) from std::mt19937_64(seed), rounded to the
 /// type.
-void fillRandomUniform(HostTensor &tensor, uint64_t seed, double lo,
-                       double hi);
+void fillRandomUniform(HostTensor &tensor, uint64_t seed, double lo, double hi);
 /// Data that exercises the NVFP4 edge cases when quantized with
 /// amax = max|x| in blocks of 16 along the row-major order: mostly small
 /// values (1e-6 .. 1e-3), rare large outliers (10 .. 1000), exact zeros

@@ -73,6 +73,39 @@ static Value foldZeroPad(Value input, ArrayRef<int64_t> spatialDims,
   return pad.getSource();
 }
 
+/// Whether conv3d.conv expresses the convolution, given shapes in its order
+/// (NDHWC input, `layout` filter, NDHWF output) and the folded padding: the
+/// channel, filter and window sizes are static and the output is exactly as
+/// large as the padded input gives. linalg also accepts an input larger than
+/// the output reads; such a convolution stays as it is.
+static bool isExpressible(ArrayRef<int64_t> inputShape,
+                          ArrayRef<int64_t> filterShape, FilterLayout layout,
+                          ArrayRef<int64_t> strides,
+                          ArrayRef<int64_t> dilations,
+                          ArrayRef<int64_t> padding,
+                          ArrayRef<int64_t> outputShape) {
+  auto toArray = [](ArrayRef<int64_t> values, auto &array) {
+    llvm::copy(values, array.begin());
+  };
+  std::array<int64_t, 5> input, filter;
+  std::array<int64_t, 3> stride, dilation;
+  std::array<int64_t, 6> pad;
+  toArray(inputShape, input);
+  toArray(filterShape, filter);
+  toArray(strides, stride);
+  toArray(dilations, dilation);
+  toArray(padding, pad);
+  ConvGeometry g =
+      ConvGeometry::fromShapes(input, filter, layout, stride, dilation, pad);
+  if (g.validate())
+    return false;
+  for (auto [expected, actual] : llvm::zip_equal(g.outputShape(), outputShape))
+    if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(actual) &&
+        expected != actual)
+      return false;
+  return true;
+}
+
 static Value transpose(OpBuilder &b, Location loc, Value value,
                        ArrayRef<int64_t> permutation) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -107,6 +140,12 @@ struct ImportNdhwcConv : OpRewritePattern<linalg::Conv3DNdhwcDhwcfOp> {
       return rewriter.notifyMatchFailure(op, "dynamic filter shape");
     SmallVector<int64_t> padding(6, 0);
     input = foldZeroPad(input, {1, 2, 3}, padding);
+    if (!isExpressible(cast<ShapedType>(input.getType()).getShape(),
+                       cast<ShapedType>(filter.getType()).getShape(),
+                       FilterLayout::qrscf, *strides, *dilations, padding,
+                       cast<ShapedType>(init.getType()).getShape()))
+      return rewriter.notifyMatchFailure(
+          op, "dynamic channels or an input larger than the output reads");
     rewriter.replaceOpWithNewOp<ConvOp>(
         op, TypeRange{init.getType()}, input, filter, /*bias=*/Value(),
         /*residual=*/Value(), /*amax=*/Value(), init,
@@ -147,6 +186,16 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
 
     const SmallVector<int64_t> toChannelsLast = {0, 2, 3, 4, 1};
     const SmallVector<int64_t> toChannelsFirst = {0, 4, 1, 2, 3};
+    auto channelsLastShape = [&](Value value) {
+      ArrayRef<int64_t> shape = cast<ShapedType>(value.getType()).getShape();
+      return llvm::map_to_vector(toChannelsLast,
+                                 [&](int64_t dim) { return shape[dim]; });
+    };
+    if (!isExpressible(channelsLastShape(input), channelsLastShape(filter),
+                       FilterLayout::fqrsc, *strides, *dilations, padding,
+                       channelsLastShape(init)))
+      return rewriter.notifyMatchFailure(
+          op, "dynamic channels or an input larger than the output reads");
     Value ndhwcInput = transpose(rewriter, loc, input, toChannelsLast);
     Value fqrscFilter = transpose(rewriter, loc, filter, toChannelsLast);
     // A zero-filled destination needs no transpose: the conv overwrites.

@@ -1,0 +1,116 @@
+//===- Passes.td - conv3d graph and tile passes ------------*- tablegen -*-===//
+
+#ifndef CONV3D_TRANSFORMS_PASSES_TD
+#define CONV3D_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Conv3dFuseQuant : Pass<"conv3d-fuse-quant"> {
+  let summary = "Fold NVFP4 input quantization into convolutions and place it";
+  let description = [{
+    A `conv3d.quantize` of a convolution's input with channel blocks
+    (`axes = [4]`) folds into the convolution (`quantize(...)` on
+    `conv3d.conv`) when the two are equivalent, i.e. when C is a multiple of
+    the block size (each K block is then one voxel's channel group).
+
+    Then every quantized convolution gets a placement:
+    - `tile`: the conv keeps its `quantize(...)`; the im2col tile load
+      quantizes each block as it is loaded. This work repeats once per N
+      tile and once per filter tap that reads the element.
+    - `prepass`: a separate `conv3d.quantize` of the input (one extra read
+      and write of it) feeds a plain convolution. Only possible when C is a
+      multiple of the block size.
+    With `placement=auto`, a cost model (see FuseQuant.cpp) picks the cheaper
+    one; the choice is visible in the IR as one form or the other.
+  }];
+  let options = [
+    Option<"placement", "placement", "std::string", /*default=*/"\"auto\"",
+           "Quantization placement: auto, tile or prepass">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Target whose tile configuration the cost model assumes">
+  ];
+  let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
+}
+
+def Conv3dFuseEpilogue : Pass<"conv3d-fuse-epilogue"> {
+  let summary = "Fold elementwise consumers of a convolution into its epilogue";
+  let description = [{
+    Folds, in order, a per-channel bias add, an activation (ReLU, SiLU, GELU
+    with tanh), a residual add and an f32 -> bf16/f16 cast that consume a
+    single-use `conv3d.conv` on tensors. The consumers may be
+    `linalg.generic` ops (activations are recognized by evaluating their
+    scalar body, so any algebraic form of the same function matches) or
+    `linalg.add`. A consumer that would change the epilogue's order (a bias
+    after an activation, say) is not folded.
+  }];
+  let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
+}
+
+def Conv3dSelectConfig : Pass<"conv3d-select-config"> {
+  let summary = "Attach an implicit-GEMM tile configuration to convolutions";
+  let description = [{
+    A config already on the op wins; then a config given as an option; then
+    the target's heuristic (SelectConfig.cpp documents it).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Target: cpu, sm80, sm90, sm100">,
+    Option<"config", "config", "std::string", /*default=*/"\"\"",
+           "Force this config (key=value pairs separated by commas)">
+  ];
+  let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
+}
+
+def Conv3dQSlice : Pass<"conv3d-qslice"> {
+  let summary = "Decompose convolutions into depth (Q) slices";
+  let description = [{
+    `out[n,d,h,w,f] = sum_q conv2d(in[n, d*sd - pad + q*dd], filter[q])`.
+    - `fused`: the slices become the outermost part of the K loop of one
+      kernel (`k_order = qslice_outer` in the tile configuration); the f32
+      accumulator stays in place across slices, and slices whose input
+      depth is in the padding halo for a whole tile are skipped.
+    - `separate`: Q convolutions with a one-deep window, each on the depth
+      range of the output it contributes to, accumulate into an f32 buffer;
+      one `conv3d.epilogue` applies the epilogue and the cast.
+    - `auto`: `fused` when depth padding makes some slices halo-only, else
+      unchanged. `none`: unchanged.
+    Intermediate sums are never rounded to the output type.
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
+           "Strategy: auto, fused, separate or none">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Target whose heuristic picks a config when none is attached">
+  ];
+  let dependentDialects = [
+    "::mlir::conv3d::Conv3dDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def Conv3dImplicitGemm : Pass<"conv3d-implicit-gemm"> {
+  let summary = "Rewrite memref convolutions into implicit-GEMM tile loops";
+  let description = [{
+    Each `conv3d.conv` on memrefs becomes an `scf.forall` grid over
+    (M tile, N tile) (and split-K ranges) whose body loops over K tiles
+    with `conv3d.load_im2col_tile`, `conv3d.load_filter_tile` and
+    `conv3d.tile_mma` into an f32 accumulator, then
+    `conv3d.store_output_tile`. M = N*Do*Ho*Wo, N = F, K = Q*R*S*C. No
+    im2col buffer is materialized. The grid loop carries the tile
+    configuration as `conv3d.igemm_config` for the target lowerings.
+    Needs static shapes.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Target whose heuristic picks a config when none is attached">
+  ];
+  let dependentDialects = [
+    "::mlir::conv3d::Conv3dDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // CONV3D_TRANSFORMS_PASSES_TD

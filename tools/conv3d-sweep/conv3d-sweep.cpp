@@ -1,0 +1,271 @@
+//===- conv3d-sweep.cpp - randomized correctness sweep --------------------===//
+//
+// Draws random valid convolutions (strides, dilations, asymmetric and causal
+// padding, odd channel counts, batch > 1, 1x1x1 to 5x5x5 windows, both filter
+// layouts) and, per case, random compile variants (epilogue, accumulation,
+// NVFP4 input quantization, Q-slice strategy, awkward tile configs). Each
+// case is compiled through the engine, run on fresh random data with a
+// poisoned output, and compared with the independent double-precision
+// reference. Exit status 1 if any case exceeds its tolerance.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Reference/ReferenceConv.h"
+#include "conv3d/Runtime/Engine.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+using namespace mlir::conv3d;
+namespace cl = llvm::cl;
+
+static cl::opt<int> count("count", cl::desc("Number of random cases"),
+                          cl::init(50));
+static cl::opt<unsigned long long> seed("seed", cl::desc("Random seed"),
+                                        cl::init(2024));
+static cl::opt<std::string> dtypes("dtypes",
+                                   cl::desc("Comma-separated input dtypes to "
+                                            "cycle through"),
+                                   cl::init("f32,bf16"));
+static cl::opt<std::string> target("target", cl::desc("Target"),
+                                   cl::init("cpu"));
+static cl::opt<std::string> lowering("lowering",
+                                     cl::desc("CPU lowering: igemm, "
+                                              "reference"),
+                                     cl::init("igemm"));
+static cl::opt<std::string>
+    variants("variants",
+             cl::desc("Comma-separated random variants to draw from: "
+                      "epilogue, accumulate, quant, qslice, config, fqrsc"),
+             cl::init("epilogue,accumulate,fqrsc"));
+static cl::opt<int> maxWork("max-work",
+                            cl::desc("Upper bound on M*N*K of a case"),
+                            cl::init(3000000));
+static cl::opt<bool> verbose("v", cl::desc("Print every case"));
+
+namespace {
+
+class CaseGenerator {
+public:
+  explicit CaseGenerator(uint64_t seed) : rng(seed) {}
+
+  int64_t pick(std::initializer_list<int64_t> values) {
+    std::uniform_int_distribution<size_t> dist(0, values.size() - 1);
+    return *(values.begin() + dist(rng));
+  }
+  int64_t range(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  }
+  bool coin(double p = 0.5) { return std::bernoulli_distribution(p)(rng); }
+
+  /// A random valid geometry with bounded work.
+  ConvGeometry geometry() {
+    for (;;) {
+      ConvGeometry g;
+      g.batch = pick({1, 1, 2, 3});
+      g.channels = pick({1, 2, 3, 4, 5, 8, 13, 16, 17, 24, 32, 48});
+      g.filters = pick({1, 3, 4, 5, 7, 8, 16, 24, 33});
+      int64_t cube = pick({1, 3, 3, 3, 2, 5});
+      for (unsigned axis = 0; axis < 3; ++axis) {
+        g.window[axis] = coin(0.8) ? cube : pick({1, 2, 3});
+        g.inputSize[axis] = range(1, 10);
+        g.strides[axis] = pick({1, 1, 1, 2, 3});
+        g.dilations[axis] = pick({1, 1, 1, 2, 3});
+        g.padLow[axis] = range(0, 3);
+        g.padHigh[axis] = range(0, 3);
+      }
+      if (coin(0.25)) { // causal temporal padding
+        g.padLow[0] = g.effectiveWindow(0) - 1;
+        g.padHigh[0] = 0;
+      }
+      if (g.validate())
+        continue;
+      double work = double(g.gemmM()) * g.gemmN() * g.gemmK();
+      if (work > maxWork || g.gemmM() < 1)
+        continue;
+      return g;
+    }
+  }
+
+  /// A tile configuration with awkward sizes (not powers of two, larger
+  /// than the problem, tiny), valid for `spec`.
+  std::string config(const ConvSpec &spec, bool qsliceOuter) {
+    int64_t tileK = pick({1, 3, 8, 16, 24, 32, 48, 64});
+    if (spec.inputQuantBlockSize)
+      tileK = *spec.inputQuantBlockSize * pick({1, 1, 2});
+    std::string text = llvm::formatv(
+        "tile_m={0},tile_n={1},tile_k={2}", pick({1, 5, 16, 17, 32, 64, 128}),
+        pick({1, 3, 8, 16, 24, 64}), tileK);
+    if (coin(0.3))
+      text += ",split_k=" + std::to_string(pick({2, 3}));
+    if (qsliceOuter)
+      text += ",k_order=qslice_outer";
+    return text;
+  }
+
+  std::mt19937_64 rng;
+};
+
+struct CaseResult {
+  bool passed = false;
+  double error = 0, tolerance = 0;
+  std::string message;
+};
+
+CaseResult runCase(Engine &engine, const ConvSpec &spec,
+                   const CompileOptions &options, uint64_t dataSeed) {
+  CaseResult result;
+  auto conv = engine.compile(spec, options);
+  if (!conv) {
+    result.message = llvm::toString(conv.takeError());
+    return result;
+  }
+  HostTensor input = HostTensor::zeros(spec.inputType, spec.inputShape());
+  HostTensor filter = HostTensor::zeros(spec.inputType, spec.filterShape());
+  HostTensor bias = HostTensor::zeros(ElementType::f32, {spec.geometry.filters});
+  HostTensor residual = HostTensor::zeros(spec.outputType, spec.outputShape());
+  HostTensor init = HostTensor::zeros(spec.outputType, spec.outputShape());
+  fillRandomNormal(input, dataSeed, 1.0);
+  fillRandomNormal(filter, dataSeed + 1,
+                   1.0 / std::sqrt(double(spec.geometry.gemmK())));
+  fillRandomNormal(bias, dataSeed + 2, 0.5);
+  fillRandomNormal(residual, dataSeed + 3, 1.0);
+  if (spec.accumulate)
+    fillRandomNormal(init, dataSeed + 4, 1.0);
+  else
+    fillPoison(init);
+  HostTensor output = init;
+  // amax above the data maximum exercises scales below 448.
+  float amax = 0;
+  for (int64_t i = 0; i < input.numElements(); ++i)
+    amax = std::max(amax, float(std::fabs(input.get(i))));
+  amax *= 1.5f;
+
+  ConvArgs args;
+  args.input = input.data();
+  args.filter = filter.data();
+  args.bias = bias.data();
+  args.residual = residual.data();
+  args.amax = amax;
+  args.output = output.data();
+  if (llvm::Error error = (*conv)->run(args)) {
+    result.message = llvm::toString(std::move(error));
+    return result;
+  }
+  ReferenceConvProblem problem;
+  problem.geometry = spec.geometry;
+  problem.filterLayout = spec.filterLayout;
+  problem.input = &input;
+  problem.filter = &filter;
+  problem.bias = spec.hasBias ? &bias : nullptr;
+  problem.residual = spec.hasResidual ? &residual : nullptr;
+  problem.init = spec.accumulate ? &init : nullptr;
+  problem.activation = spec.activation;
+  problem.inputQuantBlockSize = spec.inputQuantBlockSize;
+  problem.inputQuantAmax = amax;
+  result.error = relativeL2Error(referenceConv(problem), output);
+  result.tolerance = defaultTolerance(spec.outputType);
+  result.passed = result.error <= result.tolerance;
+  return result;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "conv3d randomized sweep\n");
+
+  llvm::SmallVector<llvm::StringRef> dtypeNames, variantNames;
+  llvm::StringRef(dtypes).split(dtypeNames, ',', -1, false);
+  llvm::StringRef(variants).split(variantNames, ',', -1, false);
+  std::vector<ElementType> types;
+  for (llvm::StringRef name : dtypeNames) {
+    std::optional<ElementType> type = parseElementType(name);
+    if (!type) {
+      llvm::errs() << "conv3d-sweep: unknown dtype '" << name << "'\n";
+      return 2;
+    }
+    types.push_back(*type);
+  }
+  auto has = [&](llvm::StringRef v) {
+    return llvm::is_contained(variantNames, v);
+  };
+  std::optional<Target> parsedTarget = parseTarget(target);
+  if (!parsedTarget || types.empty()) {
+    llvm::errs() << "conv3d-sweep: bad --target or --dtypes\n";
+    return 2;
+  }
+
+  Engine engine;
+  CaseGenerator gen(seed);
+  int failures = 0;
+  double worst = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < count; ++i) {
+    ConvSpec spec;
+    spec.geometry = gen.geometry();
+    spec.inputType = types[i % types.size()];
+    spec.outputType = gen.coin(0.3) ? ElementType::f32 : spec.inputType;
+    if (has("fqrsc") && gen.coin())
+      spec.filterLayout = FilterLayout::fqrsc;
+    if (has("epilogue") && gen.coin(0.6)) {
+      spec.hasBias = gen.coin();
+      spec.hasResidual = gen.coin(0.4);
+      spec.activation = static_cast<Activation>(gen.range(0, 3));
+    }
+    if (has("accumulate"))
+      spec.accumulate = gen.coin(0.25);
+    if (has("quant") && gen.coin(0.5))
+      spec.inputQuantBlockSize = gen.pick({16, 16, 32, 64});
+
+    CompileOptions options;
+    options.target = *parsedTarget;
+    options.lowering = lowering == "reference" ? CpuLowering::Reference
+                                               : CpuLowering::ImplicitGemm;
+    if (has("qslice"))
+      options.qslice = std::string(
+          gen.pick({0, 1, 2}) == 0 ? "none"
+                                   : (gen.coin() ? "fused" : "separate"));
+    if (spec.inputQuantBlockSize && has("quant"))
+      options.quantPlacement = gen.coin() ? "auto" : "tile";
+    if (has("config") && gen.coin(0.6)) {
+      bool qsliceOuter = options.qslice == "fused";
+      int64_t sliceK = spec.geometry.gemmK() / spec.geometry.window[0];
+      if (spec.inputQuantBlockSize && qsliceOuter &&
+          sliceK % *spec.inputQuantBlockSize != 0)
+        options.qslice = "none", qsliceOuter = false;
+      options.config = gen.config(spec, qsliceOuter);
+    }
+
+    auto caseStart = std::chrono::steady_clock::now();
+    CaseResult r = runCase(engine, spec, options, seed * 1000 + i);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - caseStart)
+                    .count();
+    worst = std::max(worst, r.passed ? r.error / r.tolerance : 0.0);
+    if (!r.passed)
+      ++failures;
+    if (!r.passed || verbose)
+      llvm::outs() << llvm::formatv("[{0,3}] {1} rel_l2={2:e2} tol={3:e1} "
+                                    "{4:f0}ms | {5} | {6}{7}\n",
+                                    i, r.passed ? "ok  " : "FAIL", r.error,
+                                    r.tolerance, ms, spec.describe(),
+                                    options.describe(),
+                                    r.message.empty() ? "" : "\n  " + r.message);
+  }
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  llvm::outs() << llvm::formatv(
+      "conv3d-sweep: {0} cases, {1} failed, worst error/tolerance {2:f3} "
+      "({3:f1} s)\n",
+      int(count), failures, worst, seconds);
+  return failures ? 1 : 0;
+}
