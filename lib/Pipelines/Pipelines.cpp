@@ -2,6 +2,9 @@
 
 #include "conv3d/Pipelines/Pipelines.h"
 
+#include "conv3d/Conversion/Passes.h"
+#include "conv3d/Transforms/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -61,7 +64,17 @@ static void addPipeline(OpPassManager &pm, StringRef text) {
 
 void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
                                             const PipelineOptions &options) {
+  std::string target = stringifyTarget(options.target).str();
   addPipeline(pm, "canonicalize");
+  pm.addPass(createConv3dFuseQuant(
+      Conv3dFuseQuantOptions{options.quantPlacement, target}));
+  pm.addPass(createConv3dFuseEpilogue());
+  // Configs are chosen before the Q-slice decomposition so that `fused`
+  // can reorder the K loop of a forced configuration.
+  pm.addPass(createConv3dSelectConfig(
+      Conv3dSelectConfigOptions{target, options.config}));
+  pm.addPass(createConv3dQSlice(Conv3dQSliceOptions{options.qslice, target}));
+  addPipeline(pm, "canonicalize,cse");
 }
 
 void mlir::conv3d::buildConv3dBufferizationPipeline(
@@ -87,9 +100,18 @@ void mlir::conv3d::buildConv3dHostToLLVMPipeline(OpPassManager &pm) {
 void mlir::conv3d::buildConv3dCpuLoweringPipeline(
     OpPassManager &pm, const PipelineOptions &options) {
   buildConv3dGraphPipeline(pm, options);
-  if (options.lowering == CpuLowering::Reference)
-    addPipeline(pm, "conv3d-to-linalg,canonicalize");
+  bool reference = options.lowering == CpuLowering::Reference;
+  // The implicit-GEMM path tiles convolutions after bufferization; the
+  // tensor-level quantize and epilogue ops take the linalg route either way.
+  pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{reference}));
+  addPipeline(pm, "canonicalize");
   buildConv3dBufferizationPipeline(pm, options);
+  if (!reference) {
+    pm.addPass(createConv3dImplicitGemm(
+        Conv3dImplicitGemmOptions{stringifyTarget(options.target).str()}));
+    pm.addPass(createConv3dLowerToCPU());
+    addPipeline(pm, "canonicalize,cse");
+  }
 }
 
 void mlir::conv3d::buildConv3dCpuPipeline(OpPassManager &pm,
@@ -123,8 +145,8 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
                      "k_order, split_k); default: the heuristic")};
   Option<std::string> qslice{
       *this, "qslice",
-      llvm::cl::desc("Q-slice decomposition: none, fused or separate"),
-      llvm::cl::init("none")};
+      llvm::cl::desc("Q-slice decomposition: auto, none, fused or separate"),
+      llvm::cl::init("auto")};
   Option<std::string> quantPlacement{
       *this, "quant-placement",
       llvm::cl::desc("NVFP4 input quantization placement: auto, tile or "

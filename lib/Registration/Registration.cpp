@@ -10,6 +10,7 @@
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dDialect.h"
 #include "conv3d/Pipelines/Pipelines.h"
+#include "conv3d/Transforms/Passes.h"
 #include "conv3d/IR/Conv3dOps.h"
 
 #include "mlir/InitAllDialects.h"
@@ -28,5 +29,6 @@ void mlir::conv3d::registerAllDialects(DialectRegistry &registry) {
 void mlir::conv3d::registerAllPasses() {
   mlir::registerAllPasses();
   registerConv3dConversionPasses();
+  registerConv3dTransformsPasses();
   registerConv3dPipelines();
 }

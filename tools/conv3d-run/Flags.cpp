@@ -110,9 +110,10 @@ cl::opt<std::string> config(
              "split_k=..]"),
     cl::cat(compileCategory));
 cl::opt<std::string> qslice("qslice",
-                            cl::desc("Q-slice decomposition: none, fused, "
-                                     "separate"),
-                            cl::init("none"), cl::cat(compileCategory));
+                            cl::desc("Q-slice decomposition: auto (fused when "
+                                     "depth padding makes slices skippable), "
+                                     "none, fused, separate"),
+                            cl::init("auto"), cl::cat(compileCategory));
 cl::opt<std::string>
     quantPlacement("quant-placement",
                    cl::desc("NVFP4 placement: auto (cost model), tile, "
@@ -281,7 +282,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   options.lowering = lowering == "reference" ? CpuLowering::Reference
                                              : CpuLowering::ImplicitGemm;
   if (llvm::Error e =
-          checkChoice("qslice", qslice, {"none", "fused", "separate"}))
+          checkChoice("qslice", qslice, {"auto", "none", "fused", "separate"}))
     return std::move(e);
   options.qslice = qslice;
   if (llvm::Error e = checkChoice("quant-placement", quantPlacement,

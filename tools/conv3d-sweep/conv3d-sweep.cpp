@@ -103,10 +103,11 @@ public:
     std::string text = llvm::formatv(
         "tile_m={0},tile_n={1},tile_k={2}", pick({1, 5, 16, 17, 32, 64, 128}),
         pick({1, 3, 8, 16, 24, 64}), tileK);
-    if (coin(0.3))
-      text += ",split_k=" + std::to_string(pick({2, 3}));
+    // split_k needs the flat K order.
     if (qsliceOuter)
       text += ",k_order=qslice_outer";
+    else if (coin(0.3))
+      text += ",split_k=" + std::to_string(pick({2, 3}));
     return text;
   }
 
@@ -229,20 +230,23 @@ int main(int argc, char **argv) {
     options.target = *parsedTarget;
     options.lowering = lowering == "reference" ? CpuLowering::Reference
                                                : CpuLowering::ImplicitGemm;
+    options.qslice = "none";
     if (has("qslice"))
       options.qslice = std::string(
-          gen.pick({0, 1, 2}) == 0 ? "none"
-                                   : (gen.coin() ? "fused" : "separate"));
+          gen.pick({0, 1, 2, 3}) == 0
+              ? "none"
+              : (gen.coin(0.4) ? "fused"
+                               : (gen.coin() ? "separate" : "auto")));
     if (spec.inputQuantBlockSize && has("quant"))
       options.quantPlacement = gen.coin() ? "auto" : "tile";
-    if (has("config") && gen.coin(0.6)) {
-      bool qsliceOuter = options.qslice == "fused";
-      int64_t sliceK = spec.geometry.gemmK() / spec.geometry.window[0];
-      if (spec.inputQuantBlockSize && qsliceOuter &&
-          sliceK % *spec.inputQuantBlockSize != 0)
-        options.qslice = "none", qsliceOuter = false;
-      options.config = gen.config(spec, qsliceOuter);
-    }
+    // Forced Q-slice strategies are rejected (with a diagnostic) when NVFP4
+    // blocks straddle depth slices; draw only combinations that apply.
+    int64_t sliceK = spec.geometry.gemmK() / spec.geometry.window[0];
+    if (spec.inputQuantBlockSize && sliceK % *spec.inputQuantBlockSize != 0 &&
+        (options.qslice == "fused" || options.qslice == "separate"))
+      options.qslice = "auto";
+    if (has("config") && gen.coin(0.6))
+      options.config = gen.config(spec, options.qslice == "fused");
 
     auto caseStart = std::chrono::steady_clock::now();
     CaseResult r = runCase(engine, spec, options, seed * 1000 + i);

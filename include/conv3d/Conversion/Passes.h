@@ -23,8 +23,14 @@ namespace mlir::conv3d {
 void populateConvFromLinalgPatterns(RewritePatternSet &patterns);
 
 /// Patterns of `conv3d-to-linalg`: the reference lowering of the tensor
-/// forms of conv3d.conv, conv3d.quantize and conv3d.epilogue.
-void populateConv3dToLinalgPatterns(RewritePatternSet &patterns);
+/// forms of conv3d.conv (if `includeConv`), conv3d.quantize and
+/// conv3d.epilogue.
+void populateConv3dToLinalgPatterns(RewritePatternSet &patterns,
+                                    bool includeConv = true);
+
+/// Patterns of `conv3d-lower-to-cpu`: tile ops to scalar loops, and
+/// conv3d.epilogue on memrefs to linalg.generic.
+void populateTileOpsToLoopsPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "conv3d/Conversion/Passes.h.inc"

@@ -29,6 +29,11 @@ def Conv3dFromLinalg : Pass<"conv3d-from-linalg"> {
 }
 
 def Conv3dToLinalg : Pass<"conv3d-to-linalg"> {
+  let options = [
+    Option<"lowerConv", "lower-conv", "bool", /*default=*/"true",
+           "Also lower conv3d.conv (false: only conv3d.quantize and "
+           "conv3d.epilogue, as the implicit-GEMM pipeline needs)">
+  ];
   let summary = "Reference lowering of conv3d ops on tensors to linalg";
   let description = [{
     A deliberately straightforward lowering, used as the numerical reference
@@ -48,6 +53,25 @@ def Conv3dToLinalg : Pass<"conv3d-to-linalg"> {
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def Conv3dLowerToCPU : Pass<"conv3d-lower-to-cpu"> {
+  let summary = "Lower implicit-GEMM tile ops to scalar loops for the CPU";
+  let description = [{
+    The CPU target: each tile op becomes `scf.for` loops over the tile with
+    `memref` loads and stores (gathers with clamped indices and a select for
+    the padding halo, so no load is out of bounds), the NVFP4 block math of
+    ScalarEmitters, and the epilogue. `conv3d.epilogue` on memrefs becomes a
+    `linalg.generic`. This makes every target-independent transformation
+    executable and checkable on a machine without a GPU.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -44,8 +44,8 @@ struct PipelineOptions {
   /// Tile configuration as comma-separated key=value pairs (tile_m, tile_n,
   /// tile_k, stages, warps_m, warps_n, k_order, split_k); empty: heuristic.
   std::string config;
-  /// Q-slice decomposition: none, fused or separate.
-  std::string qslice = "none";
+  /// Q-slice decomposition: auto, none, fused or separate.
+  std::string qslice = "auto";
   /// NVFP4 input quantization placement: auto (cost model), tile, prepass.
   std::string quantPlacement = "auto";
   /// Turn memref results of functions into out-parameters (to run arbitrary

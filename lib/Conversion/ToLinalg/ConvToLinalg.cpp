@@ -391,14 +391,17 @@ struct EpilogueOpToLinalg : OpRewritePattern<EpilogueOp> {
 
 struct Conv3dToLinalgPass
     : mlir::conv3d::impl::Conv3dToLinalgBase<Conv3dToLinalgPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateConv3dToLinalgPatterns(patterns);
+    populateConv3dToLinalgPatterns(patterns, lowerConv);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // Anything left is a form the reference lowering does not handle.
-    WalkResult result = getOperation()->walk([](Operation *op) {
-      if (!isa<ConvOp, QuantizeOp, EpilogueOp>(op))
+    WalkResult result = getOperation()->walk([&](Operation *op) {
+      if (!isa<ConvOp, QuantizeOp, EpilogueOp>(op) ||
+          (isa<ConvOp>(op) && !lowerConv))
         return WalkResult::advance();
       auto dps = cast<DestinationStyleOpInterface>(op);
       if (!dps.hasPureTensorSemantics()) {
@@ -417,7 +420,9 @@ struct Conv3dToLinalgPass
 
 } // namespace
 
-void mlir::conv3d::populateConv3dToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<ConvOpToLinalg, QuantizeOpToLinalg, EpilogueOpToLinalg>(
-      patterns.getContext());
+void mlir::conv3d::populateConv3dToLinalgPatterns(RewritePatternSet &patterns,
+                                                  bool includeConv) {
+  if (includeConv)
+    patterns.add<ConvOpToLinalg>(patterns.getContext());
+  patterns.add<QuantizeOpToLinalg, EpilogueOpToLinalg>(patterns.getContext());
 }

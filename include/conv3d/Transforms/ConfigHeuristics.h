@@ -1,0 +1,30 @@
+//===- ConfigHeuristics.h - choosing a tile configuration -------*- C++ -*-===//
+
+#ifndef CONV3D_TRANSFORMS_CONFIGHEURISTICS_H
+#define CONV3D_TRANSFORMS_CONFIGHEURISTICS_H
+
+#include "conv3d/Geometry/ConvGeometry.h"
+#include "conv3d/IR/Conv3dAttrs.h"
+#include "conv3d/Pipelines/Pipelines.h"
+
+#include <optional>
+
+namespace mlir::conv3d {
+
+/// The heuristic tile configuration of a convolution for `target`. With
+/// NVFP4 input quantization, tile_k is a multiple of the block size (tile
+/// loads quantize whole blocks).
+IGemmConfigAttr selectIGemmConfig(MLIRContext *context,
+                                  const ConvGeometry &geometry, Target target,
+                                  std::optional<int64_t> quantBlockSize);
+
+/// Why `config` cannot serve `geometry` (a message), or none. Checks what
+/// the verifier cannot know in general: quantization block alignment and
+/// the K order / split-K combination.
+std::optional<std::string>
+checkConfigForConv(IGemmConfigAttr config, const ConvGeometry &geometry,
+                   std::optional<int64_t> quantBlockSize);
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_TRANSFORMS_CONFIGHEURISTICS_H

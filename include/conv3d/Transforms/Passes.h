@@ -1,0 +1,108 @@
+//===- Passes.h - conv3d graph and tile passes ------------------*- C++ -*-===//
+//
+// Each pass is a thin shell around the rewrite functions and pattern sets
+// declared here, so that a host compiler can run them in its own pipeline
+// and steer the decisions (which convolutions, which configuration,
+// placement) through the hooks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_TRANSFORMS_PASSES_H
+#define CONV3D_TRANSFORMS_PASSES_H
+
+#include "conv3d/IR/Conv3dDialect.h"
+#include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
+
+#include <functional>
+
+namespace mlir {
+class RewritePatternSet;
+class RewriterBase;
+} // namespace mlir
+
+namespace mlir::conv3d {
+
+#define GEN_PASS_DECL
+#include "conv3d/Transforms/Passes.h.inc"
+
+//===----------------------------------------------------------------------===//
+// conv3d-fuse-quant
+//===----------------------------------------------------------------------===//
+
+enum class QuantPlacement { Auto, Tile, Prepass };
+std::optional<QuantPlacement> parseQuantPlacement(StringRef name);
+
+/// The placement the cost model picks for a quantized convolution whose
+/// config is `config` (or the target heuristic's, when null).
+QuantPlacement chooseQuantPlacement(ConvOp conv, Target target);
+
+/// Folds `conv3d.quantize` producers into convolutions where equivalent and
+/// applies `placement` (Auto: the cost model for `target`). Convolutions
+/// for which a forced prepass is impossible are reported through
+/// `onImpossible`, if given.
+void populateFuseQuantPatterns(
+    RewritePatternSet &patterns, QuantPlacement placement, Target target,
+    std::function<void(ConvOp, StringRef)> onImpossible = nullptr);
+
+//===----------------------------------------------------------------------===//
+// conv3d-fuse-epilogue
+//===----------------------------------------------------------------------===//
+
+/// Folds bias, activation, residual and cast consumers into convolutions.
+void populateFuseEpiloguePatterns(RewritePatternSet &patterns);
+
+/// The activation a scalar elementwise body computes, if it is one the
+/// epilogue supports (recognized by evaluating the body).
+std::optional<Activation> matchActivationBody(Block &body);
+
+//===----------------------------------------------------------------------===//
+// conv3d-qslice
+//===----------------------------------------------------------------------===//
+
+/// Rewrites a tensor convolution into depth slices with one-deep windows
+/// accumulating in f32, followed by a conv3d.epilogue. Fails (with the
+/// reason) when the decomposition does not apply.
+FailureOr<Value> decomposeIntoSeparateQSlices(RewriterBase &rewriter,
+                                              ConvOp conv);
+
+/// Whether fusing the Q-slices (skipping halo-only slices per tile) can save
+/// work: some depth slice has output depths that read only padding.
+bool qsliceFusionSkipsWork(const ConvGeometry &geometry);
+
+//===----------------------------------------------------------------------===//
+// conv3d-implicit-gemm
+//===----------------------------------------------------------------------===//
+
+/// The discardable attribute that marks the grid loop of an implicit GEMM
+/// and carries its tile configuration.
+inline constexpr StringLiteral kIGemmConfigAttrName = "conv3d.igemm_config";
+
+struct ImplicitGemmOptions {
+  /// Which convolutions to rewrite (default: all on memrefs).
+  std::function<bool(ConvOp)> shouldConvert;
+  /// The configuration of a convolution that carries none (default: the
+  /// heuristic of `target`).
+  std::function<IGemmConfigAttr(ConvOp)> selectConfig;
+  Target target = Target::cpu;
+};
+
+/// Rewrites one memref convolution into the tile-level grid loop. Returns
+/// the grid loop.
+FailureOr<scf::ForallOp> lowerConvToImplicitGemm(RewriterBase &rewriter,
+                                                 ConvOp conv,
+                                                 IGemmConfigAttr config);
+
+void populateImplicitGemmPatterns(RewritePatternSet &patterns,
+                                  const ImplicitGemmOptions &options);
+
+#define GEN_PASS_REGISTRATION
+#include "conv3d/Transforms/Passes.h.inc"
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_TRANSFORMS_PASSES_H

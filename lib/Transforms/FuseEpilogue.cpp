@@ -1,0 +1,365 @@
+//===- FuseEpilogue.cpp - conv3d-fuse-epilogue ----------------------------===//
+//
+// Folds the elementwise consumers of a convolution into its epilogue
+// `cast(act(acc + bias) + residual)`, one consumer at a time and only in that
+// order, so the folded convolution computes exactly what the consumers did
+// (with f32 intermediates instead of whatever the consumers rounded to).
+//
+// Front ends spell activations in many algebraic forms (x * sigmoid(x),
+// x / (1 + exp(-x)), 0.5x(1 + tanh(...)) with the constants folded or not).
+// Instead of matching op trees, a body is recognized by evaluating it: it
+// must be a pure function of its one input built from a small set of
+// arithmetic ops, and agree with the activation at sample points spread
+// over the range that matters (|x| up to 9) to 1e-5. GELU with erf differs
+// from the tanh form by about 1e-3 there and is not mistaken for it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Transforms/Passes.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DFUSEEPILOGUE
+#include "conv3d/Transforms/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+//===----------------------------------------------------------------------===//
+// Recognizing a scalar body by evaluation
+//===----------------------------------------------------------------------===//
+
+/// Evaluates `body` (a linalg body whose yield depends on argument 0 only)
+/// at `x` in double precision; none if it uses anything unsupported.
+static std::optional<double> evaluateBody(Block &body, double x) {
+  llvm::DenseMap<Value, double> values;
+  values[body.getArgument(0)] = x;
+  auto get = [&](Value v) -> std::optional<double> {
+    auto it = values.find(v);
+    if (it == values.end())
+      return std::nullopt;
+    return it->second;
+  };
+  for (Operation &op : body) {
+    if (auto yield = dyn_cast<linalg::YieldOp>(op)) {
+      if (yield.getNumOperands() != 1)
+        return std::nullopt;
+      return get(yield.getOperand(0));
+    }
+    if (op.getNumResults() != 1)
+      return std::nullopt;
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      auto attr = dyn_cast<FloatAttr>(constant.getValue());
+      if (!attr)
+        return std::nullopt;
+      values[op.getResult(0)] = attr.getValueAsDouble();
+      continue;
+    }
+    SmallVector<double> in;
+    for (Value operand : op.getOperands()) {
+      std::optional<double> v = get(operand);
+      if (!v)
+        return std::nullopt; // outside values or the output argument
+      in.push_back(*v);
+    }
+    std::optional<double> r =
+        llvm::TypeSwitch<Operation *, std::optional<double>>(&op)
+            .Case([&](arith::AddFOp) { return in[0] + in[1]; })
+            .Case([&](arith::SubFOp) { return in[0] - in[1]; })
+            .Case([&](arith::MulFOp) { return in[0] * in[1]; })
+            .Case([&](arith::DivFOp) { return in[0] / in[1]; })
+            .Case([&](arith::NegFOp) { return -in[0]; })
+            .Case<arith::MaximumFOp, arith::MaxNumFOp>(
+                [&](Operation *) { return std::max(in[0], in[1]); })
+            .Case<arith::MinimumFOp, arith::MinNumFOp>(
+                [&](Operation *) { return std::min(in[0], in[1]); })
+            .Case<arith::ExtFOp, arith::TruncFOp>(
+                [&](Operation *) { return in[0]; })
+            .Case([&](arith::CmpFOp cmp) -> std::optional<double> {
+              using P = arith::CmpFPredicate;
+              switch (cmp.getPredicate()) {
+              case P::OGT:
+              case P::UGT:
+                return in[0] > in[1];
+              case P::OGE:
+              case P::UGE:
+                return in[0] >= in[1];
+              case P::OLT:
+              case P::ULT:
+                return in[0] < in[1];
+              case P::OLE:
+              case P::ULE:
+                return in[0] <= in[1];
+              default:
+                return std::nullopt;
+              }
+            })
+            .Case([&](arith::SelectOp) { return in[0] != 0 ? in[1] : in[2]; })
+            .Case([&](math::ExpOp) { return std::exp(in[0]); })
+            .Case([&](math::TanhOp) { return std::tanh(in[0]); })
+            .Case([&](math::ErfOp) { return std::erf(in[0]); })
+            .Case([&](math::SqrtOp) { return std::sqrt(in[0]); })
+            .Case([&](math::RsqrtOp) { return 1.0 / std::sqrt(in[0]); })
+            .Case([&](math::AbsFOp) { return std::fabs(in[0]); })
+            .Case([&](math::PowFOp) { return std::pow(in[0], in[1]); })
+            .Case([&](math::LogOp) { return std::log(in[0]); })
+            .Case([&](math::Log1pOp) { return std::log1p(in[0]); })
+            .Default([](Operation *) { return std::nullopt; });
+    if (!r)
+      return std::nullopt;
+    values[op.getResult(0)] = *r;
+  }
+  return std::nullopt;
+}
+
+static double referenceActivation(Activation activation, double x) {
+  switch (activation) {
+  case Activation::none:
+    return x;
+  case Activation::relu:
+    return std::max(x, 0.0);
+  case Activation::silu:
+    return x / (1.0 + std::exp(-x));
+  case Activation::gelu_tanh:
+    return 0.5 * x *
+           (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  }
+  llvm_unreachable("unknown activation");
+}
+
+std::optional<Activation> mlir::conv3d::matchActivationBody(Block &body) {
+  static constexpr double kSamples[] = {-9,   -6,   -3.5, -2,  -1.3, -1,
+                                        -0.7, -0.25, -0.01, 0,  0.01, 0.25,
+                                        0.7,  1,    1.3,  2,   3.5,  6, 9};
+  SmallVector<double> values;
+  for (double x : kSamples) {
+    std::optional<double> y = evaluateBody(body, x);
+    if (!y || !std::isfinite(*y))
+      return std::nullopt;
+    values.push_back(*y);
+  }
+  for (Activation activation :
+       {Activation::relu, Activation::silu, Activation::gelu_tanh}) {
+    bool matches = true;
+    for (auto [x, y] : llvm::zip_equal(kSamples, values)) {
+      double expected = referenceActivation(activation, x);
+      if (std::fabs(y - expected) > 1e-5 * (1.0 + std::fabs(expected))) {
+        matches = false;
+        break;
+      }
+    }
+    if (matches)
+      return activation;
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// The consumers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum class EpilogueStep { Bias, Activation, Residual, Cast };
+
+/// What a consumer of the convolution adds to its epilogue.
+struct Step {
+  EpilogueStep kind;
+  Value operand;                     ///< bias or residual
+  Activation activation = Activation::none;
+};
+
+/// The single block argument a yield operand reads, looking through extf
+/// (a consumer may widen its bias or residual before adding).
+static std::optional<unsigned> argumentNumber(Value value, Block &body) {
+  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
+    value = ext.getIn();
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner() != &body)
+    return std::nullopt;
+  return arg.getArgNumber();
+}
+
+/// Whether `body` yields addf of its arguments `a` and `b` (either order).
+static bool isAddOf(Block &body, unsigned a, unsigned b) {
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || body.getOperations().size() > 4)
+    return false;
+  std::optional<unsigned> lhs = argumentNumber(add.getLhs(), body),
+                          rhs = argumentNumber(add.getRhs(), body);
+  return lhs && rhs &&
+         ((*lhs == a && *rhs == b) || (*lhs == b && *rhs == a));
+}
+
+/// Classifies an elementwise consumer `generic` of convolution result `conv`.
+static std::optional<Step> classify(linalg::GenericOp generic, Value conv) {
+  if (generic.getNumDpsInits() != 1 || generic.getNumResults() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      generic.getNumLoops() != 5 ||
+      !generic.getIndexingMapsArray().back().isIdentity())
+    return std::nullopt;
+  Block &body = generic.getRegion().front();
+  SmallVector<OpOperand *> inputs = llvm::to_vector(
+      llvm::map_range(generic.getDpsInputOperands(), [](OpOperand *o) {
+        return o;
+      }));
+  auto mapOf = [&](OpOperand *operand) {
+    return generic.getMatchingIndexingMap(operand);
+  };
+  int convIndex = -1;
+  for (auto [i, operand] : llvm::enumerate(inputs))
+    if (operand->get() == conv && mapOf(operand).isIdentity())
+      convIndex = i;
+  if (convIndex < 0)
+    return std::nullopt;
+  Type convElem = getElementTypeOrSelf(conv.getType());
+  Type outElem = getElementTypeOrSelf(generic.getResult(0).getType());
+
+  if (inputs.size() == 1) {
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    // A cast: yield truncf(arg0).
+    if (auto trunc = yield.getOperand(0).getDefiningOp<arith::TruncFOp>())
+      if (trunc.getIn() == body.getArgument(0) && outElem != convElem &&
+          body.getOperations().size() == 2)
+        return Step{EpilogueStep::Cast, Value()};
+    if (outElem != convElem)
+      return std::nullopt;
+    if (std::optional<Activation> activation = matchActivationBody(body))
+      return Step{EpilogueStep::Activation, Value(), *activation};
+    return std::nullopt;
+  }
+  if (inputs.size() != 2 || outElem != convElem)
+    return std::nullopt;
+  unsigned other = 1 - convIndex;
+  if (!isAddOf(body, convIndex, other))
+    return std::nullopt;
+  OpOperand *operand = inputs[other];
+  AffineMap map = mapOf(operand);
+  if (map.isIdentity())
+    return Step{EpilogueStep::Residual, operand->get()};
+  if (map.getNumResults() == 1 && map.getResult(0).isFunctionOfDim(4) &&
+      map.getResult(0) == getAffineDimExpr(4, generic.getContext()))
+    return Step{EpilogueStep::Bias, operand->get()};
+  return std::nullopt;
+}
+
+struct FoldConsumerIntoEpilogue : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp generic,
+                                PatternRewriter &rewriter) const override {
+    ConvOp conv;
+    for (Value input : generic.getDpsInputs())
+      if (auto producer = input.getDefiningOp<ConvOp>())
+        conv = producer;
+    if (!conv || !conv.hasTensorSemantics() || !conv->hasOneUse())
+      return rewriter.notifyMatchFailure(generic, "no single-use conv input");
+    std::optional<Step> step = classify(generic, conv.getResult()[0]);
+    if (!step)
+      return rewriter.notifyMatchFailure(generic, "not an epilogue step");
+
+    // Keep the epilogue's order: bias, activation, residual, cast.
+    bool hasActivation = conv.getActivation() != Activation::none;
+    Type outElem = getElementTypeOrSelf(conv.getInit().getType());
+    switch (step->kind) {
+    case EpilogueStep::Bias:
+      if (conv.getBias() || hasActivation || conv.getResidual() ||
+          !(getElementTypeOrSelf(step->operand.getType()).isF32() ||
+            getElementTypeOrSelf(step->operand.getType()) == outElem))
+        return failure();
+      break;
+    case EpilogueStep::Activation:
+      if (hasActivation || conv.getResidual())
+        return failure();
+      break;
+    case EpilogueStep::Residual:
+      if (conv.getResidual() ||
+          !(getElementTypeOrSelf(step->operand.getType()).isF32() ||
+            getElementTypeOrSelf(step->operand.getType()) == outElem))
+        return failure();
+      break;
+    case EpilogueStep::Cast:
+      // The conv must not read its f32 destination, since the destination
+      // becomes the cast's.
+      if (!conv.getOverwrite() || !outElem.isF32())
+        return failure();
+      break;
+    }
+
+    rewriter.modifyOpInPlace(conv, [&] {
+      switch (step->kind) {
+      case EpilogueStep::Bias:
+        conv.getBiasMutable().assign(step->operand);
+        break;
+      case EpilogueStep::Activation:
+        conv.setActivation(step->activation);
+        break;
+      case EpilogueStep::Residual:
+        conv.getResidualMutable().assign(step->operand);
+        break;
+      case EpilogueStep::Cast:
+        conv.getInitMutable().assign(generic.getDpsInits()[0]);
+        conv.getResult()[0].setType(generic.getResult(0).getType());
+        break;
+      }
+    });
+    // The conv now produces what the consumer did.
+    conv->moveBefore(generic);
+    rewriter.replaceOp(generic, conv.getResult()[0]);
+    return success();
+  }
+};
+
+/// linalg.add of the convolution and a same-shaped tensor: a residual.
+struct FoldAddIntoResidual : OpRewritePattern<linalg::AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::AddOp add,
+                                PatternRewriter &rewriter) const override {
+    if (!add.hasPureTensorSemantics() || add.getNumDpsInputs() != 2)
+      return failure();
+    Value lhs = add.getDpsInputs()[0], rhs = add.getDpsInputs()[1];
+    auto conv = lhs.getDefiningOp<ConvOp>();
+    Value other = rhs;
+    if (!conv) {
+      conv = rhs.getDefiningOp<ConvOp>();
+      other = lhs;
+    }
+    if (!conv || !conv.hasTensorSemantics() || !conv->hasOneUse() ||
+        conv.getResidual() || other.getType() != conv.getResult()[0].getType())
+      return failure();
+    if (add.getResult(0).getType() != conv.getResult()[0].getType())
+      return failure();
+    rewriter.modifyOpInPlace(conv,
+                             [&] { conv.getResidualMutable().assign(other); });
+    conv->moveBefore(add);
+    rewriter.replaceOp(add, conv.getResult()[0]);
+    return success();
+  }
+};
+
+struct FuseEpiloguePass
+    : mlir::conv3d::impl::Conv3dFuseEpilogueBase<FuseEpiloguePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFuseEpiloguePatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::conv3d::populateFuseEpiloguePatterns(RewritePatternSet &patterns) {
+  patterns.add<FoldConsumerIntoEpilogue, FoldAddIntoResidual>(
+      patterns.getContext());
+  ConvOp::getCanonicalizationPatterns(patterns, patterns.getContext());
+}

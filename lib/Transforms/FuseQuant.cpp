@@ -1,0 +1,237 @@
+//===- FuseQuant.cpp - conv3d-fuse-quant ----------------------------------===//
+//
+// NVFP4 quantization of a convolution's input can run in two places:
+//
+// - tile: inside the im2col tile load. No extra memory traffic, but every
+//   element is quantized once per (filter tap that reads it) x (N tile):
+//   M*K im2col elements per N tile, i.e. about Q*R*S*ceil(F/tile_n) times
+//   per input element.
+// - prepass: a separate conv3d.quantize over the input, once per element,
+//   for one extra read and write of the input.
+//
+// The two compute the same values exactly when C is a multiple of the block
+// size (each K block is then one voxel's channel group); otherwise blocks
+// straddle filter taps and only the tile placement has the spec's semantics.
+//
+// Cost model, in ALU issue slots:
+//   tile    = ceil(F / tile_n) * M * K * kOpsPerQuantizedElement
+//   prepass = inputElements * (kOpsPerQuantizedElement
+//                              + 2 * bytesPerElement * kOpsPerByte)
+// kOpsPerQuantizedElement counts the scalar ops of ScalarEmitters' NVFP4
+// code per element (abs, max, scale, two exponent extractions, roundeven,
+// sign, select, cast, amortized block scale). kOpsPerByte is ALU throughput
+// over memory bandwidth: an H100 issues about 60 T simple f32/int ops per
+// second against 3 TB/s, about 20 ops per byte; CPUs are of the same order.
+// So a 3x3x3 convolution (27 reads per element) prefers the prepass, a
+// 1x1x1 convolution with a single N tile prefers the tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Transforms/ConfigHeuristics.h"
+#include "conv3d/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DFUSEQUANT
+#include "conv3d/Transforms/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+static constexpr double kOpsPerQuantizedElement = 24;
+static constexpr double kOpsPerByte = 20;
+
+std::optional<QuantPlacement>
+mlir::conv3d::parseQuantPlacement(StringRef name) {
+  return llvm::StringSwitch<std::optional<QuantPlacement>>(name)
+      .Case("auto", QuantPlacement::Auto)
+      .Case("tile", QuantPlacement::Tile)
+      .Case("prepass", QuantPlacement::Prepass)
+      .Default(std::nullopt);
+}
+
+/// Whether quantizing the NDHWC input along C equals the conv's K-block
+/// quantization.
+static bool prepassIsEquivalent(const ConvGeometry &g, int64_t blockSize) {
+  return g.channels % blockSize == 0;
+}
+
+static QuantPlacement costModel(const ConvGeometry &g, int64_t blockSize,
+                                IGemmConfigAttr config, Type elemType) {
+  if (!prepassIsEquivalent(g, blockSize) || !g.hasStaticShape())
+    return QuantPlacement::Tile;
+  double nTiles = double(ceilDiv(g.gemmN(), config.getTileN()));
+  double tileCost =
+      nTiles * double(g.gemmM()) * double(g.gemmK()) * kOpsPerQuantizedElement;
+  double inputElements = double(g.batch) * g.inputSize[0] * g.inputSize[1] *
+                         g.inputSize[2] * g.channels;
+  double bytes = elemType.getIntOrFloatBitWidth() / 8.0;
+  double prepassCost =
+      inputElements * (kOpsPerQuantizedElement + 2 * bytes * kOpsPerByte);
+  return prepassCost < tileCost ? QuantPlacement::Prepass
+                                : QuantPlacement::Tile;
+}
+
+/// The placement of quantization with `blockSize` for a convolution of
+/// geometry `g` and input type `elemType`: `requested` unless it is Auto,
+/// else the cost model under `config` (or the target heuristic's).
+static QuantPlacement decidePlacement(QuantPlacement requested,
+                                      const ConvGeometry &g, int64_t blockSize,
+                                      IGemmConfigAttr config, Type elemType,
+                                      Target target, MLIRContext *context) {
+  if (requested != QuantPlacement::Auto)
+    return requested;
+  if (!g.hasStaticShape())
+    return QuantPlacement::Tile;
+  if (!config)
+    config = selectIGemmConfig(context, g, target, blockSize);
+  return costModel(g, blockSize, config, elemType);
+}
+
+QuantPlacement mlir::conv3d::chooseQuantPlacement(ConvOp conv, Target target) {
+  std::optional<NVFP4Attr> quant = conv.getInputQuant();
+  if (!quant)
+    return QuantPlacement::Tile;
+  return decidePlacement(QuantPlacement::Auto, conv.getGeometry(),
+                         quant->getBlockSize(),
+                         conv.getConfig().value_or(IGemmConfigAttr()),
+                         getElementTypeOrSelf(conv.getInput().getType()),
+                         target, conv.getContext());
+}
+
+namespace {
+
+/// quantize(x) -> conv  ==>  conv(x) with `quantize(...)`, where equivalent
+/// and the placement is the tile.
+struct FoldQuantizeIntoConv : OpRewritePattern<ConvOp> {
+  FoldQuantizeIntoConv(MLIRContext *context, QuantPlacement placement,
+                       Target target)
+      : OpRewritePattern(context), placement(placement), target(target) {}
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (!conv.hasTensorSemantics() || conv.getInputQuant())
+      return failure();
+    auto quantize = conv.getInput().getDefiningOp<QuantizeOp>();
+    if (!quantize || !quantize.hasTensorSemantics())
+      return rewriter.notifyMatchFailure(conv, "input is not quantized");
+    if (quantize.getBlockAxes() != ArrayRef<int64_t>{4})
+      return rewriter.notifyMatchFailure(conv, "blocks not along channels");
+    int64_t blockSize = quantize.getFormat().getBlockSize();
+    if (!prepassIsEquivalent(conv.getGeometry(), blockSize))
+      return rewriter.notifyMatchFailure(
+          conv, "C is not a multiple of the block size: channel blocks "
+                "differ from the conv's K blocks");
+    // Fold only where the folded conv keeps its quantization in the tile;
+    // otherwise the prepass pattern would undo the fold.
+    QuantPlacement decided = decidePlacement(
+        placement, conv.getGeometry(), blockSize,
+        conv.getConfig().value_or(IGemmConfigAttr()),
+        getElementTypeOrSelf(quantize.getInput().getType()), target,
+        getContext());
+    if (decided != QuantPlacement::Tile)
+      return rewriter.notifyMatchFailure(conv, "placement is the prepass");
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(quantize.getInput());
+      conv.getAmaxMutable().assign(quantize.getAmax());
+      conv.setInputQuantAttr(quantize.getFormat());
+    });
+    return success();
+  }
+
+  QuantPlacement placement;
+  Target target;
+};
+
+/// conv with `quantize(...)` placed in a prepass  ==>  quantize(x) -> conv.
+struct MoveQuantizeToPrepass : OpRewritePattern<ConvOp> {
+  MoveQuantizeToPrepass(MLIRContext *context, QuantPlacement placement,
+                        Target target,
+                        std::function<void(ConvOp, StringRef)> onImpossible)
+      : OpRewritePattern(context), placement(placement), target(target),
+        onImpossible(std::move(onImpossible)) {}
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    std::optional<NVFP4Attr> quant = conv.getInputQuant();
+    if (!conv.hasTensorSemantics() || !quant)
+      return failure();
+    QuantPlacement decided = decidePlacement(
+        placement, conv.getGeometry(), quant->getBlockSize(),
+        conv.getConfig().value_or(IGemmConfigAttr()),
+        getElementTypeOrSelf(conv.getInput().getType()), target,
+        getContext());
+    if (decided != QuantPlacement::Prepass)
+      return rewriter.notifyMatchFailure(conv, "tile placement");
+    ConvGeometry g = conv.getGeometry();
+    if (!prepassIsEquivalent(g, quant->getBlockSize())) {
+      if (onImpossible)
+        onImpossible(conv, "prepass placement needs C to be a multiple of "
+                           "the NVFP4 block size (C = " +
+                               std::to_string(g.channels) + ", block size " +
+                               std::to_string(quant->getBlockSize()) +
+                               "): otherwise blocks straddle filter taps");
+      return failure();
+    }
+    Location loc = conv.getLoc();
+    Value input = conv.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Value empty = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, input),
+        inputType.getElementType());
+    auto quantize = QuantizeOp::create(
+        rewriter, loc, TypeRange{inputType}, input, conv.getAmax(), empty,
+        *quant, rewriter.getDenseI64ArrayAttr({4}));
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(quantize.getResult()[0]);
+      conv.getAmaxMutable().clear();
+      conv.removeInputQuantAttr();
+    });
+    return success();
+  }
+
+  QuantPlacement placement;
+  Target target;
+  std::function<void(ConvOp, StringRef)> onImpossible;
+};
+
+struct FuseQuantPass
+    : mlir::conv3d::impl::Conv3dFuseQuantBase<FuseQuantPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::optional<QuantPlacement> parsedPlacement =
+        parseQuantPlacement(placement);
+    std::optional<Target> parsedTarget = parseTarget(target);
+    if (!parsedPlacement || !parsedTarget) {
+      getOperation()->emitError()
+          << "conv3d-fuse-quant: bad option placement='" << placement
+          << "' or target='" << target << "'";
+      return signalPassFailure();
+    }
+    bool impossible = false;
+    RewritePatternSet patterns(&getContext());
+    populateFuseQuantPatterns(patterns, *parsedPlacement, *parsedTarget,
+                              [&](ConvOp conv, StringRef reason) {
+                                conv.emitError() << reason;
+                                impossible = true;
+                              });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))) ||
+        impossible)
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::conv3d::populateFuseQuantPatterns(
+    RewritePatternSet &patterns, QuantPlacement placement, Target target,
+    std::function<void(ConvOp, StringRef)> onImpossible) {
+  patterns.add<FoldQuantizeIntoConv>(patterns.getContext(), placement, target);
+  patterns.add<MoveQuantizeToPrepass>(patterns.getContext(), placement, target,
+                                      std::move(onImpossible));
+}

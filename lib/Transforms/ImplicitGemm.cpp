@@ -1,0 +1,324 @@
+//===- ImplicitGemm.cpp - conv3d-implicit-gemm ----------------------------===//
+//
+// A memref convolution becomes the tile-level loop nest every target shares:
+//
+//   scf.forall (%tm, %tn) in (ceil(M/TM), ceil(F/TN)) {   // grid
+//     fill %acc (TM x TN, f32) with 0
+//     scf.for %kt ... {                                     // K loop
+//       conv3d.load_im2col_tile %in[%m0, %k0] ... into %a  // TM x TK
+//       conv3d.load_filter_tile %w[%k0, %n0] ... into %b   // TK x TN
+//       conv3d.tile_mma %a, %b, %acc
+//     }
+//     conv3d.store_output_tile %acc into %out[%m0, %n0] ...
+//   } {conv3d.igemm_config = #conv3d.igemm_config<...>}
+//
+// With k_order = qslice_outer the K loop is one loop per depth slice q, each
+// guarded by whether any row of the M tile reads a non-halo input depth for
+// that slice (slices that can never contribute are not emitted at all).
+// With split_k > 1 the grid gains a split dimension; partial sums are added
+// atomically into a zeroed f32 workspace and one conv3d.epilogue finishes.
+//
+// The tile buffers are plain allocations here: the CPU lowering computes on
+// them, the GPU lowerings replace them with shared memory and registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Transforms/ConfigHeuristics.h"
+#include "conv3d/Transforms/Passes.h"
+
+#include "conv3d/IR/IndexMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DIMPLICITGEMM
+#include "conv3d/Transforms/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+namespace {
+
+/// Builds the body of one grid iteration.
+class TileKernelBuilder {
+public:
+  TileKernelBuilder(OpBuilder &b, Location loc, ConvOp conv,
+                    IGemmConfigAttr config)
+      : b(b), loc(loc), conv(conv), config(config),
+        geometry(conv.getGeometry()) {}
+
+  /// Emits the K loop(s) accumulating into `acc`, for K tiles
+  /// [ktBegin, ktEnd) of the flat order (taps_outer only).
+  void emitKLoop(Value m0, Value n0, Value a, Value bTile, Value acc,
+                 Value ktBegin, Value ktEnd) {
+    Value kLimit = index(geometry.gemmK());
+    auto loop = scf::ForOp::create(b, loc, ktBegin, ktEnd, index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k0 = IRIndexMath{b, loc}.mul(loop.getInductionVar(),
+                                       config.getTileK());
+    emitKStep(m0, n0, k0, kLimit, a, bTile, acc);
+  }
+
+  /// Emits one guarded K loop per depth slice (qslice_outer).
+  void emitSliceLoops(Value m0, Value n0, Value a, Value bTile, Value acc) {
+    int64_t sliceK = geometry.gemmK() / geometry.window[kDepth];
+    int64_t numKT = ceilDiv(sliceK, config.getTileK());
+    for (int64_t q = 0; q < geometry.window[kDepth]; ++q) {
+      auto [lo, hi] = geometry.validOutputRange(kDepth, q);
+      if (lo == hi)
+        continue; // this slice reads only padding
+      Value active = tileReadsDepthRange(m0, lo, hi);
+      auto guard = scf::IfOp::create(b, loc, active, /*withElse=*/false);
+      OpBuilder::InsertionGuard insertionGuard(b);
+      b.setInsertionPointToStart(guard.thenBlock());
+      auto loop = scf::ForOp::create(b, loc, index(0), index(numKT), index(1));
+      b.setInsertionPointToStart(loop.getBody());
+      IRIndexMath math{b, loc};
+      Value k0 = math.add(math.mul(loop.getInductionVar(), config.getTileK()),
+                          index(q * sliceK));
+      emitKStep(m0, n0, k0, index((q + 1) * sliceK), a, bTile, acc);
+    }
+  }
+
+  Value index(int64_t value) { return IRIndexMath{b, loc}.constant(value); }
+
+private:
+  void emitKStep(Value m0, Value n0, Value k0, Value kLimit, Value a,
+                 Value bTile, Value acc) {
+    const ConvGeometry &g = geometry;
+    std::optional<NVFP4Attr> quant = conv.getInputQuant();
+    LoadIm2colTileOp::create(
+        b, loc, conv.getInput(), m0, k0, kLimit, a,
+        quant ? conv.getAmax() : Value(), b.getDenseI64ArrayAttr(g.window),
+        b.getDenseI64ArrayAttr(g.strides), b.getDenseI64ArrayAttr(g.dilations),
+        b.getDenseI64ArrayAttr(g.padding()),
+        quant ? *quant : NVFP4Attr());
+    LoadFilterTileOp::create(b, loc, conv.getFilter(), k0, n0, kLimit, bTile,
+                             conv.getFilterLayoutAttr());
+    TileMmaOp::create(b, loc, a, bTile, acc);
+  }
+
+  /// Whether some row m in [m0, min(m0 + TM, M)) has an output depth in
+  /// [lo, hi). Rows of one batch are ordered by depth; a tile that spans two
+  /// batches is conservatively active.
+  Value tileReadsDepthRange(Value m0, int64_t lo, int64_t hi) {
+    IRIndexMath math{b, loc};
+    Value last = arith::MinUIOp::create(
+        b, loc, math.add(m0, index(config.getTileM() - 1)),
+        index(geometry.gemmM() - 1));
+    auto first = geometry.decomposeM(math, m0);
+    auto final = geometry.decomposeM(math, last);
+    Value otherBatch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             first[0], final[0]);
+    Value startsBeforeEnd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult, first[1], index(hi));
+    Value endsAfterStart = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, final[1], index(lo));
+    Value overlaps =
+        arith::AndIOp::create(b, loc, startsBeforeEnd, endsAfterStart);
+    return arith::OrIOp::create(b, loc, otherBatch, overlaps);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  ConvOp conv;
+  IGemmConfigAttr config;
+  ConvGeometry geometry;
+};
+
+} // namespace
+
+FailureOr<scf::ForallOp>
+mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
+                                      IGemmConfigAttr config) {
+  if (conv.hasTensorSemantics())
+    return rewriter.notifyMatchFailure(conv, "expected the memref form");
+  ConvGeometry g = conv.getGeometry();
+  auto outType = cast<MemRefType>(conv.getInit().getType());
+  if (!g.hasStaticShape() || !outType.hasStaticShape())
+    return rewriter.notifyMatchFailure(conv, "needs static shapes");
+  std::optional<int64_t> blockSize;
+  if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
+    blockSize = quant->getBlockSize();
+  if (checkConfigForConv(config, g, blockSize))
+    return rewriter.notifyMatchFailure(conv, "config does not fit the conv");
+
+  Location loc = conv.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(conv);
+  Type inElem = getElementTypeOrSelf(conv.getInput().getType());
+  Type f32 = rewriter.getF32Type();
+  int64_t tileM = config.getTileM(), tileN = config.getTileN(),
+          tileK = config.getTileK(), splitK = config.getSplitK();
+  int64_t numKT = ceilDiv(g.gemmK(), tileK);
+  splitK = std::min(splitK, numKT);
+
+  // Split-K partial sums go to a zeroed f32 workspace.
+  Value dest = conv.getInit();
+  StoreMode mode =
+      conv.getOverwrite() ? StoreMode::overwrite : StoreMode::accumulate;
+  Value workspace;
+  if (splitK > 1) {
+    workspace = memref::AllocOp::create(rewriter, loc,
+                                        MemRefType::get(outType.getShape(), f32));
+    Value zero = arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getZeroAttr(f32));
+    linalg::FillOp::create(rewriter, loc, zero, workspace);
+    dest = workspace;
+    mode = StoreMode::atomic_add;
+  }
+
+  SmallVector<OpFoldResult> bounds;
+  if (splitK > 1)
+    bounds.push_back(rewriter.getIndexAttr(splitK));
+  bounds.push_back(rewriter.getIndexAttr(ceilDiv(g.gemmM(), tileM)));
+  bounds.push_back(rewriter.getIndexAttr(ceilDiv(g.gemmN(), tileN)));
+  auto grid = scf::ForallOp::create(rewriter, loc, bounds, ValueRange{},
+                                    /*mapping=*/std::nullopt);
+  grid->setAttr(kIGemmConfigAttrName, config);
+
+  rewriter.setInsertionPointToStart(grid.getBody());
+  TileKernelBuilder kernel(rewriter, loc, conv, config);
+  ValueRange ivs = grid.getInductionVars();
+  IRIndexMath math{rewriter, loc};
+  Value m0 = math.mul(ivs[ivs.size() - 2], tileM);
+  Value n0 = math.mul(ivs[ivs.size() - 1], tileN);
+  Value a = memref::AllocOp::create(rewriter, loc,
+                                    MemRefType::get({tileM, tileK}, inElem));
+  Value bTile = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get({tileK, tileN}, inElem));
+  Value acc = memref::AllocOp::create(rewriter, loc,
+                                      MemRefType::get({tileM, tileN}, f32));
+  Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
+  linalg::FillOp::create(rewriter, loc, zero, acc);
+
+  if (config.getKOrder() == KOrder::qslice_outer) {
+    kernel.emitSliceLoops(m0, n0, a, bTile, acc);
+  } else if (splitK > 1) {
+    // Split s takes K tiles [s * per, min((s + 1) * per, numKT)).
+    int64_t per = ceilDiv(numKT, splitK);
+    Value begin = math.mul(ivs[0], per);
+    Value end = arith::MinUIOp::create(rewriter, loc,
+                                       math.add(begin, kernel.index(per)),
+                                       kernel.index(numKT));
+    kernel.emitKLoop(m0, n0, a, bTile, acc, begin, end);
+  } else {
+    kernel.emitKLoop(m0, n0, a, bTile, acc, kernel.index(0),
+                     kernel.index(numKT));
+  }
+
+  bool fusedEpilogue = splitK == 1;
+  StoreOutputTileOp::create(
+      rewriter, loc, acc, dest, m0, n0,
+      fusedEpilogue ? conv.getBias() : Value(),
+      fusedEpilogue ? conv.getResidual() : Value(),
+      StoreModeAttr::get(rewriter.getContext(), mode),
+      fusedEpilogue ? conv.getActivationAttr()
+                    : ActivationAttr::get(rewriter.getContext(),
+                                          Activation::none));
+  memref::DeallocOp::create(rewriter, loc, a);
+  memref::DeallocOp::create(rewriter, loc, bTile);
+  memref::DeallocOp::create(rewriter, loc, acc);
+
+  if (workspace) {
+    rewriter.setInsertionPointAfter(grid);
+    EpilogueOp::create(rewriter, loc, TypeRange{}, workspace, conv.getBias(),
+                       conv.getResidual(), conv.getInit(),
+                       conv.getActivationAttr(), conv.getOverwriteAttr());
+    memref::DeallocOp::create(rewriter, loc, workspace);
+  }
+  rewriter.eraseOp(conv);
+  return grid;
+}
+
+namespace {
+
+struct ConvToImplicitGemm : OpRewritePattern<ConvOp> {
+  ConvToImplicitGemm(MLIRContext *context, ImplicitGemmOptions options)
+      : OpRewritePattern(context), options(std::move(options)) {}
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (conv.hasTensorSemantics())
+      return rewriter.notifyMatchFailure(conv, "expected the memref form");
+    if (options.shouldConvert && !options.shouldConvert(conv))
+      return rewriter.notifyMatchFailure(conv, "excluded by the caller");
+    IGemmConfigAttr config = conv.getConfig().value_or(IGemmConfigAttr());
+    if (!config && options.selectConfig)
+      config = options.selectConfig(conv);
+    if (!config) {
+      if (!conv.getGeometry().hasStaticShape())
+        return rewriter.notifyMatchFailure(conv, "needs static shapes");
+      std::optional<int64_t> blockSize;
+      if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
+        blockSize = quant->getBlockSize();
+      config = selectIGemmConfig(getContext(), conv.getGeometry(),
+                                 options.target, blockSize);
+    }
+    if (failed(lowerConvToImplicitGemm(rewriter, conv, config)))
+      return failure();
+    return success();
+  }
+
+  ImplicitGemmOptions options;
+};
+
+struct ImplicitGemmPass
+    : mlir::conv3d::impl::Conv3dImplicitGemmBase<ImplicitGemmPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::optional<Target> parsedTarget = parseTarget(target);
+    if (!parsedTarget) {
+      getOperation()->emitError()
+          << "conv3d-implicit-gemm: unknown target '" << target << "'";
+      return signalPassFailure();
+    }
+    ImplicitGemmOptions options;
+    options.target = *parsedTarget;
+    RewritePatternSet patterns(&getContext());
+    populateImplicitGemmPatterns(patterns, options);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    // Say why any memref convolution is left.
+    WalkResult result = getOperation()->walk([&](ConvOp conv) {
+      if (conv.hasTensorSemantics()) {
+        conv.emitError("conv3d-implicit-gemm works on the memref form; "
+                       "bufferize first");
+        return WalkResult::interrupt();
+      }
+      ConvGeometry g = conv.getGeometry();
+      if (!g.hasStaticShape()) {
+        conv.emitError("conv3d-implicit-gemm needs static shapes");
+        return WalkResult::interrupt();
+      }
+      std::optional<int64_t> blockSize;
+      if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
+        blockSize = quant->getBlockSize();
+      std::string reason = "unknown reason";
+      if (std::optional<IGemmConfigAttr> config = conv.getConfig())
+        if (std::optional<std::string> problem =
+                checkConfigForConv(*config, g, blockSize))
+          reason = *problem;
+      conv.emitError() << "conv3d-implicit-gemm cannot tile this "
+                          "convolution: "
+                       << reason;
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::conv3d::populateImplicitGemmPatterns(
+    RewritePatternSet &patterns, const ImplicitGemmOptions &options) {
+  patterns.add<ConvToImplicitGemm>(patterns.getContext(), options);
+}

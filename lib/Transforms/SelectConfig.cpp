@@ -1,0 +1,191 @@
+//===- SelectConfig.cpp - conv3d-select-config and its heuristics ---------===//
+//
+// The per-target heuristics. They encode a few facts rather than a search
+// (the runtime's tuner can override them through the same attribute):
+//
+// - N tile matched to F. The filters of video VAEs come in 96, 192 and 384:
+//   a power-of-two N tile wastes a third of a 128-wide tile on F = 96 and
+//   needs two tiles (one half empty) for 192. When F fits in one tile we use
+//   F itself (rounded up to the MMA's N granularity of 8); otherwise the
+//   largest tile that divides F (96, 128, 192...) to avoid a ragged last
+//   tile.
+// - Smaller M tiles when M is small: a GPU needs at least about one block
+//   per multiprocessor (132 on an H100) or it idles. When M / tile_m blocks
+//   times the N tiles cannot fill the machine, tile_m halves (down to 64,
+//   the smallest that keeps a warp tile's MMA work worth the loads).
+// - K tile: 32 bf16 elements (64 bytes) per row on sm80, so a 4-stage ring
+//   of 128x32 + 32x128 tiles fits in 64 KB of shared memory; 64 (128-byte
+//   rows, the TMA swizzle width) on sm90/sm100.
+// - Warp layout: each warp owns at most 64 x 64 accumulators on sm80 (128
+//   f32 registers per thread), so wide N tiles get more warps.
+// - CPU: tiles sized for the L1/L2 caches; stages and warps are unused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Transforms/ConfigHeuristics.h"
+#include "conv3d/Transforms/Passes.h"
+
+#include "conv3d/IR/Conv3dOps.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DSELECTCONFIG
+#include "conv3d/Transforms/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+static int64_t roundUp(int64_t value, int64_t multiple) {
+  return ceilDiv(value, multiple) * multiple;
+}
+
+/// N tile for a GPU target: F itself when it fits, else the largest
+/// multiple of 32 up to `maxTile` that divides F, else `maxTile`.
+static int64_t pickTileN(int64_t filters, int64_t maxTile) {
+  if (filters <= maxTile)
+    return roundUp(filters, 8);
+  for (int64_t tile = maxTile; tile >= 64; tile -= 32)
+    if (filters % tile == 0)
+      return tile;
+  return maxTile;
+}
+
+/// M tile: `preferred`, halved while the grid would not fill `numSMs`.
+static int64_t pickTileM(int64_t m, int64_t nTiles, int64_t preferred,
+                         int64_t smallest, int64_t numSMs) {
+  int64_t tile = preferred;
+  while (tile > smallest && ceilDiv(m, tile) * nTiles < numSMs)
+    tile /= 2;
+  return tile;
+}
+
+IGemmConfigAttr
+mlir::conv3d::selectIGemmConfig(MLIRContext *context,
+                                const ConvGeometry &geometry, Target target,
+                                std::optional<int64_t> quantBlockSize) {
+  int64_t m = geometry.gemmM(), n = geometry.gemmN(), k = geometry.gemmK();
+  constexpr int64_t kH100SMs = 132;
+  int64_t tileM, tileN, tileK, stages, warpsM, warpsN;
+  switch (target) {
+  case Target::cpu:
+    tileM = std::min<int64_t>(64, roundUp(m, 4));
+    tileN = std::min<int64_t>(64, n);
+    tileK = std::min<int64_t>(64, k);
+    stages = 1;
+    warpsM = warpsN = 1;
+    break;
+  case Target::sm80: {
+    tileN = pickTileN(n, 128);
+    tileM = pickTileM(m, ceilDiv(n, tileN), 128, 64, kH100SMs);
+    tileK = 32;
+    stages = 4;
+    // At most 64x64 accumulators per warp.
+    warpsN = ceilDiv(tileN, 64);
+    warpsM = std::max<int64_t>(1, std::min<int64_t>(tileM / 32, 8 / warpsN));
+    while (tileM % warpsM != 0)
+      --warpsM;
+    if (tileN % (warpsN * 8) != 0)
+      warpsN = 1;
+    break;
+  }
+  case Target::sm90:
+    tileN = pickTileN(n, 256);
+    tileM = pickTileM(m, ceilDiv(n, tileN), 128, 64, kH100SMs);
+    tileK = 64;
+    stages = 4;
+    // Two consumer warpgroups split M; wgmma covers the whole N tile.
+    warpsM = tileM >= 128 ? 8 : 4;
+    warpsN = 1;
+    break;
+  case Target::sm100:
+    tileN = pickTileN(n, 256);
+    tileM = 128; // one tcgen05 MMA covers 128 rows; accumulators in TMEM
+    tileK = 64;
+    stages = 6;
+    warpsM = 4;
+    warpsN = 1;
+    break;
+  }
+  if (quantBlockSize)
+    tileK = roundUp(tileK, *quantBlockSize);
+  return IGemmConfigAttr::get(context, tileM, tileN, tileK, stages, warpsM,
+                              warpsN, KOrder::taps_outer, /*splitK=*/1);
+}
+
+std::optional<std::string>
+mlir::conv3d::checkConfigForConv(IGemmConfigAttr config,
+                                 const ConvGeometry &geometry,
+                                 std::optional<int64_t> quantBlockSize) {
+  if (config.getSplitK() > 1 && config.getKOrder() != KOrder::taps_outer)
+    return std::string("split_k > 1 needs k_order = taps_outer");
+  if (!quantBlockSize)
+    return std::nullopt;
+  if (config.getTileK() % *quantBlockSize != 0)
+    return llvm::formatv("tile_k = {0} must be a multiple of the NVFP4 block "
+                         "size {1} (tile loads quantize whole blocks)",
+                         config.getTileK(), *quantBlockSize)
+        .str();
+  int64_t sliceK = geometry.gemmK() / geometry.window[0];
+  if (config.getKOrder() == KOrder::qslice_outer &&
+      sliceK % *quantBlockSize != 0)
+    return llvm::formatv("k_order = qslice_outer splits NVFP4 blocks: R*S*C "
+                         "= {0} is not a multiple of the block size {1}",
+                         sliceK, *quantBlockSize)
+        .str();
+  return std::nullopt;
+}
+
+static std::optional<int64_t> quantBlockSizeOf(ConvOp conv) {
+  if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
+    return quant->getBlockSize();
+  return std::nullopt;
+}
+
+namespace {
+struct SelectConfigPass
+    : mlir::conv3d::impl::Conv3dSelectConfigBase<SelectConfigPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::optional<Target> parsedTarget = parseTarget(target);
+    if (!parsedTarget) {
+      getOperation()->emitError() << "conv3d-select-config: unknown target '"
+                                  << target << "'";
+      return signalPassFailure();
+    }
+    IGemmConfigAttr forced;
+    if (!config.empty()) {
+      std::string error;
+      forced = parseIGemmConfig(&getContext(), config, error);
+      if (!forced) {
+        getOperation()->emitError() << "conv3d-select-config: " << error;
+        return signalPassFailure();
+      }
+    }
+    WalkResult result = getOperation()->walk([&](ConvOp conv) {
+      if (conv.getConfig())
+        return WalkResult::advance();
+      ConvGeometry geometry = conv.getGeometry();
+      if (!geometry.hasStaticShape())
+        return WalkResult::advance(); // dynamic shapes keep no config
+      std::optional<int64_t> blockSize = quantBlockSizeOf(conv);
+      IGemmConfigAttr chosen =
+          forced ? forced
+                 : selectIGemmConfig(&getContext(), geometry, *parsedTarget,
+                                     blockSize);
+      if (std::optional<std::string> problem =
+              checkConfigForConv(chosen, geometry, blockSize)) {
+        conv.emitError() << "cannot use tile configuration " << chosen
+                         << ": " << *problem;
+        return WalkResult::interrupt();
+      }
+      conv.setConfigAttr(chosen);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace
