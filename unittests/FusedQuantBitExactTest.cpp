@@ -1,0 +1,151 @@
+//===- FusedQuantBitExactTest.cpp - fused NVFP4 operand, bit for bit ------===//
+//
+// The fused path quantizes the im2col operand inside the tile load. To
+// observe that operand exactly, the convolution uses an identity filter:
+// F = K and filter[k][f] = (k == f), so output[m][f] = A_q[m][f] * 1 + zeros,
+// exact in f32. It is compared bit for bit (with -0 == +0) with the
+// independent C++ reference quantizer applied to the reference im2col row,
+// for every placement and K order, on data that exercises the edge cases:
+// blocks straddling taps (C not a multiple of the block size), outliers and
+// tiny blocks whose scales are E4M3 subnormals, amax above the data maximum
+// and amax = 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Reference/ReferenceConv.h"
+#include "conv3d/Runtime/Engine.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace mlir::conv3d;
+
+namespace {
+
+struct QuantCase {
+  const char *name;
+  int64_t batch, depth, height, width, channels;
+  std::array<int64_t, 3> window, strides, dilations;
+  std::array<int64_t, 6> padding;
+  int64_t blockSize;
+  ElementType type;
+  bool outliers;
+  double amaxScale; ///< amax = amaxScale * max|x| (0: amax = 0)
+  CpuLowering lowering;
+  const char *placement, *qslice, *config;
+};
+
+ConvSpec makeSpec(const QuantCase &c) {
+  ConvSpec spec;
+  ConvGeometry &g = spec.geometry;
+  g.batch = c.batch;
+  g.inputSize = {c.depth, c.height, c.width};
+  g.channels = c.channels;
+  g.window = c.window;
+  g.filters = g.gemmK(); // identity filter
+  g.strides = c.strides;
+  g.dilations = c.dilations;
+  g.padLow = {c.padding[0], c.padding[2], c.padding[4]};
+  g.padHigh = {c.padding[1], c.padding[3], c.padding[5]};
+  spec.inputType = c.type;
+  spec.outputType = ElementType::f32;
+  spec.inputQuantBlockSize = c.blockSize;
+  return spec;
+}
+
+class FusedQuantBitExact : public ::testing::TestWithParam<QuantCase> {};
+
+TEST_P(FusedQuantBitExact, OperandMatchesReference) {
+  const QuantCase &c = GetParam();
+  ConvSpec spec = makeSpec(c);
+  ASSERT_FALSE(static_cast<bool>(spec.validate()));
+  const ConvGeometry &g = spec.geometry;
+  int64_t k = g.gemmK();
+
+  HostTensor input = HostTensor::zeros(spec.inputType, spec.inputShape());
+  if (c.outliers)
+    fillOutlierHeavy(input, 17);
+  else
+    fillRandomNormal(input, 17, 1.0);
+  HostTensor filter = HostTensor::zeros(spec.inputType, spec.filterShape());
+  for (int64_t i = 0; i < k; ++i)
+    filter.set(i * k + i, 1.0); // QRSCF seen as K x F
+  double maxAbs = 0;
+  for (int64_t i = 0; i < input.numElements(); ++i)
+    maxAbs = std::max(maxAbs, std::fabs(input.get(i)));
+  float amax = float(c.amaxScale * maxAbs);
+
+  Engine engine;
+  CompileOptions options;
+  options.lowering = c.lowering;
+  options.quantPlacement = c.placement;
+  options.qslice = c.qslice;
+  options.config = c.config;
+  auto conv = engine.compile(spec, options);
+  ASSERT_TRUE(static_cast<bool>(conv)) << llvm::toString(conv.takeError());
+  HostTensor output = HostTensor::zeros(ElementType::f32, spec.outputShape());
+  fillPoison(output);
+  ConvArgs args;
+  args.input = input.data();
+  args.filter = filter.data();
+  args.amax = amax;
+  args.output = output.data();
+  ASSERT_FALSE(static_cast<bool>((*conv)->run(args)));
+
+  ReferenceConvProblem problem;
+  problem.geometry = g;
+  problem.input = &input;
+  problem.filter = &filter;
+  problem.inputQuantBlockSize = c.blockSize;
+  problem.inputQuantAmax = amax;
+  int64_t mismatches = 0, nonZero = 0;
+  for (int64_t m = 0; m < g.gemmM(); ++m) {
+    std::vector<float> row = referenceQuantizedIm2colRow(problem, m);
+    for (int64_t f = 0; f < k; ++f) {
+      float got = float(output.get(m * k + f));
+      nonZero += row[f] != 0.0f;
+      if (!(got == row[f]) && !(std::isnan(got) && std::isnan(row[f]))) {
+        if (++mismatches <= 5)
+          ADD_FAILURE() << "m=" << m << " k=" << f << ": got " << got
+                        << ", reference " << row[f];
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+  // The data must exercise the quantizer (amax = 0 zeroes everything).
+  if (c.amaxScale > 0)
+    EXPECT_GT(nonZero, g.gemmM());
+  else
+    EXPECT_EQ(nonZero, 0);
+}
+
+constexpr CpuLowering kTiled = CpuLowering::ImplicitGemm;
+constexpr CpuLowering kLinalg = CpuLowering::Reference;
+
+// clang-format off
+const QuantCase kCases[] = {
+  // C = 5, block 16: blocks straddle taps; tile placement is the only one.
+  {"straddle_normal", 1, 4, 5, 5, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, false, 1.0, kTiled, "auto", "none", ""},
+  {"straddle_outliers", 1, 4, 5, 5, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", ""},
+  {"straddle_amax_above", 2, 3, 4, 4, 3, {3, 3, 3}, {1, 2, 1}, {1, 1, 2}, {1, 1, 2, 0, 1, 2}, 32, ElementType::bf16, true, 3.7, kTiled, "auto", "none", "tile_m=16,tile_n=24,tile_k=64"},
+  {"straddle_amax_zero", 1, 3, 4, 4, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 16, ElementType::bf16, false, 0.0, kTiled, "auto", "none", ""},
+  {"straddle_f32", 1, 4, 4, 4, 7, {2, 3, 3}, {2, 1, 1}, {1, 1, 1}, {1, 0, 1, 1, 0, 2}, 16, ElementType::f32, true, 1.0, kTiled, "tile", "none", "tile_m=5,tile_n=8,tile_k=32"},
+  {"straddle_f16", 1, 4, 4, 4, 6, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::f16, true, 1.0, kTiled, "auto", "none", ""},
+  {"straddle_linalg", 1, 4, 5, 5, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kLinalg, "auto", "none", ""},
+  // C a multiple of the block size: tile and prepass placements agree.
+  {"aligned_tile", 1, 4, 4, 4, 32, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", ""},
+  {"aligned_prepass", 1, 4, 4, 4, 32, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "prepass", "none", ""},
+  {"aligned_auto_b32", 2, 3, 3, 3, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 32, ElementType::bf16, true, 2.0, kTiled, "auto", "none", ""},
+  {"aligned_b64_pointwise", 1, 3, 4, 4, 128, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 64, ElementType::bf16, true, 1.0, kTiled, "auto", "none", ""},
+  // K order with slices outermost, and the separate decomposition.
+  {"qslice_fused", 1, 5, 4, 4, 16, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "fused", ""},
+  {"qslice_separate", 1, 5, 4, 4, 16, {3, 3, 3}, {2, 1, 1}, {2, 1, 1}, {3, 1, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "separate", ""},
+  {"qslice_separate_straddle_rsc", 1, 5, 4, 4, 12, {3, 2, 2}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 0, 1, 0}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "separate", ""},
+};
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(Cases, FusedQuantBitExact, ::testing::ValuesIn(kCases),
+                         [](const auto &info) { return info.param.name; });
+
+} // namespace
