@@ -349,6 +349,12 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     if (quantizeFilter != "nvfp4")
       return flagError("quantize-filter",
                        "expected nvfp4, got '" + quantizeFilter + "'");
+    // The input's block size is checked with the spec; this one is not in it.
+    if (!isValidNVFP4BlockSize(blockSize))
+      return flagError("block-size",
+                       llvm::formatv("NVFP4 block size must be 16, 32, 64, 128 "
+                                     "or 256, got {0}",
+                                     int(blockSize)));
     request.filterQuantBlockSize = blockSize;
     if (filterAmax.getNumOccurrences())
       request.filterAmax = filterAmax;
