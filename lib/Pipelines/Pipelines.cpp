@@ -82,7 +82,8 @@ void mlir::conv3d::buildConv3dBufferizationPipeline(
   addPipeline(pm, "one-shot-bufferize{bufferize-function-boundaries=1 "
                   "function-boundary-type-conversion=identity-layout-map}");
   if (options.resultsToOutParams)
-    addPipeline(pm, "buffer-results-to-out-params{hoist-static-allocs=1}");
+    addPipeline(pm, "buffer-results-to-out-params{hoist-static-allocs=1 "
+                    "modify-public-functions=1}");
   addPipeline(pm, "canonicalize,buffer-deallocation-pipeline,"
                   "convert-bufferization-to-memref");
 }

@@ -5,6 +5,7 @@
 #include "JitFunction.h"
 
 #include "conv3d/Pipelines/Pipelines.h"
+#include "conv3d/IR/Conv3dAttrs.h"
 #include "conv3d/Registration.h"
 #include "conv3d/Runtime/ConvModuleBuilder.h"
 
@@ -20,6 +21,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
+#include <cmath>
 #include <mutex>
 
 using namespace mlir;
@@ -247,6 +249,12 @@ llvm::Expected<HostTensor> Engine::quantizeFilter(const ConvSpec &spec,
   if (filter.type != spec.inputType || filter.shape != spec.filterShape())
     return llvm::createStringError(
         "filter buffer does not match the spec's filter shape and dtype");
+  if (!isValidNVFP4BlockSize(blockSize))
+    return llvm::createStringError(
+        "NVFP4 block size must be 16, 32, 64, 128 or 256, got " +
+        std::to_string(blockSize));
+  if (!(amax >= 0.0f) || !std::isfinite(amax))
+    return llvm::createStringError("NVFP4 amax must be finite and >= 0");
   std::unique_ptr<JitFunction> function;
   {
     std::lock_guard<std::mutex> lock(impl->mutex);
@@ -288,13 +296,15 @@ static std::optional<ElementType> toElementType(Type type) {
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
-                        const CompileOptions &options) {
+                        const CompileOptions &options,
+                        llvm::StringRef sourceName) {
   if (llvm::Error error = checkTarget(options))
     return std::move(error);
   std::lock_guard<std::mutex> lock(impl->mutex);
   MLIRContext &context = impl->context;
   DiagnosticCollector parseDiagnostics(context);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      source, ParserConfig(&context), sourceName);
   if (!module)
     return parseDiagnostics.error("cannot parse the module");
   auto func = module->lookupSymbol<func::FuncOp>(entry);

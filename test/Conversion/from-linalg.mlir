@@ -195,12 +195,14 @@ func.func @ncdhw_basic(%x: tensor<1x4x6x8x8xf32>, %w: tensor<8x4x3x3x3xf32>,
 // Channels-first with a zero pad of dims 2, 3, 4 (D, H, W), strides and
 // dilations, bf16 operands and a zero-filled f32 destination: the pad folds,
 // the destination is a fresh NDHWF tensor.empty with `overwrite` (no
-// transpose of the zeros), and the result goes back to NCDHW.
+// transpose of the zeros), and the result goes back to NCDHW into the fill's
+// destination (the fill itself is dead).
 // D: (3+2+0 - 3)/1 + 1 = 3; H: (6+1+1 - 5)/1 + 1 = 4; W: (7+1+1 - 3)/2 + 1 = 4.
 // CHECK-LABEL: func.func @ncdhw_pad_zero_fill
 //  CHECK-SAME:   (%[[X:.*]]: tensor<2x3x3x6x7xbf16>, %[[W:.*]]: tensor<5x3x3x3x3xbf16>)
 //   CHECK-NOT:   tensor.pad
-//       CHECK:   %[[F:.*]] = linalg.fill
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   %[[F:.*]] = tensor.empty() : tensor<2x5x3x4x4xf32>
 //       CHECK:   %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<2x3x3x6x7xbf16>) outs(%{{.*}} : tensor<2x3x6x7x3xbf16>) permutation = [0, 2, 3, 4, 1]
 //       CHECK:   %[[WT:.*]] = linalg.transpose ins(%[[W]] : tensor<5x3x3x3x3xbf16>) outs(%{{.*}} : tensor<5x3x3x3x3xbf16>) permutation = [0, 2, 3, 4, 1]
 //       CHECK:   %[[OE:.*]] = tensor.empty() : tensor<2x3x4x4x5xf32>

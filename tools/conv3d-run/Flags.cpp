@@ -299,6 +299,19 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   }
 
   if (!moduleFile.empty()) {
+    // Flags that describe a convolution have no meaning for a module.
+    const cl::Option *specOnly[] = {
+        &inputShape, &filterShape,   &dtype,         &outputDtype,
+        &filterLayout, &stride,      &dilation,      &padding,
+        &bias,         &activation,  &residual,      &accumulate,
+        &quantizeInput, &amax,       &blockSize,     &quantizeFilter,
+        &filterAmax,   &preset,      &inputFile,     &filterFile,
+        &outputFile,   &emit};
+    for (const cl::Option *option : specOnly)
+      if (option->getNumOccurrences())
+        return flagError(option->ArgStr,
+                         "describes a convolution and cannot be used with "
+                         "--module");
     request.modulePath = moduleFile;
     request.entry = entry;
     request.argPaths.assign(args.begin(), args.end());
@@ -345,6 +358,14 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     if (amax.getNumOccurrences())
       request.amax = amax;
   }
+  if (quantizeInput.empty() && amax.getNumOccurrences())
+    return flagError("amax", "needs --quantize-input");
+  if (quantizeFilter.empty() && filterAmax.getNumOccurrences())
+    return flagError("filter-amax", "needs --quantize-filter");
+  if (quantizeInput.empty() && quantizeFilter.empty() &&
+      blockSize.getNumOccurrences())
+    return flagError("block-size",
+                     "needs --quantize-input or --quantize-filter");
   if (!quantizeFilter.empty()) {
     if (quantizeFilter != "nvfp4")
       return flagError("quantize-filter",

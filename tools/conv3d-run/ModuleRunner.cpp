@@ -35,7 +35,7 @@ int conv3d_run::runModule(const RunRequest &request) {
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<std::unique_ptr<CompiledFunction>> function =
       engine.compileFunction((*file)->getBuffer(), request.entry,
-                             request.options);
+                             request.options, request.modulePath);
   if (!function)
     return fail(llvm::toString(function.takeError()));
   double compileMillis = std::chrono::duration<double, std::milli>(

@@ -127,10 +127,12 @@ public:
                                             const HostTensor &filter,
                                             int64_t blockSize, float amax);
 
-  /// Compiles function `entry` of an MLIR module given as text.
+  /// Compiles function `entry` of an MLIR module given as text;
+  /// `sourceName` names it in diagnostics.
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compileFunction(llvm::StringRef source, llvm::StringRef entry,
-                  const CompileOptions &options);
+                  const CompileOptions &options,
+                  llvm::StringRef sourceName = "<module>");
 
   MLIRContext &getContext();
 

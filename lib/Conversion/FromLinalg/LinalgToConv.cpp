@@ -223,8 +223,12 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
         /*input_quant=*/NVFP4Attr(),
         overwrite ? rewriter.getUnitAttr() : UnitAttr(),
         /*config=*/IGemmConfigAttr());
-    Value result = linalg::TransposeOp::create(rewriter, loc, conv.getResult()[0],
-                                               init, toChannelsFirst)
+    // A zero-filled destination is fully overwritten: transpose into the
+    // fill's own destination rather than computing the fill.
+    Value dest = overwrite ? fill.getOutputs()[0] : init;
+    Value result = linalg::TransposeOp::create(rewriter, loc,
+                                               conv.getResult()[0], dest,
+                                               toChannelsFirst)
                        .getResult()[0];
     rewriter.replaceOp(op, result);
     return success();
