@@ -75,8 +75,11 @@ IGemmConfigAttr mlir::conv3d::parseIGemmConfig(MLIRContext *context,
     auto [key, value] = pair.split('=');
     key = key.trim();
     value = value.trim();
-    if (key.empty() || value.empty()) {
-      error = ("expected key=value in tile configuration, got '" + pair + "'")
+    if (key.empty() || value.empty() || value.contains('=') ||
+        value.contains(' ') || key.contains(' ')) {
+      error = ("expected key=value pairs separated by commas in the tile "
+               "configuration, got '" +
+               pair + "'")
                   .str();
       return {};
     }

@@ -100,10 +100,10 @@ LogicalResult mlir::conv3d::detail::verifyBias(Operation *op, Value bias, int64_
                              << " elements (one per filter), got "
                              << type.getDimSize(0);
   Type elem = type.getElementType();
-  if (!elem.isF32() && elem != outElemType)
-    return op->emitOpError() << "bias element type must be f32 or the output "
-                                "element type "
-                             << outElemType << ", got " << elem;
+  if (!isSupportedComputeType(elem))
+    return op->emitOpError() << "bias element type must be bf16, f16 or f32, "
+                                "got "
+                             << elem;
   return success();
 }
 
@@ -118,9 +118,9 @@ LogicalResult mlir::conv3d::detail::verifyResidual(Operation *op, Value residual
   if (failed(verifyShapeMatches(op, type.getShape(), outShape, "residual")))
     return failure();
   Type elem = type.getElementType();
-  if (!elem.isF32() && elem != outElemType)
-    return op->emitOpError() << "residual element type must be f32 or the "
-                                "output element type "
-                             << outElemType << ", got " << elem;
+  if (!isSupportedComputeType(elem))
+    return op->emitOpError() << "residual element type must be bf16, f16 or "
+                                "f32, got "
+                             << elem;
   return success();
 }

@@ -13,6 +13,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::conv3d;
 
@@ -79,6 +81,9 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
 
 void mlir::conv3d::buildConv3dBufferizationPipeline(
     OpPassManager &pm, const PipelineOptions &options) {
+  // Results materialized into the caller's buffers are computed there
+  // directly instead of in a temporary that is then copied.
+  addPipeline(pm, "eliminate-empty-tensors");
   addPipeline(pm, "one-shot-bufferize{bufferize-function-boundaries=1 "
                   "function-boundary-type-conversion=identity-layout-map}");
   if (options.resultsToOutParams)
@@ -121,6 +126,67 @@ void mlir::conv3d::buildConv3dCpuPipeline(OpPassManager &pm,
   buildConv3dHostToLLVMPipeline(pm);
 }
 
+std::string mlir::conv3d::gpuChipFor(const PipelineOptions &options) {
+  if (!options.gpuChip.empty())
+    return options.gpuChip;
+  switch (options.target) {
+  case Target::sm90:
+    return "sm_90a";
+  case Target::sm100:
+    return "sm_100a";
+  default:
+    return "sm_80";
+  }
+}
+
+std::string mlir::conv3d::gpuPtxFeaturesFor(llvm::StringRef chip) {
+  // The default (+ptx60) is too old for sm_90a; sm_100a needs PTX 8.6.
+  return chip.starts_with("sm_10") || chip.starts_with("sm_12") ? "+ptx86"
+                                                                 : "+ptx80";
+}
+
+std::string mlir::conv3d::cudaHomeFor(const PipelineOptions &options) {
+  if (!options.cudaHome.empty())
+    return options.cudaHome;
+  if (const char *env = std::getenv("CUDA_HOME"); env && *env)
+    return env;
+  return CONV3D_DEFAULT_CUDA_HOME;
+}
+
+void mlir::conv3d::buildConv3dGpuLoweringPipeline(
+    OpPassManager &pm, const PipelineOptions &options) {
+  buildConv3dGraphPipeline(pm, options);
+  pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{/*lowerConv=*/false}));
+  addPipeline(pm, "canonicalize");
+  buildConv3dBufferizationPipeline(pm, options);
+  pm.addPass(createConv3dImplicitGemm(
+      Conv3dImplicitGemmOptions{stringifyTarget(options.target).str()}));
+  pm.addPass(createConv3dLowerToSM80());
+  addPipeline(pm, "canonicalize,cse");
+}
+
+void mlir::conv3d::buildConv3dGpuPipeline(OpPassManager &pm,
+                                          const PipelineOptions &options) {
+  buildConv3dGpuLoweringPipeline(pm, options);
+  std::string chip = gpuChipFor(options);
+  // The upstream NVVM lowering, with an explicit chip and toolkit (CI runs
+  // in a clean environment) and -O3 for the device code.
+  addPipeline(pm, "convert-nvgpu-to-nvvm,gpu-kernel-outlining,"
+                  "convert-vector-to-scf,convert-scf-to-cf,convert-nvvm-to-llvm,"
+                  "convert-func-to-llvm,expand-strided-metadata");
+  addPipeline(pm, "nvvm-attach-target{chip=" + chip +
+                      " features=" + gpuPtxFeaturesFor(chip) + " O=3}");
+  addPipeline(pm, "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,"
+                  "canonicalize,cse,"
+                  "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
+                  "reconcile-unrealized-casts),"
+                  "gpu-to-llvm");
+  std::string format = options.gpuBinaryFormat == "isa" ? "isa" : "bin";
+  addPipeline(pm, "gpu-module-to-binary{format=" + format +
+                      " toolkit=" + cudaHomeFor(options) + "}");
+  buildConv3dHostToLLVMPipeline(pm);
+}
+
 namespace {
 /// The command-line face of PipelineOptions for registered pipelines.
 struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
@@ -157,6 +223,18 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "results-to-out-params",
       llvm::cl::desc("Turn memref results into out-parameters"),
       llvm::cl::init(false)};
+  Option<std::string> gpuChip{
+      *this, "gpu-chip",
+      llvm::cl::desc("GPU targets: chip to generate code for (default: the "
+                     "target's, e.g. sm_80)")};
+  Option<std::string> cudaHome{
+      *this, "cuda-home",
+      llvm::cl::desc("CUDA toolkit for ptxas and libdevice (default: "
+                     "$CUDA_HOME, else the configured one)")};
+  Option<std::string> gpuBinaryFormat{
+      *this, "gpu-binary-format",
+      llvm::cl::desc("GPU binary: bin (cubin) or isa (PTX)"),
+      llvm::cl::init("bin")};
 
   PipelineOptions get() const {
     PipelineOptions options;
@@ -166,6 +244,9 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
     options.qslice = qslice;
     options.quantPlacement = quantPlacement;
     options.resultsToOutParams = resultsToOutParams;
+    options.gpuChip = gpuChip;
+    options.cudaHome = cudaHome;
+    options.gpuBinaryFormat = gpuBinaryFormat;
     return options;
   }
 };
@@ -177,6 +258,13 @@ void mlir::conv3d::registerConv3dPipelines() {
       "Lower conv3d ops on tensors to the LLVM dialect for the CPU",
       [](OpPassManager &pm, const PipelineCLOptions &options) {
         buildConv3dCpuPipeline(pm, options.get());
+      });
+  PassPipelineRegistration<PipelineCLOptions>(
+      "conv3d-gpu-pipeline",
+      "Lower conv3d ops on tensors to GPU kernels (binary embedded) and host "
+      "code in the LLVM dialect",
+      [](OpPassManager &pm, const PipelineCLOptions &options) {
+        buildConv3dGpuPipeline(pm, options.get());
       });
   PassPipelineRegistration<PipelineCLOptions>(
       "conv3d-graph-pipeline",

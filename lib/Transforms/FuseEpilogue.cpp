@@ -18,6 +18,7 @@
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -43,9 +44,13 @@ static std::optional<double> evaluateBody(Block &body, double x) {
   values[body.getArgument(0)] = x;
   auto get = [&](Value v) -> std::optional<double> {
     auto it = values.find(v);
-    if (it == values.end())
-      return std::nullopt;
-    return it->second;
+    if (it != values.end())
+      return it->second;
+    // Canonicalization hoists constants out of the body.
+    FloatAttr constant;
+    if (matchPattern(v, m_Constant(&constant)))
+      return constant.getValueAsDouble();
+    return std::nullopt;
   };
   for (Operation &op : body) {
     if (auto yield = dyn_cast<linalg::YieldOp>(op)) {
@@ -272,8 +277,7 @@ struct FoldConsumerIntoEpilogue : OpRewritePattern<linalg::GenericOp> {
     switch (step->kind) {
     case EpilogueStep::Bias:
       if (conv.getBias() || hasActivation || conv.getResidual() ||
-          !(getElementTypeOrSelf(step->operand.getType()).isF32() ||
-            getElementTypeOrSelf(step->operand.getType()) == outElem))
+          !isSupportedComputeType(getElementTypeOrSelf(step->operand.getType())))
         return failure();
       break;
     case EpilogueStep::Activation:
@@ -282,16 +286,18 @@ struct FoldConsumerIntoEpilogue : OpRewritePattern<linalg::GenericOp> {
       break;
     case EpilogueStep::Residual:
       if (conv.getResidual() ||
-          !(getElementTypeOrSelf(step->operand.getType()).isF32() ||
-            getElementTypeOrSelf(step->operand.getType()) == outElem))
+          !isSupportedComputeType(getElementTypeOrSelf(step->operand.getType())))
         return failure();
       break;
-    case EpilogueStep::Cast:
+    case EpilogueStep::Cast: {
       // The conv must not read its f32 destination, since the destination
-      // becomes the cast's.
-      if (!conv.getOverwrite() || !outElem.isF32())
+      // becomes the cast's; and it can only produce f32 or its input type.
+      Type castElem = getElementTypeOrSelf(generic.getResult(0).getType());
+      Type inElem = getElementTypeOrSelf(conv.getInput().getType());
+      if (!conv.getOverwrite() || !outElem.isF32() || castElem != inElem)
         return failure();
       break;
+    }
     }
 
     rewriter.modifyOpInPlace(conv, [&] {

@@ -126,6 +126,11 @@ struct FoldQuantizeIntoConv : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(
           conv, "C is not a multiple of the block size: channel blocks "
                 "differ from the conv's K blocks");
+    // A configuration on the op must be able to quantize whole blocks.
+    if (std::optional<IGemmConfigAttr> config = conv.getConfig())
+      if (checkConfigForConv(*config, conv.getGeometry(), blockSize))
+        return rewriter.notifyMatchFailure(
+            conv, "the conv's tile configuration cannot hold NVFP4 blocks");
     // Fold only where the folded conv keeps its quantization in the tile;
     // otherwise the prepass pattern would undo the fold.
     QuantPlacement decided = decidePlacement(
@@ -213,15 +218,16 @@ struct FuseQuantPass
           << "' or target='" << target << "'";
       return signalPassFailure();
     }
-    bool impossible = false;
+    // Patterns may revisit an op; report each impossible one once.
+    llvm::SmallPtrSet<Operation *, 4> reported;
     RewritePatternSet patterns(&getContext());
     populateFuseQuantPatterns(patterns, *parsedPlacement, *parsedTarget,
                               [&](ConvOp conv, StringRef reason) {
-                                conv.emitError() << reason;
-                                impossible = true;
+                                if (reported.insert(conv).second)
+                                  conv.emitError() << reason;
                               });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))) ||
-        impossible)
+        !reported.empty())
       signalPassFailure();
   }
 };

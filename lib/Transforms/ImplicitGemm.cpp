@@ -25,6 +25,7 @@
 
 #include "conv3d/Transforms/ConfigHeuristics.h"
 #include "conv3d/Transforms/Passes.h"
+#include "conv3d/Transforms/TileSchedule.h"
 
 #include "conv3d/IR/IndexMath.h"
 
@@ -73,7 +74,8 @@ public:
       auto [lo, hi] = geometry.validOutputRange(kDepth, q);
       if (lo == hi)
         continue; // this slice reads only padding
-      Value active = tileReadsDepthRange(m0, lo, hi);
+      Value active = emitTileReadsDepthRange(b, loc, geometry,
+                                             config.getTileM(), m0, lo, hi);
       auto guard = scf::IfOp::create(b, loc, active, /*withElse=*/false);
       OpBuilder::InsertionGuard insertionGuard(b);
       b.setInsertionPointToStart(guard.thenBlock());
@@ -102,27 +104,6 @@ private:
     LoadFilterTileOp::create(b, loc, conv.getFilter(), k0, n0, kLimit, bTile,
                              conv.getFilterLayoutAttr());
     TileMmaOp::create(b, loc, a, bTile, acc);
-  }
-
-  /// Whether some row m in [m0, min(m0 + TM, M)) has an output depth in
-  /// [lo, hi). Rows of one batch are ordered by depth; a tile that spans two
-  /// batches is conservatively active.
-  Value tileReadsDepthRange(Value m0, int64_t lo, int64_t hi) {
-    IRIndexMath math{b, loc};
-    Value last = arith::MinUIOp::create(
-        b, loc, math.add(m0, index(config.getTileM() - 1)),
-        index(geometry.gemmM() - 1));
-    auto first = geometry.decomposeM(math, m0);
-    auto final = geometry.decomposeM(math, last);
-    Value otherBatch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                             first[0], final[0]);
-    Value startsBeforeEnd = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ult, first[1], index(hi));
-    Value endsAfterStart = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::uge, final[1], index(lo));
-    Value overlaps =
-        arith::AndIOp::create(b, loc, startsBeforeEnd, endsAfterStart);
-    return arith::OrIOp::create(b, loc, otherBatch, overlaps);
   }
 
   OpBuilder &b;
@@ -181,7 +162,12 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
   bounds.push_back(rewriter.getIndexAttr(ceilDiv(g.gemmN(), tileN)));
   auto grid = scf::ForallOp::create(rewriter, loc, bounds, ValueRange{},
                                     /*mapping=*/std::nullopt);
-  grid->setAttr(kIGemmConfigAttrName, config);
+  // Record the split actually used (at most one per K tile).
+  grid->setAttr(kIGemmConfigAttrName,
+                IGemmConfigAttr::get(rewriter.getContext(), tileM, tileN, tileK,
+                                     config.getStages(), config.getWarpsM(),
+                                     config.getWarpsN(), config.getKOrder(),
+                                     splitK));
 
   rewriter.setInsertionPointToStart(grid.getBody());
   TileKernelBuilder kernel(rewriter, loc, conv, config);
@@ -294,7 +280,8 @@ struct ImplicitGemmPass
         return WalkResult::interrupt();
       }
       ConvGeometry g = conv.getGeometry();
-      if (!g.hasStaticShape()) {
+      if (!g.hasStaticShape() ||
+          !cast<ShapedType>(conv.getInit().getType()).hasStaticShape()) {
         conv.emitError("conv3d-implicit-gemm needs static shapes");
         return WalkResult::interrupt();
       }

@@ -382,9 +382,9 @@ func.func @bias_size(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>, %b: 
 
 // -----
 
-func.func @bias_element_type(%x: tensor<1x4x6x6x8xbf16>, %w: tensor<1x3x3x8x16xbf16>, %b: tensor<16xf16>, %init: tensor<1x4x4x4x16xbf16>) {
-  // expected-error @+1 {{'conv3d.conv' op bias element type must be f32 or the output element type 'bf16', got 'f16'}}
-  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xbf16>, tensor<1x3x3x8x16xbf16>) bias(%b : tensor<16xf16>) outs(%init : tensor<1x4x4x4x16xbf16>) -> tensor<1x4x4x4x16xbf16>
+func.func @bias_element_type(%x: tensor<1x4x6x6x8xbf16>, %w: tensor<1x3x3x8x16xbf16>, %b: tensor<16xf64>, %init: tensor<1x4x4x4x16xbf16>) {
+  // expected-error @+1 {{'conv3d.conv' op bias element type must be bf16, f16 or f32, got 'f64'}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xbf16>, tensor<1x3x3x8x16xbf16>) bias(%b : tensor<16xf64>) outs(%init : tensor<1x4x4x4x16xbf16>) -> tensor<1x4x4x4x16xbf16>
   return
 }
 
@@ -392,9 +392,9 @@ func.func @bias_element_type(%x: tensor<1x4x6x6x8xbf16>, %w: tensor<1x3x3x8x16xb
 
 // The bias is added to the f32 accumulator of an f32 destination: a bf16
 // bias is neither f32 nor the output element type.
-func.func @bias_element_type_f32_outs(%x: tensor<1x4x6x6x8xbf16>, %w: tensor<1x3x3x8x16xbf16>, %b: tensor<16xbf16>, %init: tensor<1x4x4x4x16xf32>) {
-  // expected-error @+1 {{'conv3d.conv' op bias element type must be f32 or the output element type 'f32', got 'bf16'}}
-  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xbf16>, tensor<1x3x3x8x16xbf16>) bias(%b : tensor<16xbf16>) outs(%init : tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32>
+func.func @bias_element_type_f32_outs(%x: tensor<1x4x6x6x8xbf16>, %w: tensor<1x3x3x8x16xbf16>, %b: tensor<16xf64>, %init: tensor<1x4x4x4x16xf32>) {
+  // expected-error @+1 {{'conv3d.conv' op bias element type must be bf16, f16 or f32, got 'f64'}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xbf16>, tensor<1x3x3x8x16xbf16>) bias(%b : tensor<16xf64>) outs(%init : tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32>
   return
 }
 
@@ -416,9 +416,9 @@ func.func @residual_shape(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>,
 
 // -----
 
-func.func @residual_element_type(%x: tensor<1x4x6x6x8xf16>, %w: tensor<1x3x3x8x16xf16>, %r: tensor<1x4x4x4x16xbf16>, %init: tensor<1x4x4x4x16xf16>) {
-  // expected-error @+1 {{'conv3d.conv' op residual element type must be f32 or the output element type 'f16', got 'bf16'}}
-  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf16>, tensor<1x3x3x8x16xf16>) residual(%r : tensor<1x4x4x4x16xbf16>) outs(%init : tensor<1x4x4x4x16xf16>) -> tensor<1x4x4x4x16xf16>
+func.func @residual_element_type(%x: tensor<1x4x6x6x8xf16>, %w: tensor<1x3x3x8x16xf16>, %r: tensor<1x4x4x4x16xf64>, %init: tensor<1x4x4x4x16xf16>) {
+  // expected-error @+1 {{'conv3d.conv' op residual element type must be bf16, f16 or f32, got 'f64'}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf16>, tensor<1x3x3x8x16xf16>) residual(%r : tensor<1x4x4x4x16xf64>) outs(%init : tensor<1x4x4x4x16xf16>) -> tensor<1x4x4x4x16xf16>
   return
 }
 

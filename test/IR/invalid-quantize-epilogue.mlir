@@ -235,9 +235,9 @@ func.func @epilogue_bias_size(%sum: tensor<1x4x4x4x16xf32>, %bias: tensor<32xf32
 
 // -----
 
-func.func @epilogue_bias_element_type(%sum: tensor<1x4x4x4x16xf32>, %bias: tensor<16xf16>, %out: tensor<1x4x4x4x16xbf16>) {
-  // expected-error @+1 {{'conv3d.epilogue' op bias element type must be f32 or the output element type 'bf16', got 'f16'}}
-  %0 = conv3d.epilogue ins(%sum : tensor<1x4x4x4x16xf32>) bias(%bias : tensor<16xf16>) outs(%out : tensor<1x4x4x4x16xbf16>) -> tensor<1x4x4x4x16xbf16>
+func.func @epilogue_bias_element_type(%sum: tensor<1x4x4x4x16xf32>, %bias: tensor<16xf64>, %out: tensor<1x4x4x4x16xbf16>) {
+  // expected-error @+1 {{'conv3d.epilogue' op bias element type must be bf16, f16 or f32, got 'f64'}}
+  %0 = conv3d.epilogue ins(%sum : tensor<1x4x4x4x16xf32>) bias(%bias : tensor<16xf64>) outs(%out : tensor<1x4x4x4x16xbf16>) -> tensor<1x4x4x4x16xbf16>
   return
 }
 
@@ -259,9 +259,9 @@ func.func @epilogue_residual_shape(%sum: tensor<?x4x4x4x16xf32>, %res: tensor<2x
 
 // -----
 
-func.func @epilogue_residual_element_type(%sum: tensor<1x4x4x4x16xf32>, %res: tensor<1x4x4x4x16xf16>, %out: tensor<1x4x4x4x16xbf16>) {
-  // expected-error @+1 {{'conv3d.epilogue' op residual element type must be f32 or the output element type 'bf16', got 'f16'}}
-  %0 = conv3d.epilogue ins(%sum : tensor<1x4x4x4x16xf32>) residual(%res : tensor<1x4x4x4x16xf16>) outs(%out : tensor<1x4x4x4x16xbf16>) -> tensor<1x4x4x4x16xbf16>
+func.func @epilogue_residual_element_type(%sum: tensor<1x4x4x4x16xf32>, %res: tensor<1x4x4x4x16xf64>, %out: tensor<1x4x4x4x16xbf16>) {
+  // expected-error @+1 {{'conv3d.epilogue' op residual element type must be bf16, f16 or f32, got 'f64'}}
+  %0 = conv3d.epilogue ins(%sum : tensor<1x4x4x4x16xf32>) residual(%res : tensor<1x4x4x4x16xf64>) outs(%out : tensor<1x4x4x4x16xbf16>) -> tensor<1x4x4x4x16xbf16>
   return
 }
 

@@ -381,9 +381,9 @@ func.func @store_bias_size(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xbf16
 
 // -----
 
-func.func @store_bias_element_type(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xbf16>, %bias: memref<64xf16>, %m0: index, %n0: index) {
-  // expected-error @+1 {{'conv3d.store_output_tile' op bias element type must be f32 or the output element type 'bf16', got 'f16'}}
-  conv3d.store_output_tile %acc into %out[%m0, %n0] bias(%bias : memref<64xf16>) mode = accumulate : memref<64x64xf32>, memref<1x8x8x8x64xbf16>
+func.func @store_bias_element_type(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xbf16>, %bias: memref<64xf64>, %m0: index, %n0: index) {
+  // expected-error @+1 {{'conv3d.store_output_tile' op bias element type must be bf16, f16 or f32, got 'f64'}}
+  conv3d.store_output_tile %acc into %out[%m0, %n0] bias(%bias : memref<64xf64>) mode = accumulate : memref<64x64xf32>, memref<1x8x8x8x64xbf16>
   return
 }
 
@@ -405,9 +405,9 @@ func.func @store_residual_shape(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64
 
 // -----
 
-func.func @store_residual_element_type(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xf32>, %res: memref<1x8x8x8x64xbf16>, %m0: index, %n0: index) {
-  // expected-error @+1 {{'conv3d.store_output_tile' op residual element type must be f32 or the output element type 'f32', got 'bf16'}}
-  conv3d.store_output_tile %acc into %out[%m0, %n0] residual(%res : memref<1x8x8x8x64xbf16>) mode = overwrite : memref<64x64xf32>, memref<1x8x8x8x64xf32>
+func.func @store_residual_element_type(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xf32>, %res: memref<1x8x8x8x64xf64>, %m0: index, %n0: index) {
+  // expected-error @+1 {{'conv3d.store_output_tile' op residual element type must be bf16, f16 or f32, got 'f64'}}
+  conv3d.store_output_tile %acc into %out[%m0, %n0] residual(%res : memref<1x8x8x8x64xf64>) mode = overwrite : memref<64x64xf32>, memref<1x8x8x8x64xf32>
   return
 }
 

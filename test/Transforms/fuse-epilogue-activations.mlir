@@ -1,23 +1,7 @@
-// BUG (XFAIL): conv3d-fuse-epilogue never folds an activation whose body
-// uses a constant (i.e. every real relu, silu or gelu body).
+// Activations whose bodies use constants fold: the greedy driver hoists the
+// constants out of the linalg.generic body, and the body evaluator reads
+// such outside constants too (as it does constants front ends emit outside).
 //
-// The pass runs applyPatternsGreedily, whose folder hoists (and CSEs) the
-// arith.constant ops of a linalg.generic body to the top of the enclosing
-// function before FoldConsumerIntoEpilogue sees the generic. evaluateBody()
-// then finds operands defined outside the body, returns none ("outside
-// values"), and matchActivationBody() fails. Bodies that were written with
-// their constants outside (as front ends often emit them) fail the same
-// way (@relu_constant_outside_body). Only constant-free bodies such as
-// max(x, x - x) fold (fuse-epilogue.mlir, @relu_without_constants).
-//
-// Input: any of the functions below. Expected: the generic folds into the
-// conv (`activation = relu/silu/gelu_tanh`). Actual: the generic stays, with
-// its constant hoisted out of the body.
-// Fix: let evaluateBody() read operands defined outside the body through
-// matchPattern(value, m_Constant(&floatAttr)) (and/or disable constant
-// CSE/hoisting in the pass's GreedyRewriteConfig).
-//
-// XFAIL: *
 // RUN: conv3d-opt %s -split-input-file -conv3d-fuse-epilogue | FileCheck %s
 
 #id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>

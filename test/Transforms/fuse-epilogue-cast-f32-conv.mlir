@@ -1,17 +1,6 @@
-// BUG (XFAIL): conv3d-fuse-epilogue folds an f32 -> bf16 cast into an
-// overwrite convolution with f32 *inputs*, producing a conv whose outs
-// element type (bf16) is neither f32 nor the input element type (f32). The
-// verifier then rejects the pass's output:
-//   'conv3d.conv' op outs element type must be f32 or the input element
-//   type 'f32', got 'bf16'
-// The Cast step in FoldConsumerIntoEpilogue checks only `overwrite` and an
-// f32 destination; it must also require the cast's element type to be the
-// conv's input element type (else leave the generic alone).
+// A cast to bf16 of an f32-input convolution does not fold: conv3d.conv
+// outputs f32 or its input element type, so the generic stays.
 //
-// Input: @cast_of_f32_conv. Expected: pass succeeds, the generic stays.
-// Actual: invalid IR (pass failure).
-//
-// XFAIL: *
 // RUN: conv3d-opt %s -conv3d-fuse-epilogue | FileCheck %s
 
 #id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>

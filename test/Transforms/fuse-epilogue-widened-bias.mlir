@@ -1,21 +1,7 @@
-// BUG / missed fold (XFAIL): a bias or residual that the consumer widens
-// with arith.extf (bf16 bias of an f32-output conv) is never folded.
+// A bias or residual that the consumer widens with arith.extf (a bf16
+// operand of an f32-output conv) folds: the epilogue widens bias and
+// residual of any compute type itself.
 //
-// classify() looks through the extf (argumentNumber()), so the consumer is
-// recognized as a bias/residual step, but FoldConsumerIntoEpilogue then
-// requires the un-widened operand's element type to be f32 or the conv's
-// output type (what the conv3d.conv verifier allows for bias/residual), and
-// returns failure for the bf16 tensor. No fold can ever come out of the extf
-// look-through: with an f32 output the operand is bf16/f16 (rejected), and
-// with a bf16 output the body cannot add an extf'd f32 value and yield bf16
-// through a single addf.
-//
-// Input: @bias_extf / @residual_extf below. Expected: one conv with
-// bias(...) / residual(...) (either accepting the input element type for
-// bias/residual in the conv, or widening the operand). Actual: the generic
-// stays.
-//
-// XFAIL: *
 // RUN: conv3d-opt %s -split-input-file -conv3d-fuse-epilogue | FileCheck %s
 
 #id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>

@@ -126,6 +126,57 @@ func.func @relu_without_constants(%x: !X, %w: !W, %i: !T) -> !T {
 
 // -----
 
+// The same evaluation recognizes relu as a compare and select, and silu as
+// x / (exp(x - x) + exp(-x)), both without constants.
+#id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+!X = tensor<1x4x4x4x8xbf16>
+!W = tensor<1x1x1x8x16xbf16>
+!T = tensor<1x4x4x4x16xf32>
+
+// CHECK-LABEL: func.func @relu_select_without_constants
+// CHECK-NEXT: %[[C:.*]] = conv3d.conv {{.*}} overwrite activation = relu ->
+// CHECK-NEXT: return %[[C]]
+func.func @relu_select_without_constants(%x: !X, %w: !W, %i: !T) -> !T {
+  %0 = conv3d.conv ins(%x, %w : !X, !W) outs(%i : !T) overwrite -> !T
+  %e = tensor.empty() : !T
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%0 : !T) outs(%e : !T) {
+  ^bb0(%a: f32, %o: f32):
+    %z = arith.subf %a, %a : f32
+    %p = arith.cmpf ogt, %a, %z : f32
+    %r = arith.select %p, %a, %z : f32
+    linalg.yield %r : f32
+  } -> !T
+  return %1 : !T
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+!X = tensor<1x4x4x4x8xbf16>
+!W = tensor<1x1x1x8x16xbf16>
+!T = tensor<1x4x4x4x16xf32>
+
+// CHECK-LABEL: func.func @silu_without_constants
+// CHECK-NEXT: %[[C:.*]] = conv3d.conv {{.*}} overwrite activation = silu ->
+// CHECK-NEXT: return %[[C]]
+func.func @silu_without_constants(%x: !X, %w: !W, %i: !T) -> !T {
+  %0 = conv3d.conv ins(%x, %w : !X, !W) outs(%i : !T) overwrite -> !T
+  %e = tensor.empty() : !T
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%0 : !T) outs(%e : !T) {
+  ^bb0(%a: f32, %o: f32):
+    %z = arith.subf %a, %a : f32
+    %one = math.exp %z : f32
+    %n = arith.negf %a : f32
+    %ex = math.exp %n : f32
+    %d = arith.addf %one, %ex : f32
+    %r = arith.divf %a, %d : f32
+    linalg.yield %r : f32
+  } -> !T
+  return %1 : !T
+}
+
+// -----
+
 // GELU with erf, 0.5 * x * (1 + erf(x / sqrt(2))), differs from the tanh
 // form by about 1e-3 and is not mistaken for it: no fold.
 #id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>

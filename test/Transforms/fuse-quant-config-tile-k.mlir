@@ -1,13 +1,7 @@
-// BUG (XFAIL): conv3d-fuse-quant folds a conv3d.quantize into a convolution
-// that already carries a tile configuration whose tile_k is not a multiple of
-// the quantization's block size. The folded conv then fails its own verifier
-// ("'conv3d.conv' op config tile_k = 32 must be a multiple of the NVFP4 block
-// size 64 (tile loads quantize whole blocks)") and the pass produces invalid
-// IR. FoldQuantizeIntoConv should check checkConfigForConv(config, geometry,
-// blockSize) on the op's config (as the verifier does) and not fold when it
-// fails, leaving the prepass form.
+// A conv3d.quantize does not fold into a convolution whose tile
+// configuration cannot quantize whole blocks (tile_k 32 < block size 64):
+// the prepass form stays and the IR remains valid.
 //
-// XFAIL: *
 // RUN: conv3d-opt %s -conv3d-fuse-quant=placement=tile | FileCheck %s
 // RUN: conv3d-opt %s -conv3d-fuse-quant=placement=auto | FileCheck %s
 

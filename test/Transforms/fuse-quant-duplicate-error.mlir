@@ -1,12 +1,7 @@
-// BUG (XFAIL): the "prepass placement needs C to be a multiple of the NVFP4
-// block size" error is reported from inside MoveQuantizeToPrepass's
-// matchAndRewrite, so it is emitted once per greedy-driver iteration that
-// visits the conv: when another conv in the module is rewritten (here
-// @other is un-fused, forcing a second iteration), the same error appears
-// twice at the same location. The check should run once, e.g. in a walk
-// before or after applyPatternsGreedily (as conv3d-implicit-gemm does).
+// The "prepass placement needs C to be a multiple of the NVFP4 block size"
+// error is reported once per convolution, even when other rewrites make the
+// greedy driver visit it again (here @other is un-fused).
 //
-// XFAIL: *
 // (-verify-diagnostics lets one expected-error match any number of equal
 // diagnostics, so the count is checked with FileCheck.)
 // RUN: not conv3d-opt %s -conv3d-fuse-quant=placement=prepass 2>&1 | FileCheck %s

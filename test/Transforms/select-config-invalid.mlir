@@ -16,7 +16,7 @@ module {
 }
 
 //--- no-value.mlir
-// expected-error @below {{conv3d-select-config: expected key=value in tile configuration, got 'tile_n'}}
+// expected-error @below {{conv3d-select-config: expected key=value pairs separated by commas in the tile configuration, got 'tile_n'}}
 module {
 }
 

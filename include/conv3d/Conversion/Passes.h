@@ -6,11 +6,17 @@
 #include "conv3d/IR/Conv3dDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
 class RewritePatternSet;
+class RewriterBase;
 } // namespace mlir
 
 namespace mlir::conv3d {
@@ -27,6 +33,10 @@ void populateConvFromLinalgPatterns(RewritePatternSet &patterns);
 /// conv3d.epilogue.
 void populateConv3dToLinalgPatterns(RewritePatternSet &patterns,
                                     bool includeConv = true);
+
+/// Lowers one implicit-GEMM grid loop to an sm80 kernel launch (reports the
+/// reason on the loop when it cannot).
+LogicalResult lowerGridToSM80(RewriterBase &rewriter, scf::ForallOp grid);
 
 /// Patterns of `conv3d-lower-to-cpu`: tile ops to scalar loops, and
 /// conv3d.epilogue on memrefs to linalg.generic.

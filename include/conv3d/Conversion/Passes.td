@@ -75,4 +75,27 @@ def Conv3dLowerToCPU : Pass<"conv3d-lower-to-cpu"> {
   ];
 }
 
+def Conv3dLowerToSM80 : Pass<"conv3d-lower-to-sm80"> {
+  let summary = "Lower implicit-GEMM grid loops to sm80 kernels (mma.sync)";
+  let description = [{
+    Each `scf.forall` grid loop of `conv3d-implicit-gemm` becomes one
+    `gpu.launch` (a block per grid iteration) running an S-stage software
+    pipeline: 16/8/4-byte `cp.async` with zero-fill for the padding halo and
+    out-of-range rows (or a register-staged path for NVFP4 quantization and
+    odd channel counts), XOR-swizzled shared memory read with `ldmatrix`,
+    `mma.sync.m16n8k16` (bf16 or f16, f32 accumulators), and an epilogue
+    through shared memory with 16-byte stores. The code runs on any sm_80+
+    GPU. See SM80KernelPlan.h for the constraints on the configuration.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // CONV3D_CONVERSION_PASSES_TD

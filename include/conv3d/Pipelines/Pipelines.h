@@ -51,6 +51,15 @@ struct PipelineOptions {
   /// Turn memref results of functions into out-parameters (to run arbitrary
   /// functions from the JIT).
   bool resultsToOutParams = false;
+  /// GPU targets: the chip code is generated for (sm_80, sm_90, ...); empty:
+  /// the target's own. sm80 code runs on any sm_80+ chip, so the engine
+  /// passes the device's chip here.
+  std::string gpuChip;
+  /// The CUDA toolkit providing ptxas and libdevice; empty: $CUDA_HOME, else
+  /// the one the project was configured with.
+  std::string cudaHome;
+  /// GPU binary format: bin (cubin, runnable) or isa (PTX, for inspection).
+  std::string gpuBinaryFormat = "bin";
 
   std::string describe() const;
 };
@@ -77,7 +86,24 @@ void buildConv3dCpuLoweringPipeline(OpPassManager &pm,
 /// The whole CPU pipeline: conv3d ops on tensors to the LLVM dialect.
 void buildConv3dCpuPipeline(OpPassManager &pm, const PipelineOptions &options);
 
-/// Registers `conv3d-cpu-pipeline` and `conv3d-graph-pipeline`.
+/// The GPU pipeline up to (not including) the NVVM/LLVM conversion: conv3d
+/// ops on tensors to gpu.launch kernels on memrefs.
+void buildConv3dGpuLoweringPipeline(OpPassManager &pm,
+                                    const PipelineOptions &options);
+
+/// The whole GPU pipeline: device code to a binary embedded in the module
+/// (ptxas from `cudaHome`), host code to the LLVM dialect.
+void buildConv3dGpuPipeline(OpPassManager &pm, const PipelineOptions &options);
+
+/// The chip and PTX features code for `options` is generated with.
+std::string gpuChipFor(const PipelineOptions &options);
+std::string gpuPtxFeaturesFor(llvm::StringRef chip);
+
+/// The CUDA toolkit directory for `options` (see PipelineOptions::cudaHome).
+std::string cudaHomeFor(const PipelineOptions &options);
+
+/// Registers `conv3d-cpu-pipeline`, `conv3d-gpu-pipeline` and
+/// `conv3d-graph-pipeline`.
 void registerConv3dPipelines();
 
 } // namespace mlir::conv3d

@@ -346,6 +346,12 @@ struct LowerToCPUPass
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult result = getOperation()->walk([](Operation *op) {
+      if (isa<LoadIm2colTileOp, LoadFilterTileOp, TileMmaOp,
+              StoreOutputTileOp>(op)) {
+        op->emitError() << "conv3d-lower-to-cpu needs static shapes to lower '"
+                        << op->getName() << "'";
+        return WalkResult::interrupt();
+      }
       if (op->getDialect() &&
           isa<Conv3dDialect>(op->getDialect())) {
         op->emitError() << "conv3d-lower-to-cpu cannot lower '"

@@ -1,0 +1,394 @@
+//===- LowerToSM80.cpp - conv3d-lower-to-sm80 -----------------------------===//
+//
+// Turns each implicit-GEMM grid loop (an scf.forall carrying
+// conv3d.igemm_config) into one gpu.launch: a block per grid iteration, the
+// operands and the epilogue read off the loop's tile ops, the K loop
+// rebuilt as an S-stage software pipeline:
+//
+//   prologue: cp.async the tiles of steps 0 .. S-2 into stages 0 .. S-2
+//   for t in steps:
+//     wait until step t's copies landed; barrier
+//     cp.async step t+S-1 into stage (t+S-1) % S
+//     [register path: load step t+1 into registers]
+//     ldmatrix + mma.sync over stage t % S
+//     [register path: (quantize and) store step t+1 to stage (t+1) % S]
+//   drain; barrier; epilogue through shared memory
+//
+// The barrier at the top of step t also guarantees that every warp is done
+// with stage (t-1) % S before it is refilled.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelContext.h"
+
+#include "conv3d/Conversion/Passes.h"
+#include "conv3d/Transforms/Passes.h"
+#include "conv3d/Transforms/TileSchedule.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DLOWERTOSM80
+#include "conv3d/Conversion/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::sm80;
+
+namespace {
+
+/// What one grid loop computes, read off its tile ops.
+struct GridKernel {
+  scf::ForallOp grid;
+  IGemmConfigAttr config;
+  LoadIm2colTileOp im2col;
+  LoadFilterTileOp filterLoad;
+  StoreOutputTileOp store;
+};
+
+FailureOr<GridKernel> analyzeGrid(scf::ForallOp grid) {
+  GridKernel kernel;
+  kernel.grid = grid;
+  kernel.config = grid->getAttrOfType<IGemmConfigAttr>(kIGemmConfigAttrName);
+  WalkResult result = grid.getBody()->walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadIm2colTileOp>(op)) {
+      // Q-slice loops repeat the tile ops; they must agree.
+      if (kernel.im2col && (kernel.im2col.getInput() != load.getInput() ||
+                            kernel.im2col.getQuant() != load.getQuant()))
+        return WalkResult::interrupt();
+      kernel.im2col = load;
+    } else if (auto load = dyn_cast<LoadFilterTileOp>(op)) {
+      if (kernel.filterLoad && kernel.filterLoad.getFilter() != load.getFilter())
+        return WalkResult::interrupt();
+      kernel.filterLoad = load;
+    } else if (auto store = dyn_cast<StoreOutputTileOp>(op)) {
+      if (kernel.store)
+        return WalkResult::interrupt();
+      kernel.store = store;
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted() || !kernel.config || !kernel.im2col ||
+      !kernel.filterLoad || !kernel.store)
+    return failure();
+  return kernel;
+}
+
+/// A flat 1-D view of a memref (host side, before the launch), so the kernel
+/// addresses every operand with one index and the logical strides.
+FailureOr<FlatOperand> flatten(OpBuilder &b, Location loc, Value memref) {
+  if (!memref)
+    return FlatOperand{};
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return failure();
+  int64_t extent = 1;
+  for (auto [size, stride] : llvm::zip_equal(type.getShape(), strides))
+    extent += (size - 1) * stride;
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  MemRefLayoutAttrInterface layout;
+  OpFoldResult offsetValue = b.getIndexAttr(offset);
+  if (offset != 0) {
+    layout = StridedLayoutAttr::get(b.getContext(), offset, {1});
+    if (ShapedType::isDynamic(offset))
+      offsetValue = meta.getOffset();
+  }
+  auto flatType = MemRefType::get({extent}, type.getElementType(), layout,
+                                  type.getMemorySpace());
+  Value flat = memref::ReinterpretCastOp::create(
+      b, loc, flatType, meta.getBaseBuffer(), offsetValue,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(extent)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return FlatOperand{flat, strides};
+}
+
+/// The filter as a K x F view: (stride of k, stride of f), provided the
+/// (q, r, s, c) dimensions collapse into one.
+std::optional<std::array<int64_t, 2>> filterMatrixStrides(Value filter,
+                                                          FilterLayout layout) {
+  auto type = cast<MemRefType>(filter.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return std::nullopt;
+  ArrayRef<int64_t> shape = type.getShape();
+  unsigned first = layout == FilterLayout::qrscf ? 0 : 1;
+  for (unsigned d = first; d < first + 3; ++d)
+    if (shape[d] > 1 && strides[d] != shape[d + 1] * strides[d + 1])
+      return std::nullopt;
+  int64_t fStride = layout == FilterLayout::qrscf ? strides[4] : strides[0];
+  return std::array<int64_t, 2>{strides[first + 3], fStride};
+}
+
+/// The K steps of a block: how many, and the K range of step t.
+struct KSchedule {
+  Value numSteps;
+  std::function<std::pair<Value, Value>(Value)> range; // t -> (k0, kLimit)
+};
+
+KSchedule buildSchedule(KernelContext &ctx, Value splitIndex) {
+  const SM80KernelPlan &plan = ctx.plan;
+  const ConvGeometry &g = ctx.geometry;
+  KernelMath math = ctx.math();
+  int64_t tileK = plan.tileK;
+  if (plan.kOrder == KOrder::qslice_outer) {
+    int64_t sliceK = g.gemmK() / g.window[kDepth];
+    int64_t perSlice = ceilDiv(sliceK, tileK);
+    auto [begin, end] =
+        emitActiveSliceRange(ctx.b, ctx.loc, g, plan.tileM, ctx.m0);
+    Value any = math.ult(begin, end);
+    Value slices = math.select(any, math.sub(end, begin), math.constant(0));
+    return {math.mul(slices, perSlice), [&ctx, begin = begin, perSlice,
+                                         sliceK, tileK](Value t) {
+              KernelMath math = ctx.math();
+              Value q = math.add(begin, math.div(t, perSlice));
+              Value k0 = math.add(math.mul(q, sliceK),
+                                  math.mul(math.rem(t, perSlice), tileK));
+              Value limit = math.mul(math.add(q, math.constant(1)), sliceK);
+              return std::make_pair(k0, limit);
+            }};
+  }
+  int64_t numKT = ceilDiv(g.gemmK(), tileK);
+  int64_t per = ceilDiv(numKT, plan.splitK);
+  Value begin = splitIndex ? math.mul(splitIndex, per) : math.constant(0);
+  Value end = math.minU(math.add(begin, math.constant(per)),
+                        math.constant(numKT));
+  Value steps = math.select(math.ult(begin, end), math.sub(end, begin),
+                            math.constant(0));
+  return {steps, [&ctx, begin, tileK, k = g.gemmK()](Value t) {
+            KernelMath math = ctx.math();
+            return std::make_pair(math.mul(math.add(begin, t), tileK),
+                                  math.constant(k));
+          }};
+}
+
+/// Builds the kernel body inside the launch.
+void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
+                 int64_t numNT) {
+  OpBuilder &b = ctx.b;
+  Location loc = ctx.loc;
+  const SM80KernelPlan &plan = ctx.plan;
+  KernelMath math = ctx.math();
+
+  ctx.tid = launch.getThreadIds().x;
+  ctx.lane = math.rem(ctx.tid, sm80::kWarpSize);
+  Value warp = math.div(ctx.tid, sm80::kWarpSize);
+  ctx.warpRow = math.mul(math.div(warp, plan.warpsN), plan.warpTileM);
+  ctx.warpCol = math.mul(math.rem(warp, plan.warpsN), plan.warpTileN);
+  // N tiles vary fastest: consecutive blocks share an input tile in L2.
+  Value block = launch.getBlockIds().x;
+  Value tn = math.rem(block, numNT);
+  Value rest = math.div(block, numNT);
+  Value tm = math.rem(rest, numMT);
+  Value split = plan.splitK > 1 ? math.div(rest, numMT) : Value();
+  ctx.m0 = math.mul(tm, plan.tileM);
+  ctx.n0 = math.mul(tn, plan.tileN);
+
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  Value dynamic = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                      workgroup));
+  auto view = [&](int64_t byteOffset, int64_t elements, Type elem) {
+    return memref::ViewOp::create(
+               b, loc, MemRefType::get({elements}, elem, nullptr, workgroup),
+               dynamic, math.constant(byteOffset), ValueRange{})
+        .getResult();
+  };
+  ctx.smemA = view(0, plan.stages * plan.aTile.elements(), ctx.inElem);
+  ctx.smemB = view(plan.stages * plan.aStageBytes,
+                   plan.stages * plan.bTile.elements(), ctx.inElem);
+  ctx.staging = view(0, plan.tileM * plan.stagingStride, b.getF32Type());
+
+  KSchedule schedule = buildSchedule(ctx, split);
+  std::unique_ptr<OperandLoader> loaders[2] = {createInputLoader(ctx),
+                                               createFilterLoader(ctx)};
+  bool anyAsync = loaders[0]->isAsync() || loaders[1]->isAsync();
+  auto stepValid = [&](Value t) { return math.ult(t, schedule.numSteps); };
+  auto issueAsync = [&](Value t, Value stage) {
+    SmallVector<Value> tokens;
+    auto [k0, limit] = schedule.range(t);
+    for (auto &loader : loaders)
+      if (loader->isAsync())
+        llvm::append_range(tokens,
+                           loader->issueAsync(k0, limit, stepValid(t), stage));
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+               b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+               tokens)
+        .getResult();
+  };
+  auto loadRegisters = [&](Value t) {
+    SmallVector<SmallVector<Value>> values(2);
+    auto [k0, limit] = schedule.range(t);
+    for (auto [i, loader] : llvm::enumerate(loaders))
+      if (!loader->isAsync())
+        values[i] = loader->loadToRegisters(k0, limit, stepValid(t));
+    return values;
+  };
+  auto storeRegisters = [&](ArrayRef<SmallVector<Value>> values,
+                            Value stage) {
+    for (auto [i, loader] : llvm::enumerate(loaders))
+      if (!loader->isAsync())
+        loader->storeFromRegisters(values[i], stage);
+  };
+
+  // Prologue.
+  Value firstGroup;
+  if (anyAsync)
+    for (int64_t s = 0; s + 1 < plan.stages; ++s) {
+      Value group = issueAsync(math.constant(s), math.constant(s));
+      if (!firstGroup)
+        firstGroup = group;
+    }
+  storeRegisters(loadRegisters(math.constant(0)), math.constant(0));
+
+  // Main loop, accumulators carried in registers.
+  int64_t numAccs = plan.mmaTilesM * plan.mmaTilesN * 4;
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  auto loop = scf::ForOp::create(b, loc, math.constant(0), schedule.numSteps,
+                                 math.constant(1),
+                                 SmallVector<Value>(numAccs, zero));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    if (anyAsync)
+      nvgpu::DeviceAsyncWaitOp::create(
+          b, loc, firstGroup, b.getI32IntegerAttr(plan.stages - 2));
+    gpu::BarrierOp::create(b, loc);
+    if (anyAsync) {
+      Value ahead = math.add(t, math.constant(plan.stages - 1));
+      issueAsync(ahead, math.rem(ahead, plan.stages));
+    }
+    Value next = math.add(t, math.constant(1));
+    auto registers = loadRegisters(next);
+    SmallVector<Value> accs = emitWarpMma(
+        ctx, math.rem(t, plan.stages),
+        SmallVector<Value>(loop.getRegionIterArgs()));
+    storeRegisters(registers, math.rem(next, plan.stages));
+    scf::YieldOp::create(b, loc, accs);
+  }
+  // Drain the copies still in flight before shared memory is reused.
+  if (anyAsync)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, firstGroup,
+                                     b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b, loc);
+  emitEpilogueStore(ctx, SmallVector<Value>(loop.getResults()));
+}
+
+} // namespace
+
+LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
+                                            scf::ForallOp grid) {
+  FailureOr<GridKernel> found = analyzeGrid(grid);
+  if (failed(found))
+    return grid.emitError("conv3d-lower-to-sm80: not an implicit-GEMM grid "
+                          "loop produced by conv3d-implicit-gemm");
+  GridKernel &kernel = *found;
+  IGemmConfigAttr config = kernel.config;
+  Location loc = grid.getLoc();
+
+  Value input = kernel.im2col.getInput(), filter = kernel.filterLoad.getFilter();
+  FilterLayout layout = kernel.filterLoad.getFilterLayout();
+  ConvGeometry g = kernel.im2col.getGeometry();
+  std::array<int64_t, 5> filterShape = getShape5(filter.getType());
+  g.filters = layout == FilterLayout::qrscf ? filterShape[4] : filterShape[0];
+  Type inElem = getElementTypeOrSelf(input.getType());
+  Type outElem = getElementTypeOrSelf(kernel.store.getOutput().getType());
+  if (!inElem.isBF16() && !inElem.isF16())
+    return grid.emitError() << "sm80 computes bf16 and f16 convolutions with "
+                               "mma.sync; "
+                            << inElem << " inputs run on the CPU target";
+  std::optional<int64_t> blockSize;
+  if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
+    blockSize = quant->getBlockSize();
+
+  SM80KernelPlan plan;
+  if (std::optional<std::string> problem = SM80KernelPlan::build(
+          g, layout, config.getTileM(), config.getTileN(), config.getTileK(),
+          config.getStages(), config.getWarpsM(), config.getWarpsN(),
+          config.getKOrder(), config.getSplitK(), blockSize,
+          outElem.getIntOrFloatBitWidth() / 8, plan))
+    return grid.emitError() << "cannot lower " << config << " to sm80: "
+                            << *problem;
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(grid);
+  KernelOperands ops;
+  std::optional<std::array<int64_t, 2>> filterStrides =
+      filterMatrixStrides(filter, layout);
+  auto flatInput = flatten(rewriter, loc, input);
+  auto flatFilter = flatten(rewriter, loc, filter);
+  auto flatOutput = flatten(rewriter, loc, kernel.store.getOutput());
+  auto flatBias = flatten(rewriter, loc, kernel.store.getBias());
+  auto flatResidual = flatten(rewriter, loc, kernel.store.getResidual());
+  if (!filterStrides || failed(flatInput) || failed(flatFilter) ||
+      failed(flatOutput) || failed(flatBias) || failed(flatResidual))
+    return grid.emitError("sm80 needs operands with static strides and a "
+                          "filter whose (q, r, s, c) dimensions are "
+                          "contiguous");
+  ops.input = *flatInput;
+  ops.filter = FlatOperand{flatFilter->memref,
+                           {(*filterStrides)[0], (*filterStrides)[1]}};
+  ops.output = *flatOutput;
+  ops.bias = *flatBias;
+  ops.residual = *flatResidual;
+  ops.amax = kernel.im2col.getAmax();
+  ops.outputShape = getShape5(kernel.store.getOutput().getType());
+
+  int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
+  int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
+  int64_t numBlocks = numMT * numNT * plan.splitK;
+  KernelMath host{rewriter, loc};
+  auto tokenType = gpu::AsyncTokenType::get(rewriter.getContext());
+  Value start = gpu::WaitOp::create(rewriter, loc, tokenType, ValueRange{})
+                    .getAsyncToken();
+  Value one = host.constant(1);
+  Value sharedBytes = arith::ConstantIntOp::create(
+      rewriter, loc, rewriter.getI32Type(), plan.sharedBytes);
+  auto launch = gpu::LaunchOp::create(
+      rewriter, loc, host.constant(numBlocks), one, one,
+      host.constant(plan.threads), one, one, sharedBytes, tokenType,
+      ValueRange{start});
+  {
+    OpBuilder::InsertionGuard bodyGuard(rewriter);
+    rewriter.setInsertionPointToStart(&launch.getBody().front());
+    KernelContext ctx{rewriter, loc, plan, g, inElem, outElem, ops};
+    ctx.mode = kernel.store.getMode();
+    ctx.activation = kernel.store.getActivation();
+    buildKernel(ctx, launch, numMT, numNT);
+    gpu::TerminatorOp::create(rewriter, loc);
+  }
+  gpu::WaitOp::create(rewriter, loc, Type(),
+                      ValueRange{launch.getAsyncToken()});
+  rewriter.eraseOp(grid);
+  return success();
+}
+
+namespace {
+struct LowerToSM80Pass
+    : mlir::conv3d::impl::Conv3dLowerToSM80Base<LowerToSM80Pass> {
+  void runOnOperation() override {
+    SmallVector<scf::ForallOp> grids;
+    getOperation()->walk([&](scf::ForallOp grid) {
+      if (grid->hasAttr(kIGemmConfigAttrName))
+        grids.push_back(grid);
+    });
+    IRRewriter rewriter(&getContext());
+    for (scf::ForallOp grid : grids)
+      if (failed(lowerGridToSM80(rewriter, grid)))
+        return signalPassFailure();
+  }
+};
+} // namespace

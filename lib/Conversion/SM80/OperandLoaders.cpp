@@ -1,0 +1,262 @@
+//===- OperandLoaders.cpp - global to shared memory for the sm80 kernel ---===//
+//
+// Each thread owns `unitsPerThread` units of a tile (fixed for the whole K
+// loop, so their row facts are computed once). A unit is one vector access,
+// or, when the input is NVFP4-quantized, one whole quantization block, so
+// the thread can take the block's maximum in registers.
+//
+// Out-of-range elements (padding halo, rows past M, columns past F, k past
+// the step's limit) are never read: cp.async copies zero source bytes
+// (zero-fill), and register loads read a clamped address and select zero.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelContext.h"
+
+#include "conv3d/Conversion/Common/ScalarEmitters.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::sm80;
+
+namespace {
+
+/// The part of a unit's tile position and validity common to all K steps.
+struct Unit {
+  Value valid;    ///< the unit exists (tail of the thread mapping)
+  Value row, col; ///< position of the unit's first element in the tile
+  SmallVector<Value> facts; ///< operand-specific per-row values
+};
+
+/// Shared machinery of both loaders; subclasses provide addressing.
+class TileLoader : public OperandLoader {
+public:
+  TileLoader(KernelContext &ctx, const OperandLoad &load,
+             const SwizzledTile &tile, Value smem, FlatOperand global)
+      : ctx(ctx), load(load), tile(tile), smem(smem), global(global) {}
+
+  bool isAsync() const override { return load.async; }
+
+  SmallVector<Value> issueAsync(Value k0, Value kLimit, Value stepValid,
+                                Value stage) override {
+    KernelMath math = ctx.math();
+    SmallVector<Value> tokens;
+    for (const Unit &unit : units)
+      for (int64_t v = 0; v < load.unit / load.vector; ++v) {
+        auto [index, valid] = address(unit, v, k0, kLimit, stepValid);
+        Value bytes = math.select(valid, math.constant(load.vector),
+                                  math.constant(0));
+        Value dst = smemIndex(unit, v, stage);
+        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            ctx.b, ctx.loc, nvgpu::DeviceAsyncTokenType::get(ctx.b.getContext()),
+            smem, ValueRange{dst}, global.memref, ValueRange{index},
+            ctx.b.getIndexAttr(load.vector), bytes,
+            // .cg (L2 only) needs 16-byte copies.
+            load.vector == 8 ? ctx.b.getUnitAttr() : UnitAttr()));
+      }
+    return tokens;
+  }
+
+  SmallVector<Value> loadToRegisters(Value k0, Value kLimit,
+                                     Value stepValid) override {
+    KernelMath math = ctx.math();
+    auto vectorType = VectorType::get({load.vector}, elementType());
+    Value zeros = arith::ConstantOp::create(
+        ctx.b, ctx.loc, vectorType,
+        DenseElementsAttr::get(vectorType,
+                               ctx.b.getZeroAttr(elementType())));
+    SmallVector<Value> values;
+    for (const Unit &unit : units)
+      for (int64_t v = 0; v < load.unit / load.vector; ++v) {
+        auto [index, valid] = address(unit, v, k0, kLimit, stepValid);
+        Value loaded = vector::LoadOp::create(
+            ctx.b, ctx.loc, vectorType, global.memref, ValueRange{index},
+            /*nontemporal=*/false, llvm::MaybeAlign(load.vector * 2));
+        values.push_back(math.select(valid, loaded, zeros));
+      }
+    return values;
+  }
+
+  void storeFromRegisters(ArrayRef<Value> values, Value stage) override {
+    size_t next = 0;
+    int64_t perUnit = load.unit / load.vector;
+    for (const Unit &unit : units) {
+      ArrayRef<Value> unitValues = values.slice(next, perUnit);
+      next += perUnit;
+      SmallVector<Value> stored = transform(unitValues);
+      for (int64_t v = 0; v < perUnit; ++v)
+        vector::StoreOp::create(ctx.b, ctx.loc, stored[v], smem,
+                                ValueRange{smemIndex(unit, v, stage)},
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(load.vector * 2));
+    }
+  }
+
+protected:
+  /// Global index and validity of vector `v` of `unit` for the K step.
+  virtual std::pair<Value, Value> address(const Unit &unit, int64_t v,
+                                          Value k0, Value kLimit,
+                                          Value stepValid) = 0;
+  /// Register values of one unit as they should be stored (identity, or
+  /// NVFP4 quantization).
+  virtual SmallVector<Value> transform(ArrayRef<Value> unitValues) {
+    return llvm::to_vector(unitValues);
+  }
+  virtual Type elementType() const { return ctx.inElem; }
+
+  /// Thread-to-unit mapping; `perRow` units per tile row.
+  void mapUnits(int64_t perRow) {
+    KernelMath math = ctx.math();
+    for (int64_t i = 0; i < load.unitsPerThread; ++i) {
+      Value id = math.add(ctx.tid, math.constant(i * ctx.plan.threads));
+      Unit unit;
+      unit.valid = (i + 1) * ctx.plan.threads <= load.unitsPerTile
+                       ? math.trueValue()
+                       : math.ult(id, math.constant(load.unitsPerTile));
+      unit.row = math.div(id, perRow);
+      unit.col = math.mul(math.rem(id, perRow), load.unit);
+      units.push_back(unit);
+    }
+  }
+
+  /// Ring position of vector `v` of `unit` in `stage`.
+  Value smemIndex(const Unit &unit, int64_t v, Value stage) {
+    KernelMath math = ctx.math();
+    Value col = math.add(unit.col, math.constant(v * load.vector));
+    return math.add(math.mul(stage, tile.elements()),
+                    tile.offset(math, unit.row, col));
+  }
+
+  /// Flat index of an element from its logical coordinates.
+  Value flatIndex(ArrayRef<Value> coords) {
+    KernelMath math = ctx.math();
+    Value index = math.constant(0);
+    for (auto [coord, stride] : llvm::zip_equal(coords, global.strides))
+      index = math.add(index, math.mul(coord, stride));
+    return index;
+  }
+
+  KernelContext &ctx;
+  const OperandLoad &load;
+  const SwizzledTile &tile;
+  Value smem;
+  FlatOperand global;
+  SmallVector<Unit> units;
+};
+
+/// The implicit im2col A tile: rows are output positions, columns k.
+class InputLoader : public TileLoader {
+public:
+  explicit InputLoader(KernelContext &ctx)
+      : TileLoader(ctx, ctx.plan.a, ctx.plan.aTile, ctx.smemA,
+                   ctx.ops.input) {
+    const ConvGeometry &g = ctx.geometry;
+    KernelMath math = ctx.math();
+    mapUnits(ctx.plan.tileK / load.unit);
+    for (Unit &unit : units) {
+      Value m = math.add(ctx.m0, unit.row);
+      unit.valid = math.andI(unit.valid, math.ult(m, math.constant(g.gemmM())));
+      auto out = g.decomposeM(math, math.select(unit.valid, m, math.constant(0)));
+      Value zero = math.constant(0);
+      // facts: n, then the input coordinates of tap 0 per axis.
+      unit.facts = {out[0], g.inputCoord(math, 0, out[1], zero),
+                    g.inputCoord(math, 1, out[2], zero),
+                    g.inputCoord(math, 2, out[3], zero)};
+    }
+  }
+
+protected:
+  std::pair<Value, Value> address(const Unit &unit, int64_t v, Value k0,
+                                  Value kLimit, Value stepValid) override {
+    const ConvGeometry &g = ctx.geometry;
+    KernelMath math = ctx.math();
+    Value k = math.add(math.add(k0, unit.col), math.constant(v * load.vector));
+    Value kValid = math.ult(k, kLimit);
+    auto tap = g.decomposeK(math, math.select(kValid, k, math.constant(0)));
+    Value valid = math.andI(math.andI(stepValid, unit.valid), kValid);
+    SmallVector<Value> coords = {unit.facts[0]};
+    for (unsigned axis = 0; axis < 3; ++axis) {
+      Value coord =
+          math.add(unit.facts[axis + 1], math.mul(tap[axis], g.dilations[axis]));
+      valid = math.andI(valid, math.inRange(coord, g.inputSize[axis]));
+      coords.push_back(coord);
+    }
+    coords.push_back(tap[3]);
+    return {math.select(valid, flatIndex(coords), math.constant(0)), valid};
+  }
+
+  SmallVector<Value> transform(ArrayRef<Value> unitValues) override {
+    if (!ctx.plan.quantBlockSize)
+      return llvm::to_vector(unitValues);
+    // The unit is one NVFP4 block: its maximum, scale, and values.
+    OpBuilder &b = ctx.b;
+    Location loc = ctx.loc;
+    SmallVector<Value> elements;
+    for (Value vec : unitValues)
+      for (int64_t i = 0; i < load.vector; ++i)
+        elements.push_back(vector::ExtractOp::create(b, loc, vec, i));
+    Value blockMax = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    for (Value e : elements)
+      blockMax = emitAbsMaxUpdate(b, loc, blockMax, e);
+    NVFP4BlockScale scale =
+        emitNVFP4BlockScale(b, loc, blockMax, ctx.ops.amax);
+    SmallVector<Value> result;
+    auto vectorType = VectorType::get({load.vector}, ctx.inElem);
+    for (size_t v = 0; v < unitValues.size(); ++v) {
+      Value vec = unitValues[v];
+      for (int64_t i = 0; i < load.vector; ++i) {
+        Value q = emitFloatCast(
+            b, loc, emitNVFP4Quantize(b, loc, elements[v * load.vector + i], scale),
+            ctx.inElem);
+        vec = vector::InsertOp::create(b, loc, q, vec, i);
+      }
+      (void)vectorType;
+      result.push_back(vec);
+    }
+    return result;
+  }
+};
+
+/// The B tile of the filter's K x F view: [k][n] for QRSCF (F contiguous),
+/// [n][k] for FQRSC (K contiguous).
+class FilterLoader : public TileLoader {
+public:
+  explicit FilterLoader(KernelContext &ctx)
+      : TileLoader(ctx, ctx.plan.b, ctx.plan.bTile, ctx.smemB,
+                   ctx.ops.filter) {
+    mapUnits(ctx.plan.bTile.cols / load.unit);
+  }
+
+protected:
+  std::pair<Value, Value> address(const Unit &unit, int64_t v, Value k0,
+                                  Value kLimit, Value stepValid) override {
+    KernelMath math = ctx.math();
+    Value along = math.add(unit.col, math.constant(v * load.vector));
+    Value kOffset = ctx.plan.bKContiguous ? along : unit.row;
+    Value nOffset = ctx.plan.bKContiguous ? unit.row : along;
+    Value k = math.add(k0, kOffset);
+    Value n = math.add(ctx.n0, nOffset);
+    Value valid = math.andI(
+        math.andI(stepValid, unit.valid),
+        math.andI(math.ult(k, kLimit),
+                  math.ult(n, math.constant(ctx.geometry.filters))));
+    return {math.select(valid, flatIndex({k, n}), math.constant(0)), valid};
+  }
+};
+
+} // namespace
+
+std::unique_ptr<OperandLoader>
+mlir::conv3d::sm80::createInputLoader(KernelContext &ctx) {
+  return std::make_unique<InputLoader>(ctx);
+}
+
+std::unique_ptr<OperandLoader>
+mlir::conv3d::sm80::createFilterLoader(KernelContext &ctx) {
+  return std::make_unique<FilterLoader>(ctx);
+}

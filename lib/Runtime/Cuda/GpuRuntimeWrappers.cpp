@@ -1,0 +1,506 @@
+//===- GpuRuntimeWrappers.cpp - the mgpu* C functions of lowered code -----===//
+//
+// MLIR's gpu-to-llvm and nvgpu-to-nvvm lowerings turn GPU operations into
+// calls of these functions (signatures as MLIR 22 declares them). They are
+// thin shells over CudaDriver. They cannot return errors, so a failure is
+// recorded as the calling thread's deferred error (the first one wins) and
+// the function returns null or does nothing; while an error is pending,
+// launches, copies, memsets and allocations are skipped, so that nothing
+// runs on the results of a failed step. Nothing here aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Runtime/CudaDriver.h"
+
+#include "llvm/ADT/Twine.h"
+
+#include <cstring>
+#include <limits>
+
+using namespace mlir::conv3d;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+
+/// The stream conv3dSetCurrentStream lends to the calling thread.
+thread_local void *currentStream = nullptr;
+
+void defer(const char *wrapper, Error error) {
+  if (!error)
+    return;
+  if (CudaDriver::hasDeferredError()) {
+    llvm::consumeError(std::move(error));
+    return;
+  }
+  CudaDriver::deferError(llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      llvm::Twine(wrapper) + ": " + llvm::toString(std::move(error))));
+}
+
+void defer(const char *wrapper, const llvm::Twine &message) {
+  defer(wrapper,
+        llvm::createStringError(llvm::inconvertibleErrorCode(), message));
+}
+
+/// The driver, or null after recording why there is none.
+CudaDriver *getDriver(const char *wrapper) {
+  Expected<CudaDriver &> driver = CudaDriver::get();
+  if (driver)
+    return &*driver;
+  defer(wrapper, driver.takeError());
+  return nullptr;
+}
+
+template <typename T>
+T valueOr(const char *wrapper, Expected<T> value, T fallback) {
+  if (value)
+    return *value;
+  defer(wrapper, value.takeError());
+  return fallback;
+}
+
+/// Grid, block and cluster extents arrive as MLIR index values.
+bool toDims(const char *wrapper, const char *what, int64_t x, int64_t y,
+            int64_t z, LaunchDims &dims) {
+  constexpr int64_t kMax = std::numeric_limits<uint32_t>::max();
+  for (int64_t value : {x, y, z}) {
+    if (value < 1 || value > kMax) {
+      defer(wrapper, llvm::Twine(what) + " (" + llvm::Twine(x) + ", " +
+                         llvm::Twine(y) + ", " + llvm::Twine(z) +
+                         ") is out of range");
+      return false;
+    }
+  }
+  dims = {uint32_t(x), uint32_t(y), uint32_t(z)};
+  return true;
+}
+
+/// A ranked memref descriptor as MLIR lays it out: {allocated, aligned,
+/// offset, sizes[rank], strides[rank]} (StridedMemRefType).
+struct MemRefView {
+  char *aligned;
+  int64_t offset;
+  llvm::ArrayRef<int64_t> sizes;
+  llvm::ArrayRef<int64_t> strides;
+};
+
+MemRefView viewMemRef(int64_t rank, void *descriptor) {
+  auto *pointers = static_cast<char **>(descriptor);
+  auto *words = reinterpret_cast<int64_t *>(pointers + 2);
+  return {pointers[1], words[0], llvm::ArrayRef<int64_t>(words + 1, rank),
+          llvm::ArrayRef<int64_t>(words + 1 + rank, rank)};
+}
+
+/// The bytes a memref's elements span: its lowest element's address and the
+/// byte count up to and including its highest; 0 bytes when it is empty.
+std::pair<char *, uint64_t> memRefExtent(int64_t rank, void *descriptor,
+                                         int64_t elementSizeBytes) {
+  MemRefView view = viewMemRef(rank, descriptor);
+  int64_t low = view.offset, high = view.offset;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (view.sizes[i] == 0)
+      return {nullptr, 0};
+    int64_t reach = (view.sizes[i] - 1) * view.strides[i];
+    (reach < 0 ? low : high) += reach;
+  }
+  return {view.aligned + low * elementSizeBytes,
+          uint64_t(high - low + 1) * uint64_t(elementSizeBytes)};
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The borrowed stream
+//===----------------------------------------------------------------------===//
+
+extern "C" void conv3dSetCurrentStream(void *stream) {
+  currentStream = stream;
+}
+
+extern "C" void *conv3dGetCurrentStream() { return currentStream; }
+
+ScopedCurrentStream::ScopedCurrentStream(void *stream)
+    : previous(currentStream) {
+  currentStream = stream;
+}
+
+ScopedCurrentStream::~ScopedCurrentStream() { currentStream = previous; }
+
+//===----------------------------------------------------------------------===//
+// Modules and launches
+//===----------------------------------------------------------------------===//
+
+extern "C" void *mgpuModuleLoad(void *data, int64_t /*sizeBytes*/) {
+  const char *self = "mgpuModuleLoad";
+  if (CudaDriver::hasDeferredError())
+    return nullptr;
+  CudaDriver *driver = getDriver(self);
+  if (!driver)
+    return nullptr;
+  return valueOr<void *>(self, driver->loadModule(data), nullptr);
+}
+
+extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  const char *self = "mgpuModuleLoadJIT";
+  if (CudaDriver::hasDeferredError())
+    return nullptr;
+  CudaDriver *driver = getDriver(self);
+  if (!driver)
+    return nullptr;
+  return valueOr<void *>(self, driver->loadModuleJIT(data, optLevel),
+                         nullptr);
+}
+
+extern "C" void mgpuModuleUnload(void *module) {
+  const char *self = "mgpuModuleUnload";
+  if (!module)
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->unloadModule(module));
+}
+
+extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
+  const char *self = "mgpuModuleGetFunction";
+  if (CudaDriver::hasDeferredError())
+    return nullptr;
+  CudaDriver *driver = getDriver(self);
+  if (!driver)
+    return nullptr;
+  if (!module) {
+    defer(self, llvm::Twine("no module for kernel '") + (name ? name : "") +
+                    "' (loading it failed?)");
+    return nullptr;
+  }
+  return valueOr<void *>(self, driver->getFunction(module, name ? name : ""),
+                         nullptr);
+}
+
+extern "C" void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
+                                 int64_t gridZ, int64_t blockX, int64_t blockY,
+                                 int64_t blockZ, int32_t smem, void *stream,
+                                 void **params, void **extra,
+                                 int64_t /*paramsCount*/) {
+  const char *self = "mgpuLaunchKernel";
+  if (CudaDriver::hasDeferredError())
+    return;
+  CudaDriver *driver = getDriver(self);
+  if (!driver)
+    return;
+  LaunchDims grid, block;
+  if (!function)
+    return defer(self, "no function (looking it up failed?)");
+  if (extra)
+    return defer(self, "'extra' launch arguments are not supported");
+  if (smem < 0)
+    return defer(self, "negative dynamic shared memory size " +
+                           llvm::Twine(smem));
+  if (!toDims(self, "grid", gridX, gridY, gridZ, grid) ||
+      !toDims(self, "block", blockX, blockY, blockZ, block))
+    return;
+  defer(self,
+        driver->launch(function, grid, block, uint32_t(smem), stream, params));
+}
+
+extern "C" void mgpuLaunchClusterKernel(void *function, int64_t clusterX,
+                                        int64_t clusterY, int64_t clusterZ,
+                                        int64_t gridX, int64_t gridY,
+                                        int64_t gridZ, int64_t blockX,
+                                        int64_t blockY, int64_t blockZ,
+                                        int32_t smem, void *stream,
+                                        void **params, void **extra) {
+  const char *self = "mgpuLaunchClusterKernel";
+  if (CudaDriver::hasDeferredError())
+    return;
+  CudaDriver *driver = getDriver(self);
+  if (!driver)
+    return;
+  LaunchDims cluster, grid, block;
+  if (!function)
+    return defer(self, "no function (looking it up failed?)");
+  if (extra)
+    return defer(self, "'extra' launch arguments are not supported");
+  if (smem < 0)
+    return defer(self, "negative dynamic shared memory size " +
+                           llvm::Twine(smem));
+  if (!toDims(self, "cluster", clusterX, clusterY, clusterZ, cluster) ||
+      !toDims(self, "grid", gridX, gridY, gridZ, grid) ||
+      !toDims(self, "block", blockX, blockY, blockZ, block))
+    return;
+  defer(self, driver->launchCluster(function, cluster, grid, block,
+                                    uint32_t(smem), stream, params));
+}
+
+//===----------------------------------------------------------------------===//
+// Streams and events
+//===----------------------------------------------------------------------===//
+
+extern "C" void *mgpuStreamCreate() {
+  const char *self = "mgpuStreamCreate";
+  if (currentStream)
+    return currentStream;
+  if (CudaDriver::hasDeferredError())
+    return nullptr;
+  CudaDriver *driver = getDriver(self);
+  if (!driver)
+    return nullptr;
+  return valueOr<void *>(self, driver->createStream(), nullptr);
+}
+
+extern "C" void mgpuStreamDestroy(void *stream) {
+  const char *self = "mgpuStreamDestroy";
+  if (!stream || stream == currentStream)
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->destroyStream(stream));
+}
+
+extern "C" void mgpuStreamSynchronize(void *stream) {
+  const char *self = "mgpuStreamSynchronize";
+  if (stream && stream == currentStream)
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->synchronize(stream));
+}
+
+extern "C" void mgpuStreamWaitEvent(void *stream, void *event) {
+  const char *self = "mgpuStreamWaitEvent";
+  if (!event)
+    return defer(self, "no event");
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->waitEvent(stream, event));
+}
+
+extern "C" void *mgpuEventCreate() {
+  const char *self = "mgpuEventCreate";
+  if (CudaDriver::hasDeferredError())
+    return nullptr;
+  CudaDriver *driver = getDriver(self);
+  if (!driver)
+    return nullptr;
+  return valueOr<void *>(self, driver->createEvent(/*timing=*/false), nullptr);
+}
+
+extern "C" void mgpuEventDestroy(void *event) {
+  const char *self = "mgpuEventDestroy";
+  if (!event)
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->destroyEvent(event));
+}
+
+extern "C" void mgpuEventSynchronize(void *event) {
+  const char *self = "mgpuEventSynchronize";
+  if (!event)
+    return defer(self, "no event");
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->synchronizeEvent(event));
+}
+
+extern "C" void mgpuEventRecord(void *event, void *stream) {
+  const char *self = "mgpuEventRecord";
+  if (!event)
+    return defer(self, "no event");
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->recordEvent(event, stream));
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
+                              bool isHostShared) {
+  const char *self = "mgpuMemAlloc";
+  if (CudaDriver::hasDeferredError())
+    return nullptr;
+  CudaDriver *driver = getDriver(self);
+  if (!driver || sizeBytes == 0)
+    return nullptr;
+  if (isHostShared)
+    return valueOr<void *>(self, driver->allocateManaged(sizeBytes), nullptr);
+  return valueOr<void *>(self, driver->allocate(sizeBytes, stream), nullptr);
+}
+
+extern "C" void mgpuMemFree(void *ptr, void *stream) {
+  const char *self = "mgpuMemFree";
+  if (!ptr)
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->free(ptr, stream));
+}
+
+extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+                           void *stream) {
+  const char *self = "mgpuMemcpy";
+  if (CudaDriver::hasDeferredError())
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->copy(dst, src, sizeBytes, stream));
+}
+
+extern "C" void mgpuMemset32(void *dst, unsigned int value, size_t count,
+                             void *stream) {
+  const char *self = "mgpuMemset32";
+  if (CudaDriver::hasDeferredError())
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->memsetD32(dst, value, count, stream));
+}
+
+extern "C" void mgpuMemset16(void *dst, unsigned short value, size_t count,
+                             void *stream) {
+  const char *self = "mgpuMemset16";
+  if (CudaDriver::hasDeferredError())
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->memsetD16(dst, value, count, stream));
+}
+
+extern "C" void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
+  const char *self = "mgpuMemHostRegister";
+  if (CudaDriver::hasDeferredError())
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->hostRegister(ptr, sizeBytes));
+}
+
+extern "C" void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
+                                          int64_t elementSizeBytes) {
+  const char *self = "mgpuMemHostRegisterMemRef";
+  if (CudaDriver::hasDeferredError())
+    return;
+  CudaDriver *driver = getDriver(self);
+  if (!driver)
+    return;
+  if (!descriptor || rank < 0 || elementSizeBytes <= 0)
+    return defer(self, "bad memref (rank " + llvm::Twine(rank) +
+                           ", element size " + llvm::Twine(elementSizeBytes) +
+                           ")");
+  auto [ptr, bytes] = memRefExtent(rank, descriptor, elementSizeBytes);
+  defer(self, driver->hostRegister(ptr, bytes));
+}
+
+extern "C" void mgpuMemHostUnregister(void *ptr) {
+  const char *self = "mgpuMemHostUnregister";
+  if (!ptr)
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->hostUnregister(ptr));
+}
+
+extern "C" void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
+                                            int64_t elementSizeBytes) {
+  const char *self = "mgpuMemHostUnregisterMemRef";
+  if (!descriptor || rank < 0 || elementSizeBytes <= 0)
+    return defer(self, "bad memref (rank " + llvm::Twine(rank) +
+                           ", element size " + llvm::Twine(elementSizeBytes) +
+                           ")");
+  auto [ptr, bytes] = memRefExtent(rank, descriptor, elementSizeBytes);
+  if (bytes == 0)
+    return;
+  if (CudaDriver *driver = getDriver(self))
+    defer(self, driver->hostUnregister(ptr));
+}
+
+//===----------------------------------------------------------------------===//
+// TMA and devices
+//===----------------------------------------------------------------------===//
+
+extern "C" void *mgpuTensorMapEncodeTiledMemref(
+    int64_t rank, void *descriptor, int64_t dataType, int64_t interleave,
+    int64_t swizzle, int64_t l2Promotion, int64_t oobFill, int64_t *boxDims) {
+  const char *self = "mgpuTensorMapEncodeTiledMemref";
+  if (CudaDriver::hasDeferredError())
+    return nullptr;
+  CudaDriver *driver = getDriver(self);
+  if (!driver)
+    return nullptr;
+  if (!descriptor || !boxDims || rank < 1 || rank > 5) {
+    defer(self, "bad memref or box (rank " + llvm::Twine(rank) + ")");
+    return nullptr;
+  }
+  if (dataType < 0 ||
+      dataType > int64_t(TensorMapDataType::U6x16Align16B) ||
+      interleave < 0 || swizzle < 0 || l2Promotion < 0 || oobFill < 0) {
+    defer(self, "unknown data type or layout enum");
+    return nullptr;
+  }
+  TiledTensorMapParams params;
+  params.dataType = TensorMapDataType(dataType);
+  params.interleave = TensorMapInterleave(interleave);
+  params.swizzle = TensorMapSwizzle(swizzle);
+  params.l2Promotion = TensorMapL2Promotion(l2Promotion);
+  params.oobFill = TensorMapOobFill(oobFill);
+  unsigned bits = getTensorMapElementBits(params.dataType);
+  if (bits % 8 != 0) {
+    defer(self, "packed sub-byte data types need an explicit descriptor");
+    return nullptr;
+  }
+  int64_t elementBytes = bits / 8;
+
+  // The memref lists dimensions outermost first, the driver innermost first.
+  MemRefView view = viewMemRef(rank, descriptor);
+  if (view.strides[rank - 1] != 1) {
+    defer(self, "the memref's innermost dimension has stride " +
+                    llvm::Twine(view.strides[rank - 1]) +
+                    "; TMA needs it contiguous");
+    return nullptr;
+  }
+  params.globalAddress = view.aligned + view.offset * elementBytes;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    params.globalDim.push_back(uint64_t(view.sizes[i]));
+    params.boxDim.push_back(uint32_t(boxDims[i]));
+    if (i != rank - 1)
+      params.globalStrides.push_back(uint64_t(view.strides[i] * elementBytes));
+  }
+  Expected<TensorMap> map = driver->encodeTiled(params);
+  if (!map) {
+    defer(self, map.takeError());
+    return nullptr;
+  }
+  return valueOr<void *>(self, driver->uploadTensorMap(*map), nullptr);
+}
+
+extern "C" void mgpuSetDefaultDevice(int32_t device) {
+  defer("mgpuSetDefaultDevice", CudaDriver::requestDevice(device));
+}
+
+//===----------------------------------------------------------------------===//
+// Symbols for the JIT
+//===----------------------------------------------------------------------===//
+
+std::vector<std::pair<std::string, void *>>
+mlir::conv3d::getGpuRuntimeSymbols() {
+#define CONV3D_SYMBOL(name) {#name, reinterpret_cast<void *>(&name)}
+  return {
+      CONV3D_SYMBOL(conv3dSetCurrentStream),
+      CONV3D_SYMBOL(conv3dGetCurrentStream),
+      CONV3D_SYMBOL(mgpuModuleLoad),
+      CONV3D_SYMBOL(mgpuModuleLoadJIT),
+      CONV3D_SYMBOL(mgpuModuleUnload),
+      CONV3D_SYMBOL(mgpuModuleGetFunction),
+      CONV3D_SYMBOL(mgpuLaunchKernel),
+      CONV3D_SYMBOL(mgpuLaunchClusterKernel),
+      CONV3D_SYMBOL(mgpuStreamCreate),
+      CONV3D_SYMBOL(mgpuStreamDestroy),
+      CONV3D_SYMBOL(mgpuStreamSynchronize),
+      CONV3D_SYMBOL(mgpuStreamWaitEvent),
+      CONV3D_SYMBOL(mgpuEventCreate),
+      CONV3D_SYMBOL(mgpuEventDestroy),
+      CONV3D_SYMBOL(mgpuEventSynchronize),
+      CONV3D_SYMBOL(mgpuEventRecord),
+      CONV3D_SYMBOL(mgpuMemAlloc),
+      CONV3D_SYMBOL(mgpuMemFree),
+      CONV3D_SYMBOL(mgpuMemcpy),
+      CONV3D_SYMBOL(mgpuMemset32),
+      CONV3D_SYMBOL(mgpuMemset16),
+      CONV3D_SYMBOL(mgpuMemHostRegister),
+      CONV3D_SYMBOL(mgpuMemHostRegisterMemRef),
+      CONV3D_SYMBOL(mgpuMemHostUnregister),
+      CONV3D_SYMBOL(mgpuMemHostUnregisterMemRef),
+      CONV3D_SYMBOL(mgpuTensorMapEncodeTiledMemref),
+      CONV3D_SYMBOL(mgpuSetDefaultDevice),
+  };
+#undef CONV3D_SYMBOL
+}
