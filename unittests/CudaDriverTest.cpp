@@ -123,8 +123,8 @@ TEST(CudaDriverNoGpu, WrappersRecordDeferredErrors) {
   expectDeferred("mgpuModuleGetFunction");
   mgpuLaunchKernel(fake, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr, 0);
   expectDeferred("mgpuLaunchKernel");
-  mgpuLaunchClusterKernel(fake, 2, 1, 1, 2, 1, 1, 32, 1, 1, 0, nullptr,
-                          nullptr, nullptr);
+  mgpuLaunchClusterKernel(fake, 2, 1, 1, 2, 1, 1, 32, 1, 1, 0, nullptr, nullptr,
+                          nullptr);
   expectDeferred("mgpuLaunchClusterKernel");
   EXPECT_EQ(mgpuStreamCreate(), nullptr);
   expectDeferred("mgpuStreamCreate");
@@ -194,8 +194,7 @@ TEST(CudaDeferredError, FirstErrorWinsAndTakeClears) {
   // While an error is pending, work is skipped and records nothing new.
   EXPECT_EQ(mgpuMemAlloc(64, nullptr, false), nullptr);
   mgpuMemcpy(nullptr, nullptr, 64, nullptr);
-  mgpuLaunchKernel(nullptr, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr,
-                   0);
+  mgpuLaunchKernel(nullptr, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr, 0);
   EXPECT_EQ(takeDeferred(), "first");
   EXPECT_FALSE(CudaDriver::hasDeferredError());
   EXPECT_EQ(takeDeferred(), "");
@@ -251,17 +250,33 @@ TEST(CudaRuntimeSymbols, ListsEveryWrapper) {
     EXPECT_NE(address, nullptr) << name;
     EXPECT_TRUE(names.insert(name).second) << "duplicate " << name;
   }
-  for (const char *expected :
-       {"mgpuModuleLoad", "mgpuModuleLoadJIT", "mgpuModuleUnload",
-        "mgpuModuleGetFunction", "mgpuLaunchKernel", "mgpuLaunchClusterKernel",
-        "mgpuStreamCreate", "mgpuStreamDestroy", "mgpuStreamSynchronize",
-        "mgpuStreamWaitEvent", "mgpuEventCreate", "mgpuEventDestroy",
-        "mgpuEventSynchronize", "mgpuEventRecord", "mgpuMemAlloc",
-        "mgpuMemFree", "mgpuMemcpy", "mgpuMemset32", "mgpuMemset16",
-        "mgpuMemHostRegister", "mgpuMemHostRegisterMemRef",
-        "mgpuMemHostUnregister", "mgpuMemHostUnregisterMemRef",
-        "mgpuTensorMapEncodeTiledMemref", "mgpuSetDefaultDevice",
-        "conv3dSetCurrentStream", "conv3dGetCurrentStream"})
+  for (const char *expected : {"mgpuModuleLoad",
+                               "mgpuModuleLoadJIT",
+                               "mgpuModuleUnload",
+                               "mgpuModuleGetFunction",
+                               "mgpuLaunchKernel",
+                               "mgpuLaunchClusterKernel",
+                               "mgpuStreamCreate",
+                               "mgpuStreamDestroy",
+                               "mgpuStreamSynchronize",
+                               "mgpuStreamWaitEvent",
+                               "mgpuEventCreate",
+                               "mgpuEventDestroy",
+                               "mgpuEventSynchronize",
+                               "mgpuEventRecord",
+                               "mgpuMemAlloc",
+                               "mgpuMemFree",
+                               "mgpuMemcpy",
+                               "mgpuMemset32",
+                               "mgpuMemset16",
+                               "mgpuMemHostRegister",
+                               "mgpuMemHostRegisterMemRef",
+                               "mgpuMemHostUnregister",
+                               "mgpuMemHostUnregisterMemRef",
+                               "mgpuTensorMapEncodeTiledMemref",
+                               "mgpuSetDefaultDevice",
+                               "conv3dSetCurrentStream",
+                               "conv3dGetCurrentStream"})
     EXPECT_TRUE(names.contains(expected)) << expected;
   EXPECT_EQ(symbols.size(), names.size());
   auto find = [&](llvm::StringRef name) -> void * {
@@ -460,8 +475,9 @@ TEST(CudaTensorMapParams, Im2colRejections) {
 
   params = validIm2col();
   params.globalStrides[2] = 16 * 16 * 64 * 2 + 8;
-  EXPECT_EQ(verify(params), "im2col TMA descriptor: global stride 2 (of "
-                            "dimension 3) is 32776 bytes, not a multiple of 16");
+  EXPECT_EQ(verify(params),
+            "im2col TMA descriptor: global stride 2 (of "
+            "dimension 3) is 32776 bytes, not a multiple of 16");
 
   params = validIm2col();
   params.channelsPerPixel = 0;
@@ -623,8 +639,7 @@ TEST(CudaDriverGpu, ModuleLaunchWithLargeSharedMemory) {
   ASSERT_FALSE(bool(missing));
   std::string message = llvm::toString(missing.takeError());
   EXPECT_NE(message.find("no_such_kernel"), std::string::npos) << message;
-  EXPECT_NE(message.find("CUDA_ERROR_NOT_FOUND"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("CUDA_ERROR_NOT_FOUND"), std::string::npos) << message;
 
   void *out = unwrap(driver.allocate(kThreads * 4));
   uint32_t sharedBytes = largeSharedBytes(info);
@@ -752,6 +767,46 @@ TEST(CudaDriverGpu, WrappersEndToEnd) {
   mgpuStreamDestroy(stream);
   mgpuModuleUnload(module);
   EXPECT_EQ(takeDeferred(), "");
+}
+
+TEST(CudaDriverGpu, ManyThreads) {
+  SKIP_WITHOUT_GPU(driver);
+  (void)driver;
+  // Fresh threads have no current context; every call must work there, and
+  // each thread's deferred errors stay its own.
+  constexpr int kThreadCount = 8;
+  std::vector<std::string> failures(kThreadCount);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreadCount; ++t)
+    threads.emplace_back([&, t] {
+      constexpr size_t kCount = 1 << 16;
+      for (int round = 0; round < 20 && failures[t].empty(); ++round) {
+        void *stream = mgpuStreamCreate();
+        void *device = mgpuMemAlloc(kCount * 4, stream, false);
+        mgpuMemset32(device, uint32_t(t * 1000 + round), kCount, stream);
+        std::vector<uint32_t> host(kCount);
+        mgpuMemcpy(host.data(), device, kCount * 4, stream);
+        mgpuStreamSynchronize(stream);
+        mgpuMemFree(device, stream);
+        mgpuStreamDestroy(stream);
+        failures[t] = takeDeferred();
+        if (failures[t].empty() && !llvm::all_of(host, [&](uint32_t v) {
+              return v == uint32_t(t * 1000 + round);
+            }))
+          failures[t] = "wrong values in round " + std::to_string(round);
+      }
+      if (failures[t].empty()) {
+        CudaDriver::deferError(llvm::createStringError(
+            llvm::inconvertibleErrorCode(), "thread " + std::to_string(t)));
+        failures[t] = takeDeferred() == "thread " + std::to_string(t)
+                          ? ""
+                          : "deferred errors crossed threads";
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreadCount; ++t)
+    EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 TEST(CudaDriverGpu, BorrowedRealStream) {

@@ -7,9 +7,11 @@
 #include "conv3d/Pipelines/Pipelines.h"
 #include "conv3d/IR/Conv3dAttrs.h"
 #include "conv3d/Registration.h"
+#include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/ConvModuleBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -84,12 +86,50 @@ std::vector<JitArgument> convArguments(const ConvSpec &spec) {
   return args;
 }
 
+bool isGpuTarget(Target target) { return target != Target::cpu; }
+
+/// Options with the GPU chip filled in: the device's when a driver is
+/// present (sm80 code runs on any sm_80+ chip), else the target's own.
+CompileOptions resolveGpuChip(CompileOptions options) {
+  if (!isGpuTarget(options.target) || !options.gpuChip.empty())
+    return options;
+  if (options.target == Target::sm80) {
+    llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+    if (driver) {
+      if (llvm::Expected<DeviceInfo> info = driver->deviceInfo())
+        options.gpuChip = info->chip();
+      else
+        llvm::consumeError(info.takeError());
+    } else {
+      llvm::consumeError(driver.takeError());
+    }
+  }
+  return options;
+}
+
+/// The whole pipeline of a target, to the LLVM dialect.
+void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
+  if (isGpuTarget(options.target))
+    buildConv3dGpuPipeline(pm, options);
+  else
+    buildConv3dCpuPipeline(pm, options);
+}
+
 llvm::Error checkTarget(const CompileOptions &options) {
-  if (options.target != Target::cpu)
+  if (options.target == Target::sm90 || options.target == Target::sm100)
     return llvm::createStringError(
         "target '" + stringifyTarget(options.target).str() +
-        "' cannot be executed by this build; use --target=cpu");
+        "' has no lowering yet; use --target=sm80 (runs on any sm_80+ GPU) "
+        "or --target=cpu");
   return llvm::Error::success();
+}
+
+/// Runtime symbols the JIT'ed host code of a target calls.
+std::vector<std::pair<std::string, void *>>
+runtimeSymbols(const CompileOptions &options) {
+  if (!isGpuTarget(options.target))
+    return {};
+  return getGpuRuntimeSymbols();
 }
 
 } // namespace
@@ -131,7 +171,14 @@ llvm::Error CompiledConv::run(const ConvArgs &args) const {
   std::vector<double> scalars;
   if (spec.inputQuantBlockSize)
     scalars.push_back(args.amax);
-  return function->call(buffers, scalars);
+  if (!isGpuTarget(options.target))
+    return function->call(buffers, scalars);
+  // Driver failures inside the JIT'ed host code are deferred, not fatal.
+  llvm::consumeError(CudaDriver::takeDeferredError());
+  ScopedCurrentStream streamScope(args.stream);
+  if (llvm::Error error = function->call(buffers, scalars))
+    return error;
+  return CudaDriver::takeDeferredError();
 }
 
 //===----------------------------------------------------------------------===//
@@ -183,24 +230,29 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
     return std::move(error);
   if (llvm::Error error = checkTarget(options))
     return std::move(error);
+  CompileOptions resolved = resolveGpuChip(options);
   std::lock_guard<std::mutex> lock(impl->mutex);
   auto start = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> module = buildConvModule(&impl->context, spec);
   if (llvm::Error error = runPipeline(
           impl->context, *module,
-          [&](OpPassManager &pm) { buildConv3dCpuPipeline(pm, options); },
-          "compiling " + spec.describe() + " (" + options.describe() + ")"))
+          [&](OpPassManager &pm) { buildPipeline(pm, resolved); },
+          "compiling " + spec.describe() + " (" + resolved.describe() + ")"))
     return std::move(error);
   CompileStats stats;
   stats.pipelineMillis = millisSince(start);
   auto jitStart = std::chrono::steady_clock::now();
-  auto function =
-      JitFunction::create(*module, kConvFunctionName, convArguments(spec));
+  auto function = JitFunction::create(*module, kConvFunctionName,
+                                      convArguments(spec),
+                                      runtimeSymbols(resolved));
   if (!function)
     return function.takeError();
+  if (isGpuTarget(resolved.target))
+    if (llvm::Error error = CudaDriver::takeDeferredError())
+      return std::move(error); // e.g. the module load in a constructor
   stats.jitMillis = millisSince(jitStart);
   stats.totalMillis = millisSince(start);
-  return std::make_shared<const CompiledConv>(spec, options,
+  return std::make_shared<const CompiledConv>(spec, resolved,
                                               std::move(*function), stats);
 }
 
@@ -209,6 +261,13 @@ llvm::Expected<std::string> Engine::emit(const ConvSpec &spec,
                                          EmitStage stage) {
   if (llvm::Error error = spec.validate())
     return std::move(error);
+  if (llvm::Error error = checkTarget(options))
+    return std::move(error);
+  if (stage == EmitStage::Ptx && !isGpuTarget(options.target))
+    return llvm::createStringError("--emit=ptx needs a GPU target");
+  CompileOptions resolved = options;
+  if (stage == EmitStage::Ptx)
+    resolved.gpuBinaryFormat = "isa";
   std::lock_guard<std::mutex> lock(impl->mutex);
   OwningOpRef<ModuleOp> module = buildConvModule(&impl->context, spec);
   std::string text;
@@ -220,15 +279,24 @@ llvm::Expected<std::string> Engine::emit(const ConvSpec &spec,
   if (llvm::Error error = runPipeline(
           impl->context, *module,
           [&](OpPassManager &pm) {
-            if (stage == EmitStage::Lowered)
-              buildConv3dCpuLoweringPipeline(pm, options);
+            if (stage != EmitStage::Lowered)
+              buildPipeline(pm, resolved);
+            else if (isGpuTarget(resolved.target))
+              buildConv3dGpuLoweringPipeline(pm, resolved);
             else
-              buildConv3dCpuPipeline(pm, options);
+              buildConv3dCpuLoweringPipeline(pm, resolved);
           },
           "compiling " + spec.describe()))
     return std::move(error);
   if (stage == EmitStage::Lowered) {
     module->print(os);
+    return text;
+  }
+  if (stage == EmitStage::Ptx) {
+    module->walk([&](gpu::BinaryOp binary) {
+      for (Attribute object : binary.getObjects())
+        os << cast<gpu::ObjectAttr>(object).getObject().getValue();
+    });
     return text;
   }
   llvm::LLVMContext llvmContext;
@@ -298,8 +366,9 @@ llvm::Expected<std::unique_ptr<CompiledFunction>>
 Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
                         const CompileOptions &options,
                         llvm::StringRef sourceName) {
-  if (llvm::Error error = checkTarget(options))
-    return std::move(error);
+  if (isGpuTarget(options.target))
+    return llvm::createStringError(
+        "functions of a module run on the CPU target (--target=cpu)");
   std::lock_guard<std::mutex> lock(impl->mutex);
   MLIRContext &context = impl->context;
   DiagnosticCollector parseDiagnostics(context);

@@ -4,6 +4,7 @@
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <mutex>
@@ -21,7 +22,8 @@ static void initializeNativeTarget() {
 
 llvm::Expected<std::unique_ptr<JitFunction>>
 JitFunction::create(ModuleOp module, llvm::StringRef name,
-                    std::vector<JitArgument> arguments) {
+                    std::vector<JitArgument> arguments,
+                    llvm::ArrayRef<std::pair<std::string, void *>> symbols) {
   initializeNativeTarget();
   // ExecutionEngineOptions::transformer is a non-owning reference.
   auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
@@ -35,6 +37,17 @@ JitFunction::create(ModuleOp module, llvm::StringRef name,
     return engine.takeError();
   std::unique_ptr<JitFunction> function(new JitFunction());
   function->engine = std::move(*engine);
+  if (!symbols.empty())
+    function->engine->registerSymbols(
+        [&](llvm::orc::MangleAndInterner interner) {
+          llvm::orc::SymbolMap map;
+          for (const auto &[symbol, address] : symbols)
+            map[interner(symbol)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                     llvm::JITSymbolFlags::Exported};
+          return map;
+        });
+  // Global constructors (the GPU module load) need the symbols above.
+  function->engine->initialize();
   // The packed wrapper of the C interface takes one pointer per argument.
   std::string cInterface = ("_mlir_ciface_" + name).str();
   auto entry = function->engine->lookupPacked(cInterface);

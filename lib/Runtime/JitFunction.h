@@ -25,10 +25,12 @@ struct JitArgument {
 /// compiled by mlir::ExecutionEngine and called through its packed wrapper.
 class JitFunction {
 public:
-  /// Compiles `module` (LLVM dialect) and looks up `name`.
+  /// Compiles `module` (LLVM dialect) and looks up `name`. `symbols` are
+  /// extra runtime functions the code calls (name -> address).
   static llvm::Expected<std::unique_ptr<JitFunction>>
   create(ModuleOp module, llvm::StringRef name,
-         std::vector<JitArgument> arguments);
+         std::vector<JitArgument> arguments,
+         llvm::ArrayRef<std::pair<std::string, void *>> symbols = {});
   ~JitFunction();
 
   /// `buffers` holds one data pointer per buffer argument, `scalars` one

@@ -14,8 +14,9 @@
 //   times the N tiles cannot fill the machine, tile_m halves (down to 64,
 //   the smallest that keeps a warp tile's MMA work worth the loads).
 // - K tile: 32 bf16 elements (64 bytes) per row on sm80, so a 4-stage ring
-//   of 128x32 + 32x128 tiles fits in 64 KB of shared memory; 64 (128-byte
-//   rows, the TMA swizzle width) on sm90/sm100.
+//   of 128x32 + 32x128 tiles fits in 64 KB of shared memory (16 for odd
+//   channel counts, whose element-wise loads are staged in registers); 64
+//   (128-byte rows, the TMA swizzle width) on sm90/sm100.
 // - Warp layout: each warp owns at most 64 x 64 accumulators on sm80 (128
 //   f32 registers per thread), so wide N tiles get more warps.
 // - CPU: tiles sized for the L1/L2 caches; stages and warps are unused.
@@ -79,15 +80,21 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
   case Target::sm80: {
     tileN = pickTileN(n, 128);
     tileM = pickTileM(m, ceilDiv(n, tileN), 128, 64, kH100SMs);
-    tileK = 32;
+    // Channel counts that are not a multiple of 2 take the register-staged
+    // element-wise load path: a thinner K tile and 16-row warp tiles keep
+    // the elements each thread stages (and their addresses) in registers.
+    bool narrow = geometry.channels % 2 != 0;
+    tileK = narrow ? 16 : 32;
     stages = 4;
     // At most 64x64 accumulators per warp.
     warpsN = ceilDiv(tileN, 64);
-    warpsM = std::max<int64_t>(1, std::min<int64_t>(tileM / 32, 8 / warpsN));
-    while (tileM % warpsM != 0)
-      --warpsM;
     if (tileN % (warpsN * 8) != 0)
       warpsN = 1;
+    int64_t rowsPerWarp = narrow ? 16 : 32;
+    warpsM = std::max<int64_t>(
+        1, std::min<int64_t>(tileM / rowsPerWarp, 8 / warpsN));
+    while (tileM % (16 * warpsM) != 0)
+      --warpsM;
     break;
   }
   case Target::sm90:

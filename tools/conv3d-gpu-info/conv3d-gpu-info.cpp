@@ -38,8 +38,8 @@ int main(int argc, char **argv) {
     Expected<std::vector<std::string>> found =
         CudaDriver::findMissingSymbols("libcuda.so.1");
     if (!found) {
-      WithColor::error(errs(), "conv3d-gpu-info") << toString(found.takeError())
-                                                  << "\n";
+      WithColor::error(errs(), "conv3d-gpu-info")
+          << toString(found.takeError()) << "\n";
       return 1;
     }
     missing = std::move(*found);

@@ -23,9 +23,16 @@ cl::OptionCategory specCategory("Convolution (spec mode)");
 cl::OptionCategory compileCategory("Compilation");
 cl::OptionCategory moduleCategory("Module mode");
 
-cl::opt<std::string> target("target", cl::desc("cpu (sm80, sm90, sm100: GPU "
-                                                "targets)"),
-                            cl::init("cpu"), cl::cat(compileCategory));
+cl::opt<std::string>
+    target("target",
+           cl::desc("cpu, or sm80 (mma.sync; runs on any sm_80+ GPU); sm90 "
+                    "and sm100 are reserved for their lowerings"),
+           cl::init("cpu"), cl::cat(compileCategory));
+cl::opt<std::string> gpuChip(
+    "gpu-chip",
+    cl::desc("GPU chip to generate code for (default: the device's, or the "
+             "target's without a driver), e.g. sm_80, sm_90"),
+    cl::cat(compileCategory));
 cl::opt<std::string> dtype("dtype",
                            cl::desc("Input and filter dtype: bf16, f16, f32"),
                            cl::init("bf16"), cl::cat(specCategory));
@@ -122,7 +129,8 @@ cl::opt<std::string>
 cl::opt<std::string> emit(
     "emit",
     cl::desc("Print a stage instead of running: mlir (the conv3d module), "
-             "lowered (after the conv3d passes), llvm (LLVM IR)"),
+             "lowered (after the conv3d passes), llvm (LLVM IR of the host "
+             "code), ptx (GPU targets: the kernels' PTX)"),
     cl::cat(compileCategory));
 
 cl::opt<bool> check("check",
@@ -268,7 +276,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   if (repeat < 1)
     return flagError("repeat", "must be at least 1");
   if (!emit.empty())
-    if (llvm::Error e = checkChoice("emit", emit, {"mlir", "lowered", "llvm"}))
+    if (llvm::Error e = checkChoice("emit", emit, {"mlir", "lowered", "llvm", "ptx"}))
       return std::move(e);
 
   CompileOptions &options = request.options;
@@ -277,6 +285,11 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     return flagError("target", "expected cpu, sm80, sm90 or sm100, got '" +
                                    target + "'");
   options.target = *parsedTarget;
+  options.gpuChip = gpuChip;
+  if (!gpuChip.empty() && !llvm::StringRef(gpuChip).starts_with("sm_"))
+    return flagError("gpu-chip", "expected a chip such as sm_80 or sm_90, "
+                                 "got '" +
+                                     gpuChip + "'");
   if (llvm::Error e = checkChoice("lowering", lowering, {"igemm", "reference"}))
     return std::move(e);
   options.lowering = lowering == "reference" ? CpuLowering::Reference

@@ -127,10 +127,10 @@ struct alignas(128) TensorMap {
 /// globalDim.size().
 struct TiledTensorMapParams {
   TensorMapDataType dataType = TensorMapDataType::BFloat16;
-  void *globalAddress = nullptr;                ///< device address
-  llvm::SmallVector<uint64_t, 5> globalDim;     ///< elements per dimension
-  llvm::SmallVector<uint64_t, 4> globalStrides; ///< bytes, of dims 1..rank-1
-  llvm::SmallVector<uint32_t, 5> boxDim;        ///< elements per dimension
+  void *globalAddress = nullptr;                 ///< device address
+  llvm::SmallVector<uint64_t, 5> globalDim;      ///< elements per dimension
+  llvm::SmallVector<uint64_t, 4> globalStrides;  ///< bytes, of dims 1..rank-1
+  llvm::SmallVector<uint32_t, 5> boxDim;         ///< elements per dimension
   llvm::SmallVector<uint32_t, 5> elementStrides; ///< empty: all ones
   TensorMapInterleave interleave = TensorMapInterleave::None;
   TensorMapSwizzle swizzle = TensorMapSwizzle::None;
@@ -267,8 +267,7 @@ public:
   llvm::Expected<TensorMap> encodeTiled(const TiledTensorMapParams &params);
   llvm::Expected<TensorMap> encodeIm2col(const Im2colTensorMapParams &params);
   llvm::Error encodeTiled(const TiledTensorMapParams &params, TensorMap &out);
-  llvm::Error encodeIm2col(const Im2colTensorMapParams &params,
-                           TensorMap &out);
+  llvm::Error encodeIm2col(const Im2colTensorMapParams &params, TensorMap &out);
   /// A device copy of `map`, for kernels that take a pointer to their
   /// descriptor. Copies are cached by content and live as long as the
   /// process, so asking again for the same map costs no driver call.
@@ -323,14 +322,13 @@ void mgpuModuleUnload(void *module);
 void *mgpuModuleGetFunction(void *module, const char *name);
 void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
                       int64_t gridZ, int64_t blockX, int64_t blockY,
-                      int64_t blockZ, int32_t smem, void *stream,
-                      void **params, void **extra, int64_t paramsCount);
-void mgpuLaunchClusterKernel(void *function, int64_t clusterX,
-                             int64_t clusterY, int64_t clusterZ,
-                             int64_t gridX, int64_t gridY, int64_t gridZ,
-                             int64_t blockX, int64_t blockY, int64_t blockZ,
-                             int32_t smem, void *stream, void **params,
-                             void **extra);
+                      int64_t blockZ, int32_t smem, void *stream, void **params,
+                      void **extra, int64_t paramsCount);
+void mgpuLaunchClusterKernel(void *function, int64_t clusterX, int64_t clusterY,
+                             int64_t clusterZ, int64_t gridX, int64_t gridY,
+                             int64_t gridZ, int64_t blockX, int64_t blockY,
+                             int64_t blockZ, int32_t smem, void *stream,
+                             void **params, void **extra);
 void *mgpuStreamCreate();
 void mgpuStreamDestroy(void *stream);
 void mgpuStreamSynchronize(void *stream);
@@ -343,8 +341,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
 void mgpuMemFree(void *ptr, void *stream);
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
 void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
-void mgpuMemset16(void *dst, unsigned short value, size_t count,
-                  void *stream);
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream);
 void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes);
 /// `descriptor` points to a ranked memref descriptor of rank `rank`
 /// {allocated, aligned, offset, sizes[rank], strides[rank]}.

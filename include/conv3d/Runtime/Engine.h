@@ -33,7 +33,8 @@ namespace mlir::conv3d {
 class JitFunction;
 
 /// Pointers to the caller's buffers, in the layouts of the spec (NDHWC input,
-/// QRSCF/FQRSC filter, NDHWF output and residual, F-element f32 bias).
+/// QRSCF/FQRSC filter, NDHWF output and residual, F-element f32 bias): host
+/// memory for the CPU target, device memory for GPU targets.
 struct ConvArgs {
   const void *input = nullptr;
   const void *filter = nullptr;
@@ -41,6 +42,10 @@ struct ConvArgs {
   const void *residual = nullptr; ///< when spec.hasResidual
   float amax = 0.0f;              ///< when spec.inputQuantBlockSize
   void *output = nullptr;
+  /// GPU targets: the CUstream the kernels are enqueued on; run() returns
+  /// without synchronizing it. Null: an internal stream, synchronized
+  /// before run() returns.
+  void *stream = nullptr;
 };
 
 struct CompileStats {
@@ -102,6 +107,7 @@ enum class EmitStage {
   Mlir,    ///< the conv3d module handed to the pipeline
   Lowered, ///< after the conv3d passes, before the LLVM conversion
   Llvm,    ///< LLVM IR of the host code
+  Ptx,     ///< GPU targets: the device code's PTX
 };
 
 class Engine {

@@ -57,8 +57,9 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
         Value pair = vector::FromElementsOp::create(
             b, loc, pairType, ValueRange{accs[base], accs[base + 1]});
         Value index = math.add(math.mul(row, plan.stagingStride), col);
-        vector::StoreOp::create(b, loc, pair, ctx.staging, ValueRange{index},
-                                false, llvm::MaybeAlign(8));
+        vector::StoreOp::create(b, loc, pair, ctx.staging,
+                                ValueRange{math.toIndex(index)}, false,
+                                llvm::MaybeAlign(8));
       }
   gpu::BarrierOp::create(b, loc);
 
@@ -68,6 +69,7 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
   auto loop = scf::ForOp::create(b, loc, ctx.tid,
                                  math.constant(plan.tileM * perRow),
                                  math.constant(plan.threads));
+  // (The loop runs in the kernel's index type.)
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value u = loop.getInductionVar();
@@ -83,8 +85,8 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
   auto accType = VectorType::get({width}, f32);
   Value acc = vector::LoadOp::create(
       b, loc, accType, ctx.staging,
-      ValueRange{math.add(math.mul(row, plan.stagingStride), col)}, false,
-      alignmentOf(width, f32));
+      ValueRange{math.toIndex(math.add(math.mul(row, plan.stagingStride), col))},
+      false, alignmentOf(width, f32));
   auto pos = decomposeOutputPosition(math, m, ctx.ops.outputShape);
   SmallVector<Value> coords = {pos[0], pos[1], pos[2], pos[3], f};
   Value outIndex = flatIndex(math, ctx.ops.output, coords);
@@ -94,7 +96,7 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
       Value value = vector::ExtractOp::create(b, loc, acc, e);
       memref::AtomicRMWOp::create(
           b, loc, arith::AtomicRMWKind::addf, value, ctx.ops.output.memref,
-          ValueRange{math.add(outIndex, math.constant(e))});
+          ValueRange{math.toIndex(math.add(outIndex, math.constant(e)))});
     }
     return;
   }
@@ -102,7 +104,8 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
   auto loadVector = [&](const FlatOperand &operand, Value index) {
     Type elem = getElementTypeOrSelf(operand.memref.getType());
     return vector::LoadOp::create(b, loc, VectorType::get({width}, elem),
-                                  operand.memref, ValueRange{index}, false,
+                                  operand.memref,
+                                  ValueRange{math.toIndex(index)}, false,
                                   alignmentOf(width, elem))
         .getResult();
   };
@@ -133,6 +136,6 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
     result = vector::InsertOp::create(b, loc, y, result, e);
   }
   vector::StoreOp::create(b, loc, result, ctx.ops.output.memref,
-                          ValueRange{outIndex}, false,
+                          ValueRange{math.toIndex(outIndex)}, false,
                           alignmentOf(width, ctx.outElem));
 }

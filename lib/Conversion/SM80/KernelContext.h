@@ -20,14 +20,18 @@ namespace mlir::conv3d::sm80 {
 
 /// Index arithmetic emitting `arith` ops; the IR counterpart of
 /// ScalarLayoutMath for the SM80KernelPlan layout templates, and usable with
-/// the ConvGeometry decompositions.
+/// the ConvGeometry decompositions. Values have type `type`: i32 when every
+/// tensor of the kernel has fewer than 2^31 elements (half the registers of
+/// 64-bit math), else `index` (64-bit addressing). toIndex() converts for
+/// memory accesses.
 struct KernelMath {
   using Value = mlir::Value;
   OpBuilder &b;
   Location loc;
+  Type type;
 
   Value constant(int64_t c) const {
-    return arith::ConstantIndexOp::create(b, loc, c);
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, c));
   }
   Value add(Value x, Value y) const {
     return arith::AddIOp::create(b, loc, x, y);
@@ -72,13 +76,25 @@ struct KernelMath {
   Value andI(Value x, Value y) const {
     return arith::AndIOp::create(b, loc, x, y);
   }
-  /// 0 <= x < bound for a possibly negative index.
+  /// 0 <= x < bound for a possibly negative value.
   Value inRange(Value x, int64_t bound) const {
     return andI(cmp(arith::CmpIPredicate::sge, x, constant(0)),
                 cmp(arith::CmpIPredicate::slt, x, constant(bound)));
   }
   Value trueValue() const {
     return arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  }
+  /// `x` as an `index` (for memref indices and loop bounds of that type).
+  Value toIndex(Value x) const {
+    if (x.getType().isIndex())
+      return x;
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
+  }
+  /// An `index` value in this math's type.
+  Value fromIndex(Value x) const {
+    if (type.isIndex())
+      return x;
+    return arith::IndexCastOp::create(b, loc, type, x);
   }
 };
 
@@ -103,6 +119,14 @@ struct KernelOperands {
 
 /// Values and facts every part of the kernel uses.
 struct KernelContext {
+  KernelContext(OpBuilder &b, Location loc, const SM80KernelPlan &plan,
+                const ConvGeometry &geometry, Type inElem, Type outElem,
+                KernelOperands ops, StoreMode mode, Activation activation,
+                Type indexType)
+      : b(b), loc(loc), plan(plan), geometry(geometry), inElem(inElem),
+        outElem(outElem), ops(std::move(ops)), mode(mode),
+        activation(activation), indexType(indexType) {}
+
   OpBuilder &b;
   Location loc;
   const SM80KernelPlan &plan;
@@ -111,6 +135,8 @@ struct KernelContext {
   KernelOperands ops;
   StoreMode mode = StoreMode::overwrite;
   Activation activation = Activation::none;
+  /// i32 or index; see KernelMath.
+  Type indexType;
 
   // Per-thread and per-block values, set up at the top of the kernel.
   Value tid, lane;
@@ -119,7 +145,7 @@ struct KernelContext {
   Value smemA, smemB;     ///< the operand rings (1-D, workgroup space)
   Value staging;          ///< the epilogue's f32 tile (aliases the rings)
 
-  KernelMath math() const { return {b, loc}; }
+  KernelMath math() const { return {b, loc, indexType}; }
 };
 
 //===--- The parts (one file each) -----------------------------------------===//

@@ -144,8 +144,9 @@ KSchedule buildSchedule(KernelContext &ctx, Value splitIndex) {
   if (plan.kOrder == KOrder::qslice_outer) {
     int64_t sliceK = g.gemmK() / g.window[kDepth];
     int64_t perSlice = ceilDiv(sliceK, tileK);
-    auto [begin, end] =
-        emitActiveSliceRange(ctx.b, ctx.loc, g, plan.tileM, ctx.m0);
+    auto [beginIndex, endIndex] = emitActiveSliceRange(
+        ctx.b, ctx.loc, g, plan.tileM, math.toIndex(ctx.m0));
+    Value begin = math.fromIndex(beginIndex), end = math.fromIndex(endIndex);
     Value any = math.ult(begin, end);
     Value slices = math.select(any, math.sub(end, begin), math.constant(0));
     return {math.mul(slices, perSlice), [&ctx, begin = begin, perSlice,
@@ -180,13 +181,13 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
   const SM80KernelPlan &plan = ctx.plan;
   KernelMath math = ctx.math();
 
-  ctx.tid = launch.getThreadIds().x;
+  ctx.tid = math.fromIndex(launch.getThreadIds().x);
   ctx.lane = math.rem(ctx.tid, sm80::kWarpSize);
   Value warp = math.div(ctx.tid, sm80::kWarpSize);
   ctx.warpRow = math.mul(math.div(warp, plan.warpsN), plan.warpTileM);
   ctx.warpCol = math.mul(math.rem(warp, plan.warpsN), plan.warpTileN);
   // N tiles vary fastest: consecutive blocks share an input tile in L2.
-  Value block = launch.getBlockIds().x;
+  Value block = math.fromIndex(launch.getBlockIds().x);
   Value tn = math.rem(block, numNT);
   Value rest = math.div(block, numNT);
   Value tm = math.rem(rest, numMT);
@@ -203,7 +204,7 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
   auto view = [&](int64_t byteOffset, int64_t elements, Type elem) {
     return memref::ViewOp::create(
                b, loc, MemRefType::get({elements}, elem, nullptr, workgroup),
-               dynamic, math.constant(byteOffset), ValueRange{})
+               dynamic, math.toIndex(math.constant(byteOffset)), ValueRange{})
         .getResult();
   };
   ctx.smemA = view(0, plan.stages * plan.aTile.elements(), ctx.inElem);
@@ -347,10 +348,22 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   ops.amax = kernel.im2col.getAmax();
   ops.outputShape = getShape5(kernel.store.getOutput().getType());
 
+  // 32-bit index math when every flat index (and M*K, the largest
+  // intermediate of the decompositions) fits; 64-bit otherwise.
+  auto extent = [](const FlatOperand &operand) -> int64_t {
+    return operand ? cast<MemRefType>(operand.memref.getType()).getDimSize(0)
+                   : 0;
+  };
+  constexpr int64_t kI32Limit = int64_t(1) << 31;
+  bool narrowIndices =
+      extent(ops.input) < kI32Limit && extent(ops.filter) < kI32Limit &&
+      extent(ops.output) < kI32Limit && extent(ops.residual) < kI32Limit &&
+      g.gemmM() + plan.tileM < kI32Limit && g.gemmK() + plan.tileK < kI32Limit;
+
   int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
   int64_t numBlocks = numMT * numNT * plan.splitK;
-  KernelMath host{rewriter, loc};
+  KernelMath host{rewriter, loc, rewriter.getIndexType()};
   auto tokenType = gpu::AsyncTokenType::get(rewriter.getContext());
   Value start = gpu::WaitOp::create(rewriter, loc, tokenType, ValueRange{})
                     .getAsyncToken();
@@ -364,9 +377,11 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   {
     OpBuilder::InsertionGuard bodyGuard(rewriter);
     rewriter.setInsertionPointToStart(&launch.getBody().front());
-    KernelContext ctx{rewriter, loc, plan, g, inElem, outElem, ops};
-    ctx.mode = kernel.store.getMode();
-    ctx.activation = kernel.store.getActivation();
+    Type indexType = narrowIndices ? Type(rewriter.getI32Type())
+                                   : Type(rewriter.getIndexType());
+    KernelContext ctx(rewriter, loc, plan, g, inElem, outElem, ops,
+                      kernel.store.getMode(), kernel.store.getActivation(),
+                      indexType);
     buildKernel(ctx, launch, numMT, numNT);
     gpu::TerminatorOp::create(rewriter, loc);
   }

@@ -54,8 +54,9 @@ public:
         Value dst = smemIndex(unit, v, stage);
         tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
             ctx.b, ctx.loc, nvgpu::DeviceAsyncTokenType::get(ctx.b.getContext()),
-            smem, ValueRange{dst}, global.memref, ValueRange{index},
-            ctx.b.getIndexAttr(load.vector), bytes,
+            smem, ValueRange{math.toIndex(dst)}, global.memref,
+            ValueRange{math.toIndex(index)}, ctx.b.getIndexAttr(load.vector),
+            math.toIndex(bytes),
             // .cg (L2 only) needs 16-byte copies.
             load.vector == 8 ? ctx.b.getUnitAttr() : UnitAttr()));
       }
@@ -75,7 +76,8 @@ public:
       for (int64_t v = 0; v < load.unit / load.vector; ++v) {
         auto [index, valid] = address(unit, v, k0, kLimit, stepValid);
         Value loaded = vector::LoadOp::create(
-            ctx.b, ctx.loc, vectorType, global.memref, ValueRange{index},
+            ctx.b, ctx.loc, vectorType, global.memref,
+            ValueRange{math.toIndex(index)},
             /*nontemporal=*/false, llvm::MaybeAlign(load.vector * 2));
         values.push_back(math.select(valid, loaded, zeros));
       }
@@ -91,7 +93,8 @@ public:
       SmallVector<Value> stored = transform(unitValues);
       for (int64_t v = 0; v < perUnit; ++v)
         vector::StoreOp::create(ctx.b, ctx.loc, stored[v], smem,
-                                ValueRange{smemIndex(unit, v, stage)},
+                                ValueRange{ctx.math().toIndex(
+                                    smemIndex(unit, v, stage))},
                                 /*nontemporal=*/false,
                                 llvm::MaybeAlign(load.vector * 2));
     }
@@ -155,24 +158,38 @@ public:
   explicit InputLoader(KernelContext &ctx)
       : TileLoader(ctx, ctx.plan.a, ctx.plan.aTile, ctx.smemA,
                    ctx.ops.input) {
-    const ConvGeometry &g = ctx.geometry;
-    KernelMath math = ctx.math();
     mapUnits(ctx.plan.tileK / load.unit);
-    for (Unit &unit : units) {
-      Value m = math.add(ctx.m0, unit.row);
-      unit.valid = math.andI(unit.valid, math.ult(m, math.constant(g.gemmM())));
-      auto out = g.decomposeM(math, math.select(unit.valid, m, math.constant(0)));
-      Value zero = math.constant(0);
-      // facts: n, then the input coordinates of tap 0 per axis.
-      unit.facts = {out[0], g.inputCoord(math, 0, out[1], zero),
-                    g.inputCoord(math, 1, out[2], zero),
-                    g.inputCoord(math, 2, out[3], zero)};
-    }
+    // Row facts cost 5 registers per unit: hoisted out of the K loop when a
+    // thread owns few units, recomputed per step when it owns many (narrow
+    // channel counts), where hoisting would spill.
+    hoisted = load.unitsPerThread <= kMaxHoistedUnits;
+    if (hoisted)
+      for (Unit &unit : units)
+        computeRowFacts(unit);
   }
 
 protected:
-  std::pair<Value, Value> address(const Unit &unit, int64_t v, Value k0,
+  static constexpr int64_t kMaxHoistedUnits = 8;
+
+  /// Validity of the row and (n, tap-0 input coordinates) of its output
+  /// position.
+  void computeRowFacts(Unit &unit) {
+    const ConvGeometry &g = ctx.geometry;
+    KernelMath math = ctx.math();
+    Value m = math.add(ctx.m0, unit.row);
+    unit.valid = math.andI(unit.valid, math.ult(m, math.constant(g.gemmM())));
+    auto out = g.decomposeM(math, math.select(unit.valid, m, math.constant(0)));
+    Value zero = math.constant(0);
+    unit.facts = {out[0], g.inputCoord(math, 0, out[1], zero),
+                  g.inputCoord(math, 1, out[2], zero),
+                  g.inputCoord(math, 2, out[3], zero)};
+  }
+
+  std::pair<Value, Value> address(const Unit &hoistedUnit, int64_t v, Value k0,
                                   Value kLimit, Value stepValid) override {
+    Unit unit = hoistedUnit;
+    if (!hoisted)
+      computeRowFacts(unit);
     const ConvGeometry &g = ctx.geometry;
     KernelMath math = ctx.math();
     Value k = math.add(math.add(k0, unit.col), math.constant(v * load.vector));
@@ -220,6 +237,8 @@ protected:
     }
     return result;
   }
+
+  bool hoisted = true;
 };
 
 /// The B tile of the filter's K x F view: [k][n] for QRSCF (F contiguous),

@@ -42,7 +42,8 @@ static Value ldmatrix(KernelContext &ctx, Value smem, Value index,
                       int64_t tiles, bool transpose) {
   auto type = VectorType::get({tiles, 2}, ctx.inElem);
   return nvgpu::LdMatrixOp::create(ctx.b, ctx.loc, type, smem,
-                                   ValueRange{index}, transpose, tiles);
+                                   ValueRange{ctx.math().toIndex(index)},
+                                   transpose, tiles);
 }
 
 SmallVector<Value> mlir::conv3d::sm80::emitWarpMma(KernelContext &ctx,

@@ -13,7 +13,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cuda.h>
@@ -52,6 +51,7 @@ using llvm::Expected;
   X(cuDeviceTotalMem)                                                          \
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuCtxGetCurrent)                                                           \
+  X(cuCtxSetCurrent)                                                           \
   X(cuCtxPushCurrent)                                                          \
   X(cuCtxPopCurrent)
 
@@ -107,9 +107,11 @@ struct DriverApi {
 };
 
 #define CONV3D_NAME(fn) CONV3D_STR(fn),
+// clang-format off
 const char *const kDriverSymbols[] = {
     CONV3D_CUDA_REQUIRED_FUNCTIONS(CONV3D_NAME)
-        CONV3D_CUDA_OTHER_FUNCTIONS(CONV3D_NAME)};
+    CONV3D_CUDA_OTHER_FUNCTIONS(CONV3D_NAME)};
+// clang-format on
 #undef CONV3D_NAME
 
 Error makeError(const llvm::Twine &message) {
@@ -133,8 +135,7 @@ Error checkResult(const DriverApi &api, CUresult result, const char *call) {
 }
 
 template <typename Fn, typename... Args>
-Error callDriver(const DriverApi &api, Fn *fn, const char *call,
-                 Args... args) {
+Error callDriver(const DriverApi &api, Fn *fn, const char *call, Args... args) {
   if (!fn)
     return makeError(llvm::Twine(call) +
                      " is not exported by the CUDA driver (too old?)");
@@ -195,9 +196,10 @@ struct CudaDriver::Impl {
 
 namespace {
 
-/// Makes the primary context current for a scope, unless it already is,
-/// and restores the caller's context afterwards (cuCtxPushCurrent /
-/// cuCtxPopCurrent), so that a thread's own context is left as it was.
+/// Makes the primary context current for a scope. A thread without a
+/// context keeps it current afterwards (cuCtxSetCurrent, so later calls cost
+/// one query); a thread with another context of its own gets that one back
+/// (cuCtxPushCurrent / cuCtxPopCurrent).
 class ContextScope {
 public:
   static Expected<ContextScope> enter(const CudaDriver::Impl &impl) {
@@ -207,6 +209,11 @@ public:
       return std::move(err);
     if (current == impl.context)
       return ContextScope(nullptr);
+    if (!current) {
+      if (Error err = CONV3D_CU(cuCtxSetCurrent, impl.context))
+        return std::move(err);
+      return ContextScope(nullptr);
+    }
     if (Error err = CONV3D_CU(cuCtxPushCurrent, impl.context))
       return std::move(err);
     return ContextScope(&api);
@@ -279,8 +286,8 @@ Expected<std::unique_ptr<CudaDriver::Impl>> openDriver(int ordinal) {
 
 #define CONV3D_REQUIRE(fn)                                                     \
   if (!api.fn)                                                                 \
-    return makeError("the CUDA driver (libcuda) does not export " CONV3D_STR(  \
-        fn));
+    return makeError(                                                          \
+        "the CUDA driver (libcuda) does not export " CONV3D_STR(fn));
   CONV3D_CUDA_REQUIRED_FUNCTIONS(CONV3D_REQUIRE)
 #undef CONV3D_REQUIRE
 
@@ -307,13 +314,13 @@ Expected<std::unique_ptr<CudaDriver::Impl>> openDriver(int ordinal) {
   if (Error err = CONV3D_CU(cuDeviceGet, &impl->device, ordinal))
     return std::move(err);
   // Retaining does not make the context current; ContextScope does, per call.
-  if (Error err = CONV3D_CU(cuDevicePrimaryCtxRetain, &impl->context,
-                            impl->device))
+  if (Error err =
+          CONV3D_CU(cuDevicePrimaryCtxRetain, &impl->context, impl->device))
     return std::move(err);
 
   char name[256] = {};
-  if (Error err = CONV3D_CU(cuDeviceGetName, name, int(sizeof(name) - 1),
-                            impl->device))
+  if (Error err =
+          CONV3D_CU(cuDeviceGetName, name, int(sizeof(name) - 1), impl->device))
     return std::move(err);
   info.name = name;
   if (Error err = CONV3D_CU(cuDeviceTotalMem, &info.totalMemory, impl->device))
@@ -527,8 +534,7 @@ Error CudaDriver::copyToHost(void *dst, const void *src, size_t bytes,
   return CONV3D_CU(cuMemcpyDtoH, dst, toDevice(src), bytes);
 }
 
-Error CudaDriver::copy(void *dst, const void *src, size_t bytes,
-                       void *stream) {
+Error CudaDriver::copy(void *dst, const void *src, size_t bytes, void *stream) {
   if (bytes == 0)
     return Error::success();
   const DriverApi &api = impl->api;
@@ -610,8 +616,8 @@ Expected<void *> CudaDriver::createStream() {
   if (!scope)
     return scope.takeError();
   CUstream stream = nullptr;
-  if (Error err = CONV3D_CU(cuStreamCreate, &stream,
-                            unsigned(CU_STREAM_NON_BLOCKING)))
+  if (Error err =
+          CONV3D_CU(cuStreamCreate, &stream, unsigned(CU_STREAM_NON_BLOCKING)))
     return std::move(err);
   return static_cast<void *>(stream);
 }
@@ -678,9 +684,9 @@ Expected<float> CudaDriver::elapsedMillis(void *start, void *end) {
   if (!scope)
     return scope.takeError();
   float millis = 0;
-  if (Error err = CONV3D_CU(cuEventElapsedTime, &millis,
-                            static_cast<CUevent>(start),
-                            static_cast<CUevent>(end)))
+  if (Error err =
+          CONV3D_CU(cuEventElapsedTime, &millis, static_cast<CUevent>(start),
+                    static_cast<CUevent>(end)))
     return std::move(err);
   return millis;
 }
@@ -727,8 +733,8 @@ Expected<void *> CudaDriver::loadModuleJIT(const void *ptx, int optLevel) {
       log, reinterpret_cast<void *>(uintptr_t(sizeof(log) - 1)),
       reinterpret_cast<void *>(uintptr_t(std::clamp(optLevel, 0, 4)))};
   CUmodule module = nullptr;
-  if (Error err = CONV3D_CU(cuModuleLoadDataEx, &module, ptx, 3u, options,
-                            values)) {
+  if (Error err =
+          CONV3D_CU(cuModuleLoadDataEx, &module, ptx, 3u, options, values)) {
     llvm::StringRef jitLog = llvm::StringRef(log).trim();
     if (jitLog.empty())
       return std::move(err);
@@ -763,7 +769,8 @@ Expected<void *> CudaDriver::getFunction(void *module, llvm::StringRef name) {
   std::string nameString = name.str();
   if (Error err = CONV3D_CU(cuModuleGetFunction, &function,
                             static_cast<CUmodule>(module), nameString.c_str()))
-    return makeError("kernel '" + name + "': " + llvm::toString(std::move(err)));
+    return makeError("kernel '" + name +
+                     "': " + llvm::toString(std::move(err)));
   return static_cast<void *>(function);
 }
 
@@ -857,9 +864,9 @@ Error CudaDriver::launchCluster(void *function, LaunchDims cluster,
     return err;
   // Clusters of more than 8 blocks are "non-portable" and must be allowed.
   if (cluster[0] * cluster[1] * cluster[2] > 8)
-    if (Error err = CONV3D_CU(
-            cuFuncSetAttribute, cuFunction,
-            CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))
+    if (Error err =
+            CONV3D_CU(cuFuncSetAttribute, cuFunction,
+                      CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))
       return err;
 
   CUlaunchAttribute attribute;
@@ -907,199 +914,16 @@ static_assert(unsigned(TensorMapDataType::U6x16Align16B) ==
                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA,
               "TMA enums must match cuda.h");
 
-unsigned mlir::conv3d::getTensorMapElementBits(TensorMapDataType type) {
-  switch (type) {
-  case TensorMapDataType::UInt8:
-    return 8;
-  case TensorMapDataType::UInt16:
-  case TensorMapDataType::Float16:
-  case TensorMapDataType::BFloat16:
-    return 16;
-  case TensorMapDataType::UInt32:
-  case TensorMapDataType::Int32:
-  case TensorMapDataType::Float32:
-  case TensorMapDataType::Float32Ftz:
-  case TensorMapDataType::TFloat32:
-  case TensorMapDataType::TFloat32Ftz:
-    return 32;
-  case TensorMapDataType::UInt64:
-  case TensorMapDataType::Int64:
-  case TensorMapDataType::Float64:
-    return 64;
-  case TensorMapDataType::U4x16Align8B:
-    return 4;
-  case TensorMapDataType::U4x16Align16B: // 8-byte gaps: a byte per value
-  case TensorMapDataType::U6x16Align16B: // 4-byte gaps: a byte per value
-    return 8;
-  }
-  return 0;
-}
-
 namespace {
 
-/// The bytes a swizzle mode permutes within; 0 for none.
-unsigned swizzleSpan(TensorMapSwizzle swizzle) {
-  switch (swizzle) {
-  case TensorMapSwizzle::None:
-    return 0;
-  case TensorMapSwizzle::B32:
-    return 32;
-  case TensorMapSwizzle::B64:
-    return 64;
-  default:
-    return 128;
-  }
-}
-
-/// The checks both kinds share: the element type and enums, the address,
-/// the dimensions, the strides, the element strides and the swizzle of an
-/// inner box of `innerBoxElements`.
-Error verifyCommon(llvm::StringRef kind, TensorMapDataType dataType,
-                   const void *globalAddress,
-                   llvm::ArrayRef<uint64_t> globalDim,
-                   llvm::ArrayRef<uint64_t> globalStrides,
-                   llvm::ArrayRef<uint32_t> elementStrides,
-                   uint64_t innerBoxElements, TensorMapInterleave interleave,
-                   TensorMapSwizzle swizzle, TensorMapL2Promotion l2Promotion,
-                   TensorMapOobFill oobFill) {
-  auto fail = [&](const llvm::Twine &message) {
-    return makeError(kind + " TMA descriptor: " + message);
-  };
-  if (uint32_t(dataType) > uint32_t(TensorMapDataType::U6x16Align16B))
-    return fail("unknown data type " + llvm::Twine(uint32_t(dataType)));
-  if (uint32_t(interleave) > uint32_t(TensorMapInterleave::B32) ||
-      uint32_t(swizzle) > uint32_t(TensorMapSwizzle::B128Atom64B) ||
-      uint32_t(l2Promotion) > uint32_t(TensorMapL2Promotion::B256) ||
-      uint32_t(oobFill) > uint32_t(TensorMapOobFill::NanRequestZeroFma))
-    return fail("unknown interleave, swizzle, L2 promotion or OOB fill");
-  size_t rank = globalDim.size();
-  bool align32 = interleave == TensorMapInterleave::B32 ||
-                 dataType == TensorMapDataType::U4x16Align16B ||
-                 dataType == TensorMapDataType::U6x16Align16B;
-  uint64_t alignment = align32 ? 32 : 16;
-
-  if (!globalAddress)
-    return fail("no global address");
-  if (reinterpret_cast<uintptr_t>(globalAddress) % alignment != 0)
-    return fail("global address " +
-                llvm::Twine(llvm::utohexstr(
-                    reinterpret_cast<uintptr_t>(globalAddress))) +
-                " is not " + llvm::Twine(alignment) + "-byte aligned");
-  for (size_t i = 0; i < rank; ++i)
-    if (globalDim[i] == 0 || globalDim[i] > (uint64_t(1) << 32))
-      return fail("global dimension " + llvm::Twine(i) + " is " +
-                  llvm::Twine(globalDim[i]) + "; it must be in [1, 2^32]");
-  if (globalStrides.size() != rank - 1)
-    return fail("rank " + llvm::Twine(rank) + " needs " +
-                llvm::Twine(rank - 1) + " global strides, got " +
-                llvm::Twine(globalStrides.size()));
-  for (size_t i = 0; i < globalStrides.size(); ++i) {
-    if (globalStrides[i] % alignment != 0)
-      return fail("global stride " + llvm::Twine(i) + " (of dimension " +
-                  llvm::Twine(i + 1) + ") is " + llvm::Twine(globalStrides[i]) +
-                  " bytes, not a multiple of " + llvm::Twine(alignment));
-    if (globalStrides[i] >= (uint64_t(1) << 40))
-      return fail("global stride " + llvm::Twine(i) + " is " +
-                  llvm::Twine(globalStrides[i]) + " bytes; it must be < 2^40");
-  }
-  if (!elementStrides.empty() && elementStrides.size() != rank)
-    return fail("rank " + llvm::Twine(rank) + " needs " + llvm::Twine(rank) +
-                " element strides, got " +
-                llvm::Twine(elementStrides.size()));
-  for (size_t i = 0; i < elementStrides.size(); ++i)
-    if (elementStrides[i] == 0 || elementStrides[i] > 8)
-      return fail("element stride " + llvm::Twine(i) + " is " +
-                  llvm::Twine(elementStrides[i]) + "; it must be in [1, 8]");
-  if (interleave == TensorMapInterleave::B32 &&
-      swizzle != TensorMapSwizzle::B32)
-    return fail("32-byte interleave needs the 32-byte swizzle");
-  uint64_t innerBytes =
-      innerBoxElements * getTensorMapElementBits(dataType) / 8;
-  if (interleave == TensorMapInterleave::None && swizzleSpan(swizzle) != 0 &&
-      innerBytes > swizzleSpan(swizzle))
-    return fail("the inner box dimension is " + llvm::Twine(innerBytes) +
-                " bytes, more than the " + llvm::Twine(swizzleSpan(swizzle)) +
-                "-byte swizzle span");
-  return Error::success();
-}
-
-llvm::SmallVector<uint32_t, 5> elementStridesOrOnes(
-    llvm::ArrayRef<uint32_t> elementStrides, size_t rank) {
+llvm::SmallVector<uint32_t, 5>
+elementStridesOrOnes(llvm::ArrayRef<uint32_t> elementStrides, size_t rank) {
   if (elementStrides.empty())
     return llvm::SmallVector<uint32_t, 5>(rank, 1);
   return llvm::SmallVector<uint32_t, 5>(elementStrides);
 }
 
 } // namespace
-
-Error mlir::conv3d::verifyTensorMapParams(const TiledTensorMapParams &params) {
-  auto fail = [](const llvm::Twine &message) {
-    return makeError("tiled TMA descriptor: " + message);
-  };
-  size_t rank = params.globalDim.size();
-  if (rank < 1 || rank > 5)
-    return fail("rank " + llvm::Twine(rank) + " is not in [1, 5]");
-  if (params.interleave != TensorMapInterleave::None && rank < 3)
-    return fail("an interleaved layout needs rank 3 or more, got " +
-                llvm::Twine(rank));
-  if (params.boxDim.size() != rank)
-    return fail("rank " + llvm::Twine(rank) + " needs " + llvm::Twine(rank) +
-                " box dimensions, got " + llvm::Twine(params.boxDim.size()));
-  for (size_t i = 0; i < rank; ++i)
-    if (params.boxDim[i] == 0 || params.boxDim[i] > 256)
-      return fail("box dimension " + llvm::Twine(i) + " is " +
-                  llvm::Twine(params.boxDim[i]) + "; it must be in [1, 256]");
-  uint64_t innerBits =
-      uint64_t(params.boxDim[0]) * getTensorMapElementBits(params.dataType);
-  if (params.interleave == TensorMapInterleave::None && innerBits % 128 != 0)
-    return fail("the inner box dimension (" + llvm::Twine(params.boxDim[0]) +
-                " elements) is not a multiple of 16 bytes");
-  return verifyCommon("tiled", params.dataType, params.globalAddress,
-                      params.globalDim, params.globalStrides,
-                      params.elementStrides, params.boxDim[0],
-                      params.interleave, params.swizzle, params.l2Promotion,
-                      params.oobFill);
-}
-
-Error mlir::conv3d::verifyTensorMapParams(const Im2colTensorMapParams &params) {
-  auto fail = [](const llvm::Twine &message) {
-    return makeError("im2col TMA descriptor: " + message);
-  };
-  size_t rank = params.globalDim.size();
-  if (rank < 3 || rank > 5)
-    return fail("rank " + llvm::Twine(rank) + " is not in [3, 5]");
-  size_t spatial = rank - 2;
-  if (params.pixelBoxLowerCorner.size() != spatial ||
-      params.pixelBoxUpperCorner.size() != spatial)
-    return fail("rank " + llvm::Twine(rank) + " needs " +
-                llvm::Twine(spatial) + " offsets per pixel box corner, got " +
-                llvm::Twine(params.pixelBoxLowerCorner.size()) + " and " +
-                llvm::Twine(params.pixelBoxUpperCorner.size()));
-  // The corners' precision shrinks with the rank (cuda.h).
-  int limit = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
-  for (size_t i = 0; i < spatial; ++i)
-    for (auto [which, corner] :
-         {std::make_pair("lower", params.pixelBoxLowerCorner[i]),
-          std::make_pair("upper", params.pixelBoxUpperCorner[i])})
-      if (corner < -limit || corner >= limit)
-        return fail(llvm::Twine(which) + " pixel box corner " +
-                    llvm::Twine(i) + " is " + llvm::Twine(corner) +
-                    "; rank " + llvm::Twine(rank) + " allows [" +
-                    llvm::Twine(-limit) + ", " + llvm::Twine(limit - 1) +
-                    "]");
-  if (params.channelsPerPixel == 0 || params.channelsPerPixel > 256)
-    return fail("channelsPerPixel is " +
-                llvm::Twine(params.channelsPerPixel) +
-                "; it must be in [1, 256]");
-  if (params.pixelsPerColumn == 0 || params.pixelsPerColumn > 1024)
-    return fail("pixelsPerColumn is " + llvm::Twine(params.pixelsPerColumn) +
-                "; it must be in [1, 1024]");
-  return verifyCommon("im2col", params.dataType, params.globalAddress,
-                      params.globalDim, params.globalStrides,
-                      params.elementStrides, params.channelsPerPixel,
-                      params.interleave, params.swizzle, params.l2Promotion,
-                      params.oobFill);
-}
 
 Error CudaDriver::encodeTiled(const TiledTensorMapParams &params,
                               TensorMap &out) {
@@ -1112,16 +936,16 @@ Error CudaDriver::encodeTiled(const TiledTensorMapParams &params,
   llvm::SmallVector<uint32_t, 5> elementStrides =
       elementStridesOrOnes(params.elementStrides, params.globalDim.size());
   CUtensorMap map;
-  if (Error err = CONV3D_CU(
-          cuTensorMapEncodeTiled, &map,
-          static_cast<CUtensorMapDataType>(params.dataType),
-          cuuint32_t(params.globalDim.size()), params.globalAddress,
-          params.globalDim.data(), params.globalStrides.data(),
-          params.boxDim.data(), elementStrides.data(),
-          static_cast<CUtensorMapInterleave>(params.interleave),
-          static_cast<CUtensorMapSwizzle>(params.swizzle),
-          static_cast<CUtensorMapL2promotion>(params.l2Promotion),
-          static_cast<CUtensorMapFloatOOBfill>(params.oobFill)))
+  if (Error err =
+          CONV3D_CU(cuTensorMapEncodeTiled, &map,
+                    static_cast<CUtensorMapDataType>(params.dataType),
+                    cuuint32_t(params.globalDim.size()), params.globalAddress,
+                    params.globalDim.data(), params.globalStrides.data(),
+                    params.boxDim.data(), elementStrides.data(),
+                    static_cast<CUtensorMapInterleave>(params.interleave),
+                    static_cast<CUtensorMapSwizzle>(params.swizzle),
+                    static_cast<CUtensorMapL2promotion>(params.l2Promotion),
+                    static_cast<CUtensorMapFloatOOBfill>(params.oobFill)))
     return err;
   std::memcpy(out.opaque.data(), &map, sizeof(map));
   return Error::success();
@@ -1192,10 +1016,11 @@ Expected<void *> CudaDriver::uploadTensorMap(const TensorMap &map) {
   CUdeviceptr copy = impl->slab + impl->slabUsed;
   // A copy from pageable memory may return before it lands; synchronizing
   // the null stream makes the map visible to kernels on any stream.
-  if (Error err = CONV3D_CU(cuMemcpyHtoD, copy, map.opaque.data(),
-                            sizeof(TensorMap)))
+  if (Error err =
+          CONV3D_CU(cuMemcpyHtoD, copy, map.opaque.data(), sizeof(TensorMap)))
     return std::move(err);
-  if (Error err = CONV3D_CU(cuStreamSynchronize, static_cast<CUstream>(nullptr)))
+  if (Error err =
+          CONV3D_CU(cuStreamSynchronize, static_cast<CUstream>(nullptr)))
     return std::move(err);
   impl->slabUsed += sizeof(TensorMap);
   impl->tensorMaps.emplace(map.opaque, copy);

@@ -114,9 +114,7 @@ std::pair<char *, uint64_t> memRefExtent(int64_t rank, void *descriptor,
 // The borrowed stream
 //===----------------------------------------------------------------------===//
 
-extern "C" void conv3dSetCurrentStream(void *stream) {
-  currentStream = stream;
-}
+extern "C" void conv3dSetCurrentStream(void *stream) { currentStream = stream; }
 
 extern "C" void *conv3dGetCurrentStream() { return currentStream; }
 
@@ -148,8 +146,7 @@ extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
   CudaDriver *driver = getDriver(self);
   if (!driver)
     return nullptr;
-  return valueOr<void *>(self, driver->loadModuleJIT(data, optLevel),
-                         nullptr);
+  return valueOr<void *>(self, driver->loadModuleJIT(data, optLevel), nullptr);
 }
 
 extern "C" void mgpuModuleUnload(void *module) {
@@ -193,8 +190,8 @@ extern "C" void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
   if (extra)
     return defer(self, "'extra' launch arguments are not supported");
   if (smem < 0)
-    return defer(self, "negative dynamic shared memory size " +
-                           llvm::Twine(smem));
+    return defer(self,
+                 "negative dynamic shared memory size " + llvm::Twine(smem));
   if (!toDims(self, "grid", gridX, gridY, gridZ, grid) ||
       !toDims(self, "block", blockX, blockY, blockZ, block))
     return;
@@ -202,13 +199,10 @@ extern "C" void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
         driver->launch(function, grid, block, uint32_t(smem), stream, params));
 }
 
-extern "C" void mgpuLaunchClusterKernel(void *function, int64_t clusterX,
-                                        int64_t clusterY, int64_t clusterZ,
-                                        int64_t gridX, int64_t gridY,
-                                        int64_t gridZ, int64_t blockX,
-                                        int64_t blockY, int64_t blockZ,
-                                        int32_t smem, void *stream,
-                                        void **params, void **extra) {
+extern "C" void mgpuLaunchClusterKernel(
+    void *function, int64_t clusterX, int64_t clusterY, int64_t clusterZ,
+    int64_t gridX, int64_t gridY, int64_t gridZ, int64_t blockX, int64_t blockY,
+    int64_t blockZ, int32_t smem, void *stream, void **params, void **extra) {
   const char *self = "mgpuLaunchClusterKernel";
   if (CudaDriver::hasDeferredError())
     return;
@@ -221,8 +215,8 @@ extern "C" void mgpuLaunchClusterKernel(void *function, int64_t clusterX,
   if (extra)
     return defer(self, "'extra' launch arguments are not supported");
   if (smem < 0)
-    return defer(self, "negative dynamic shared memory size " +
-                           llvm::Twine(smem));
+    return defer(self,
+                 "negative dynamic shared memory size " + llvm::Twine(smem));
   if (!toDims(self, "cluster", clusterX, clusterY, clusterZ, cluster) ||
       !toDims(self, "grid", gridX, gridY, gridZ, grid) ||
       !toDims(self, "block", blockX, blockY, blockZ, block))
@@ -420,8 +414,7 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
     defer(self, "bad memref or box (rank " + llvm::Twine(rank) + ")");
     return nullptr;
   }
-  if (dataType < 0 ||
-      dataType > int64_t(TensorMapDataType::U6x16Align16B) ||
+  if (dataType < 0 || dataType > int64_t(TensorMapDataType::U6x16Align16B) ||
       interleave < 0 || swizzle < 0 || l2Promotion < 0 || oobFill < 0) {
     defer(self, "unknown data type or layout enum");
     return nullptr;
@@ -472,7 +465,8 @@ extern "C" void mgpuSetDefaultDevice(int32_t device) {
 
 std::vector<std::pair<std::string, void *>>
 mlir::conv3d::getGpuRuntimeSymbols() {
-#define CONV3D_SYMBOL(name) {#name, reinterpret_cast<void *>(&name)}
+#define CONV3D_SYMBOL(name)                                                    \
+  { #name, reinterpret_cast < void *>(&name) }
   return {
       CONV3D_SYMBOL(conv3dSetCurrentStream),
       CONV3D_SYMBOL(conv3dGetCurrentStream),
