@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Reference/ReferenceConv.h"
+#include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/Engine.h"
 
 #include <gtest/gtest.h>
@@ -34,6 +35,7 @@ struct QuantCase {
   double amaxScale; ///< amax = amaxScale * max|x| (0: amax = 0)
   CpuLowering lowering;
   const char *placement, *qslice, *config;
+  Target target = Target::cpu;
 };
 
 ConvSpec makeSpec(const QuantCase &c) {
@@ -52,6 +54,47 @@ ConvSpec makeSpec(const QuantCase &c) {
   spec.outputType = ElementType::f32;
   spec.inputQuantBlockSize = c.blockSize;
   return spec;
+}
+
+/// Runs `conv` on host buffers (CPU) or on device copies of them (GPU).
+llvm::Error runConv(const CompiledConv &conv, Target target,
+                    const HostTensor &input, const HostTensor &filter,
+                    float amax, HostTensor &output) {
+  ConvArgs args;
+  args.amax = amax;
+  if (target == Target::cpu) {
+    args.input = input.data();
+    args.filter = filter.data();
+    args.output = output.data();
+    return conv.run(args);
+  }
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  void *buffers[3] = {nullptr, nullptr, nullptr};
+  const HostTensor *tensors[3] = {&input, &filter, &output};
+  auto release = [&](llvm::Error error) {
+    for (void *buffer : buffers)
+      if (buffer)
+        llvm::consumeError(driver->free(buffer));
+    return error;
+  };
+  for (int i = 0; i < 3; ++i) {
+    llvm::Expected<void *> ptr = driver->allocate(tensors[i]->sizeInBytes());
+    if (!ptr)
+      return release(ptr.takeError());
+    buffers[i] = *ptr;
+    if (llvm::Error e = driver->copyToDevice(buffers[i], tensors[i]->data(),
+                                             tensors[i]->sizeInBytes()))
+      return release(std::move(e));
+  }
+  args.input = buffers[0];
+  args.filter = buffers[1];
+  args.output = buffers[2];
+  if (llvm::Error e = conv.run(args))
+    return release(std::move(e));
+  return release(
+      driver->copyToHost(output.data(), buffers[2], output.sizeInBytes()));
 }
 
 class FusedQuantBitExact : public ::testing::TestWithParam<QuantCase> {};
@@ -78,20 +121,22 @@ TEST_P(FusedQuantBitExact, OperandMatchesReference) {
 
   Engine engine;
   CompileOptions options;
+  options.target = c.target;
   options.lowering = c.lowering;
   options.quantPlacement = c.placement;
   options.qslice = c.qslice;
   options.config = c.config;
-  auto conv = engine.compile(spec, options);
-  ASSERT_TRUE(static_cast<bool>(conv)) << llvm::toString(conv.takeError());
   HostTensor output = HostTensor::zeros(ElementType::f32, spec.outputShape());
   fillPoison(output);
-  ConvArgs args;
-  args.input = input.data();
-  args.filter = filter.data();
-  args.amax = amax;
-  args.output = output.data();
-  ASSERT_FALSE(static_cast<bool>((*conv)->run(args)));
+  if (c.target != Target::cpu) {
+    llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+    if (!driver)
+      GTEST_SKIP() << llvm::toString(driver.takeError());
+  }
+  auto conv = engine.compile(spec, options);
+  ASSERT_TRUE(static_cast<bool>(conv)) << llvm::toString(conv.takeError());
+  ASSERT_FALSE(
+      static_cast<bool>(runConv(**conv, c.target, input, filter, amax, output)));
 
   ReferenceConvProblem problem;
   problem.geometry = g;
@@ -146,6 +191,22 @@ const QuantCase kCases[] = {
 // clang-format on
 
 INSTANTIATE_TEST_SUITE_P(Cases, FusedQuantBitExact, ::testing::ValuesIn(kCases),
+                         [](const auto &info) { return info.param.name; });
+
+// The same operand through the sm80 kernel's register-staged quantizing
+// load (tile placement), on a GPU; skipped without a driver.
+// clang-format off
+const QuantCase kGpuCases[] = {
+  {"straddle_bf16", 1, 4, 5, 5, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "", Target::sm80},
+  {"straddle_f16_b32", 2, 3, 4, 4, 3, {3, 3, 3}, {1, 2, 1}, {1, 1, 2}, {1, 1, 2, 0, 1, 2}, 32, ElementType::f16, true, 3.7, kTiled, "tile", "none", "", Target::sm80},
+  {"amax_zero", 1, 3, 4, 4, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 16, ElementType::bf16, false, 0.0, kTiled, "tile", "none", "", Target::sm80},
+  {"aligned_b64", 1, 4, 4, 4, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 64, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "", Target::sm80},
+  {"qslice_fused", 1, 5, 4, 4, 16, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "fused", "", Target::sm80},
+};
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(SM80, FusedQuantBitExact,
+                         ::testing::ValuesIn(kGpuCases),
                          [](const auto &info) { return info.param.name; });
 
 } // namespace

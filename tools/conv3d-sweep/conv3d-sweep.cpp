@@ -40,11 +40,14 @@ static cl::opt<std::string> lowering("lowering",
                                      cl::desc("CPU lowering: igemm, "
                                               "reference"),
                                      cl::init("igemm"));
-static cl::opt<std::string>
-    variants("variants",
-             cl::desc("Comma-separated random variants to draw from: "
-                      "epilogue, accumulate, quant, qslice, config, fqrsc"),
-             cl::init("epilogue,accumulate,fqrsc"));
+static cl::opt<std::string> variants(
+    "variants",
+    cl::desc("Comma-separated random variants to draw from: epilogue, "
+             "accumulate, fqrsc, quant (any placement), quant-tile (fused in "
+             "the tile load), qslice (any strategy), qslice-fused (none, "
+             "auto or fused), config (forced tile configurations, valid for "
+             "the target)"),
+    cl::init("epilogue,accumulate,fqrsc"));
 static cl::opt<int> maxWork("max-work",
                             cl::desc("Upper bound on M*N*K of a case"),
                             cl::init(3000000));
@@ -92,6 +95,23 @@ public:
         continue;
       return g;
     }
+  }
+
+  /// A forced configuration valid for sm80: warp tiles of 16-row and
+  /// 8-column multiples, 2 to 4 stages.
+  std::string gpuConfig(const ConvSpec &spec, bool qsliceOuter) {
+    int64_t warpsM = pick({1, 2, 4}), warpsN = pick({1, 2});
+    int64_t tileM = 16 * warpsM * pick({1, 2, 4});
+    int64_t tileN = 8 * warpsN * pick({1, 2, 4});
+    int64_t tileK = pick({16, 32, 64});
+    if (spec.inputQuantBlockSize)
+      tileK = std::max<int64_t>(tileK, *spec.inputQuantBlockSize);
+    std::string text = llvm::formatv(
+        "tile_m={0},tile_n={1},tile_k={2},stages={3},warps_m={4},warps_n={5}",
+        tileM, tileN, tileK, pick({2, 3, 4}), warpsM, warpsN);
+    if (qsliceOuter)
+      text += ",k_order=qslice_outer";
+    return text;
   }
 
   /// A tile configuration with awkward sizes (not powers of two, larger
@@ -223,7 +243,7 @@ int main(int argc, char **argv) {
     }
     if (has("accumulate"))
       spec.accumulate = gen.coin(0.25);
-    if (has("quant") && gen.coin(0.5))
+    if ((has("quant") || has("quant-tile")) && gen.coin(0.5))
       spec.inputQuantBlockSize = gen.pick({16, 16, 32, 64});
 
     CompileOptions options;
@@ -237,8 +257,12 @@ int main(int argc, char **argv) {
               ? "none"
               : (gen.coin(0.4) ? "fused"
                                : (gen.coin() ? "separate" : "auto")));
-    if (spec.inputQuantBlockSize && has("quant"))
-      options.quantPlacement = gen.coin() ? "auto" : "tile";
+    else if (has("qslice-fused"))
+      options.qslice = std::string(
+          gen.pick({0, 1, 2}) == 0 ? "none" : (gen.coin() ? "fused" : "auto"));
+    if (spec.inputQuantBlockSize)
+      options.quantPlacement =
+          has("quant") ? (gen.coin() ? "auto" : "tile") : "tile";
     // Forced Q-slice strategies are rejected (with a diagnostic) when NVFP4
     // blocks straddle depth slices; draw only combinations that apply.
     int64_t sliceK = spec.geometry.gemmK() / spec.geometry.window[0];
@@ -246,7 +270,9 @@ int main(int argc, char **argv) {
         (options.qslice == "fused" || options.qslice == "separate"))
       options.qslice = "auto";
     if (has("config") && gen.coin(0.6))
-      options.config = gen.config(spec, options.qslice == "fused");
+      options.config = options.target == Target::cpu
+                           ? gen.config(spec, options.qslice == "fused")
+                           : gen.gpuConfig(spec, options.qslice == "fused");
 
     auto caseStart = std::chrono::steady_clock::now();
     CaseResult r = runCase(engine, spec, options, seed * 1000 + i);

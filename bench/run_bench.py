@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Benchmark conv3d-mlir against cuDNN on the GPU, in one process.
+
+For each shape of the suite (bench/shapes.json), on the same torch tensors:
+  - cuDNN: torch.nn.functional.conv3d on bf16 channels_last_3d tensors with
+    torch.backends.cudnn.benchmark = True (what PyTorch users get);
+  - conv3d-mlir: the sm80 kernel (compiled once through the C API) reading
+    the same memory: channels_last_3d input/weight/output are NDHWC / FQRSC
+    / NDHWF, the layouts the kernel takes;
+  - optionally the fused NVFP4 variant (input quantized in the tile load).
+Timing: CUDA events around each call, warm-up first, median of the runs,
+rotating among several input sets so repeated runs do not just hit L2.
+Correctness: both outputs against an fp32 (TF32 off) cuDNN reference.
+Reports ms, TFLOP/s, the speed ratio to cuDNN (cuDNN time / ours), the
+fraction of the roofline limit (max(FLOPs / 730 TFLOP/s, bytes / 3 TB/s) /
+time), compile time, and the geometric mean of the ratio.
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import conv3d  # noqa: E402
+
+PEAK_FLOPS = 730e12  # bf16 MMA, measured on the H100 (TOOLCHAIN.md)
+PEAK_BYTES = 3.0e12  # device copy, reads + writes
+L2_BYTES = 50 << 20
+
+
+def time_cuda(fn, reps, warmup):
+    for _ in range(warmup):
+        fn(0)
+    torch.cuda.synchronize()
+    times = []
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for i in range(reps):
+        start.record()
+        fn(i)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times), times
+
+
+def rel_l2(out, ref):
+    out, ref = out.float(), ref.float()
+    if not torch.isfinite(out).all():
+        return float("inf")
+    return (torch.linalg.vector_norm(out - ref) / torch.linalg.vector_norm(ref)).item()
+
+
+def run_shape(engine, shape, args):
+    n, c, d, h, w, f = (shape[k] for k in ("N", "C", "D", "H", "W", "F"))
+    q, r, s = shape["k"]
+    stride, pad = shape["stride"], shape["pad"]
+    spec_args = dict(input_shape=(n, d, h, w, c), filter_shape=(q, r, s, c, f),
+                     strides=stride, padding=(pad[0], pad[0], pad[1], pad[1], pad[2], pad[2]),
+                     filter_layout="fqrsc", dtype="bf16")
+    spec = conv3d.Spec.from_shapes(**spec_args)
+    nn, do, ho, wo, ff = spec.output_shape()
+    flops = spec.flops()
+    in_bytes = n * d * h * w * c * 2
+    out_bytes = nn * do * ho * wo * ff * 2
+    bytes_moved = in_bytes + q * r * s * c * f * 2 + out_bytes
+    limit_ms = max(flops / PEAK_FLOPS, bytes_moved / PEAK_BYTES) * 1e3
+
+    sets = max(1, min(4, math.ceil(3 * L2_BYTES / in_bytes)))
+    cl = torch.channels_last_3d
+    xs = [torch.randn(n, c, d, h, w, device="cuda").to(torch.bfloat16).contiguous(memory_format=cl)
+          for _ in range(sets)]
+    wt = (torch.randn(f, c, q, r, s, device="cuda") / math.sqrt(q * r * s * c)).to(
+        torch.bfloat16).contiguous(memory_format=cl)
+    ys = [torch.empty(n, f, do, ho, wo, device="cuda", dtype=torch.bfloat16,
+                      memory_format=cl) for _ in range(sets)]
+
+    # Reference in fp32 without TF32.
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    ref = F.conv3d(xs[0].float(), wt.float(), stride=stride, padding=pad)
+
+    # cuDNN.
+    cudnn_out = F.conv3d(xs[0], wt, stride=stride, padding=pad)
+    cudnn_err = rel_l2(cudnn_out, ref)
+    cudnn_ms, _ = time_cuda(lambda i: F.conv3d(xs[i % sets], wt, stride=stride, padding=pad),
+                            args.reps, args.warmup)
+
+    result = dict(name=shape["name"], flops=flops, bytes=bytes_moved, limit_ms=limit_ms,
+                  cudnn_ms=cudnn_ms, cudnn_err=cudnn_err)
+    stream = torch.cuda.current_stream().cuda_stream
+    variants = [("ours", dict())]
+    if args.nvfp4:
+        variants.append(("nvfp4", dict(quant_block_size=16)))
+    for label, extra in variants:
+        vspec = conv3d.Spec.from_shapes(**spec_args, **extra)
+        try:
+            conv = engine.compile(vspec, target="sm80", config=args.config,
+                                  quant_placement="tile" if extra else None)
+        except conv3d.Conv3dError as e:
+            result[label + "_error"] = str(e)[:400]
+            continue
+        for y in ys:
+            y.fill_(float("nan"))
+        amax = xs[0].abs().max().item()
+        def call(i):
+            conv.run(xs[i % sets].data_ptr(), wt.data_ptr(), ys[i % sets].data_ptr(),
+                     amax=amax, stream=stream)
+        call(0)
+        torch.cuda.synchronize()
+        if not extra:
+            result["ours_err"] = rel_l2(ys[0], ref)
+        else:
+            # NVFP4 changes the operand; check against cuDNN on the quantized
+            # input is not available, so report the distance to bf16.
+            result["nvfp4_vs_bf16"] = rel_l2(ys[0], ref)
+        ms, _ = time_cuda(call, args.reps, args.warmup)
+        result[label + "_ms"] = ms
+        result[label + "_compile_ms"] = conv.compile_millis
+    del xs, ys, wt, ref, cudnn_out
+    torch.cuda.empty_cache()
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", default=os.path.join(os.path.dirname(__file__), "shapes.json"))
+    parser.add_argument("--only", nargs="*", help="shape names")
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--config", default=None, help="force a tile configuration")
+    parser.add_argument("--nvfp4", action="store_true", help="also time fused NVFP4")
+    parser.add_argument("--out", default=".")
+    args = parser.parse_args()
+
+    torch.backends.cudnn.benchmark = True
+    shapes = json.load(open(args.suite))["shapes"]
+    if args.only:
+        shapes = [s for s in shapes if s["name"] in args.only]
+    engine = conv3d.Engine()
+    props = torch.cuda.get_device_properties(0)
+    print(f"device: {props.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}",
+          flush=True)
+    results = []
+    for shape in shapes:
+        t0 = time.time()
+        res = run_shape(engine, shape, args)
+        res["wall_s"] = time.time() - t0
+        results.append(res)
+        print(json.dumps(res), flush=True)
+
+    header = ("| shape | ours ms | cuDNN ms | ours TFLOP/s | speed vs cuDNN | of limit | "
+              "compile ms | rel. err ours / cuDNN |")
+    lines = [header, "|---|---|---|---|---|---|---|---|"]
+    ratios = []
+    for r in results:
+        if "ours_ms" not in r:
+            lines.append(f"| {r['name']} | error: {r.get('ours_error', '?')[:60]} | {r['cudnn_ms']:.3f} | | | | | |")
+            continue
+        ratio = r["cudnn_ms"] / r["ours_ms"]
+        ratios.append(ratio)
+        lines.append(
+            f"| {r['name']} | {r['ours_ms']:.3f} | {r['cudnn_ms']:.3f} | "
+            f"{r['flops'] / r['ours_ms'] / 1e9:.0f} | {ratio:.2f}x | "
+            f"{r['limit_ms'] / r['ours_ms'] * 100:.0f}% | {r['ours_compile_ms']:.0f} | "
+            f"{r['ours_err']:.2e} / {r['cudnn_err']:.2e} |")
+    if ratios:
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        lines.append(f"\ngeometric mean speed vs cuDNN: {geo:.3f}x over {len(ratios)} shapes")
+    if args.nvfp4:
+        lines.append("\n| shape | bf16 ms | fused NVFP4 ms | NVFP4 / bf16 |")
+        lines.append("|---|---|---|---|")
+        for r in results:
+            if "nvfp4_ms" in r and "ours_ms" in r:
+                lines.append(f"| {r['name']} | {r['ours_ms']:.3f} | {r['nvfp4_ms']:.3f} | "
+                             f"{r['nvfp4_ms'] / r['ours_ms']:.2f} |")
+    table = "\n".join(lines)
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "bench.json"), "w") as fh:
+        json.dump(results, fh, indent=1)
+    with open(os.path.join(args.out, "bench.md"), "w") as fh:
+        fh.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+/*===- conv3d.h - C API of conv3d-mlir ----------------------------*- C -*-===*\
+|*                                                                            *|
+|* A plain C interface to the engine, for languages without C++ bindings     *|
+|* (the Python package uses it through ctypes, so it works with any Python). *|
+|* Errors are returned as a non-zero status with a message copied into a     *|
+|* caller buffer; nothing aborts.                                            *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef CONV3D_CAPI_CONV3D_H
+#define CONV3D_CAPI_CONV3D_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types. */
+enum { CONV3D_BF16 = 0, CONV3D_F16 = 1, CONV3D_F32 = 2 };
+/* Filter layouts. */
+enum { CONV3D_QRSCF = 0, CONV3D_FQRSC = 1 };
+/* Activations of the fused epilogue. */
+enum {
+  CONV3D_ACT_NONE = 0,
+  CONV3D_ACT_RELU = 1,
+  CONV3D_ACT_SILU = 2,
+  CONV3D_ACT_GELU_TANH = 3
+};
+
+/* A convolution: input NDHWC, filter QRSCF/FQRSC, output NDHWF. */
+typedef struct conv3d_spec {
+  int64_t batch, depth, height, width, channels;
+  int64_t window[3]; /* Q, R, S */
+  int64_t filters;
+  int64_t strides[3], dilations[3];
+  int64_t padding[6]; /* d_lo, d_hi, h_lo, h_hi, w_lo, w_hi */
+  int32_t filter_layout, input_type, output_type;
+  int32_t has_bias, has_residual, accumulate, activation;
+  int32_t quant_block_size; /* NVFP4 on the input; 0 = none */
+} conv3d_spec;
+
+typedef struct conv3d_engine conv3d_engine;
+typedef struct conv3d_conv conv3d_conv;
+
+conv3d_engine *conv3d_engine_create(void);
+void conv3d_engine_destroy(conv3d_engine *engine);
+
+/* Compiles `spec`. `options` holds space-separated key=value pairs:
+ * target=cpu|sm80, lowering=igemm|reference, config=tile_m=..,tile_n=..,..,
+ * qslice=auto|none|fused|separate, quant_placement=auto|tile|prepass,
+ * gpu_chip=sm_90. Returns null on error (message in `error`). */
+conv3d_conv *conv3d_compile(conv3d_engine *engine, const conv3d_spec *spec,
+                            const char *options, char *error,
+                            size_t error_size);
+/* Milliseconds the compilation took. */
+double conv3d_compile_millis(const conv3d_conv *conv);
+void conv3d_conv_destroy(conv3d_conv *conv);
+
+/* Runs on the caller's buffers (host memory for cpu, device memory for GPU
+ * targets, where the work is enqueued on `stream`, a CUstream, or
+ * synchronously when it is null). Returns 0 on success. */
+int conv3d_run(const conv3d_conv *conv, const void *input, const void *filter,
+               const void *bias, const void *residual, float amax,
+               void *output, void *stream, char *error, size_t error_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONV3D_CAPI_CONV3D_H */

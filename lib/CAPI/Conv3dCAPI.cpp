@@ -1,0 +1,166 @@
+//===- Conv3dCAPI.cpp - C API of conv3d-mlir ------------------------------===//
+
+#include "conv3d/CAPI/conv3d.h"
+
+#include "conv3d/Runtime/Engine.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cstring>
+
+using namespace mlir::conv3d;
+
+struct conv3d_engine {
+  Engine engine;
+};
+
+struct conv3d_conv {
+  std::shared_ptr<const CompiledConv> conv;
+};
+
+static void setError(char *buffer, size_t size, const std::string &message) {
+  if (!buffer || size == 0)
+    return;
+  size_t n = std::min(size - 1, message.size());
+  std::memcpy(buffer, message.data(), n);
+  buffer[n] = '\0';
+}
+
+static std::optional<ElementType> toElementType(int32_t type) {
+  switch (type) {
+  case CONV3D_BF16:
+    return ElementType::bf16;
+  case CONV3D_F16:
+    return ElementType::f16;
+  case CONV3D_F32:
+    return ElementType::f32;
+  }
+  return std::nullopt;
+}
+
+static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c) {
+  ConvSpec spec;
+  ConvGeometry &g = spec.geometry;
+  g.batch = c.batch;
+  g.inputSize = {c.depth, c.height, c.width};
+  g.channels = c.channels;
+  g.window = {c.window[0], c.window[1], c.window[2]};
+  g.filters = c.filters;
+  g.strides = {c.strides[0], c.strides[1], c.strides[2]};
+  g.dilations = {c.dilations[0], c.dilations[1], c.dilations[2]};
+  g.padLow = {c.padding[0], c.padding[2], c.padding[4]};
+  g.padHigh = {c.padding[1], c.padding[3], c.padding[5]};
+  std::optional<ElementType> in = toElementType(c.input_type);
+  std::optional<ElementType> out = toElementType(c.output_type);
+  if (!in || !out)
+    return llvm::createStringError("unknown element type code");
+  spec.inputType = *in;
+  spec.outputType = *out;
+  if (c.filter_layout != CONV3D_QRSCF && c.filter_layout != CONV3D_FQRSC)
+    return llvm::createStringError("unknown filter layout code");
+  spec.filterLayout = c.filter_layout == CONV3D_QRSCF ? FilterLayout::qrscf
+                                                      : FilterLayout::fqrsc;
+  if (c.activation < CONV3D_ACT_NONE || c.activation > CONV3D_ACT_GELU_TANH)
+    return llvm::createStringError("unknown activation code");
+  spec.activation = static_cast<Activation>(c.activation);
+  spec.hasBias = c.has_bias;
+  spec.hasResidual = c.has_residual;
+  spec.accumulate = c.accumulate;
+  if (c.quant_block_size)
+    spec.inputQuantBlockSize = c.quant_block_size;
+  if (llvm::Error error = spec.validate())
+    return std::move(error);
+  return spec;
+}
+
+static llvm::Expected<CompileOptions> toOptions(llvm::StringRef text) {
+  CompileOptions options;
+  llvm::SmallVector<llvm::StringRef> pairs;
+  text.split(pairs, ' ', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef pair : pairs) {
+    auto [key, value] = pair.split('=');
+    if (key == "target") {
+      std::optional<Target> target = parseTarget(value);
+      if (!target)
+        return llvm::createStringError("unknown target '" + value.str() +
+                                       "'");
+      options.target = *target;
+    } else if (key == "lowering") {
+      options.lowering = value == "reference" ? CpuLowering::Reference
+                                              : CpuLowering::ImplicitGemm;
+    } else if (key == "config") {
+      options.config = value.str();
+    } else if (key == "qslice") {
+      options.qslice = value.str();
+    } else if (key == "quant_placement") {
+      options.quantPlacement = value.str();
+    } else if (key == "gpu_chip") {
+      options.gpuChip = value.str();
+    } else {
+      return llvm::createStringError("unknown option '" + key.str() + "'");
+    }
+  }
+  return options;
+}
+
+extern "C" conv3d_engine *conv3d_engine_create(void) {
+  return new conv3d_engine();
+}
+
+extern "C" void conv3d_engine_destroy(conv3d_engine *engine) { delete engine; }
+
+extern "C" conv3d_conv *conv3d_compile(conv3d_engine *engine,
+                                       const conv3d_spec *spec,
+                                       const char *options, char *error,
+                                       size_t errorSize) {
+  if (!engine || !spec) {
+    setError(error, errorSize, "conv3d_compile: null engine or spec");
+    return nullptr;
+  }
+  llvm::Expected<ConvSpec> parsed = toSpec(*spec);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return nullptr;
+  }
+  llvm::Expected<CompileOptions> parsedOptions =
+      toOptions(options ? options : "");
+  if (!parsedOptions) {
+    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
+    return nullptr;
+  }
+  auto conv = engine->engine.compile(*parsed, *parsedOptions);
+  if (!conv) {
+    setError(error, errorSize, llvm::toString(conv.takeError()));
+    return nullptr;
+  }
+  return new conv3d_conv{std::move(*conv)};
+}
+
+extern "C" double conv3d_compile_millis(const conv3d_conv *conv) {
+  return conv ? conv->conv->getStats().totalMillis : 0.0;
+}
+
+extern "C" void conv3d_conv_destroy(conv3d_conv *conv) { delete conv; }
+
+extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
+                          const void *filter, const void *bias,
+                          const void *residual, float amax, void *output,
+                          void *stream, char *error, size_t errorSize) {
+  if (!conv) {
+    setError(error, errorSize, "conv3d_run: null convolution");
+    return 1;
+  }
+  ConvArgs args;
+  args.input = input;
+  args.filter = filter;
+  args.bias = bias;
+  args.residual = residual;
+  args.amax = amax;
+  args.output = output;
+  args.stream = stream;
+  if (llvm::Error e = conv->conv->run(args)) {
+    setError(error, errorSize, llvm::toString(std::move(e)));
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,177 @@
+"""conv3d-mlir from Python.
+
+Compile a 3-D convolution once, run it many times: on host buffers (the CPU
+target) or on device pointers (GPU targets), for example torch tensors in
+``channels_last_3d`` memory format, which are NDHWC in memory::
+
+    import conv3d
+    engine = conv3d.Engine()
+    conv = engine.compile(conv3d.Spec.from_shapes(
+        input_shape=(1, 10, 32, 32, 64), filter_shape=(3, 3, 3, 64, 96),
+        padding=(2, 0, 1, 1, 1, 1), filter_layout="fqrsc"), target="sm80")
+    conv.run(x.data_ptr(), w.data_ptr(), y.data_ptr(),
+             stream=torch.cuda.current_stream().cuda_stream)
+
+The package talks to libConv3d.so through its C API (ctypes), so it works
+with any Python 3 without compiled bindings. The library is found through
+$CONV3D_LIB, else next to the package in a build tree.
+"""
+
+import ctypes
+import os
+
+__all__ = ["Engine", "Conv", "Spec", "Conv3dError"]
+
+_DTYPES = {"bf16": 0, "f16": 1, "f32": 2}
+_LAYOUTS = {"qrscf": 0, "fqrsc": 1}
+_ACTIVATIONS = {"none": 0, "relu": 1, "silu": 2, "gelu_tanh": 3}
+
+
+class Conv3dError(RuntimeError):
+    """An error reported by the engine (bad spec, compile or run failure)."""
+
+
+class Spec(ctypes.Structure):
+    """conv3d_spec of conv3d/CAPI/conv3d.h."""
+
+    _fields_ = [
+        ("batch", ctypes.c_int64), ("depth", ctypes.c_int64),
+        ("height", ctypes.c_int64), ("width", ctypes.c_int64),
+        ("channels", ctypes.c_int64), ("window", ctypes.c_int64 * 3),
+        ("filters", ctypes.c_int64), ("strides", ctypes.c_int64 * 3),
+        ("dilations", ctypes.c_int64 * 3), ("padding", ctypes.c_int64 * 6),
+        ("filter_layout", ctypes.c_int32), ("input_type", ctypes.c_int32),
+        ("output_type", ctypes.c_int32), ("has_bias", ctypes.c_int32),
+        ("has_residual", ctypes.c_int32), ("accumulate", ctypes.c_int32),
+        ("activation", ctypes.c_int32), ("quant_block_size", ctypes.c_int32),
+    ]
+
+    @classmethod
+    def from_shapes(cls, input_shape, filter_shape, strides=(1, 1, 1),
+                    dilations=(1, 1, 1), padding=(0,) * 6, filter_layout="qrscf",
+                    dtype="bf16", output_dtype=None, bias=False, residual=False,
+                    accumulate=False, activation="none", quant_block_size=0):
+        """input_shape = (N, D, H, W, C); filter_shape = (Q, R, S, C, F)
+        whatever the layout; padding = (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi)."""
+        n, d, h, w, c = input_shape
+        q, r, s, fc, f = filter_shape
+        if fc != c:
+            raise Conv3dError(f"filter has C = {fc}, input has C = {c}")
+        spec = cls()
+        spec.batch, spec.depth, spec.height, spec.width, spec.channels = n, d, h, w, c
+        spec.window[:] = (q, r, s)
+        spec.filters = f
+        spec.strides[:] = strides
+        spec.dilations[:] = dilations
+        spec.padding[:] = padding
+        spec.filter_layout = _LAYOUTS[filter_layout]
+        spec.input_type = _DTYPES[dtype]
+        spec.output_type = _DTYPES[output_dtype or dtype]
+        spec.has_bias, spec.has_residual = int(bias), int(residual)
+        spec.accumulate = int(accumulate)
+        spec.activation = _ACTIVATIONS[activation]
+        spec.quant_block_size = quant_block_size
+        return spec
+
+    def output_shape(self):
+        """(N, Do, Ho, Wo, F)."""
+        sizes = []
+        for axis, size in enumerate((self.depth, self.height, self.width)):
+            eff = (self.window[axis] - 1) * self.dilations[axis] + 1
+            padded = size + self.padding[2 * axis] + self.padding[2 * axis + 1]
+            sizes.append((padded - eff) // self.strides[axis] + 1)
+        return (self.batch, *sizes, self.filters)
+
+    def flops(self):
+        n, do, ho, wo, f = self.output_shape()
+        k = self.window[0] * self.window[1] * self.window[2] * self.channels
+        return 2.0 * n * do * ho * wo * f * k
+
+
+def _find_library():
+    candidates = [os.environ.get("CONV3D_LIB", "")]
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    candidates += [os.path.join(root, "build", "lib", "libConv3d.so"),
+                   os.path.join(root, ".gpu-carry", "lib", "libConv3d.so")]
+    for path in candidates:
+        if path and os.path.exists(path):
+            return path
+    raise Conv3dError("libConv3d.so not found: set CONV3D_LIB")
+
+
+_lib = None
+
+
+def _library():
+    global _lib
+    if _lib is None:
+        lib = ctypes.CDLL(_find_library())
+        lib.conv3d_engine_create.restype = ctypes.c_void_p
+        lib.conv3d_engine_destroy.argtypes = [ctypes.c_void_p]
+        lib.conv3d_compile.restype = ctypes.c_void_p
+        lib.conv3d_compile.argtypes = [ctypes.c_void_p, ctypes.POINTER(Spec),
+                                       ctypes.c_char_p, ctypes.c_char_p,
+                                       ctypes.c_size_t]
+        lib.conv3d_compile_millis.restype = ctypes.c_double
+        lib.conv3d_compile_millis.argtypes = [ctypes.c_void_p]
+        lib.conv3d_conv_destroy.argtypes = [ctypes.c_void_p]
+        lib.conv3d_run.restype = ctypes.c_int
+        lib.conv3d_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p] * 4 + [
+            ctypes.c_float, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+            ctypes.c_size_t]
+        _lib = lib
+    return _lib
+
+
+class Conv:
+    """A compiled convolution."""
+
+    def __init__(self, handle, spec):
+        self._handle = handle
+        self.spec = spec
+        self.compile_millis = _library().conv3d_compile_millis(handle)
+
+    def run(self, input, filter, output, bias=None, residual=None, amax=0.0,
+            stream=None):
+        """Runs on buffer addresses (ints): host memory for cpu, device
+        memory for GPU targets, enqueued on `stream` (a CUstream handle)."""
+        error = ctypes.create_string_buffer(4096)
+        status = _library().conv3d_run(self._handle, input, filter, bias,
+                                       residual, ctypes.c_float(amax), output,
+                                       stream, error, len(error))
+        if status:
+            raise Conv3dError(error.value.decode())
+
+    def __del__(self):
+        if self._handle and _lib is not None:
+            _lib.conv3d_conv_destroy(self._handle)
+            self._handle = None
+
+
+class Engine:
+    """Compiles convolutions (see conv3d/Runtime/Engine.h)."""
+
+    def __init__(self):
+        self._handle = _library().conv3d_engine_create()
+
+    def compile(self, spec, target="cpu", config=None, qslice=None,
+                quant_placement=None, lowering=None, gpu_chip=None):
+        options = [f"target={target}"]
+        for key, value in (("config", config), ("qslice", qslice),
+                           ("quant_placement", quant_placement),
+                           ("lowering", lowering), ("gpu_chip", gpu_chip)):
+            if value:
+                options.append(f"{key}={value}")
+        error = ctypes.create_string_buffer(16384)
+        handle = _library().conv3d_compile(self._handle, ctypes.byref(spec),
+                                           " ".join(options).encode(), error,
+                                           len(error))
+        if not handle:
+            raise Conv3dError(error.value.decode())
+        return Conv(handle, spec)
+
+    def __del__(self):
+        if self._handle and _lib is not None:
+            _lib.conv3d_engine_destroy(self._handle)
+            self._handle = None

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (see scripts/gpu/stage.sh). Usage:
+#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|bench|all
+# Logs go to $OUT (when set) so they come back from the device tool.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+source scripts/gpu/env.sh
+out="${OUT:-/tmp/conv3d-out}"
+mkdir -p "$out"
+status=0
+step() { echo; echo "=== $* ==="; }
+run_info() { step info; conv3d-gpu-info; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv; }
+run_unit() {
+  step unit tests
+  Conv3dUnitTests --gtest_brief=1 2>&1 | tee "$out/unit.log" | tail -25 || status=1
+}
+run_lit() {
+  step lit GPU tests
+  # A site config pointing at the carried tools.
+  mkdir -p /tmp/conv3d-lit
+  cat > /tmp/conv3d-lit/lit.site.cfg.py <<CFG
+import os
+config.conv3d_src_root = r"$PWD"
+config.conv3d_obj_root = "/tmp/conv3d-lit"
+config.conv3d_tools_dir = r"$carry/bin"
+config.llvm_tools_dir = r"$carry/tools"
+config.cuda_home = r"$CUDA_HOME"
+config.python_executable = "python3"
+lit_config.load_config(config, r"$PWD/test/lit.cfg.py")
+CFG
+  python3 -c "import sys; sys.argv=['lit','-sv','--param','dummy=1']+sys.argv[1:]; from lit.main import main; main()" \
+    --config-prefix=lit -D conv3d_site_config=/tmp/conv3d-lit/lit.site.cfg.py \
+    "$PWD/test/GPU" 2>&1 | tee "$out/lit.log" | tail -40 || status=1
+}
+run_sweep() {
+  step "sm80 sweep ($1 cases)"
+  conv3d-sweep --target=sm80 --count="$1" --dtypes=bf16,f16 --seed="${SEED:-1}" \
+    --variants=epilogue,accumulate,fqrsc,quant-tile,qslice-fused,config \
+    2>&1 | tee "$out/sweep.log" | tail -30 || status=1
+}
+run_sanitize() {
+  step compute-sanitizer
+  local cs=/usr/local/cuda/bin/compute-sanitizer
+  for tool in memcheck racecheck; do
+    for args in "--input-shape=1,6,12,12,64 --filter-shape=3,3,3,64,96 --padding=2,0,1,1,1,1" \
+                "--input-shape=2,5,9,9,3 --filter-shape=3,3,3,3,5 --padding=1,1,1,1,1,1 --stride=2,1,2" \
+                "--input-shape=1,6,8,8,32 --filter-shape=3,3,3,32,48 --quantize-input=nvfp4 --bias --activation=silu --residual"; do
+      $cs --tool "$tool" --error-exitcode 3 conv3d-run --quiet --target=sm80 $args \
+        >> "$out/sanitize.log" 2>&1 || { echo "$tool FAILED: $args"; status=1; }
+      tail -1 "$out/sanitize.log"
+    done
+  done
+}
+run_bench() { step benchmark; python3 bench/run_bench.py --out "$out" "$@" || status=1; }
+
+case "${1:-all}" in
+  info) run_info ;;
+  unit) run_unit ;;
+  lit) run_lit ;;
+  sweep) run_sweep "${2:-120}" ;;
+  sanitize) run_sanitize ;;
+  bench) shift; run_bench "$@" ;;
+  all) run_info; run_unit; run_lit; run_sweep "${2:-120}"; run_sanitize ;;
+  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|bench|all"; exit 2 ;;
+esac
+exit $status

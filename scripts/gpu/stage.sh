@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Stages what the GPU machine needs into .gpu-carry/ (git-ignored), to be
+# named in the device tool's `carry`. That machine (Ubuntu, CUDA, PyTorch)
+# has no LLVM/MLIR, so it gets:
+#   debs/   Debian's LLVM/MLIR runtime libraries (libllvm22, libmlir-22,
+#           libz3-4), unpacked there with dpkg -x
+#   bin/ lib/ unittests/   the project's binaries, stripped
+#   tools/  FileCheck, not, count and lit (for the GPU lit tests)
+# The carry limit is 64 MiB for everything; this prints the total.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${CONV3D_BUILD_DIR:-$root/build}"
+out="$root/.gpu-carry"
+llvm=/usr/lib/llvm-22
+
+mkdir -p "$out/debs" "$out/bin" "$out/lib" "$out/unittests" "$out/tools"
+if ! ls "$out"/debs/libmlir-22_*.deb >/dev/null 2>&1; then
+  (cd "$out/debs" && apt-get download libllvm22 libmlir-22 libz3-4 2>/dev/null)
+fi
+for tool in conv3d-run conv3d-sweep conv3d-opt conv3d-gpu-info; do
+  install -m 755 "$build/bin/$tool" "$out/bin/$tool"
+done
+install -m 755 "$build/lib/libConv3d.so" "$out/lib/libConv3d.so"
+install -m 755 "$build/unittests/Conv3dUnitTests" "$out/unittests/Conv3dUnitTests"
+strip --strip-unneeded "$out"/bin/* "$out"/lib/*.so "$out"/unittests/*
+for tool in FileCheck not count; do
+  install -m 755 "$llvm/bin/$tool" "$out/tools/$tool"
+done
+rm -rf "$out/tools/lit" && cp -r "$llvm/utils/lit/lit" "$out/tools/lit"
+find "$out/tools/lit" -name __pycache__ -prune -exec rm -rf {} +
+du -sh "$out"
