@@ -15,6 +15,7 @@
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/Engine.h"
+#include "conv3d/Runtime/HostRunner.h"
 
 #include <gtest/gtest.h>
 
@@ -56,47 +57,6 @@ ConvSpec makeSpec(const QuantCase &c) {
   return spec;
 }
 
-/// Runs `conv` on host buffers (CPU) or on device copies of them (GPU).
-llvm::Error runConv(const CompiledConv &conv, Target target,
-                    const HostTensor &input, const HostTensor &filter,
-                    float amax, HostTensor &output) {
-  ConvArgs args;
-  args.amax = amax;
-  if (target == Target::cpu) {
-    args.input = input.data();
-    args.filter = filter.data();
-    args.output = output.data();
-    return conv.run(args);
-  }
-  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
-  if (!driver)
-    return driver.takeError();
-  void *buffers[3] = {nullptr, nullptr, nullptr};
-  const HostTensor *tensors[3] = {&input, &filter, &output};
-  auto release = [&](llvm::Error error) {
-    for (void *buffer : buffers)
-      if (buffer)
-        llvm::consumeError(driver->free(buffer));
-    return error;
-  };
-  for (int i = 0; i < 3; ++i) {
-    llvm::Expected<void *> ptr = driver->allocate(tensors[i]->sizeInBytes());
-    if (!ptr)
-      return release(ptr.takeError());
-    buffers[i] = *ptr;
-    if (llvm::Error e = driver->copyToDevice(buffers[i], tensors[i]->data(),
-                                             tensors[i]->sizeInBytes()))
-      return release(std::move(e));
-  }
-  args.input = buffers[0];
-  args.filter = buffers[1];
-  args.output = buffers[2];
-  if (llvm::Error e = conv.run(args))
-    return release(std::move(e));
-  return release(
-      driver->copyToHost(output.data(), buffers[2], output.sizeInBytes()));
-}
-
 class FusedQuantBitExact : public ::testing::TestWithParam<QuantCase> {};
 
 TEST_P(FusedQuantBitExact, OperandMatchesReference) {
@@ -135,8 +95,13 @@ TEST_P(FusedQuantBitExact, OperandMatchesReference) {
   }
   auto conv = engine.compile(spec, options);
   ASSERT_TRUE(static_cast<bool>(conv)) << llvm::toString(conv.takeError());
-  ASSERT_FALSE(
-      static_cast<bool>(runConv(**conv, c.target, input, filter, amax, output)));
+  HostConvBuffers buffers;
+  buffers.input = &input;
+  buffers.filter = &filter;
+  buffers.amax = amax;
+  buffers.output = &output;
+  llvm::Error runError = runWithHostBuffers(**conv, buffers);
+  ASSERT_FALSE(static_cast<bool>(runError)) << llvm::toString(std::move(runError));
 
   ReferenceConvProblem problem;
   problem.geometry = g;

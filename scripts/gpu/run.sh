@@ -12,7 +12,7 @@ step() { echo; echo "=== $* ==="; }
 run_info() { step info; conv3d-gpu-info; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv; }
 run_unit() {
   step unit tests
-  Conv3dUnitTests --gtest_brief=1 2>&1 | tee "$out/unit.log" | tail -25 || status=1
+  "$carry/unittests/Conv3dUnitTests" --gtest_brief=1 2>&1 | tee "$out/unit.log" | tail -25 || status=1
 }
 run_lit() {
   step lit GPU tests
@@ -28,9 +28,8 @@ config.cuda_home = r"$CUDA_HOME"
 config.python_executable = "python3"
 lit_config.load_config(config, r"$PWD/test/lit.cfg.py")
 CFG
-  python3 -c "import sys; sys.argv=['lit','-sv','--param','dummy=1']+sys.argv[1:]; from lit.main import main; main()" \
-    --config-prefix=lit -D conv3d_site_config=/tmp/conv3d-lit/lit.site.cfg.py \
-    "$PWD/test/GPU" 2>&1 | tee "$out/lit.log" | tail -40 || status=1
+  python3 -c "from lit.main import main; main()" -sv --filter "GPU/" /tmp/conv3d-lit \
+    2>&1 | tee "$out/lit.log" | tail -40 || status=1
 }
 run_sweep() {
   step "sm80 sweep ($1 cases)"

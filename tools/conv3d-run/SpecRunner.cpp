@@ -4,8 +4,8 @@
 
 #include "conv3d/Quant/NVFP4Reference.h"
 #include "conv3d/Reference/ReferenceConv.h"
-#include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/Engine.h"
+#include "conv3d/Runtime/HostRunner.h"
 #include "conv3d/Support/Npy.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -113,137 +113,6 @@ static void printResult(const RunRequest &request, const Measurement &m) {
         *m.relativeError, m.tolerance, m.passed ? "PASS" : "FAIL");
 }
 
-/// Runs on host buffers: one checked run, then `repeat` timed runs.
-static llvm::Error runOnHost(const RunRequest &request,
-                             const CompiledConv &conv, const HostTensor &input,
-                             const HostTensor &filter, const HostTensor &bias,
-                             const HostTensor &residual,
-                             const HostTensor &init, float amax,
-                             HostTensor &result, double &runMillis) {
-  const ConvSpec &spec = request.spec;
-  HostTensor output = init;
-  ConvArgs args;
-  args.input = input.data();
-  args.filter = filter.data();
-  args.bias = spec.hasBias ? bias.data() : nullptr;
-  args.residual = spec.hasResidual ? residual.data() : nullptr;
-  args.amax = amax;
-  args.output = output.data();
-  if (llvm::Error error = conv.run(args))
-    return error;
-  result = output;
-  std::vector<double> times;
-  for (int i = 0; i < request.repeat; ++i) {
-    if (spec.accumulate)
-      output.bytes = init.bytes;
-    auto start = std::chrono::steady_clock::now();
-    if (llvm::Error error = conv.run(args))
-      return error;
-    times.push_back(std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  runMillis = median(times);
-  return llvm::Error::success();
-}
-
-/// Device buffers freed on scope exit.
-namespace {
-struct DeviceBuffer {
-  CudaDriver &driver;
-  void *ptr = nullptr;
-  ~DeviceBuffer() {
-    if (ptr)
-      llvm::consumeError(driver.free(ptr));
-  }
-};
-} // namespace
-
-/// Runs on the GPU: copies the data over, one checked run, then `repeat`
-/// runs timed with CUDA events (median), on one stream.
-static llvm::Error runOnDevice(const RunRequest &request,
-                               const CompiledConv &conv,
-                               const HostTensor &input,
-                               const HostTensor &filter,
-                               const HostTensor &bias,
-                               const HostTensor &residual,
-                               const HostTensor &init, float amax,
-                               HostTensor &result, double &runMillis) {
-  const ConvSpec &spec = request.spec;
-  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
-  if (!driver)
-    return driver.takeError();
-  auto upload = [&](const HostTensor &tensor,
-                    std::unique_ptr<DeviceBuffer> &buffer) -> llvm::Error {
-    buffer = std::make_unique<DeviceBuffer>(DeviceBuffer{*driver});
-    llvm::Expected<void *> ptr = driver->allocate(tensor.sizeInBytes());
-    if (!ptr)
-      return ptr.takeError();
-    buffer->ptr = *ptr;
-    return driver->copyToDevice(buffer->ptr, tensor.data(),
-                                tensor.sizeInBytes());
-  };
-  std::unique_ptr<DeviceBuffer> dIn, dFilter, dBias, dResidual, dOut;
-  if (llvm::Error e = upload(input, dIn))
-    return e;
-  if (llvm::Error e = upload(filter, dFilter))
-    return e;
-  if (spec.hasBias)
-    if (llvm::Error e = upload(bias, dBias))
-      return e;
-  if (spec.hasResidual)
-    if (llvm::Error e = upload(residual, dResidual))
-      return e;
-  if (llvm::Error e = upload(init, dOut)) // poisoned, or the accumulated-onto
-    return e;
-  llvm::Expected<void *> stream = driver->createStream();
-  if (!stream)
-    return stream.takeError();
-  ConvArgs args;
-  args.input = dIn->ptr;
-  args.filter = dFilter->ptr;
-  args.bias = dBias ? dBias->ptr : nullptr;
-  args.residual = dResidual ? dResidual->ptr : nullptr;
-  args.amax = amax;
-  args.output = dOut->ptr;
-  args.stream = *stream;
-  auto finish = [&](llvm::Error error) {
-    llvm::consumeError(driver->destroyStream(*stream));
-    return error;
-  };
-  if (llvm::Error e = conv.run(args))
-    return finish(std::move(e));
-  if (llvm::Error e = driver->synchronize(*stream))
-    return finish(std::move(e));
-  if (llvm::Error e = driver->copyToHost(result.data(), dOut->ptr,
-                                         result.sizeInBytes()))
-    return finish(std::move(e));
-
-  llvm::Expected<void *> begin = driver->createEvent();
-  llvm::Expected<void *> end = driver->createEvent();
-  if (!begin || !end)
-    return finish(llvm::joinErrors(begin.takeError(), end.takeError()));
-  std::vector<double> times;
-  for (int i = 0; i < request.repeat; ++i) {
-    if (llvm::Error e = driver->recordEvent(*begin, *stream))
-      return finish(std::move(e));
-    if (llvm::Error e = conv.run(args))
-      return finish(std::move(e));
-    if (llvm::Error e = driver->recordEvent(*end, *stream))
-      return finish(std::move(e));
-    if (llvm::Error e = driver->synchronizeEvent(*end))
-      return finish(std::move(e));
-    llvm::Expected<float> ms = driver->elapsedMillis(*begin, *end);
-    if (!ms)
-      return finish(ms.takeError());
-    times.push_back(*ms);
-  }
-  llvm::consumeError(driver->destroyEvent(*begin));
-  llvm::consumeError(driver->destroyEvent(*end));
-  runMillis = median(times);
-  return finish(llvm::Error::success());
-}
-
 int conv3d_run::runSpec(const RunRequest &request) {
   const ConvSpec &spec = request.spec;
   Engine engine;
@@ -314,14 +183,18 @@ int conv3d_run::runSpec(const RunRequest &request) {
   progress(request, llvm::formatv("compiled in {0:f1} ms", m.compileMillis));
 
   HostTensor result = init;
-  llvm::Error runError =
-      request.options.target == Target::cpu
-          ? runOnHost(request, **conv, *input, *filter, bias, residual, init,
-                      amax, result, m.runMillis)
-          : runOnDevice(request, **conv, *input, *filter, bias, residual,
-                        init, amax, result, m.runMillis);
-  if (runError)
-    return fail(llvm::toString(std::move(runError)));
+  HostConvBuffers buffers;
+  buffers.input = &*input;
+  buffers.filter = &*filter;
+  buffers.bias = spec.hasBias ? &bias : nullptr;
+  buffers.residual = spec.hasResidual ? &residual : nullptr;
+  buffers.amax = amax;
+  buffers.output = &result;
+  HostRunTiming timing;
+  timing.repeat = request.repeat;
+  if (llvm::Error error = runWithHostBuffers(**conv, buffers, &timing))
+    return fail(llvm::toString(std::move(error)));
+  m.runMillis = timing.medianMillis;
 
   if (request.check) {
     progress(request, "checking against the reference");

@@ -12,6 +12,7 @@
 
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Runtime/Engine.h"
+#include "conv3d/Runtime/HostRunner.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -169,14 +170,14 @@ CaseResult runCase(Engine &engine, const ConvSpec &spec,
     amax = std::max(amax, float(std::fabs(input.get(i))));
   amax *= 1.5f;
 
-  ConvArgs args;
-  args.input = input.data();
-  args.filter = filter.data();
-  args.bias = bias.data();
-  args.residual = residual.data();
-  args.amax = amax;
-  args.output = output.data();
-  if (llvm::Error error = (*conv)->run(args)) {
+  HostConvBuffers buffers;
+  buffers.input = &input;
+  buffers.filter = &filter;
+  buffers.bias = spec.hasBias ? &bias : nullptr;
+  buffers.residual = spec.hasResidual ? &residual : nullptr;
+  buffers.amax = amax;
+  buffers.output = &output;
+  if (llvm::Error error = runWithHostBuffers(**conv, buffers)) {
     result.message = llvm::toString(std::move(error));
     return result;
   }

@@ -49,14 +49,25 @@ struct ScalarLayoutMath {
 /// A row-major tile of `rows` x `cols` 16-bit elements in shared memory whose
 /// 16-byte chunks are XOR-swizzled so that any 8 consecutive rows at the
 /// same logical chunk (what one ldmatrix phase reads) hit 8 distinct
-/// 16-byte bank groups.
+/// 16-byte bank slots of a 128-byte line.
+///
+/// With R chunks per row, row r starts at slot r*R mod 8. Let g be the
+/// largest power of two dividing R, capped at 8: those starting slots repeat
+/// every 8/g rows, g times within 8 rows. XOR-ing the low log2(g) bits of
+/// the chunk index with (r / (8/g)) mod g separates the repeats, and keeps
+/// every chunk inside its aligned group of g chunks, i.e. inside its row.
 struct SwizzledTile {
   int64_t rows = 0, cols = 0;
 
   int64_t chunksPerRow() const { return cols / 8; }
-  /// Rows that share one 128-byte bank line.
-  int64_t rowsPerLine() const { return std::max<int64_t>(1, 8 / chunksPerRow()); }
-  int64_t mask() const { return std::min<int64_t>(chunksPerRow(), 8) - 1; }
+  /// The swizzle group g (a power of two, at most 8).
+  int64_t group() const {
+    int64_t r = chunksPerRow();
+    return std::min<int64_t>(8, r & -r);
+  }
+  /// Rows after which the starting bank slots repeat.
+  int64_t rowsPerLine() const { return 8 / group(); }
+  int64_t mask() const { return group() - 1; }
   int64_t elements() const { return rows * cols; }
 
   /// Element offset of (row, col); `col` may be any element of its chunk.

@@ -1,0 +1,43 @@
+//===- HostRunner.h - run a compiled convolution on host tensors -*- C++ -*-===//
+//
+// For tools and tests that hold their data in host memory: runs a compiled
+// convolution on HostTensors, copying to and from device memory for GPU
+// targets, and optionally times repeated runs (host clock on the CPU, CUDA
+// events on one stream on GPUs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_RUNTIME_HOSTRUNNER_H
+#define CONV3D_RUNTIME_HOSTRUNNER_H
+
+#include "conv3d/Runtime/Engine.h"
+
+namespace mlir::conv3d {
+
+struct HostConvBuffers {
+  const HostTensor *input = nullptr;
+  const HostTensor *filter = nullptr;
+  const HostTensor *bias = nullptr;     ///< when the spec has a bias
+  const HostTensor *residual = nullptr; ///< when the spec has a residual
+  float amax = 0.0f;
+  /// In: the destination's initial contents (accumulated onto, or poison).
+  /// Out: the result of the first run.
+  HostTensor *output = nullptr;
+};
+
+struct HostRunTiming {
+  /// Timed runs after the checked one (each starts from the same initial
+  /// output); 0 runs only once.
+  int repeat = 0;
+  /// Median of the timed runs, in milliseconds.
+  double medianMillis = 0;
+};
+
+/// Runs `conv` once on `buffers` (and `timing.repeat` more times, timed).
+llvm::Error runWithHostBuffers(const CompiledConv &conv,
+                               const HostConvBuffers &buffers,
+                               HostRunTiming *timing = nullptr);
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_RUNTIME_HOSTRUNNER_H
