@@ -162,7 +162,9 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   pm.addPass(createConv3dImplicitGemm(
       Conv3dImplicitGemmOptions{stringifyTarget(options.target).str()}));
   pm.addPass(createConv3dLowerToSM80());
-  addPipeline(pm, "canonicalize,cse");
+  pm.addPass(createConv3dLowerHostOpsToGPU());
+  addPipeline(pm, "func.func(gpu-map-parallel-loops),"
+                  "convert-parallel-loops-to-gpu,canonicalize,cse");
 }
 
 void mlir::conv3d::buildConv3dGpuPipeline(OpPassManager &pm,

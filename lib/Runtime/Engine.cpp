@@ -293,9 +293,11 @@ llvm::Expected<std::string> Engine::emit(const ConvSpec &spec,
     return text;
   }
   if (stage == EmitStage::Ptx) {
+    // One PTX module per kernel, each preceded by a marker line.
     module->walk([&](gpu::BinaryOp binary) {
       for (Attribute object : binary.getObjects())
-        os << cast<gpu::ObjectAttr>(object).getObject().getValue();
+        os << "// conv3d: gpu.module @" << binary.getSymName() << "\n"
+           << cast<gpu::ObjectAttr>(object).getObject().getValue() << "\n";
     });
     return text;
   }

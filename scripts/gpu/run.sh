@@ -34,7 +34,7 @@ CFG
 run_sweep() {
   step "sm80 sweep ($1 cases)"
   conv3d-sweep --target=sm80 --count="$1" --dtypes=bf16,f16 --seed="${SEED:-1}" \
-    --variants=epilogue,accumulate,fqrsc,quant-tile,qslice-fused,config \
+    --variants=epilogue,accumulate,fqrsc,quant,qslice,config \
     2>&1 | tee "$out/sweep.log" | tail -30 || status=1
 }
 run_sanitize() {

@@ -112,6 +112,8 @@ public:
         tileM, tileN, tileK, pick({2, 3, 4}), warpsM, warpsN);
     if (qsliceOuter)
       text += ",k_order=qslice_outer";
+    else if (coin(0.2))
+      text += ",split_k=" + std::to_string(pick({2, 3}));
     return text;
   }
 

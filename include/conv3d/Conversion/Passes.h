@@ -42,6 +42,10 @@ LogicalResult lowerGridToSM80(RewriterBase &rewriter, scf::ForallOp grid);
 /// conv3d.epilogue on memrefs to linalg.generic.
 void populateTileOpsToLoopsPatterns(RewritePatternSet &patterns);
 
+/// conv3d.epilogue on memrefs to a linalg.generic (shared by the CPU and GPU
+/// targets).
+void populateEpilogueToLinalgPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "conv3d/Conversion/Passes.h.inc"
 

@@ -98,4 +98,32 @@ def Conv3dLowerToSM80 : Pass<"conv3d-lower-to-sm80"> {
   ];
 }
 
+def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
+  let summary = "Move the remaining buffer operations of a GPU pipeline to "
+                "the device";
+  let description = [{
+    After the convolutions became kernels, a GPU pipeline can still hold
+    buffer work in host code: the NVFP4 prepass and the Q-slice accumulator
+    as `linalg` ops, split-K's `conv3d.epilogue`, allocations of temporaries
+    and copies. All memrefs there are device memory, so:
+    - `conv3d.epilogue` becomes a `linalg.generic`;
+    - each `linalg` op becomes parallel loops (reductions stay sequential
+      inside), collapsed to one dimension and tiled by `block-size`, for
+      `gpu-map-parallel-loops` and `convert-parallel-loops-to-gpu` to turn
+      into a kernel (outer loop: blocks, inner loop: threads);
+    - `memref.alloc`, `memref.dealloc` and `memref.copy` become `gpu.alloc`,
+      `gpu.dealloc` and `gpu.memcpy`, ordered on the stream.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the generated elementwise kernels">
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 #endif // CONV3D_CONVERSION_PASSES_TD

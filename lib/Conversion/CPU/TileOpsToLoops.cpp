@@ -372,6 +372,11 @@ struct LowerToCPUPass
 
 void mlir::conv3d::populateTileOpsToLoopsPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerLoadIm2colTile, LowerLoadFilterTile, LowerTileMma,
-               LowerStoreOutputTile, LowerEpilogueOnMemrefs>(
-      patterns.getContext());
+               LowerStoreOutputTile>(patterns.getContext());
+  populateEpilogueToLinalgPatterns(patterns);
+}
+
+void mlir::conv3d::populateEpilogueToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerEpilogueOnMemrefs>(patterns.getContext());
 }

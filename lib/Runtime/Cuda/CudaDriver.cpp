@@ -784,12 +784,13 @@ Error checkDims(llvm::StringRef what, LaunchDims dims) {
   return Error::success();
 }
 
-/// Above the default 48 KiB, a function may use dynamic shared memory only
-/// after its limit is raised; each function is raised once.
+/// Static plus dynamic shared memory above the default 48 KiB needs the
+/// function's dynamic limit raised first. The static part is not known here
+/// (lowered kernels keep a few bytes of it), so every function that asks for
+/// dynamic shared memory is raised, once.
 Error prepareSharedMemory(CudaDriver::Impl &impl, CUfunction function,
                           uint32_t bytes) {
-  constexpr uint32_t kDefaultLimit = 48 * 1024;
-  if (bytes <= kDefaultLimit)
+  if (bytes == 0)
     return Error::success();
   if (bytes > uint32_t(impl.info.maxSharedMemoryPerBlockOptin))
     return makeError("launch: " + llvm::Twine(bytes) +

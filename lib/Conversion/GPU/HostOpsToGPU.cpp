@@ -1,0 +1,152 @@
+//===- HostOpsToGPU.cpp - conv3d-lower-host-ops-to-gpu --------------------===//
+//
+// In a GPU pipeline every memref of the host function is device memory (the
+// caller's buffers and the temporaries below), so the buffer work left in
+// host code after the convolutions became kernels must run on the device.
+// Upstream does the heavy lifting: linalg ops become scf.parallel loops,
+// which gpu-map-parallel-loops and convert-parallel-loops-to-gpu turn into
+// kernels once they are shaped as (blocks) x (threads).
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Conversion/Passes.h"
+#include "conv3d/IR/Conv3dOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <numeric>
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DLOWERHOSTOPSTOGPU
+#include "conv3d/Conversion/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+namespace {
+
+/// Whether `op` is host code (not inside a kernel or a GPU module).
+bool isHostOp(Operation *op) {
+  return !op->getParentOfType<gpu::LaunchOp>() &&
+         !op->getParentOfType<gpu::GPUModuleOp>() &&
+         !op->getParentOfType<gpu::GPUFuncOp>();
+}
+
+/// Runs `build` between a `gpu.wait async` and a `gpu.wait` on its token, so
+/// the operation is ordered on the stream of the surrounding kernels.
+template <typename BuildFn>
+void onStream(RewriterBase &rewriter, Location loc, BuildFn build) {
+  auto tokenType = gpu::AsyncTokenType::get(rewriter.getContext());
+  Value start = gpu::WaitOp::create(rewriter, loc, tokenType, ValueRange{})
+                    .getAsyncToken();
+  Value done = build(start);
+  gpu::WaitOp::create(rewriter, loc, Type(), ValueRange{done});
+}
+
+LogicalResult moveBufferOps(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp>(op) &&
+        isHostOp(op))
+      ops.push_back(op);
+  });
+  auto tokenType = gpu::AsyncTokenType::get(func.getContext());
+  for (Operation *op : ops) {
+    rewriter.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      gpu::AllocOp deviceAlloc;
+      onStream(rewriter, loc, [&](Value token) {
+        deviceAlloc = gpu::AllocOp::create(
+            rewriter, loc, alloc.getType(), tokenType, ValueRange{token},
+            alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+            /*hostShared=*/false);
+        return deviceAlloc.getAsyncToken();
+      });
+      rewriter.replaceOp(alloc, deviceAlloc.getMemref());
+    } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      onStream(rewriter, loc, [&](Value token) {
+        return gpu::DeallocOp::create(rewriter, loc, tokenType,
+                                      ValueRange{token}, dealloc.getMemref())
+            .getAsyncToken();
+      });
+      rewriter.eraseOp(dealloc);
+    } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+      onStream(rewriter, loc, [&](Value token) {
+        return gpu::MemcpyOp::create(rewriter, loc, tokenType,
+                                     ValueRange{token}, copy.getTarget(),
+                                     copy.getSource())
+            .getAsyncToken();
+      });
+      rewriter.eraseOp(copy);
+    }
+  }
+  return success();
+}
+
+/// A linalg op as a 1-D parallel loop tiled into (blocks) x (blockSize).
+LogicalResult linalgToDeviceLoops(func::FuncOp func, int64_t blockSize) {
+  IRRewriter rewriter(func.getContext());
+  SmallVector<linalg::LinalgOp> linalgOps;
+  func.walk([&](linalg::LinalgOp op) {
+    if (isHostOp(op) && op.hasPureBufferSemantics())
+      linalgOps.push_back(op);
+  });
+  for (linalg::LinalgOp op : linalgOps) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::LinalgLoops> loops =
+        linalg::linalgOpToParallelLoops(rewriter, op);
+    if (failed(loops))
+      return op.emitError("cannot run this operation on the GPU");
+    rewriter.eraseOp(op);
+    auto parallel = loops->empty()
+                        ? scf::ParallelOp()
+                        : dyn_cast<scf::ParallelOp>(loops->front());
+    if (!parallel)
+      continue; // only sequential loops (a pure reduction): leave to error
+    // One dimension, so that one tiling gives (blocks) x (threads).
+    if (parallel.getNumLoops() > 1) {
+      std::vector<unsigned> all(parallel.getNumLoops());
+      std::iota(all.begin(), all.end(), 0);
+      Block *block = parallel->getBlock();
+      auto next = std::next(parallel->getIterator());
+      collapseParallelLoops(rewriter, parallel, {all});
+      parallel = cast<scf::ParallelOp>(*std::prev(next));
+      (void)block;
+    }
+    scf::tileParallelLoop(parallel, {blockSize}, /*noMinMaxBounds=*/true);
+  }
+  return success();
+}
+
+struct LowerHostOpsToGPUPass
+    : mlir::conv3d::impl::Conv3dLowerHostOpsToGPUBase<LowerHostOpsToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> funcs;
+    getOperation()->walk([&](func::FuncOp func) {
+      if (isHostOp(func))
+        funcs.push_back(func);
+    });
+    for (func::FuncOp func : funcs) {
+      RewritePatternSet patterns(&getContext());
+      populateEpilogueToLinalgPatterns(patterns);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))) ||
+          failed(linalgToDeviceLoops(func, blockSize)) ||
+          failed(moveBufferOps(func)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
