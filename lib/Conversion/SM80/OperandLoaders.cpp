@@ -18,6 +18,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -28,10 +29,28 @@ namespace {
 
 /// The part of a unit's tile position and validity common to all K steps.
 struct Unit {
-  Value valid;    ///< the unit exists (tail of the thread mapping)
+  /// The thread owns this unit. Only false in the tail of the mapping
+  /// (fewer units than threads times units per thread): such a thread must
+  /// not touch shared memory at all, or it would write past the tile.
+  Value exists;
+  bool alwaysExists = true;
+  Value valid;    ///< exists, and its row is inside the GEMM
   Value row, col; ///< position of the unit's first element in the tile
   SmallVector<Value> facts; ///< operand-specific per-row values
 };
+
+/// Emits `body` for `unit`, guarded when the unit may not exist.
+template <typename Body>
+void forExisting(KernelContext &ctx, const Unit &unit, Body body) {
+  if (unit.alwaysExists) {
+    body();
+    return;
+  }
+  auto guard = scf::IfOp::create(ctx.b, ctx.loc, unit.exists, false);
+  OpBuilder::InsertionGuard insertion(ctx.b);
+  ctx.b.setInsertionPointToStart(guard.thenBlock());
+  body();
+}
 
 /// Shared machinery of both loaders; subclasses provide addressing.
 class TileLoader : public OperandLoader {
@@ -45,21 +64,31 @@ public:
   SmallVector<Value> issueAsync(Value k0, Value kLimit, Value stepValid,
                                 Value stage) override {
     KernelMath math = ctx.math();
+    // Tokens of guarded copies cannot leave their scf.if; commit_group
+    // commits every outstanding copy of the thread anyway, so the group
+    // lists the unguarded ones.
     SmallVector<Value> tokens;
     for (const Unit &unit : units)
-      for (int64_t v = 0; v < load.unit / load.vector; ++v) {
-        auto [index, valid] = address(unit, v, k0, kLimit, stepValid);
-        Value bytes = math.select(valid, math.constant(load.vector),
-                                  math.constant(0));
-        Value dst = smemIndex(unit, v, stage);
-        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-            ctx.b, ctx.loc, nvgpu::DeviceAsyncTokenType::get(ctx.b.getContext()),
-            smem, ValueRange{math.toIndex(dst)}, global.memref,
-            ValueRange{math.toIndex(index)}, ctx.b.getIndexAttr(load.vector),
-            math.toIndex(bytes),
-            // .cg (L2 only) needs 16-byte copies.
-            load.vector == 8 ? ctx.b.getUnitAttr() : UnitAttr()));
-      }
+      forExisting(ctx, unit, [&] {
+        KernelMath math = ctx.math();
+        for (int64_t v = 0; v < load.unit / load.vector; ++v) {
+          auto [index, valid] = address(unit, v, k0, kLimit, stepValid);
+          Value bytes = math.select(valid, math.constant(load.vector),
+                                    math.constant(0));
+          Value dst = smemIndex(unit, v, stage);
+          Value token = nvgpu::DeviceAsyncCopyOp::create(
+              ctx.b, ctx.loc,
+              nvgpu::DeviceAsyncTokenType::get(ctx.b.getContext()), smem,
+              ValueRange{math.toIndex(dst)}, global.memref,
+              ValueRange{math.toIndex(index)}, ctx.b.getIndexAttr(load.vector),
+              math.toIndex(bytes),
+              // .cg (L2 only) needs 16-byte copies.
+              load.vector == 8 ? ctx.b.getUnitAttr() : UnitAttr());
+          if (unit.alwaysExists)
+            tokens.push_back(token);
+        }
+      });
+    (void)math;
     return tokens;
   }
 
@@ -90,13 +119,15 @@ public:
     for (const Unit &unit : units) {
       ArrayRef<Value> unitValues = values.slice(next, perUnit);
       next += perUnit;
-      SmallVector<Value> stored = transform(unitValues);
-      for (int64_t v = 0; v < perUnit; ++v)
-        vector::StoreOp::create(ctx.b, ctx.loc, stored[v], smem,
-                                ValueRange{ctx.math().toIndex(
-                                    smemIndex(unit, v, stage))},
-                                /*nontemporal=*/false,
-                                llvm::MaybeAlign(load.vector * 2));
+      forExisting(ctx, unit, [&] {
+        SmallVector<Value> stored = transform(unitValues);
+        for (int64_t v = 0; v < perUnit; ++v)
+          vector::StoreOp::create(ctx.b, ctx.loc, stored[v], smem,
+                                  ValueRange{ctx.math().toIndex(
+                                      smemIndex(unit, v, stage))},
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(load.vector * 2));
+      });
     }
   }
 
@@ -118,9 +149,11 @@ protected:
     for (int64_t i = 0; i < load.unitsPerThread; ++i) {
       Value id = math.add(ctx.tid, math.constant(i * ctx.plan.threads));
       Unit unit;
-      unit.valid = (i + 1) * ctx.plan.threads <= load.unitsPerTile
-                       ? math.trueValue()
-                       : math.ult(id, math.constant(load.unitsPerTile));
+      unit.alwaysExists = (i + 1) * ctx.plan.threads <= load.unitsPerTile;
+      unit.exists = unit.alwaysExists
+                        ? math.trueValue()
+                        : math.ult(id, math.constant(load.unitsPerTile));
+      unit.valid = unit.exists;
       unit.row = math.div(id, perRow);
       unit.col = math.mul(math.rem(id, perRow), load.unit);
       units.push_back(unit);
