@@ -95,6 +95,25 @@ def run_shape(engine, shape, args):
     result = dict(name=shape["name"], flops=flops, bytes=bytes_moved, limit_ms=limit_ms,
                   cudnn_ms=cudnn_ms, cudnn_err=cudnn_err)
     stream = torch.cuda.current_stream().cuda_stream
+    if args.configs:
+        # Tuning: every configuration on the same data; errors are reported.
+        tuning = {}
+        for cfg in args.configs:
+            try:
+                conv = engine.compile(spec, target="sm80", config=cfg)
+            except conv3d.Conv3dError as e:
+                tuning[cfg] = str(e).splitlines()[-1][:120]
+                continue
+            def call(i):
+                conv.run(xs[i % sets].data_ptr(), wt.data_ptr(), ys[i % sets].data_ptr(),
+                         stream=stream)
+            ys[0].fill_(float("nan"))
+            call(0)
+            torch.cuda.synchronize()
+            err = rel_l2(ys[0], ref)
+            ms, _ = time_cuda(call, args.reps, args.warmup)
+            tuning[cfg] = dict(ms=ms, err=err, ratio=cudnn_ms / ms)
+        result["tuning"] = tuning
     variants = [("ours", dict())]
     if args.nvfp4:
         variants.append(("nvfp4", dict(quant_block_size=16)))
@@ -135,6 +154,8 @@ def main():
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--config", default=None, help="force a tile configuration")
+    parser.add_argument("--configs", nargs="*", default=None,
+                        help="time each of these configurations per shape (tuning)")
     parser.add_argument("--nvfp4", action="store_true", help="also time fused NVFP4")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
@@ -180,6 +201,12 @@ def main():
             if "nvfp4_ms" in r and "ours_ms" in r:
                 lines.append(f"| {r['name']} | {r['ours_ms']:.3f} | {r['nvfp4_ms']:.3f} | "
                              f"{r['nvfp4_ms'] / r['ours_ms']:.2f} |")
+    for r in results:
+        for cfg, t in r.get("tuning", {}).items():
+            if isinstance(t, dict):
+                lines.append(f"tune {r['name']} {cfg}: {t['ms']:.3f} ms, {t['ratio']:.2f}x cuDNN, err {t['err']:.1e}")
+            else:
+                lines.append(f"tune {r['name']} {cfg}: {t}")
     table = "\n".join(lines)
     print(table)
     os.makedirs(args.out, exist_ok=True)
