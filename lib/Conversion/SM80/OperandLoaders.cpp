@@ -61,8 +61,12 @@ public:
 
   bool isAsync() const override { return load.async; }
 
+  /// Work shared by all accesses of one K step (none by default).
+  virtual void beginStep(Value k0) {}
+
   SmallVector<Value> issueAsync(Value k0, Value kLimit, Value stepValid,
                                 Value stage) override {
+    beginStep(k0);
     KernelMath math = ctx.math();
     // Tokens of guarded copies cannot leave their scf.if; commit_group
     // commits every outstanding copy of the thread anyway, so the group
@@ -94,6 +98,7 @@ public:
 
   SmallVector<Value> loadToRegisters(Value k0, Value kLimit,
                                      Value stepValid) override {
+    beginStep(k0);
     KernelMath math = ctx.math();
     auto vectorType = VectorType::get({load.vector}, elementType());
     Value zeros = arith::ConstantOp::create(
@@ -192,17 +197,83 @@ public:
       : TileLoader(ctx, ctx.plan.a, ctx.plan.aTile, ctx.smemA,
                    ctx.ops.input) {
     mapUnits(ctx.plan.tileK / load.unit);
+    const ConvGeometry &g = ctx.geometry;
+    int64_t taps = g.window[0] * g.window[1] * g.window[2];
+    // Tap masks: when a K tile never straddles taps (C a multiple of
+    // tile_k) and the window has at most 32 taps, a row's validity for
+    // every tap and its base offset are computed once per block; a K step
+    // then costs one bit test and one add per access instead of a k
+    // decomposition and six bounds checks.
+    tapMasks = g.channels % ctx.plan.tileK == 0 && taps <= 32 &&
+               ctx.indexType.isInteger(32) &&
+               load.unitsPerThread <= kMaxHoistedUnits;
     // Row facts cost 5 registers per unit: hoisted out of the K loop when a
     // thread owns few units, recomputed per step when it owns many (narrow
     // channel counts), where hoisting would spill.
     hoisted = load.unitsPerThread <= kMaxHoistedUnits;
     if (hoisted)
-      for (Unit &unit : units)
+      for (Unit &unit : units) {
         computeRowFacts(unit);
+        if (tapMasks)
+          computeTapMask(unit);
+      }
+  }
+
+  /// Per K step: the step's tap (q, r, s) and channel offset, shared by all
+  /// of the thread's accesses (the tile lies inside one tap).
+  void beginStep(Value k0) override {
+    if (!tapMasks)
+      return;
+    const ConvGeometry &g = ctx.geometry;
+    KernelMath math = ctx.math();
+    stepTap = math.div(k0, g.channels);
+    stepChannel = math.rem(k0, g.channels);
+    auto tap = delinearize<KernelMath, 3>(math, stepTap,
+                                          {g.window[0], g.window[1],
+                                           g.window[2]});
+    // Offset of the tap relative to the row's tap-0 position.
+    const SmallVector<int64_t> &strides = global.strides;
+    stepOffset = math.constant(0);
+    for (unsigned axis = 0; axis < 3; ++axis)
+      stepOffset = math.add(
+          stepOffset, math.mul(tap[axis], g.dilations[axis] * strides[axis + 1]));
   }
 
 protected:
   static constexpr int64_t kMaxHoistedUnits = 8;
+
+  /// Bit t of the row's mask: tap t reads inside the input; and the flat
+  /// offset of the row's tap-0 position (possibly in the halo).
+  void computeTapMask(Unit &unit) {
+    const ConvGeometry &g = ctx.geometry;
+    KernelMath math = ctx.math();
+    Value mask = math.constant(0);
+    Value one = math.constant(1);
+    for (int64_t q = 0; q < g.window[0]; ++q)
+      for (int64_t r = 0; r < g.window[1]; ++r)
+        for (int64_t s = 0; s < g.window[2]; ++s) {
+          std::array<int64_t, 3> tap = {q, r, s};
+          Value ok = unit.valid;
+          for (unsigned axis = 0; axis < 3; ++axis)
+            ok = math.andI(ok, math.inRange(
+                                   math.add(unit.facts[axis + 1],
+                                            math.constant(tap[axis] *
+                                                          g.dilations[axis])),
+                                   g.inputSize[axis]));
+          int64_t bit = (q * g.window[1] + r) * g.window[2] + s;
+          Value set = math.select(
+              ok, arith::ShLIOp::create(ctx.b, ctx.loc, one,
+                                        math.constant(bit)),
+              math.constant(0));
+          mask = arith::OrIOp::create(ctx.b, ctx.loc, mask, set);
+        }
+    const SmallVector<int64_t> &strides = global.strides;
+    Value base = math.mul(unit.facts[0], strides[0]);
+    for (unsigned axis = 0; axis < 3; ++axis)
+      base = math.add(base, math.mul(unit.facts[axis + 1], strides[axis + 1]));
+    unit.facts.push_back(mask);
+    unit.facts.push_back(base);
+  }
 
   /// Validity of the row and (n, tap-0 input coordinates) of its output
   /// position.
@@ -220,6 +291,24 @@ protected:
 
   std::pair<Value, Value> address(const Unit &hoistedUnit, int64_t v, Value k0,
                                   Value kLimit, Value stepValid) override {
+    if (tapMasks) {
+      // k < kLimit for the whole tile: K and every slice end are multiples
+      // of tile_k here.
+      KernelMath math = ctx.math();
+      Value bit = arith::AndIOp::create(
+          ctx.b, ctx.loc,
+          arith::ShRUIOp::create(ctx.b, ctx.loc, hoistedUnit.facts[4],
+                                 stepTap),
+          math.constant(1));
+      Value valid = math.andI(math.andI(stepValid, hoistedUnit.valid),
+                              math.cmp(arith::CmpIPredicate::ne, bit,
+                                       math.constant(0)));
+      Value c = math.add(math.add(stepChannel, hoistedUnit.col),
+                         math.constant(v * load.vector));
+      Value index = math.add(math.add(hoistedUnit.facts[5], stepOffset),
+                             math.mul(c, global.strides[4]));
+      return {math.select(valid, index, math.constant(0)), valid};
+    }
     Unit unit = hoistedUnit;
     if (!hoisted)
       computeRowFacts(unit);
@@ -272,6 +361,8 @@ protected:
   }
 
   bool hoisted = true;
+  bool tapMasks = false;
+  Value stepTap, stepChannel, stepOffset;
 };
 
 /// The B tile of the filter's K x F view: [k][n] for QRSCF (F contiguous),
