@@ -78,19 +78,45 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
     warpsM = warpsN = 1;
     break;
   case Target::sm80: {
-    tileN = pickTileN(n, 128);
-    tileM = pickTileM(m, ceilDiv(n, tileN), 128, 64, kH100SMs);
+    // Measured on an H100 over bench/shapes.json (bench/RESULTS.md): warp
+    // tiles of 64 x 64 (32 x 32 for F = 32) do best; a 96-wide N tile is
+    // slower than a 128-wide one that wastes a quarter of its columns, and
+    // F = 192 prefers three 64-wide N tiles with 256-row M tiles.
+    int64_t rowsPerWarp = 64;
+    if (n <= 64) {
+      tileN = roundUp(n, 8);
+      tileM = 128;
+      // Two warp columns need 8-column MMA tiles on each side.
+      warpsN = tileN > 32 && tileN % 16 == 0 ? 2 : 1;
+      rowsPerWarp = warpsN == 2 ? 64 : 32;
+    } else if (n % 128 == 0 || n < 128) {
+      tileN = 128;
+      tileM = 128;
+      warpsN = 2;
+    } else if (n % 64 == 0) {
+      tileN = 64;
+      tileM = 256;
+      warpsN = 1;
+    } else {
+      tileN = 128;
+      tileM = 128;
+      warpsN = 2;
+    }
+    // Fill the machine: smaller M tiles when there are few blocks.
+    int64_t nTiles = ceilDiv(n, tileN);
+    while (tileM > 64 && ceilDiv(m, tileM) * nTiles < kH100SMs)
+      tileM /= 2;
+    // A halved M tile keeps four warps by thinning their rows.
+    if (tileM < 128)
+      rowsPerWarp = std::min<int64_t>(rowsPerWarp, 32);
     // Channel counts that are not a multiple of 2 take the register-staged
     // element-wise load path: a thinner K tile and 16-row warp tiles keep
     // the elements each thread stages (and their addresses) in registers.
     bool narrow = geometry.channels % 2 != 0;
+    if (narrow)
+      rowsPerWarp = 16;
     tileK = narrow ? 16 : 32;
-    stages = 4;
-    // At most 64x64 accumulators per warp.
-    warpsN = ceilDiv(tileN, 64);
-    if (tileN % (warpsN * 8) != 0)
-      warpsN = 1;
-    int64_t rowsPerWarp = narrow ? 16 : 32;
+    stages = tileM >= 256 ? 3 : 4;
     warpsM = std::max<int64_t>(
         1, std::min<int64_t>(tileM / rowsPerWarp, 8 / warpsN));
     while (tileM % (16 * warpsM) != 0)
@@ -158,8 +184,8 @@ struct SelectConfigPass
   void runOnOperation() override {
     std::optional<Target> parsedTarget = parseTarget(target);
     if (!parsedTarget) {
-      getOperation()->emitError() << "conv3d-select-config: unknown target '"
-                                  << target << "'";
+      getOperation()->emitError()
+          << "conv3d-select-config: unknown target '" << target << "'";
       return signalPassFailure();
     }
     IGemmConfigAttr forced;
@@ -184,8 +210,8 @@ struct SelectConfigPass
                                      blockSize);
       if (std::optional<std::string> problem =
               checkConfigForConv(chosen, geometry, blockSize)) {
-        conv.emitError() << "cannot use tile configuration " << chosen
-                         << ": " << *problem;
+        conv.emitError() << "cannot use tile configuration " << chosen << ": "
+                         << *problem;
         return WalkResult::interrupt();
       }
       conv.setConfigAttr(chosen);

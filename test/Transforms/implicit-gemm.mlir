@@ -183,6 +183,28 @@ func.func @qslice_outer_all_slices(%x: memref<1x6x8x8x16xbf16>, %w: memref<3x3x3
 
 // -----
 
+// qslice_outer where every tap of every output depth reads depth padding
+// (2 input depths, dilation 3, padding 4 on both sides): no slice has a
+// valid range, so the kernel keeps one flat K loop over all of K = 48 (the
+// loads read zeros) instead of a grid without tile ops.
+
+// CHECK-LABEL: func.func @qslice_outer_only_halo
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C48:.*]] = arith.constant 48 : index
+// CHECK: scf.forall
+// CHECK-NOT: scf.if
+// CHECK: scf.for %{{.*}} = %[[C0]] to %[[C3]]
+// CHECK: conv3d.load_im2col_tile {{.*}} limit %[[C48]]
+// CHECK: conv3d.tile_mma
+// CHECK: conv3d.store_output_tile
+func.func @qslice_outer_only_halo(%x: memref<1x2x4x4x16xf32>, %w: memref<3x1x1x16x8xf32>, %o: memref<1x2x4x4x8xf32>) {
+  conv3d.conv ins(%x, %w : memref<1x2x4x4x16xf32>, memref<3x1x1x16x8xf32>) outs(%o : memref<1x2x4x4x8xf32>) overwrite strides = [3, 1, 1] dilations = [3, 1, 1] padding = [4, 4, 0, 0, 0, 0] config = #conv3d.igemm_config<tile_m = 16, tile_n = 8, tile_k = 16, k_order = qslice_outer>
+  return
+}
+
+// -----
+
 // split_k = 2: a third grid dimension for the split, partial sums added
 // atomically into a zeroed f32 workspace, and one conv3d.epilogue after the
 // grid with the bias and activation. K = 27*16 = 432 is 7 tiles of 64;

@@ -19,14 +19,18 @@
 using namespace llvm;
 using namespace mlir::conv3d;
 
-static cl::opt<bool> jsonOutput("json", cl::desc("Print one JSON object"));
+static cl::OptionCategory infoCategory("conv3d-gpu-info options");
+static cl::opt<bool> jsonOutput("json", cl::desc("Print one JSON object"),
+                                cl::cat(infoCategory));
 static cl::opt<bool>
     symbols("symbols",
             cl::desc("Also check that libcuda.so.1 exports every driver "
-                     "function the runtime uses"));
+                     "function the runtime uses"),
+            cl::cat(infoCategory));
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(infoCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "conv3d-gpu-info: the GPU the conv3d CUDA runtime finds\n\n"

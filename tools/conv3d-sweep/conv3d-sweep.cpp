@@ -27,20 +27,24 @@
 using namespace mlir::conv3d;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory sweepCategory("conv3d-sweep options");
+
 static cl::opt<int> count("count", cl::desc("Number of random cases"),
-                          cl::init(50));
+                          cl::init(50), cl::cat(sweepCategory));
 static cl::opt<unsigned long long> seed("seed", cl::desc("Random seed"),
-                                        cl::init(2024));
+                                        cl::init(2024), cl::cat(sweepCategory));
 static cl::opt<std::string> dtypes("dtypes",
                                    cl::desc("Comma-separated input dtypes to "
                                             "cycle through"),
-                                   cl::init("f32,bf16"));
-static cl::opt<std::string> target("target", cl::desc("Target"),
-                                   cl::init("cpu"));
+                                   cl::init("f32,bf16"),
+                                   cl::cat(sweepCategory));
+static cl::opt<std::string>
+    target("target", cl::desc("Target: cpu or sm80 (sm80 needs a GPU)"),
+           cl::init("cpu"), cl::cat(sweepCategory));
 static cl::opt<std::string> lowering("lowering",
                                      cl::desc("CPU lowering: igemm, "
                                               "reference"),
-                                     cl::init("igemm"));
+                                     cl::init("igemm"), cl::cat(sweepCategory));
 static cl::opt<std::string> variants(
     "variants",
     cl::desc("Comma-separated random variants to draw from: epilogue, "
@@ -48,11 +52,12 @@ static cl::opt<std::string> variants(
              "the tile load), qslice (any strategy), qslice-fused (none, "
              "auto or fused), config (forced tile configurations, valid for "
              "the target)"),
-    cl::init("epilogue,accumulate,fqrsc"));
+    cl::init("epilogue,accumulate,fqrsc"), cl::cat(sweepCategory));
 static cl::opt<int> maxWork("max-work",
                             cl::desc("Upper bound on M*N*K of a case"),
-                            cl::init(3000000));
-static cl::opt<bool> verbose("v", cl::desc("Print every case"));
+                            cl::init(3000000), cl::cat(sweepCategory));
+static cl::opt<bool> verbose("v", cl::desc("Print every case"),
+                             cl::cat(sweepCategory));
 
 namespace {
 
@@ -123,9 +128,9 @@ public:
     int64_t tileK = pick({1, 3, 8, 16, 24, 32, 48, 64});
     if (spec.inputQuantBlockSize)
       tileK = *spec.inputQuantBlockSize * pick({1, 1, 2});
-    std::string text = llvm::formatv(
-        "tile_m={0},tile_n={1},tile_k={2}", pick({1, 5, 16, 17, 32, 64, 128}),
-        pick({1, 3, 8, 16, 24, 64}), tileK);
+    std::string text = llvm::formatv("tile_m={0},tile_n={1},tile_k={2}",
+                                     pick({1, 5, 16, 17, 32, 64, 128}),
+                                     pick({1, 3, 8, 16, 24, 64}), tileK);
     // split_k needs the flat K order.
     if (qsliceOuter)
       text += ",k_order=qslice_outer";
@@ -153,7 +158,8 @@ CaseResult runCase(Engine &engine, const ConvSpec &spec,
   }
   HostTensor input = HostTensor::zeros(spec.inputType, spec.inputShape());
   HostTensor filter = HostTensor::zeros(spec.inputType, spec.filterShape());
-  HostTensor bias = HostTensor::zeros(ElementType::f32, {spec.geometry.filters});
+  HostTensor bias =
+      HostTensor::zeros(ElementType::f32, {spec.geometry.filters});
   HostTensor residual = HostTensor::zeros(spec.outputType, spec.outputShape());
   HostTensor init = HostTensor::zeros(spec.outputType, spec.outputShape());
   fillRandomNormal(input, dataSeed, 1.0);
@@ -204,6 +210,7 @@ CaseResult runCase(Engine &engine, const ConvSpec &spec,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(sweepCategory);
   cl::ParseCommandLineOptions(argc, argv, "conv3d randomized sweep\n");
 
   llvm::SmallVector<llvm::StringRef> dtypeNames, variantNames;
@@ -258,8 +265,7 @@ int main(int argc, char **argv) {
       options.qslice = std::string(
           gen.pick({0, 1, 2, 3}) == 0
               ? "none"
-              : (gen.coin(0.4) ? "fused"
-                               : (gen.coin() ? "separate" : "auto")));
+              : (gen.coin(0.4) ? "fused" : (gen.coin() ? "separate" : "auto")));
     else if (has("qslice-fused"))
       options.qslice = std::string(
           gen.pick({0, 1, 2}) == 0 ? "none" : (gen.coin() ? "fused" : "auto"));
@@ -286,16 +292,16 @@ int main(int argc, char **argv) {
     if (!r.passed)
       ++failures;
     if (!r.passed || verbose)
-      llvm::outs() << llvm::formatv("[{0,3}] {1} rel_l2={2:e2} tol={3:e1} "
-                                    "{4:f0}ms | {5} | {6}{7}\n",
-                                    i, r.passed ? "ok  " : "FAIL", r.error,
-                                    r.tolerance, ms, spec.describe(),
-                                    options.describe(),
-                                    r.message.empty() ? "" : "\n  " + r.message);
+      llvm::outs() << llvm::formatv(
+          "[{0,3}] {1} rel_l2={2:e2} tol={3:e1} "
+          "{4:f0}ms | {5} | {6}{7}\n",
+          i, r.passed ? "ok  " : "FAIL", r.error, r.tolerance, ms,
+          spec.describe(), options.describe(),
+          r.message.empty() ? "" : "\n  " + r.message);
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   llvm::outs() << llvm::formatv(
       "conv3d-sweep: {0} cases, {1} failed, worst error/tolerance {2:f3} "
       "({3:f1} s)\n",

@@ -33,14 +33,12 @@ static Value emitPowerOfTwo(OpBuilder &b, Location loc, Value e) {
 
 /// Rounds x to a multiple of 2^ulpExp, ties to even: the scaling by powers
 /// of two is exact, so the only rounding is roundeven's.
-static Value emitRoundToUlp(OpBuilder &b, Location loc, Value x,
-                            Value ulpExp) {
+static Value emitRoundToUlp(OpBuilder &b, Location loc, Value x, Value ulpExp) {
   Value negExp = arith::SubIOp::create(b, loc, i32Const(b, loc, 0), ulpExp);
   Value scaled =
       arith::MulFOp::create(b, loc, x, emitPowerOfTwo(b, loc, negExp));
   Value rounded = math::RoundEvenOp::create(b, loc, scaled);
-  return arith::MulFOp::create(b, loc, rounded,
-                               emitPowerOfTwo(b, loc, ulpExp));
+  return arith::MulFOp::create(b, loc, rounded, emitPowerOfTwo(b, loc, ulpExp));
 }
 
 Value mlir::conv3d::emitRoundToE4M3(OpBuilder &b, Location loc, Value s) {
@@ -53,14 +51,27 @@ Value mlir::conv3d::emitRoundToE4M3(OpBuilder &b, Location loc, Value s) {
 }
 
 Value mlir::conv3d::emitRoundToE2M1(OpBuilder &b, Location loc, Value a) {
-  // Saturate first (NaN propagates through minimumf); then E2M1 has one
-  // mantissa bit and a minimum normal exponent of 0: spacing
-  // 2^(max(e, 0) - 1), i.e. 0.5 below 2, 1 in [2, 4), 2 in [4, 6].
-  Value saturated = arith::MinimumFOp::create(b, loc, a, f32Const(b, loc, 6));
-  Value e = emitExponent(b, loc, saturated);
-  Value clamped = arith::MaxSIOp::create(b, loc, e, i32Const(b, loc, 0));
-  Value ulpExp = arith::SubIOp::create(b, loc, clamped, i32Const(b, loc, 1));
-  return emitRoundToUlp(b, loc, saturated, ulpExp);
+  // E2M1 values are spaced 0.5 below 2, 1 in [2, 4) and 2 in [4, 6]; the
+  // nearest with ties to the even code is roundeven at that spacing:
+  //   a < 2: rint(2a) / 2;   2 <= a < 4: rint(a);   a >= 4: min(2 rint(a/2), 6)
+  // Scaling by 2 and 1/2 is exact, so this is the spec's rounding (ties:
+  // 0.25 -> 0, 0.75 -> 1, 1.75 -> 2, 3.5 -> 4, 5 -> 4), in fewer operations
+  // than extracting the exponent. NaN fails both compares and stays NaN
+  // through minimumf; +inf becomes 6.
+  auto rint = [&](Value x) { return math::RoundEvenOp::create(b, loc, x); };
+  auto mul = [&](Value x, float c) {
+    return arith::MulFOp::create(b, loc, x, f32Const(b, loc, c));
+  };
+  Value low = mul(rint(mul(a, 2.0f)), 0.5f);
+  Value mid = rint(a);
+  Value high = arith::MinimumFOp::create(b, loc, mul(rint(mul(a, 0.5f)), 2.0f),
+                                         f32Const(b, loc, 6.0f));
+  Value belowTwo = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
+                                         f32Const(b, loc, 2.0f));
+  Value belowFour = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
+                                          f32Const(b, loc, 4.0f));
+  Value upper = arith::SelectOp::create(b, loc, belowFour, mid, high);
+  return arith::SelectOp::create(b, loc, belowTwo, low, upper);
 }
 
 NVFP4BlockScale mlir::conv3d::emitNVFP4BlockScale(OpBuilder &b, Location loc,
@@ -100,8 +111,7 @@ Value mlir::conv3d::emitNVFP4Quantize(OpBuilder &b, Location loc, Value value,
 Value mlir::conv3d::emitAbsMaxUpdate(OpBuilder &b, Location loc, Value acc,
                                      Value value) {
   Value v = emitFloatCast(b, loc, value, b.getF32Type());
-  return arith::MaxNumFOp::create(b, loc, acc,
-                                  math::AbsFOp::create(b, loc, v));
+  return arith::MaxNumFOp::create(b, loc, acc, math::AbsFOp::create(b, loc, v));
 }
 
 Value mlir::conv3d::emitFloatCast(OpBuilder &b, Location loc, Value value,
@@ -136,8 +146,8 @@ Value mlir::conv3d::emitActivation(OpBuilder &b, Location loc, Value x,
   }
   case Activation::gelu_tanh: {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Value x3 = arith::MulFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, x, x), x);
+    Value x3 =
+        arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x), x);
     Value inner = arith::AddFOp::create(
         b, loc, x,
         arith::MulFOp::create(b, loc, f32Const(b, loc, 0.044715f), x3));
