@@ -21,9 +21,11 @@ path = os.pathsep.join(
     [config.conv3d_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
 )
 config.environment["PATH"] = path
-for var in ["HOME", "TMPDIR", "LD_LIBRARY_PATH", "CONV3D_CACHE_DIR", "CUDA_VISIBLE_DEVICES"]:
+for var in ["HOME", "TMPDIR", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# Tests compile what they test: no disk cache unless a test names one.
+config.environment["CONV3D_CACHE_DIR"] = "off"
 # GPU tests compile with the toolkit this build was configured with.
 config.environment["CUDA_HOME"] = config.cuda_home
 
@@ -31,6 +33,9 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%shapes_json", os.path.join(config.conv3d_src_root, "bench", "shapes.json")))
 config.substitutions.append(("%cuda_home", config.cuda_home))
+config.substitutions.append(("%conv3d_src_root", config.conv3d_src_root))
+config.substitutions.append(
+    ("%conv3d_lib", os.path.join(os.path.dirname(config.conv3d_tools_dir), "lib", "libConv3d.so")))
 
 ptxas = os.path.join(config.cuda_home, "bin", "ptxas")
 if os.path.exists(ptxas):

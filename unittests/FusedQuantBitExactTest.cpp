@@ -79,7 +79,7 @@ TEST_P(FusedQuantBitExact, OperandMatchesReference) {
     maxAbs = std::max(maxAbs, std::fabs(input.get(i)));
   float amax = float(c.amaxScale * maxAbs);
 
-  Engine engine;
+  Engine engine{CacheOptions{}}; // always compile
   CompileOptions options;
   options.target = c.target;
   options.lowering = c.lowering;
@@ -146,6 +146,12 @@ const QuantCase kCases[] = {
   // C a multiple of the block size: tile and prepass placements agree.
   {"aligned_tile", 1, 4, 4, 4, 32, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", ""},
   {"aligned_prepass", 1, 4, 4, 4, 32, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "prepass", "none", ""},
+  // The prepass as one loop over contiguous blocks (conv3d-quantize-to-loops):
+  // f16 and f32 (4 elements per vector access), blocks of 32 and 64, batch
+  // > 1, amax above the data maximum and amax = 0.
+  {"prepass_f16_b32", 2, 3, 4, 4, 64, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 32, ElementType::f16, true, 3.7, kTiled, "prepass", "none", ""},
+  {"prepass_f32_b16", 1, 3, 4, 4, 16, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 16, ElementType::f32, true, 1.0, kTiled, "prepass", "none", ""},
+  {"prepass_b64_amax_zero", 1, 3, 3, 3, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 64, ElementType::bf16, false, 0.0, kTiled, "prepass", "none", ""},
   {"aligned_auto_b32", 2, 3, 3, 3, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 32, ElementType::bf16, true, 2.0, kTiled, "auto", "none", ""},
   {"aligned_b64_pointwise", 1, 3, 4, 4, 128, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 64, ElementType::bf16, true, 1.0, kTiled, "auto", "none", ""},
   // K order with slices outermost, and the separate decomposition.
@@ -167,6 +173,9 @@ const QuantCase kGpuCases[] = {
   {"amax_zero", 1, 3, 4, 4, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 16, ElementType::bf16, false, 0.0, kTiled, "tile", "none", "", Target::sm80},
   {"aligned_b64", 1, 4, 4, 4, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 64, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "", Target::sm80},
   {"qslice_fused", 1, 5, 4, 4, 16, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "fused", "", Target::sm80},
+  // The prepass kernel (a thread per contiguous block, 16-byte accesses).
+  {"prepass_bf16", 2, 4, 5, 5, 32, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "prepass", "none", "", Target::sm80},
+  {"prepass_f16_b64_amax_above", 1, 3, 4, 4, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 64, ElementType::f16, true, 2.5, kTiled, "prepass", "none", "", Target::sm80},
 };
 // clang-format on
 

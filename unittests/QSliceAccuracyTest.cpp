@@ -74,7 +74,7 @@ TEST_P(QSliceAccuracy, WithinFivePercentOfUndecomposed) {
   problem.filter = &filter;
   std::vector<double> reference = referenceConv(problem);
 
-  Engine engine;
+  Engine engine{CacheOptions{}}; // always compile
   double none = runError(engine, spec, "none", input, filter, reference);
   double fused = runError(engine, spec, "fused", input, filter, reference);
   double separate =

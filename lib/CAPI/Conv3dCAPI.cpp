@@ -11,6 +11,7 @@
 using namespace mlir::conv3d;
 
 struct conv3d_engine {
+  explicit conv3d_engine(CacheOptions cache) : engine(std::move(cache)) {}
   Engine engine;
 };
 
@@ -82,8 +83,7 @@ static llvm::Expected<CompileOptions> toOptions(llvm::StringRef text) {
     if (key == "target") {
       std::optional<Target> target = parseTarget(value);
       if (!target)
-        return llvm::createStringError("unknown target '" + value.str() +
-                                       "'");
+        return llvm::createStringError("unknown target '" + value.str() + "'");
       options.target = *target;
     } else if (key == "lowering") {
       options.lowering = value == "reference" ? CpuLowering::Reference
@@ -104,7 +104,15 @@ static llvm::Expected<CompileOptions> toOptions(llvm::StringRef text) {
 }
 
 extern "C" conv3d_engine *conv3d_engine_create(void) {
-  return new conv3d_engine();
+  return new conv3d_engine(CacheOptions::fromEnvironment());
+}
+
+extern "C" conv3d_engine *
+conv3d_engine_create_with_cache(const char *cache_directory) {
+  CacheOptions cache;
+  if (cache_directory)
+    cache.directory = cache_directory;
+  return new conv3d_engine(std::move(cache));
 }
 
 extern "C" void conv3d_engine_destroy(conv3d_engine *engine) { delete engine; }
@@ -138,6 +146,20 @@ extern "C" conv3d_conv *conv3d_compile(conv3d_engine *engine,
 
 extern "C" double conv3d_compile_millis(const conv3d_conv *conv) {
   return conv ? conv->conv->getStats().totalMillis : 0.0;
+}
+
+extern "C" int conv3d_compile_source(const conv3d_conv *conv) {
+  if (!conv)
+    return CONV3D_COMPILED;
+  switch (conv->conv->getStats().source) {
+  case CacheSource::Compiled:
+    return CONV3D_COMPILED;
+  case CacheSource::Memory:
+    return CONV3D_FROM_MEMORY_CACHE;
+  case CacheSource::Disk:
+    return CONV3D_FROM_DISK_CACHE;
+  }
+  return CONV3D_COMPILED;
 }
 
 extern "C" void conv3d_conv_destroy(conv3d_conv *conv) { delete conv; }

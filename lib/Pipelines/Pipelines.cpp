@@ -47,8 +47,15 @@ std::string PipelineOptions::describe() const {
                        stringifyTarget(target),
                        lowering == CpuLowering::Reference ? "reference"
                                                           : "igemm",
-                       config.empty() ? "auto" : config, qslice,
-                       quantPlacement)
+                       config.empty() ? "auto" : config, qslice, quantPlacement)
+      .str();
+}
+
+std::string PipelineOptions::fingerprint() const {
+  return llvm::formatv("{0} results-to-out-params={1} gpu-chip={2} "
+                       "cuda-home={3} gpu-binary-format={4}",
+                       describe(), resultsToOutParams, gpuChip, cudaHome,
+                       gpuBinaryFormat)
       .str();
 }
 
@@ -109,10 +116,14 @@ void mlir::conv3d::buildConv3dCpuLoweringPipeline(
   bool reference = options.lowering == CpuLowering::Reference;
   // The implicit-GEMM path tiles convolutions after bufferization; the
   // tensor-level quantize and epilogue ops take the linalg route either way.
-  pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{reference}));
+  // The reference lowers every quantize to linalg; the implicit-GEMM path
+  // quantizes contiguous blocks (the NVFP4 prepass) in one loop over them.
+  pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{
+      /*lowerConv=*/reference, /*lowerContiguousQuantize=*/reference}));
   addPipeline(pm, "canonicalize");
   buildConv3dBufferizationPipeline(pm, options);
   if (!reference) {
+    pm.addPass(createConv3dQuantizeToLoops());
     pm.addPass(createConv3dImplicitGemm(
         Conv3dImplicitGemmOptions{stringifyTarget(options.target).str()}));
     pm.addPass(createConv3dLowerToCPU());
@@ -142,7 +153,7 @@ std::string mlir::conv3d::gpuChipFor(const PipelineOptions &options) {
 std::string mlir::conv3d::gpuPtxFeaturesFor(llvm::StringRef chip) {
   // The default (+ptx60) is too old for sm_90a; sm_100a needs PTX 8.6.
   return chip.starts_with("sm_10") || chip.starts_with("sm_12") ? "+ptx86"
-                                                                 : "+ptx80";
+                                                                : "+ptx80";
 }
 
 std::string mlir::conv3d::cudaHomeFor(const PipelineOptions &options) {
@@ -156,9 +167,13 @@ std::string mlir::conv3d::cudaHomeFor(const PipelineOptions &options) {
 void mlir::conv3d::buildConv3dGpuLoweringPipeline(
     OpPassManager &pm, const PipelineOptions &options) {
   buildConv3dGraphPipeline(pm, options);
-  pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{/*lowerConv=*/false}));
+  pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{
+      /*lowerConv=*/false, /*lowerContiguousQuantize=*/false}));
   addPipeline(pm, "canonicalize");
   buildConv3dBufferizationPipeline(pm, options);
+  // 16-byte accesses: the convolution kernels assume the same alignment of
+  // the caller's buffers.
+  pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16}));
   pm.addPass(createConv3dImplicitGemm(
       Conv3dImplicitGemmOptions{stringifyTarget(options.target).str()}));
   pm.addPass(createConv3dLowerToSM80());
@@ -173,9 +188,10 @@ void mlir::conv3d::buildConv3dGpuPipeline(OpPassManager &pm,
   std::string chip = gpuChipFor(options);
   // The upstream NVVM lowering, with an explicit chip and toolkit (CI runs
   // in a clean environment) and -O3 for the device code.
-  addPipeline(pm, "convert-nvgpu-to-nvvm,gpu-kernel-outlining,"
-                  "convert-vector-to-scf,convert-scf-to-cf,convert-nvvm-to-llvm,"
-                  "convert-func-to-llvm,expand-strided-metadata");
+  addPipeline(pm,
+              "convert-nvgpu-to-nvvm,gpu-kernel-outlining,"
+              "convert-vector-to-scf,convert-scf-to-cf,convert-nvvm-to-llvm,"
+              "convert-func-to-llvm,expand-strided-metadata");
   addPipeline(pm, "nvvm-attach-target{chip=" + chip +
                       " features=" + gpuPtxFeaturesFor(chip) + " O=3}");
   addPipeline(pm, "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,"

@@ -4,12 +4,13 @@
 
 #include "JitFunction.h"
 
-#include "conv3d/Pipelines/Pipelines.h"
 #include "conv3d/IR/Conv3dAttrs.h"
+#include "conv3d/Pipelines/Pipelines.h"
 #include "conv3d/Registration.h"
-#include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/ConvModuleBuilder.h"
+#include "conv3d/Runtime/CudaDriver.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -20,7 +21,9 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 
 #include <chrono>
 #include <cmath>
@@ -139,17 +142,22 @@ runtimeSymbols(const CompileOptions &options) {
 //===----------------------------------------------------------------------===//
 
 CompiledConv::CompiledConv(ConvSpec spec, CompileOptions options,
-                           std::unique_ptr<JitFunction> function,
+                           std::shared_ptr<const JitFunction> function,
                            CompileStats stats)
     : spec(std::move(spec)), options(std::move(options)),
-      function(std::move(function)), stats(stats) {}
+      function(std::move(function)), stats(std::move(stats)) {}
 
 CompiledConv::~CompiledConv() = default;
 
+std::shared_ptr<const CompiledConv>
+CompiledConv::withStats(CompileStats newStats) const {
+  return std::make_shared<const CompiledConv>(spec, options, function,
+                                              std::move(newStats));
+}
+
 llvm::Error CompiledConv::run(const ConvArgs &args) const {
   auto missing = [](const char *name) {
-    return llvm::createStringError(std::string("missing ") + name +
-                                   " buffer");
+    return llvm::createStringError(std::string("missing ") + name + " buffer");
   };
   if (!args.input)
     return missing("input");
@@ -207,22 +215,66 @@ struct Engine::Impl {
     return registry;
   }
 
-  Impl() : context(makeRegistry()) {}
+  explicit Impl(CacheOptions cacheOptions)
+      : context(makeRegistry()), cacheOptions(std::move(cacheOptions)) {}
 
   MLIRContext context;
-  /// One compilation at a time on the shared context.
+  CacheOptions cacheOptions;
+  /// One compilation at a time on the shared context; also guards `memory`.
   std::mutex mutex;
+  /// Compiled convolutions by cache key.
+  llvm::StringMap<std::shared_ptr<const CompiledConv>> memory;
 };
 
-Engine::Engine() {
+Engine::Engine() : Engine(CacheOptions::fromEnvironment()) {}
+
+Engine::Engine(CacheOptions cache) {
   static std::once_flag once;
   std::call_once(once, [] { registerAllPasses(); });
-  impl = std::make_unique<Impl>();
+  impl = std::make_unique<Impl>(std::move(cache));
 }
 
 Engine::~Engine() = default;
 
 MLIRContext &Engine::getContext() { return impl->context; }
+
+const CacheOptions &Engine::getCacheOptions() const {
+  return impl->cacheOptions;
+}
+
+/// cacheKey() of options whose GPU chip is already resolved.
+static std::string cacheKeyOfResolved(const ConvSpec &spec,
+                                      const CompileOptions &resolved) {
+  std::string key = "spec: " + spec.describe() +
+                    "\noptions: " + resolved.fingerprint() +
+                    "\ncompiler: " + compilerIdentity().str() + "\n";
+  if (isGpuTarget(resolved.target)) {
+    llvm::SmallString<256> ptxas(cudaHomeFor(resolved));
+    llvm::sys::path::append(ptxas, "bin", "ptxas");
+    key += "chip: " + gpuChipFor(resolved) + "\nptxas: " + fileIdentity(ptxas) +
+           "\n";
+  }
+  return key;
+}
+
+std::string Engine::cacheKey(const ConvSpec &spec,
+                             const CompileOptions &options) const {
+  return cacheKeyOfResolved(spec, resolveGpuChip(options));
+}
+
+/// The lowered module stored in the disk cache under `key`, if any.
+static OwningOpRef<ModuleOp> loadCachedModule(MLIRContext &context,
+                                              const DiskCache &disk,
+                                              llvm::StringRef key) {
+  std::optional<std::string> bytes = disk.load(key);
+  if (!bytes)
+    return nullptr;
+  // An entry that does not parse (e.g. written by a damaged process) is a
+  // miss; it is overwritten after the compilation.
+  ScopedDiagnosticHandler silence(&context,
+                                  [](Diagnostic &) { return success(); });
+  return parseSourceString<ModuleOp>(*bytes, ParserConfig(&context));
+}
 
 llvm::Expected<std::shared_ptr<const CompiledConv>>
 Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
@@ -231,20 +283,48 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
   if (llvm::Error error = checkTarget(options))
     return std::move(error);
   CompileOptions resolved = resolveGpuChip(options);
+  std::string key = cacheKeyOfResolved(spec, resolved);
   std::lock_guard<std::mutex> lock(impl->mutex);
   auto start = std::chrono::steady_clock::now();
-  OwningOpRef<ModuleOp> module = buildConvModule(&impl->context, spec);
-  if (llvm::Error error = runPipeline(
-          impl->context, *module,
-          [&](OpPassManager &pm) { buildPipeline(pm, resolved); },
-          "compiling " + spec.describe() + " (" + resolved.describe() + ")"))
-    return std::move(error);
+  const CacheOptions &cache = impl->cacheOptions;
+  if (cache.inMemory) {
+    auto it = impl->memory.find(key);
+    if (it != impl->memory.end()) {
+      CompileStats stats;
+      stats.source = CacheSource::Memory;
+      stats.totalMillis = millisSince(start);
+      return it->second->withStats(std::move(stats));
+    }
+  }
+
   CompileStats stats;
+  std::optional<DiskCache> disk;
+  if (!cache.directory.empty())
+    disk.emplace(cache.directory);
+  OwningOpRef<ModuleOp> module;
+  if (disk && (module = loadCachedModule(impl->context, *disk, key))) {
+    stats.source = CacheSource::Disk;
+  } else {
+    module = buildConvModule(&impl->context, spec);
+    if (llvm::Error error = runPipeline(
+            impl->context, *module,
+            [&](OpPassManager &pm) { buildPipeline(pm, resolved); },
+            "compiling " + spec.describe() + " (" + resolved.describe() + ")"))
+      return std::move(error);
+    if (disk) {
+      std::string bytes;
+      llvm::raw_string_ostream os(bytes);
+      if (failed(writeBytecodeToFile(*module, os)))
+        stats.cacheWarning = "the lowered module has no bytecode form";
+      else if (llvm::Error error = disk->store(key, bytes))
+        stats.cacheWarning = llvm::toString(std::move(error));
+    }
+  }
   stats.pipelineMillis = millisSince(start);
   auto jitStart = std::chrono::steady_clock::now();
-  auto function = JitFunction::create(*module, kConvFunctionName,
-                                      convArguments(spec),
-                                      runtimeSymbols(resolved));
+  auto function =
+      JitFunction::create(*module, kConvFunctionName, convArguments(spec),
+                          runtimeSymbols(resolved));
   if (!function)
     return function.takeError();
   if (isGpuTarget(resolved.target))
@@ -252,8 +332,12 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
       return std::move(error); // e.g. the module load in a constructor
   stats.jitMillis = millisSince(jitStart);
   stats.totalMillis = millisSince(start);
-  return std::make_shared<const CompiledConv>(spec, resolved,
-                                              std::move(*function), stats);
+  auto compiled = std::make_shared<const CompiledConv>(
+      spec, resolved, std::shared_ptr<const JitFunction>(std::move(*function)),
+      std::move(stats));
+  if (cache.inMemory)
+    impl->memory[key] = compiled;
+  return compiled;
 }
 
 llvm::Expected<std::string> Engine::emit(const ConvSpec &spec,
@@ -337,11 +421,11 @@ llvm::Expected<HostTensor> Engine::quantizeFilter(const ConvSpec &spec,
             [&](OpPassManager &pm) { buildConv3dCpuPipeline(pm, options); },
             "compiling the filter quantization"))
       return std::move(error);
-    auto created = JitFunction::create(
-        *module, kQuantizeFunctionName,
-        {{JitArgument::Kind::Buffer, spec.filterShape()},
-         {JitArgument::Kind::F32, {}},
-         {JitArgument::Kind::Buffer, spec.filterShape()}});
+    auto created =
+        JitFunction::create(*module, kQuantizeFunctionName,
+                            {{JitArgument::Kind::Buffer, spec.filterShape()},
+                             {JitArgument::Kind::F32, {}},
+                             {JitArgument::Kind::Buffer, spec.filterShape()}});
     if (!created)
       return created.takeError();
     function = std::move(*created);
@@ -374,8 +458,8 @@ Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
   std::lock_guard<std::mutex> lock(impl->mutex);
   MLIRContext &context = impl->context;
   DiagnosticCollector parseDiagnostics(context);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      source, ParserConfig(&context), sourceName);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&context), sourceName);
   if (!module)
     return parseDiagnostics.error("cannot parse the module");
   auto func = module->lookupSymbol<func::FuncOp>(entry);
@@ -412,8 +496,7 @@ Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
     arg.isResult = i >= numInputs;
     if (auto memref = dyn_cast<MemRefType>(type)) {
       std::optional<ElementType> elem = toElementType(memref.getElementType());
-      if (!elem || !memref.hasStaticShape() ||
-          !memref.getLayout().isIdentity())
+      if (!elem || !memref.hasStaticShape() || !memref.getLayout().isIdentity())
         return llvm::createStringError(
             llvm::formatv("argument {0} of '{1}' has type {2}; only "
                           "static, contiguous bf16/f16/f32 buffers are "

@@ -108,6 +108,8 @@ def _library():
     if _lib is None:
         lib = ctypes.CDLL(_find_library())
         lib.conv3d_engine_create.restype = ctypes.c_void_p
+        lib.conv3d_engine_create_with_cache.restype = ctypes.c_void_p
+        lib.conv3d_engine_create_with_cache.argtypes = [ctypes.c_char_p]
         lib.conv3d_engine_destroy.argtypes = [ctypes.c_void_p]
         lib.conv3d_compile.restype = ctypes.c_void_p
         lib.conv3d_compile.argtypes = [ctypes.c_void_p, ctypes.POINTER(Spec),
@@ -115,6 +117,8 @@ def _library():
                                        ctypes.c_size_t]
         lib.conv3d_compile_millis.restype = ctypes.c_double
         lib.conv3d_compile_millis.argtypes = [ctypes.c_void_p]
+        lib.conv3d_compile_source.restype = ctypes.c_int
+        lib.conv3d_compile_source.argtypes = [ctypes.c_void_p]
         lib.conv3d_conv_destroy.argtypes = [ctypes.c_void_p]
         lib.conv3d_run.restype = ctypes.c_int
         lib.conv3d_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p] * 4 + [
@@ -131,6 +135,9 @@ class Conv:
         self._handle = handle
         self.spec = spec
         self.compile_millis = _library().conv3d_compile_millis(handle)
+        # "compiled", "memory cache" or "disk cache".
+        self.compile_source = ("compiled", "memory cache", "disk cache")[
+            _library().conv3d_compile_source(handle)]
 
     def run(self, input, filter, output, bias=None, residual=None, amax=0.0,
             stream=None):
@@ -152,8 +159,17 @@ class Conv:
 class Engine:
     """Compiles convolutions (see conv3d/Runtime/Engine.h)."""
 
-    def __init__(self):
-        self._handle = _library().conv3d_engine_create()
+    _DEFAULT_CACHE = object()
+
+    def __init__(self, cache_dir=_DEFAULT_CACHE):
+        """cache_dir: the disk cache of compiled convolutions; by default
+        $CONV3D_CACHE_DIR, else $XDG_CACHE_HOME/conv3d-mlir, else
+        ~/.cache/conv3d-mlir; None or "": no disk cache."""
+        if cache_dir is Engine._DEFAULT_CACHE:
+            self._handle = _library().conv3d_engine_create()
+        else:
+            self._handle = _library().conv3d_engine_create_with_cache(
+                (cache_dir or "").encode())
 
     def compile(self, spec, target="cpu", config=None, qslice=None,
                 quant_placement=None, lowering=None, gpu_chip=None):

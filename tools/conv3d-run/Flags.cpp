@@ -43,9 +43,10 @@ cl::opt<std::string>
 cl::opt<std::string> inputShape("input-shape",
                                 cl::desc("Input shape N,D,H,W,C (NDHWC)"),
                                 cl::cat(specCategory));
-cl::opt<std::string> filterShape(
-    "filter-shape", cl::desc("Filter shape Q,R,S,C,F (whatever the layout)"),
-    cl::cat(specCategory));
+cl::opt<std::string>
+    filterShape("filter-shape",
+                cl::desc("Filter shape Q,R,S,C,F (whatever the layout)"),
+                cl::cat(specCategory));
 cl::opt<std::string> filterLayout("filter-layout",
                                   cl::desc("Filter layout: qrscf or fqrsc"),
                                   cl::init("qrscf"), cl::cat(specCategory));
@@ -126,6 +127,16 @@ cl::opt<std::string>
                    cl::desc("NVFP4 placement: auto (cost model), tile, "
                             "prepass"),
                    cl::init("auto"), cl::cat(compileCategory));
+cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Disk cache of compiled convolutions (default: "
+             "$CONV3D_CACHE_DIR, else $XDG_CACHE_HOME/conv3d-mlir, else "
+             "~/.cache/conv3d-mlir)"),
+    cl::cat(compileCategory));
+cl::opt<bool> noCache("no-cache",
+                      cl::desc("Compile even when the disk cache holds the "
+                               "convolution, and do not store it"),
+                      cl::cat(compileCategory));
 cl::opt<std::string> emit(
     "emit",
     cl::desc("Print a stage instead of running: mlir (the conv3d module), "
@@ -253,8 +264,8 @@ static llvm::Error parseGeometry(conv3d_run::RunRequest &request) {
 
 llvm::Expected<conv3d_run::RunRequest>
 conv3d_run::parseCommandLine(int argc, char **argv) {
-  cl::HideUnrelatedOptions({&runCategory, &specCategory, &compileCategory,
-                            &moduleCategory});
+  cl::HideUnrelatedOptions(
+      {&runCategory, &specCategory, &compileCategory, &moduleCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "conv3d-run: compile a 3-D convolution, run it on random or given "
@@ -276,14 +287,15 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   if (repeat < 1)
     return flagError("repeat", "must be at least 1");
   if (!emit.empty())
-    if (llvm::Error e = checkChoice("emit", emit, {"mlir", "lowered", "llvm", "ptx"}))
+    if (llvm::Error e =
+            checkChoice("emit", emit, {"mlir", "lowered", "llvm", "ptx"}))
       return std::move(e);
 
   CompileOptions &options = request.options;
   std::optional<Target> parsedTarget = parseTarget(target);
   if (!parsedTarget)
-    return flagError("target", "expected cpu, sm80, sm90 or sm100, got '" +
-                                   target + "'");
+    return flagError("target",
+                     "expected cpu, sm80, sm90 or sm100, got '" + target + "'");
   options.target = *parsedTarget;
   options.gpuChip = gpuChip;
   if (!gpuChip.empty() && !llvm::StringRef(gpuChip).starts_with("sm_"))
@@ -302,6 +314,14 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
                                   {"auto", "tile", "prepass"}))
     return std::move(e);
   options.quantPlacement = quantPlacement;
+  request.cache = CacheOptions::fromEnvironment();
+  if (cacheDir.getNumOccurrences())
+    request.cache.directory = cacheDir;
+  if (noCache) {
+    if (cacheDir.getNumOccurrences())
+      return flagError("no-cache", "contradicts --cache-dir");
+    request.cache.directory.clear();
+  }
   if (!config.empty()) {
     // Validate here so a typo is a flag error, not a compile error.
     mlir::MLIRContext context;
@@ -314,12 +334,12 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   if (!moduleFile.empty()) {
     // Flags that describe a convolution have no meaning for a module.
     const cl::Option *specOnly[] = {
-        &inputShape, &filterShape,   &dtype,         &outputDtype,
-        &filterLayout, &stride,      &dilation,      &padding,
-        &bias,         &activation,  &residual,      &accumulate,
-        &quantizeInput, &amax,       &blockSize,     &quantizeFilter,
-        &filterAmax,   &preset,      &inputFile,     &filterFile,
-        &outputFile,   &emit};
+        &inputShape,    &filterShape, &dtype,     &outputDtype,
+        &filterLayout,  &stride,      &dilation,  &padding,
+        &bias,          &activation,  &residual,  &accumulate,
+        &quantizeInput, &amax,        &blockSize, &quantizeFilter,
+        &filterAmax,    &preset,      &inputFile, &filterFile,
+        &outputFile,    &emit};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,

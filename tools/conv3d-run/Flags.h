@@ -4,6 +4,7 @@
 #define CONV3D_TOOLS_CONV3D_RUN_FLAGS_H
 
 #include "conv3d/Runtime/ConvSpec.h"
+#include "conv3d/Runtime/KernelCache.h"
 
 #include "llvm/Support/Error.h"
 
@@ -21,6 +22,7 @@ struct RunRequest {
   // Spec mode.
   mlir::conv3d::ConvSpec spec;
   mlir::conv3d::CompileOptions options;
+  mlir::conv3d::CacheOptions cache;
   std::string presetName;
   std::string inputPath, filterPath, outputPath;
   std::optional<float> amax;

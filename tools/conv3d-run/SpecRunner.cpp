@@ -10,6 +10,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -36,11 +37,9 @@ static void progress(const RunRequest &request, const llvm::Twine &message) {
 }
 
 /// Loads `path` as `type` with `shape`, or makes random normal data.
-static llvm::Expected<HostTensor> loadOrRandom(const std::string &path,
-                                               llvm::StringRef what,
-                                               ElementType type,
-                                               const std::vector<int64_t> &shape,
-                                               uint64_t seed, double stddev) {
+static llvm::Expected<HostTensor>
+loadOrRandom(const std::string &path, llvm::StringRef what, ElementType type,
+             const std::vector<int64_t> &shape, uint64_t seed, double stddev) {
   if (path.empty()) {
     HostTensor tensor = HostTensor::zeros(type, shape);
     fillRandomNormal(tensor, seed, stddev);
@@ -73,6 +72,7 @@ static float maxAbs(const HostTensor &tensor) {
 namespace {
 struct Measurement {
   double compileMillis = 0;
+  CacheSource compileSource = CacheSource::Compiled;
   double runMillis = 0;
   std::optional<double> relativeError;
   double tolerance = 0;
@@ -89,6 +89,7 @@ static void printResult(const RunRequest &request, const Measurement &m) {
         {"spec", spec.describe()},
         {"options", request.options.describe()},
         {"compile_ms", m.compileMillis},
+        {"compile_source", stringifyCacheSource(m.compileSource)},
         {"run_ms", m.runMillis},
         {"repeat", request.repeat},
         {"gflops", gflops}};
@@ -103,7 +104,10 @@ static void printResult(const RunRequest &request, const Measurement &m) {
   }
   llvm::outs() << "conv: " << spec.describe() << "\n";
   llvm::outs() << "options: " << request.options.describe() << "\n";
-  llvm::outs() << llvm::formatv("compile: {0:f1} ms\n", m.compileMillis);
+  llvm::outs() << llvm::formatv("compile: {0:f1} ms", m.compileMillis);
+  if (m.compileSource != CacheSource::Compiled)
+    llvm::outs() << " (" << stringifyCacheSource(m.compileSource) << ")";
+  llvm::outs() << "\n";
   llvm::outs() << llvm::formatv("run: {0:f3} ms (median of {1}), {2:f2} "
                                 "GFLOP/s\n",
                                 m.runMillis, request.repeat, gflops);
@@ -115,13 +119,14 @@ static void printResult(const RunRequest &request, const Measurement &m) {
 
 int conv3d_run::runSpec(const RunRequest &request) {
   const ConvSpec &spec = request.spec;
-  Engine engine;
+  Engine engine(request.cache);
   if (!request.emit.empty()) {
     EmitStage stage = request.emit == "mlir"      ? EmitStage::Mlir
                       : request.emit == "lowered" ? EmitStage::Lowered
                       : request.emit == "ptx"     ? EmitStage::Ptx
                                                   : EmitStage::Llvm;
-    llvm::Expected<std::string> text = engine.emit(spec, request.options, stage);
+    llvm::Expected<std::string> text =
+        engine.emit(spec, request.options, stage);
     if (!text)
       return fail(llvm::toString(text.takeError()));
     llvm::outs() << *text;
@@ -140,8 +145,8 @@ int conv3d_run::runSpec(const RunRequest &request) {
                              spec.filterShape(), seed + 1, filterScale);
   if (!filter)
     return fail(llvm::toString(filter.takeError()));
-  HostTensor bias = HostTensor::zeros(ElementType::f32,
-                                      {spec.geometry.filters});
+  HostTensor bias =
+      HostTensor::zeros(ElementType::f32, {spec.geometry.filters});
   fillRandomNormal(bias, seed + 2, 0.5);
   HostTensor residual = HostTensor::zeros(spec.outputType, spec.outputShape());
   fillRandomNormal(residual, seed + 3, 1.0);
@@ -153,7 +158,8 @@ int conv3d_run::runSpec(const RunRequest &request) {
   float amax = request.amax ? *request.amax : maxAbs(*input);
 
   if (request.filterQuantBlockSize) {
-    float filterAmax = request.filterAmax ? *request.filterAmax : maxAbs(*filter);
+    float filterAmax =
+        request.filterAmax ? *request.filterAmax : maxAbs(*filter);
     progress(request, llvm::formatv("quantizing the filter (NVFP4, block "
                                     "{0}, amax {1})",
                                     *request.filterQuantBlockSize, filterAmax));
@@ -179,8 +185,17 @@ int conv3d_run::runSpec(const RunRequest &request) {
   if (!conv)
     return fail(llvm::toString(conv.takeError()));
   Measurement m;
-  m.compileMillis = (*conv)->getStats().totalMillis;
-  progress(request, llvm::formatv("compiled in {0:f1} ms", m.compileMillis));
+  const CompileStats &stats = (*conv)->getStats();
+  m.compileMillis = stats.totalMillis;
+  m.compileSource = stats.source;
+  if (stats.source == CacheSource::Disk)
+    progress(request, llvm::formatv("loaded from the disk cache in {0:f1} ms",
+                                    m.compileMillis));
+  else
+    progress(request, llvm::formatv("compiled in {0:f1} ms", m.compileMillis));
+  if (!stats.cacheWarning.empty())
+    llvm::WithColor::warning(llvm::errs(), "conv3d-run")
+        << "not cached: " << stats.cacheWarning << "\n";
 
   HostTensor result = init;
   HostConvBuffers buffers;

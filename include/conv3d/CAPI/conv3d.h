@@ -44,7 +44,12 @@ typedef struct conv3d_spec {
 typedef struct conv3d_engine conv3d_engine;
 typedef struct conv3d_conv conv3d_conv;
 
+/* An engine whose disk cache of compiled convolutions is $CONV3D_CACHE_DIR
+ * (empty or "off": none), else $XDG_CACHE_HOME/conv3d-mlir, else
+ * ~/.cache/conv3d-mlir. */
 conv3d_engine *conv3d_engine_create(void);
+/* An engine with the disk cache in `cache_directory`; null or "": none. */
+conv3d_engine *conv3d_engine_create_with_cache(const char *cache_directory);
 void conv3d_engine_destroy(conv3d_engine *engine);
 
 /* Compiles `spec`. `options` holds space-separated key=value pairs:
@@ -56,6 +61,13 @@ conv3d_conv *conv3d_compile(conv3d_engine *engine, const conv3d_spec *spec,
                             size_t error_size);
 /* Milliseconds the compilation took. */
 double conv3d_compile_millis(const conv3d_conv *conv);
+/* Where the compiled code came from. */
+enum {
+  CONV3D_COMPILED = 0,
+  CONV3D_FROM_MEMORY_CACHE = 1,
+  CONV3D_FROM_DISK_CACHE = 2
+};
+int conv3d_compile_source(const conv3d_conv *conv);
 void conv3d_conv_destroy(conv3d_conv *conv);
 
 /* Runs on the caller's buffers (host memory for cpu, device memory for GPU

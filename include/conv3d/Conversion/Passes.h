@@ -5,9 +5,9 @@
 
 #include "conv3d/IR/Conv3dDialect.h"
 
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -21,6 +21,8 @@ class RewriterBase;
 
 namespace mlir::conv3d {
 
+class QuantizeOp;
+
 #define GEN_PASS_DECL
 #include "conv3d/Conversion/Passes.h.inc"
 
@@ -29,10 +31,23 @@ namespace mlir::conv3d {
 void populateConvFromLinalgPatterns(RewritePatternSet &patterns);
 
 /// Patterns of `conv3d-to-linalg`: the reference lowering of the tensor
-/// forms of conv3d.conv (if `includeConv`), conv3d.quantize and
-/// conv3d.epilogue.
+/// forms of conv3d.conv (if `includeConv`), conv3d.quantize (those with
+/// contiguous blocks if `includeContiguousQuantize`) and conv3d.epilogue.
 void populateConv3dToLinalgPatterns(RewritePatternSet &patterns,
-                                    bool includeConv = true);
+                                    bool includeConv = true,
+                                    bool includeContiguousQuantize = true);
+
+/// Whether the blocks of `op` are contiguous runs of block_size elements
+/// of its row-major operands: the block axes are the trailing axes, with a
+/// static flattened length that is a multiple of the block size.
+bool hasContiguousQuantBlocks(QuantizeOp op);
+
+/// Patterns of `conv3d-quantize-to-loops`: conv3d.quantize on memrefs with
+/// contiguous blocks (and identity layouts) to one scf.parallel over the
+/// blocks, whose vector loads and stores assume `alignment` bytes (0: the
+/// element's).
+void populateQuantizeToLoopsPatterns(RewritePatternSet &patterns,
+                                     int64_t alignment = 0);
 
 /// Lowers one implicit-GEMM grid loop to an sm80 kernel launch (reports the
 /// reason on the loop when it cannot).

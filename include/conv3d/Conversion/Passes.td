@@ -32,7 +32,12 @@ def Conv3dToLinalg : Pass<"conv3d-to-linalg"> {
   let options = [
     Option<"lowerConv", "lower-conv", "bool", /*default=*/"true",
            "Also lower conv3d.conv (false: only conv3d.quantize and "
-           "conv3d.epilogue, as the implicit-GEMM pipeline needs)">
+           "conv3d.epilogue, as the implicit-GEMM pipeline needs)">,
+    Option<"lowerContiguousQuantize", "lower-contiguous-quantize", "bool",
+           /*default=*/"true",
+           "Also lower conv3d.quantize ops whose blocks are contiguous runs "
+           "of the buffer (false: leave them to conv3d-quantize-to-loops "
+           "after bufferization, one pass over the tensor)">
   ];
   let summary = "Reference lowering of conv3d ops on tensors to linalg";
   let description = [{
@@ -98,6 +103,36 @@ def Conv3dLowerToSM80 : Pass<"conv3d-lower-to-sm80"> {
   ];
 }
 
+def Conv3dQuantizeToLoops : Pass<"conv3d-quantize-to-loops"> {
+  let summary = "Lower conv3d.quantize on memrefs with contiguous blocks to "
+                "one parallel loop over the blocks";
+  let description = [{
+    When the blocks of a `conv3d.quantize` are contiguous runs of
+    `block_size` elements of the row-major buffer (its block axes are the
+    trailing axes and their flattened length is a multiple of the block
+    size, as for the NVFP4 prepass of an activation), the op becomes a
+    one-dimensional `scf.parallel` over the blocks. Each iteration loads its
+    block with vector loads, computes the block maximum and scale once, and
+    stores the quantized block: one read and one write of the tensor. On a
+    GPU, `conv3d-lower-host-ops-to-gpu` maps the loop to threads (a thread
+    per block); on the CPU it runs as a loop. Other quantize ops are left
+    alone (`conv3d-to-linalg` lowers them on tensors). Operands must have
+    identity layouts.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"0",
+           "Byte alignment the vector loads and stores may assume (0: the "
+           "element's); the GPU pipeline uses 16 for 128-bit accesses">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
   let summary = "Move the remaining buffer operations of a GPU pipeline to "
                 "the device";
@@ -107,10 +142,14 @@ def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
     as `linalg` ops, split-K's `conv3d.epilogue`, allocations of temporaries
     and copies. All memrefs there are device memory, so:
     - `conv3d.epilogue` becomes a `linalg.generic`;
+    - `conv3d.quantize` with contiguous blocks (the NVFP4 prepass) becomes a
+      parallel loop over its blocks (conv3d-quantize-to-loops, with 16-byte
+      vector accesses), a thread per block;
     - each `linalg` op becomes parallel loops (reductions stay sequential
       inside), collapsed to one dimension and tiled by `block-size`, for
       `gpu-map-parallel-loops` and `convert-parallel-loops-to-gpu` to turn
-      into a kernel (outer loop: blocks, inner loop: threads);
+      into a kernel (outer loop: blocks, inner loop: threads); so is every
+      other one-dimensional parallel loop left in host code;
     - `memref.alloc`, `memref.dealloc` and `memref.copy` become `gpu.alloc`,
       `gpu.dealloc` and `gpu.memcpy`, ordered on the stream.
   }];

@@ -61,7 +61,11 @@ struct PipelineOptions {
   /// GPU binary format: bin (cubin, runnable) or isa (PTX, for inspection).
   std::string gpuBinaryFormat = "bin";
 
+  /// The options most logs need: target, lowering, config, qslice, quant.
   std::string describe() const;
+  /// Every field, for cache keys: options that differ in any field give
+  /// different text.
+  std::string fingerprint() const;
 };
 
 /// The tensor-level graph passes: quant fusion, epilogue fusion, Q-slice

@@ -1,4 +1,5 @@
-//===- Engine.h - compile convolutions once, run them many times -*- C++ -*-===//
+//===- Engine.h - compile convolutions once, run them many times -*- C++
+//-*-===//
 //
 // The C++ API of conv3d-mlir:
 //
@@ -16,6 +17,7 @@
 #define CONV3D_RUNTIME_ENGINE_H
 
 #include "conv3d/Runtime/ConvSpec.h"
+#include "conv3d/Runtime/KernelCache.h"
 #include "conv3d/Support/HostTensor.h"
 
 #include "llvm/Support/Error.h"
@@ -49,16 +51,21 @@ struct ConvArgs {
 };
 
 struct CompileStats {
-  double pipelineMillis = 0; ///< MLIR passes
+  double pipelineMillis = 0; ///< MLIR passes (or reading the disk cache)
   double jitMillis = 0;      ///< LLVM code generation
   double totalMillis = 0;
+  /// Whether the pipeline ran or a cache supplied the compiled code.
+  CacheSource source = CacheSource::Compiled;
+  /// Why a compiled convolution could not be stored in the disk cache
+  /// (compilation itself succeeded); empty when it was, or no disk cache.
+  std::string cacheWarning;
 };
 
 /// A compiled convolution. Safe to run from several threads at once.
 class CompiledConv {
 public:
   CompiledConv(ConvSpec spec, CompileOptions options,
-               std::unique_ptr<JitFunction> function, CompileStats stats);
+               std::shared_ptr<const JitFunction> function, CompileStats stats);
   ~CompiledConv();
 
   const ConvSpec &getSpec() const { return spec; }
@@ -68,10 +75,13 @@ public:
   /// Runs the convolution on the caller's buffers.
   llvm::Error run(const ConvArgs &args) const;
 
+  /// The same compiled code with other stats (a cache hit).
+  std::shared_ptr<const CompiledConv> withStats(CompileStats stats) const;
+
 private:
   ConvSpec spec;
   CompileOptions options;
-  std::unique_ptr<JitFunction> function;
+  std::shared_ptr<const JitFunction> function;
   CompileStats stats;
 };
 
@@ -112,19 +122,23 @@ enum class EmitStage {
 
 class Engine {
 public:
+  /// An engine with the cache of `$CONV3D_CACHE_DIR` & co.
+  /// (CacheOptions::fromEnvironment).
   Engine();
+  explicit Engine(CacheOptions cache);
   ~Engine();
   Engine(const Engine &) = delete;
   Engine &operator=(const Engine &) = delete;
 
-  /// Compiles a convolution for `options.target`.
+  /// Compiles a convolution for `options.target`, or returns it from the
+  /// engine's memory cache or the disk cache (KernelCache.h). Safe to call
+  /// from several threads (compilations are serialized).
   llvm::Expected<std::shared_ptr<const CompiledConv>>
   compile(const ConvSpec &spec, const CompileOptions &options);
 
   /// The text of one compilation stage.
-  llvm::Expected<std::string> emit(const ConvSpec &spec,
-                                   const CompileOptions &options,
-                                   EmitStage stage);
+  llvm::Expected<std::string>
+  emit(const ConvSpec &spec, const CompileOptions &options, EmitStage stage);
 
   /// NVFP4 fake quantization of a filter in the convolution's K order per
   /// output channel (`conv3d.quantize` with the filter's K axes), compiled
@@ -141,6 +155,13 @@ public:
                   llvm::StringRef sourceName = "<module>");
 
   MLIRContext &getContext();
+  const CacheOptions &getCacheOptions() const;
+
+  /// The text a compiled convolution is cached under (its hash names the
+  /// disk entry): spec, every option, the compiler's identity and, for GPU
+  /// targets, the chip and the ptxas that builds the binary.
+  std::string cacheKey(const ConvSpec &spec,
+                       const CompileOptions &options) const;
 
 private:
   struct Impl;

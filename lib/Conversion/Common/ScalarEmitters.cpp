@@ -108,6 +108,21 @@ Value mlir::conv3d::emitNVFP4Quantize(OpBuilder &b, Location loc, Value value,
                                  f32Const(b, loc, 0.0f), out);
 }
 
+SmallVector<Value>
+mlir::conv3d::emitNVFP4QuantizeBlock(OpBuilder &b, Location loc,
+                                     ArrayRef<Value> elements, Value amax,
+                                     Type elementType) {
+  Value blockMax = f32Const(b, loc, 0.0f);
+  for (Value e : elements)
+    blockMax = emitAbsMaxUpdate(b, loc, blockMax, e);
+  NVFP4BlockScale scale = emitNVFP4BlockScale(b, loc, blockMax, amax);
+  SmallVector<Value> result;
+  for (Value e : elements)
+    result.push_back(emitFloatCast(b, loc, emitNVFP4Quantize(b, loc, e, scale),
+                                   elementType));
+  return result;
+}
+
 Value mlir::conv3d::emitAbsMaxUpdate(OpBuilder &b, Location loc, Value acc,
                                      Value value) {
   Value v = emitFloatCast(b, loc, value, b.getF32Type());

@@ -93,8 +93,11 @@ LogicalResult moveBufferOps(func::FuncOp func) {
   return success();
 }
 
-/// A linalg op as a 1-D parallel loop tiled into (blocks) x (blockSize).
-LogicalResult linalgToDeviceLoops(func::FuncOp func, int64_t blockSize) {
+/// Every linalg op of host code becomes parallel loops; then every
+/// outermost host parallel loop (those and the ones other passes left, such
+/// as conv3d-quantize-to-loops') is collapsed to one dimension and tiled
+/// into (blocks) x (blockSize) for the upstream GPU mapping.
+LogicalResult hostLoopsToDeviceLoops(func::FuncOp func, int64_t blockSize) {
   IRRewriter rewriter(func.getContext());
   SmallVector<linalg::LinalgOp> linalgOps;
   func.walk([&](linalg::LinalgOp op) {
@@ -108,20 +111,21 @@ LogicalResult linalgToDeviceLoops(func::FuncOp func, int64_t blockSize) {
     if (failed(loops))
       return op.emitError("cannot run this operation on the GPU");
     rewriter.eraseOp(op);
-    auto parallel = loops->empty()
-                        ? scf::ParallelOp()
-                        : dyn_cast<scf::ParallelOp>(loops->front());
-    if (!parallel)
-      continue; // only sequential loops (a pure reduction): leave to error
+  }
+
+  SmallVector<scf::ParallelOp> parallels;
+  func.walk([&](scf::ParallelOp loop) {
+    if (isHostOp(loop) && !loop->getParentOfType<scf::ParallelOp>())
+      parallels.push_back(loop);
+  });
+  for (scf::ParallelOp parallel : parallels) {
     // One dimension, so that one tiling gives (blocks) x (threads).
     if (parallel.getNumLoops() > 1) {
       std::vector<unsigned> all(parallel.getNumLoops());
       std::iota(all.begin(), all.end(), 0);
-      Block *block = parallel->getBlock();
       auto next = std::next(parallel->getIterator());
       collapseParallelLoops(rewriter, parallel, {all});
       parallel = cast<scf::ParallelOp>(*std::prev(next));
-      (void)block;
     }
     scf::tileParallelLoop(parallel, {blockSize}, /*noMinMaxBounds=*/true);
   }
@@ -142,7 +146,7 @@ struct LowerHostOpsToGPUPass
       RewritePatternSet patterns(&getContext());
       populateEpilogueToLinalgPatterns(patterns);
       if (failed(applyPatternsGreedily(func, std::move(patterns))) ||
-          failed(linalgToDeviceLoops(func, blockSize)) ||
+          failed(hostLoopsToDeviceLoops(func, blockSize)) ||
           failed(moveBufferOps(func)))
         return signalPassFailure();
     }

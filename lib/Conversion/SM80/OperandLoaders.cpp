@@ -77,8 +77,8 @@ public:
         KernelMath math = ctx.math();
         for (int64_t v = 0; v < load.unit / load.vector; ++v) {
           auto [index, valid] = address(unit, v, k0, kLimit, stepValid);
-          Value bytes = math.select(valid, math.constant(load.vector),
-                                    math.constant(0));
+          Value bytes =
+              math.select(valid, math.constant(load.vector), math.constant(0));
           Value dst = smemIndex(unit, v, stage);
           Value token = nvgpu::DeviceAsyncCopyOp::create(
               ctx.b, ctx.loc,
@@ -103,8 +103,7 @@ public:
     auto vectorType = VectorType::get({load.vector}, elementType());
     Value zeros = arith::ConstantOp::create(
         ctx.b, ctx.loc, vectorType,
-        DenseElementsAttr::get(vectorType,
-                               ctx.b.getZeroAttr(elementType())));
+        DenseElementsAttr::get(vectorType, ctx.b.getZeroAttr(elementType())));
     SmallVector<Value> values;
     for (const Unit &unit : units)
       for (int64_t v = 0; v < load.unit / load.vector; ++v) {
@@ -127,20 +126,18 @@ public:
       forExisting(ctx, unit, [&] {
         SmallVector<Value> stored = transform(unitValues);
         for (int64_t v = 0; v < perUnit; ++v)
-          vector::StoreOp::create(ctx.b, ctx.loc, stored[v], smem,
-                                  ValueRange{ctx.math().toIndex(
-                                      smemIndex(unit, v, stage))},
-                                  /*nontemporal=*/false,
-                                  llvm::MaybeAlign(load.vector * 2));
+          vector::StoreOp::create(
+              ctx.b, ctx.loc, stored[v], smem,
+              ValueRange{ctx.math().toIndex(smemIndex(unit, v, stage))},
+              /*nontemporal=*/false, llvm::MaybeAlign(load.vector * 2));
       });
     }
   }
 
 protected:
   /// Global index and validity of vector `v` of `unit` for the K step.
-  virtual std::pair<Value, Value> address(const Unit &unit, int64_t v,
-                                          Value k0, Value kLimit,
-                                          Value stepValid) = 0;
+  virtual std::pair<Value, Value> address(const Unit &unit, int64_t v, Value k0,
+                                          Value kLimit, Value stepValid) = 0;
   /// Register values of one unit as they should be stored (identity, or
   /// NVFP4 quantization).
   virtual SmallVector<Value> transform(ArrayRef<Value> unitValues) {
@@ -194,8 +191,7 @@ protected:
 class InputLoader : public TileLoader {
 public:
   explicit InputLoader(KernelContext &ctx)
-      : TileLoader(ctx, ctx.plan.a, ctx.plan.aTile, ctx.smemA,
-                   ctx.ops.input) {
+      : TileLoader(ctx, ctx.plan.a, ctx.plan.aTile, ctx.smemA, ctx.ops.input) {
     mapUnits(ctx.plan.tileK / load.unit);
     const ConvGeometry &g = ctx.geometry;
     int64_t taps = g.window[0] * g.window[1] * g.window[2];
@@ -228,15 +224,15 @@ public:
     KernelMath math = ctx.math();
     stepTap = math.div(k0, g.channels);
     stepChannel = math.rem(k0, g.channels);
-    auto tap = delinearize<KernelMath, 3>(math, stepTap,
-                                          {g.window[0], g.window[1],
-                                           g.window[2]});
+    auto tap = delinearize<KernelMath, 3>(
+        math, stepTap, {g.window[0], g.window[1], g.window[2]});
     // Offset of the tap relative to the row's tap-0 position.
     const SmallVector<int64_t> &strides = global.strides;
     stepOffset = math.constant(0);
     for (unsigned axis = 0; axis < 3; ++axis)
-      stepOffset = math.add(
-          stepOffset, math.mul(tap[axis], g.dilations[axis] * strides[axis + 1]));
+      stepOffset =
+          math.add(stepOffset,
+                   math.mul(tap[axis], g.dilations[axis] * strides[axis + 1]));
   }
 
 protected:
@@ -255,15 +251,15 @@ protected:
           std::array<int64_t, 3> tap = {q, r, s};
           Value ok = unit.valid;
           for (unsigned axis = 0; axis < 3; ++axis)
-            ok = math.andI(ok, math.inRange(
-                                   math.add(unit.facts[axis + 1],
-                                            math.constant(tap[axis] *
-                                                          g.dilations[axis])),
-                                   g.inputSize[axis]));
+            ok = math.andI(
+                ok, math.inRange(
+                        math.add(unit.facts[axis + 1],
+                                 math.constant(tap[axis] * g.dilations[axis])),
+                        g.inputSize[axis]));
           int64_t bit = (q * g.window[1] + r) * g.window[2] + s;
           Value set = math.select(
-              ok, arith::ShLIOp::create(ctx.b, ctx.loc, one,
-                                        math.constant(bit)),
+              ok,
+              arith::ShLIOp::create(ctx.b, ctx.loc, one, math.constant(bit)),
               math.constant(0));
           mask = arith::OrIOp::create(ctx.b, ctx.loc, mask, set);
         }
@@ -297,12 +293,11 @@ protected:
       KernelMath math = ctx.math();
       Value bit = arith::AndIOp::create(
           ctx.b, ctx.loc,
-          arith::ShRUIOp::create(ctx.b, ctx.loc, hoistedUnit.facts[4],
-                                 stepTap),
+          arith::ShRUIOp::create(ctx.b, ctx.loc, hoistedUnit.facts[4], stepTap),
           math.constant(1));
-      Value valid = math.andI(math.andI(stepValid, hoistedUnit.valid),
-                              math.cmp(arith::CmpIPredicate::ne, bit,
-                                       math.constant(0)));
+      Value valid =
+          math.andI(math.andI(stepValid, hoistedUnit.valid),
+                    math.cmp(arith::CmpIPredicate::ne, bit, math.constant(0)));
       Value c = math.add(math.add(stepChannel, hoistedUnit.col),
                          math.constant(v * load.vector));
       Value index = math.add(math.add(hoistedUnit.facts[5], stepOffset),
@@ -320,8 +315,8 @@ protected:
     Value valid = math.andI(math.andI(stepValid, unit.valid), kValid);
     SmallVector<Value> coords = {unit.facts[0]};
     for (unsigned axis = 0; axis < 3; ++axis) {
-      Value coord =
-          math.add(unit.facts[axis + 1], math.mul(tap[axis], g.dilations[axis]));
+      Value coord = math.add(unit.facts[axis + 1],
+                             math.mul(tap[axis], g.dilations[axis]));
       valid = math.andI(valid, math.inRange(coord, g.inputSize[axis]));
       coords.push_back(coord);
     }
@@ -339,22 +334,14 @@ protected:
     for (Value vec : unitValues)
       for (int64_t i = 0; i < load.vector; ++i)
         elements.push_back(vector::ExtractOp::create(b, loc, vec, i));
-    Value blockMax = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-    for (Value e : elements)
-      blockMax = emitAbsMaxUpdate(b, loc, blockMax, e);
-    NVFP4BlockScale scale =
-        emitNVFP4BlockScale(b, loc, blockMax, ctx.ops.amax);
+    SmallVector<Value> quantized =
+        emitNVFP4QuantizeBlock(b, loc, elements, ctx.ops.amax, ctx.inElem);
     SmallVector<Value> result;
-    auto vectorType = VectorType::get({load.vector}, ctx.inElem);
-    for (size_t v = 0; v < unitValues.size(); ++v) {
-      Value vec = unitValues[v];
-      for (int64_t i = 0; i < load.vector; ++i) {
-        Value q = emitFloatCast(
-            b, loc, emitNVFP4Quantize(b, loc, elements[v * load.vector + i], scale),
-            ctx.inElem);
-        vec = vector::InsertOp::create(b, loc, q, vec, i);
-      }
-      (void)vectorType;
+    for (auto [v, unit] : llvm::enumerate(unitValues)) {
+      Value vec = unit;
+      for (int64_t i = 0; i < load.vector; ++i)
+        vec = vector::InsertOp::create(b, loc, quantized[v * load.vector + i],
+                                       vec, i);
       result.push_back(vec);
     }
     return result;
@@ -370,8 +357,7 @@ protected:
 class FilterLoader : public TileLoader {
 public:
   explicit FilterLoader(KernelContext &ctx)
-      : TileLoader(ctx, ctx.plan.b, ctx.plan.bTile, ctx.smemB,
-                   ctx.ops.filter) {
+      : TileLoader(ctx, ctx.plan.b, ctx.plan.bTile, ctx.smemB, ctx.ops.filter) {
     mapUnits(ctx.plan.bTile.cols / load.unit);
   }
 
@@ -384,10 +370,10 @@ protected:
     Value nOffset = ctx.plan.bKContiguous ? unit.row : along;
     Value k = math.add(k0, kOffset);
     Value n = math.add(ctx.n0, nOffset);
-    Value valid = math.andI(
-        math.andI(stepValid, unit.valid),
-        math.andI(math.ult(k, kLimit),
-                  math.ult(n, math.constant(ctx.geometry.filters))));
+    Value valid =
+        math.andI(math.andI(stepValid, unit.valid),
+                  math.andI(math.ult(k, kLimit),
+                            math.ult(n, math.constant(ctx.geometry.filters))));
     return {math.select(valid, flatIndex({k, n}), math.constant(0)), valid};
   }
 };

@@ -80,10 +80,10 @@ static Value buildEpilogue(OpBuilder &b, Location loc, Value acc, Value bias,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value biasValue = bias ? args[1] : Value();
                Value residualValue = residual ? args[bias ? 2 : 1] : Value();
-               linalg::YieldOp::create(
-                   nb, nl,
-                   emitEpilogue(nb, nl, args[0], biasValue, residualValue,
-                                activation, destType.getElementType()));
+               linalg::YieldOp::create(nb, nl,
+                                       emitEpilogue(nb, nl, args[0], biasValue,
+                                                    residualValue, activation,
+                                                    destType.getElementType()));
              })
       .getResult(0);
 }
@@ -92,8 +92,9 @@ static Value buildEpilogue(OpBuilder &b, Location loc, Value acc, Value bias,
 static void multiplyAccumulateBody(OpBuilder &b, Location loc,
                                    ValueRange args) {
   Type f32 = b.getF32Type();
-  Value product = arith::MulFOp::create(b, loc, emitFloatCast(b, loc, args[0], f32),
-                                        emitFloatCast(b, loc, args[1], f32));
+  Value product =
+      arith::MulFOp::create(b, loc, emitFloatCast(b, loc, args[0], f32),
+                            emitFloatCast(b, loc, args[1], f32));
   Value sum = arith::AddFOp::create(b, loc, args[2], product);
   linalg::YieldOp::create(b, loc, sum);
 }
@@ -122,7 +123,8 @@ static Value buildQuantize(OpBuilder &b, Location loc, Value input, Value amax,
   for (int64_t axis = last + 1; axis < rank; ++axis)
     maxSizes.push_back(tensor::getMixedSize(b, loc, input, axis));
   int64_t maxRank = maxSizes.size();
-  Value maxInit = zeroFilled(b, loc, tensor::EmptyOp::create(b, loc, maxSizes, f32));
+  Value maxInit =
+      zeroFilled(b, loc, tensor::EmptyOp::create(b, loc, maxSizes, f32));
   SmallVector<AffineExpr> outExprs;
   for (int64_t d = 0; d < maxRank; ++d)
     outExprs.push_back(b.getAffineDimExpr(d));
@@ -146,8 +148,7 @@ static Value buildQuantize(OpBuilder &b, Location loc, Value input, Value amax,
             Value element = linalg::IndexOp::create(nb, nl, maxRank);
             Value pos = math.add(math.mul(block, blockSize), element);
             Value valid = arith::CmpIOp::create(
-                nb, nl, arith::CmpIPredicate::ult, pos,
-                math.constant(length));
+                nb, nl, arith::CmpIPredicate::ult, pos, math.constant(length));
             Value clamped =
                 arith::SelectOp::create(nb, nl, valid, pos, math.constant(0));
             SmallVector<Value> indices;
@@ -163,8 +164,8 @@ static Value buildQuantize(OpBuilder &b, Location loc, Value input, Value amax,
               indices.push_back(
                   linalg::IndexOp::create(nb, nl, axis - (last - first)));
             Value x = tensor::ExtractOp::create(nb, nl, input, indices);
-            Value zero = arith::ConstantOp::create(
-                nb, nl, nb.getZeroAttr(x.getType()));
+            Value zero =
+                arith::ConstantOp::create(nb, nl, nb.getZeroAttr(x.getType()));
             x = arith::SelectOp::create(nb, nl, valid, x, zero);
             linalg::YieldOp::create(nb, nl,
                                     emitAbsMaxUpdate(nb, nl, args[1], x));
@@ -206,7 +207,8 @@ static Value padInput(OpBuilder &b, Location loc, Value input,
                       const ConvGeometry &g) {
   if (llvm::all_of(g.padding(), [](int64_t p) { return p == 0; }))
     return input;
-  SmallVector<OpFoldResult> low = {b.getIndexAttr(0)}, high = {b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> low = {b.getIndexAttr(0)},
+                            high = {b.getIndexAttr(0)};
   for (unsigned axis = 0; axis < 3; ++axis) {
     low.push_back(b.getIndexAttr(g.padLow[axis]));
     high.push_back(b.getIndexAttr(g.padHigh[axis]));
@@ -224,12 +226,12 @@ static Value buildDirectConv(OpBuilder &b, Location loc, Value padded,
                              FilterLayout layout) {
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   MLIRContext *ctx = b.getContext();
-  AffineMap inputMap = AffineMap::get(
-      9, 0,
-      {d(0), d(1) * g.strides[0] + d(5) * g.dilations[0],
-       d(2) * g.strides[1] + d(6) * g.dilations[1],
-       d(3) * g.strides[2] + d(7) * g.dilations[2], d(8)},
-      ctx);
+  AffineMap inputMap =
+      AffineMap::get(9, 0,
+                     {d(0), d(1) * g.strides[0] + d(5) * g.dilations[0],
+                      d(2) * g.strides[1] + d(6) * g.dilations[1],
+                      d(3) * g.strides[2] + d(7) * g.dilations[2], d(8)},
+                     ctx);
   AffineMap filterMap =
       layout == FilterLayout::qrscf
           ? AffineMap::get(9, 0, {d(5), d(6), d(7), d(8), d(4)}, ctx)
@@ -254,7 +256,8 @@ static Value buildQuantizedConv(OpBuilder &b, Location loc, Value padded,
   int64_t m = g.gemmM(), k = g.gemmK(), f = g.gemmN();
   Type elem = getElementTypeOrSelf(padded.getType());
   AffineMap id2 = b.getMultiDimIdentityMap(2);
-  Value im2colInit = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, k}, elem);
+  Value im2colInit =
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, k}, elem);
   Value im2col =
       linalg::GenericOp::create(
           b, loc, TypeRange{im2colInit.getType()}, ValueRange{},
@@ -277,9 +280,9 @@ static Value buildQuantizedConv(OpBuilder &b, Location loc, Value padded,
             linalg::YieldOp::create(nb, nl, element);
           })
           .getResult(0);
-  Value quantized =
-      buildQuantize(b, loc, im2col, amax, blockSize, /*first=*/1, /*last=*/1,
-                    tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, k}, elem));
+  Value quantized = buildQuantize(
+      b, loc, im2col, amax, blockSize, /*first=*/1, /*last=*/1,
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, k}, elem));
 
   SmallVector<ReassociationIndices> filterGroups =
       layout == FilterLayout::qrscf
@@ -299,13 +302,12 @@ static Value buildQuantizedConv(OpBuilder &b, Location loc, Value padded,
   AffineMap cMap = AffineMap::get(3, 0, {d(0), d(1)}, ctx);
   SmallVector<utils::IteratorType> iterators = parallelIterators(2);
   iterators.push_back(utils::IteratorType::reduction);
-  Value product =
-      linalg::GenericOp::create(b, loc, TypeRange{acc2d.getType()},
-                                ValueRange{quantized, filterMatrix},
-                                ValueRange{acc2d},
-                                ArrayRef<AffineMap>{aMap, bMap, cMap},
-                                iterators, multiplyAccumulateBody)
-          .getResult(0);
+  Value product = linalg::GenericOp::create(
+                      b, loc, TypeRange{acc2d.getType()},
+                      ValueRange{quantized, filterMatrix}, ValueRange{acc2d},
+                      ArrayRef<AffineMap>{aMap, bMap, cMap}, iterators,
+                      multiplyAccumulateBody)
+                      .getResult(0);
   (void)f;
   return tensor::ExpandShapeOp::create(b, loc, acc.getType(), product,
                                        outGroups);
@@ -342,20 +344,25 @@ struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
 };
 
 struct QuantizeOpToLinalg : OpRewritePattern<QuantizeOp> {
-  using OpRewritePattern::OpRewritePattern;
+  QuantizeOpToLinalg(MLIRContext *context, bool includeContiguous)
+      : OpRewritePattern(context), includeContiguous(includeContiguous) {}
 
   LogicalResult matchAndRewrite(QuantizeOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasTensorSemantics())
       return rewriter.notifyMatchFailure(op, "memref form is not lowered");
+    if (!includeContiguous && hasContiguousQuantBlocks(op))
+      return rewriter.notifyMatchFailure(
+          op, "contiguous blocks are left to conv3d-quantize-to-loops");
     ArrayRef<int64_t> axes = op.getBlockAxes();
-    rewriter.replaceOp(op, buildQuantize(rewriter, op.getLoc(), op.getInput(),
-                                         op.getAmax(),
-                                         op.getFormat().getBlockSize(),
-                                         axes.front(), axes.back(),
-                                         op.getInit()));
+    rewriter.replaceOp(
+        op, buildQuantize(rewriter, op.getLoc(), op.getInput(), op.getAmax(),
+                          op.getFormat().getBlockSize(), axes.front(),
+                          axes.back(), op.getInit()));
     return success();
   }
+
+  bool includeContiguous;
 };
 
 struct EpilogueOpToLinalg : OpRewritePattern<EpilogueOp> {
@@ -372,15 +379,16 @@ struct EpilogueOpToLinalg : OpRewritePattern<EpilogueOp> {
       Value init =
           initialAccumulator(rewriter, loc, op.getInit(), /*overwrite=*/false);
       AffineMap id = rewriter.getMultiDimIdentityMap(5);
-      acc = linalg::GenericOp::create(
-                rewriter, loc, TypeRange{acc.getType()}, ValueRange{acc, init},
-                ValueRange{emptyLike(rewriter, loc, acc, rewriter.getF32Type())},
-                ArrayRef<AffineMap>{id, id, id}, parallelIterators(5),
-                [](OpBuilder &nb, Location nl, ValueRange args) {
-                  Value sum = arith::AddFOp::create(nb, nl, args[0], args[1]);
-                  linalg::YieldOp::create(nb, nl, sum);
-                })
-                .getResult(0);
+      acc =
+          linalg::GenericOp::create(
+              rewriter, loc, TypeRange{acc.getType()}, ValueRange{acc, init},
+              ValueRange{emptyLike(rewriter, loc, acc, rewriter.getF32Type())},
+              ArrayRef<AffineMap>{id, id, id}, parallelIterators(5),
+              [](OpBuilder &nb, Location nl, ValueRange args) {
+                Value sum = arith::AddFOp::create(nb, nl, args[0], args[1]);
+                linalg::YieldOp::create(nb, nl, sum);
+              })
+              .getResult(0);
     }
     rewriter.replaceOp(op, buildEpilogue(rewriter, loc, acc, op.getBias(),
                                          op.getResidual(), op.getActivation(),
@@ -395,13 +403,18 @@ struct Conv3dToLinalgPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateConv3dToLinalgPatterns(patterns, lowerConv);
+    populateConv3dToLinalgPatterns(patterns, lowerConv,
+                                   lowerContiguousQuantize);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // Anything left is a form the reference lowering does not handle.
     WalkResult result = getOperation()->walk([&](Operation *op) {
       if (!isa<ConvOp, QuantizeOp, EpilogueOp>(op) ||
           (isa<ConvOp>(op) && !lowerConv))
+        return WalkResult::advance();
+      if (auto quantize = dyn_cast<QuantizeOp>(op);
+          quantize && !lowerContiguousQuantize &&
+          hasContiguousQuantBlocks(quantize))
         return WalkResult::advance();
       auto dps = cast<DestinationStyleOpInterface>(op);
       if (!dps.hasPureTensorSemantics()) {
@@ -420,9 +433,12 @@ struct Conv3dToLinalgPass
 
 } // namespace
 
-void mlir::conv3d::populateConv3dToLinalgPatterns(RewritePatternSet &patterns,
-                                                  bool includeConv) {
+void mlir::conv3d::populateConv3dToLinalgPatterns(
+    RewritePatternSet &patterns, bool includeConv,
+    bool includeContiguousQuantize) {
   if (includeConv)
     patterns.add<ConvOpToLinalg>(patterns.getContext());
-  patterns.add<QuantizeOpToLinalg, EpilogueOpToLinalg>(patterns.getContext());
+  patterns.add<QuantizeOpToLinalg>(patterns.getContext(),
+                                   includeContiguousQuantize);
+  patterns.add<EpilogueOpToLinalg>(patterns.getContext());
 }

@@ -1,4 +1,5 @@
-//===- ScalarEmitters.h - scalar IR for quantization and epilogues -*- C++ -*-===//
+//===- ScalarEmitters.h - scalar IR for quantization and epilogues -*- C++
+//-*-===//
 //
 // The one IR implementation of the element-level math of the dialect, used by
 // every lowering (the linalg reference, the CPU tile loops and the GPU
@@ -42,6 +43,12 @@ NVFP4BlockScale emitNVFP4BlockScale(OpBuilder &b, Location loc, Value blockMax,
 /// rounding to the compute type.
 Value emitNVFP4Quantize(OpBuilder &b, Location loc, Value value,
                         const NVFP4BlockScale &scale);
+
+/// One whole NVFP4 block held in registers: its maximum, scale and the
+/// quantized values, each rounded to `elementType`.
+SmallVector<Value> emitNVFP4QuantizeBlock(OpBuilder &b, Location loc,
+                                          ArrayRef<Value> elements, Value amax,
+                                          Type elementType);
 
 /// `maxnum(acc, |value|)` for the block-maximum reduction (NaN ignored).
 Value emitAbsMaxUpdate(OpBuilder &b, Location loc, Value acc, Value value);

@@ -1,0 +1,80 @@
+//===- KernelCache.h - compiled convolutions kept across processes -*- C++
+//-*-===//
+//
+// The engine keeps every compiled convolution in memory (per Engine) and, as
+// the fully lowered module (LLVM dialect with the device binaries embedded)
+// in MLIR bytecode, on disk. A process that finds its convolution on disk
+// skips the conv3d pipeline and ptxas; only the host code is JIT-compiled.
+//
+// Entries are keyed by a hash of everything the lowered module depends on:
+// the spec, every compile option, the GPU chip and toolkit, and the
+// compiler's own identity (a hash of the library's code and the LLVM
+// version), so a rebuilt compiler never reads a stale entry. Each file also
+// stores the full key text, which is compared on load, so a hash collision
+// is a miss, not a wrong kernel. Files are written to a unique temporary and
+// renamed into place: concurrent processes never see a partial entry.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_RUNTIME_KERNELCACHE_H
+#define CONV3D_RUNTIME_KERNELCACHE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::conv3d {
+
+/// Where the engine caches compiled convolutions.
+struct CacheOptions {
+  /// Directory of the disk cache; empty: no disk cache.
+  std::string directory;
+  /// Keep compiled convolutions in memory, per engine, for repeated
+  /// compile() calls with the same spec and options.
+  bool inMemory = true;
+
+  /// The default: $CONV3D_CACHE_DIR when set (empty or "off" disables the
+  /// disk cache), else $XDG_CACHE_HOME/conv3d-mlir, else
+  /// $HOME/.cache/conv3d-mlir; no disk cache when none of them is set.
+  static CacheOptions fromEnvironment();
+};
+
+/// Where a compiled convolution came from.
+enum class CacheSource { Compiled, Memory, Disk };
+llvm::StringRef stringifyCacheSource(CacheSource source);
+
+/// A hash of the compiler itself: the code of the library this function is
+/// in and the LLVM version. Computed once per process.
+llvm::StringRef compilerIdentity();
+
+/// Identity of a file the compilation runs (ptxas): path, size and
+/// modification time; "missing" when it does not exist.
+std::string fileIdentity(llvm::StringRef path);
+
+/// The disk half of the cache: one file per key in one directory.
+class DiskCache {
+public:
+  explicit DiskCache(std::string directory) : directory(std::move(directory)) {}
+
+  /// The file name of an entry: a 128-bit hash of `keyText`, in hex.
+  static std::string entryName(llvm::StringRef keyText);
+  std::string pathFor(llvm::StringRef keyText) const;
+
+  /// The payload stored under `keyText`, or none: no entry, an unreadable
+  /// or truncated one, or one written for a different key.
+  std::optional<std::string> load(llvm::StringRef keyText) const;
+
+  /// Stores `payload` under `keyText`, creating the directory if needed.
+  llvm::Error store(llvm::StringRef keyText, llvm::StringRef payload) const;
+
+  llvm::StringRef getDirectory() const { return directory; }
+
+private:
+  std::string directory;
+};
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_RUNTIME_KERNELCACHE_H

@@ -1,0 +1,165 @@
+//===- QuantizeToLoops.cpp - conv3d-quantize-to-loops ---------------------===//
+//
+// The NVFP4 prepass quantizes an activation in blocks of channels. Its
+// reference lowering (conv3d-to-linalg) is two linalg ops, a block-maximum
+// reduction and an elementwise op that recomputes the block scale and
+// delinearizes a 5-D index per element; mapped to a GPU that reads the
+// tensor twice and spends most of its time on 64-bit index arithmetic. When
+// the blocks are contiguous runs of the flat buffer, one loop over the
+// blocks does it all in a single pass: each iteration loads its block with
+// vector loads, computes the maximum and scale once, and stores the block.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Conversion/Common/ScalarEmitters.h"
+#include "conv3d/Conversion/Passes.h"
+#include "conv3d/IR/Conv3dOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DQUANTIZETOLOOPS
+#include "conv3d/Conversion/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+bool mlir::conv3d::hasContiguousQuantBlocks(QuantizeOp op) {
+  auto type = cast<ShapedType>(op.getInput().getType());
+  ArrayRef<int64_t> axes = op.getBlockAxes();
+  if (axes.empty() || axes.back() != type.getRank() - 1)
+    return false;
+  int64_t length = 1;
+  for (int64_t axis : axes) {
+    if (type.isDynamicDim(axis))
+      return false;
+    length *= type.getDimSize(axis);
+  }
+  return length % op.getFormat().getBlockSize() == 0;
+}
+
+namespace {
+
+/// The elements one vector access moves: 16 bytes' worth, at most the block.
+int64_t elementsPerAccess(Type elementType, int64_t blockSize) {
+  int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
+  return std::min<int64_t>(blockSize, std::max<int64_t>(1, 16 / bytes));
+}
+
+struct QuantizeToBlockLoop : OpRewritePattern<QuantizeOp> {
+  QuantizeToBlockLoop(MLIRContext *context, int64_t alignment)
+      : OpRewritePattern(context), alignment(alignment) {}
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inType = dyn_cast<MemRefType>(op.getInput().getType());
+    auto outType = dyn_cast<MemRefType>(op.getInit().getType());
+    if (!inType || !outType)
+      return rewriter.notifyMatchFailure(op, "tensor form");
+    if (!hasContiguousQuantBlocks(op))
+      return rewriter.notifyMatchFailure(op, "blocks are not contiguous");
+    if (!inType.getLayout().isIdentity() || !outType.getLayout().isIdentity())
+      return rewriter.notifyMatchFailure(op, "operands are not contiguous");
+
+    Location loc = op.getLoc();
+    int64_t blockSize = op.getFormat().getBlockSize();
+    Type elementType = inType.getElementType();
+    int64_t width = elementsPerAccess(elementType, blockSize);
+    llvm::MaybeAlign align =
+        alignment > 0 ? llvm::MaybeAlign(alignment) : llvm::MaybeAlign();
+
+    // Flat views and the number of blocks.
+    auto flat = [&](Value memref) -> Value {
+      auto type = cast<MemRefType>(memref.getType());
+      if (type.getRank() == 1)
+        return memref;
+      SmallVector<ReassociationIndices> all(1);
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        all[0].push_back(d);
+      return memref::CollapseShapeOp::create(rewriter, loc, memref, all);
+    };
+    Value input = flat(op.getInput());
+    Value output = flat(op.getInit());
+    Value numElements = memref::DimOp::create(rewriter, loc, input, 0);
+    Value block = arith::ConstantIndexOp::create(rewriter, loc, blockSize);
+    Value numBlocks = arith::DivUIOp::create(rewriter, loc, numElements, block);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value amax = op.getAmax();
+    auto vectorType = VectorType::get({width}, elementType);
+
+    scf::ParallelOp::create(
+        rewriter, loc, ValueRange{zero}, ValueRange{numBlocks}, ValueRange{one},
+        [&](OpBuilder &b, Location nl, ValueRange ivs) {
+          Value base = arith::MulIOp::create(b, nl, ivs[0], block);
+          auto offset = [&](int64_t chunk) -> Value {
+            return arith::AddIOp::create(
+                b, nl, base,
+                arith::ConstantIndexOp::create(b, nl, chunk * width));
+          };
+          SmallVector<Value> elements;
+          for (int64_t chunk = 0; chunk < blockSize / width; ++chunk) {
+            Value vec = vector::LoadOp::create(b, nl, vectorType, input,
+                                               ValueRange{offset(chunk)},
+                                               /*nontemporal=*/false, align);
+            for (int64_t i = 0; i < width; ++i)
+              elements.push_back(vector::ExtractOp::create(b, nl, vec, i));
+          }
+          SmallVector<Value> quantized =
+              emitNVFP4QuantizeBlock(b, nl, elements, amax, elementType);
+          for (int64_t chunk = 0; chunk < blockSize / width; ++chunk) {
+            Value vec = vector::FromElementsOp::create(
+                b, nl, vectorType,
+                ArrayRef<Value>(quantized).slice(chunk * width, width));
+            vector::StoreOp::create(b, nl, vec, output,
+                                    ValueRange{offset(chunk)},
+                                    /*nontemporal=*/false, align);
+          }
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  int64_t alignment;
+};
+
+struct QuantizeToLoopsPass
+    : mlir::conv3d::impl::Conv3dQuantizeToLoopsBase<QuantizeToLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (alignment < 0 || (alignment & (alignment - 1)) != 0) {
+      emitError(getOperation()->getLoc())
+          << "conv3d-quantize-to-loops: alignment must be 0 or a power of "
+             "two, got "
+          << static_cast<int64_t>(alignment);
+      return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    populateQuantizeToLoopsPatterns(patterns, alignment);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    // A contiguous-block quantize on strided memrefs has no lowering here
+    // (conv3d-to-linalg lowers every quantize while it is on tensors).
+    WalkResult result = getOperation()->walk([&](QuantizeOp op) {
+      if (op.hasTensorSemantics() || !hasContiguousQuantBlocks(op))
+        return WalkResult::advance();
+      op.emitError("conv3d-quantize-to-loops needs operands with identity "
+                   "layouts");
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::conv3d::populateQuantizeToLoopsPatterns(RewritePatternSet &patterns,
+                                                   int64_t alignment) {
+  patterns.add<QuantizeToBlockLoop>(patterns.getContext(), alignment);
+}

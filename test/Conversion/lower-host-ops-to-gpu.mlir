@@ -1,0 +1,103 @@
+// conv3d-lower-host-ops-to-gpu: the buffer work a GPU pipeline leaves in
+// host code runs on the device. Every outermost host parallel loop (from a
+// linalg op, from conv3d.epilogue via linalg, or left by
+// conv3d-quantize-to-loops) is collapsed to one dimension and tiled into
+// (blocks) x (block-size threads) with a bounds guard, ready for
+// gpu-map-parallel-loops; allocations, deallocations and copies become
+// stream-ordered gpu ops. Code inside kernels is left alone. The kernels
+// this produces run in the GPU tests (test/GPU/sm80-run.test: prepass,
+// separate Q-slices, split-K).
+//
+// RUN: conv3d-opt %s -split-input-file -conv3d-quantize-to-loops -conv3d-lower-host-ops-to-gpu=block-size=128 | FileCheck %s
+// RUN: conv3d-opt %s -split-input-file -conv3d-lower-host-ops-to-gpu | FileCheck %s --check-prefix=DEFAULT
+
+// The NVFP4 prepass: 192 blocks of 16 channels, a thread per block, 128
+// threads per GPU block; the temporary is device memory.
+// CHECK-LABEL: func.func @prepass
+// CHECK: %[[C192:.*]] = arith.constant 192 : index
+// CHECK: %[[W0:.*]] = gpu.wait async
+// CHECK-NEXT: %[[T:.*]], %[[TOK:.*]] = gpu.alloc async [%[[W0]]] () : memref<2x3x4x4x32xbf16>
+// CHECK-NEXT: gpu.wait [%[[TOK]]]
+// CHECK: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-NEXT: %[[STEP:.*]] = arith.muli %{{.*}}, %[[C128]] : index
+// CHECK: scf.parallel (%[[B:.*]]) = (%{{.*}}) to (%[[C192]]) step (%[[STEP]]) {
+// CHECK-NEXT: scf.parallel (%[[TH:.*]]) = (%{{.*}}) to (%[[STEP]]) step (%{{.*}}) {
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[C192]] : index
+// CHECK: scf.if %{{.*}} {
+// CHECK: vector.load
+// CHECK: vector.store
+// CHECK: %[[W1:.*]] = gpu.wait async
+// CHECK-NEXT: %[[CP:.*]] = gpu.memcpy async [%[[W1]]] %{{.*}}, %[[T]]
+// CHECK-NEXT: gpu.wait [%[[CP]]]
+// CHECK: %[[W2:.*]] = gpu.wait async
+// CHECK-NEXT: %[[D:.*]] = gpu.dealloc async [%[[W2]]] %[[T]]
+// CHECK-NEXT: gpu.wait [%[[D]]]
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK-NOT: memref.dealloc
+// DEFAULT-LABEL: func.func @prepass
+// DEFAULT: gpu.alloc async
+func.func @prepass(%x: memref<2x3x4x4x32xbf16>, %amax: f32) {
+  %t = memref.alloc() : memref<2x3x4x4x32xbf16>
+  conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4] ins(%x : memref<2x3x4x4x32xbf16>) amax(%amax) outs(%t : memref<2x3x4x4x32xbf16>)
+  memref.copy %t, %x : memref<2x3x4x4x32xbf16> to memref<2x3x4x4x32xbf16>
+  memref.dealloc %t : memref<2x3x4x4x32xbf16>
+  return
+}
+
+// -----
+
+// Split-K's epilogue: conv3d.epilogue on memrefs becomes a linalg.generic,
+// then one 1-D loop over the 2*4*4*4*8 = 1024 output elements (default 256
+// threads per block), delinearized inside.
+// CHECK-LABEL: func.func @epilogue
+// DEFAULT-LABEL: func.func @epilogue
+// DEFAULT: %[[C256:.*]] = arith.constant 256 : index
+// DEFAULT-NEXT: %[[STEP:.*]] = arith.muli %{{.*}}, %[[C256]] : index
+// DEFAULT: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[TOTAL:.*]]) step (%[[STEP]]) {
+// DEFAULT-NEXT: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[STEP]]) step (%{{.*}}) {
+// DEFAULT: arith.cmpi ult, %{{.*}}, %[[TOTAL]] : index
+// DEFAULT: scf.if
+// DEFAULT: memref.load %{{.*}} : memref<2x4x4x4x8xf32>
+// DEFAULT: memref.load %{{.*}} : memref<8xf32>
+// DEFAULT: arith.maximumf
+// DEFAULT: memref.store %{{.*}} : memref<2x4x4x4x8xbf16>
+// DEFAULT-NOT: conv3d.epilogue
+// DEFAULT-NOT: linalg.generic
+func.func @epilogue(%s: memref<2x4x4x4x8xf32>, %b: memref<8xf32>, %o: memref<2x4x4x4x8xbf16>) {
+  conv3d.epilogue ins(%s : memref<2x4x4x4x8xf32>) bias(%b : memref<8xf32>) outs(%o : memref<2x4x4x4x8xbf16>) overwrite activation = relu
+  return
+}
+
+// -----
+
+// A linalg op (the separate Q-slices' f32 accumulator fill) becomes device
+// loops too.
+// DEFAULT-LABEL: func.func @fill
+// DEFAULT: scf.parallel
+// DEFAULT-NEXT: scf.parallel
+// DEFAULT: memref.store %{{.*}} : memref<4x8x16xf32>
+// DEFAULT-NOT: linalg.fill
+func.func @fill(%m: memref<4x8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%m : memref<4x8x16xf32>)
+  return
+}
+
+// -----
+
+// Buffer ops inside a kernel are the kernel's own: untouched.
+// DEFAULT-LABEL: func.func @in_kernel
+// DEFAULT: gpu.launch
+// DEFAULT-NEXT: memref.alloc() : memref<4xf32>
+// DEFAULT-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
+// DEFAULT-NOT: gpu.alloc
+func.func @in_kernel() {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %a = memref.alloc() : memref<4xf32>
+    memref.dealloc %a : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
