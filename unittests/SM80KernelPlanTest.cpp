@@ -26,7 +26,8 @@ TEST(SwizzledTile, BijectiveWithinEachRow) {
       for (int64_t col = 0; col < cols; ++col) {
         int64_t offset = tile.offset(math, row, col);
         ASSERT_GE(offset, row * cols) << "cols " << cols << " row " << row;
-        ASSERT_LT(offset, (row + 1) * cols) << "cols " << cols << " row " << row;
+        ASSERT_LT(offset, (row + 1) * cols)
+            << "cols " << cols << " row " << row;
         seen.insert(offset);
       }
       EXPECT_EQ(static_cast<int64_t>(seen.size()), cols) << "cols " << cols;
@@ -46,9 +47,8 @@ TEST(SwizzledTile, LdmatrixPhasesAreConflictFree) {
           EXPECT_EQ(byte % 16, 0);
           slots.insert((byte / 16) % 8);
         }
-        EXPECT_EQ(slots.size(), 8u)
-            << "cols " << cols << " rows " << row0 << ".." << row0 + 7
-            << " chunk " << chunk;
+        EXPECT_EQ(slots.size(), 8u) << "cols " << cols << " rows " << row0
+                                    << ".." << row0 + 7 << " chunk " << chunk;
       }
   }
 }
@@ -66,7 +66,8 @@ TEST(Fragments, AAddressesCoverTheMmaOperand) {
     for (int64_t j = 0; j < 4; ++j) {
       auto [row, col] = rowStart[8 * j + t / 4];
       col += 2 * (t % 4);
-      int64_t expectRow = t / 4 + (j % 2) * 8, expectCol = 2 * (t % 4) + (j / 2) * 8;
+      int64_t expectRow = t / 4 + (j % 2) * 8,
+              expectCol = 2 * (t % 4) + (j / 2) * 8;
       EXPECT_EQ(row, expectRow) << "t " << t << " a" << j;
       EXPECT_EQ(col, expectCol) << "t " << t << " a" << j;
     }
@@ -83,7 +84,8 @@ TEST(Fragments, BAddressesCoverTheMmaOperand) {
     for (int64_t j = 0; j < 4; ++j) {
       int64_t expectK = 2 * (t % 4) + (j % 2) * 8;
       int64_t expectN = t / 4 + (j / 2) * 8;
-      auto kn = SM80KernelPlan::bFragmentAddress(math, 8 * j + 2 * (t % 4), 0, 0);
+      auto kn =
+          SM80KernelPlan::bFragmentAddress(math, 8 * j + 2 * (t % 4), 0, 0);
       EXPECT_EQ(kn[0], expectK) << "trans t " << t << " m" << j;
       EXPECT_EQ(kn[1] + t / 4, expectN) << "trans t " << t << " m" << j;
       auto nk = SM80KernelPlan::bFragmentAddressKContiguous(math, 8 * j + t / 4,
@@ -142,12 +144,59 @@ TEST(Plan, PicksLoadPaths) {
   EXPECT_TRUE(plan.a.async);
   EXPECT_EQ(plan.a.vector, 2);
   // NVFP4: whole blocks per thread, through registers.
-  ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf,
-                                     128, 64, 32, 3, 2, 2, KOrder::taps_outer,
-                                     1, 16, 2, plan));
+  ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
+                                     64, 32, 3, 2, 2, KOrder::taps_outer, 1, 16,
+                                     2, plan));
   EXPECT_FALSE(plan.a.async);
   EXPECT_EQ(plan.a.unit, 16);
   EXPECT_EQ(plan.a.unitsPerThread, 2);
+}
+
+TEST(Plan, NarrowsAccessesToTheOperandsAlignment) {
+  SM80KernelPlan plan;
+  // Identity layouts: 16-byte copies and stores.
+  ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
+                                     64, 32, 3, 2, 2, KOrder::taps_outer, 1,
+                                     std::nullopt, 2, plan));
+  EXPECT_EQ(plan.a.vector, 8);
+  EXPECT_EQ(plan.b.vector, 8);
+  EXPECT_EQ(plan.outputVector, 8);
+  // Offsets or strides aligned to 4, 2 and 2 elements only.
+  OperandAlignment alignment;
+  alignment.input = 4;
+  alignment.filter = 2;
+  alignment.epilogue = 2;
+  ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
+                                     64, 32, 3, 2, 2, KOrder::taps_outer, 1,
+                                     std::nullopt, 2, plan, alignment));
+  EXPECT_EQ(plan.a.vector, 4);
+  EXPECT_TRUE(plan.a.async);
+  EXPECT_EQ(plan.b.vector, 2);
+  EXPECT_EQ(plan.outputVector, 1);
+}
+
+TEST(Plan, RejectsInconsistentKOrderAndQuantization) {
+  SM80KernelPlan plan;
+  EXPECT_NE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
+                                  64, 32, 3, 2, 2, KOrder::qslice_outer, 2,
+                                  std::nullopt, 2, plan)
+                .value_or("")
+                .find("split_k = 2 needs k_order = taps_outer"),
+            std::string::npos);
+  EXPECT_NE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
+                                  64, 32, 3, 2, 2, KOrder::taps_outer, 1, 64, 2,
+                                  plan)
+                .value_or("")
+                .find("tile_k (32) to be a multiple of the NVFP4 block size "
+                      "(64)"),
+            std::string::npos);
+  // R*S*C = 9*8 = 72 is not a multiple of 16: blocks would cross slices.
+  EXPECT_NE(SM80KernelPlan::build(geometry(8, 64), FilterLayout::qrscf, 128, 64,
+                                  32, 3, 2, 2, KOrder::qslice_outer, 1, 16, 2,
+                                  plan)
+                .value_or("")
+                .find("qslice_outer splits NVFP4 blocks"),
+            std::string::npos);
 }
 
 TEST(Plan, RejectsWithReasons) {

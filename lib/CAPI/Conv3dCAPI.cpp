@@ -96,6 +96,8 @@ static llvm::Expected<CompileOptions> toOptions(llvm::StringRef text) {
       options.quantPlacement = value.str();
     } else if (key == "gpu_chip") {
       options.gpuChip = value.str();
+    } else if (key == "cuda_home") {
+      options.cudaHome = value.str();
     } else {
       return llvm::createStringError("unknown option '" + key.str() + "'");
     }

@@ -22,6 +22,7 @@
 #include "llvm/IR/Module.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
@@ -124,6 +125,26 @@ llvm::Error checkTarget(const CompileOptions &options) {
         "target '" + stringifyTarget(options.target).str() +
         "' has no lowering yet; use --target=sm80 (runs on any sm_80+ GPU) "
         "or --target=cpu");
+  return llvm::Error::success();
+}
+
+/// GPU targets need the CUDA toolkit: libdevice for the device code's math
+/// and ptxas for cubins. Upstream's gpu-module-to-binary only warns when
+/// they are missing, and would leave undefined calls in the binary.
+llvm::Error checkToolkit(const CompileOptions &options, bool needsPtxas) {
+  if (!isGpuTarget(options.target))
+    return llvm::Error::success();
+  std::string home = cudaHomeFor(options);
+  llvm::SmallString<256> libdevice(home), ptxas(home);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  for (auto [path, needed] :
+       {std::pair{libdevice.str(), true}, std::pair{ptxas.str(), needsPtxas}})
+    if (needed && !llvm::sys::fs::exists(path))
+      return llvm::createStringError(
+          "CUDA toolkit not found at '" + home + "' (no " + path.str() +
+          "): set CUDA_HOME or the toolkit option (conv3d-run --cuda-home, "
+          "cuda_home in the C API)");
   return llvm::Error::success();
 }
 
@@ -282,6 +303,8 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
     return std::move(error);
   if (llvm::Error error = checkTarget(options))
     return std::move(error);
+  if (llvm::Error error = checkToolkit(options, /*needsPtxas=*/true))
+    return std::move(error);
   CompileOptions resolved = resolveGpuChip(options);
   std::string key = cacheKeyOfResolved(spec, resolved);
   std::lock_guard<std::mutex> lock(impl->mutex);
@@ -349,6 +372,10 @@ llvm::Expected<std::string> Engine::emit(const ConvSpec &spec,
     return std::move(error);
   if (stage == EmitStage::Ptx && !isGpuTarget(options.target))
     return llvm::createStringError("--emit=ptx needs a GPU target");
+  if (stage == EmitStage::Llvm || stage == EmitStage::Ptx)
+    if (llvm::Error error =
+            checkToolkit(options, /*needsPtxas=*/stage == EmitStage::Llvm))
+      return std::move(error);
   CompileOptions resolved = options;
   if (stage == EmitStage::Ptx)
     resolved.gpuBinaryFormat = "isa";

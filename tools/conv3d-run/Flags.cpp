@@ -33,6 +33,12 @@ cl::opt<std::string> gpuChip(
     cl::desc("GPU chip to generate code for (default: the device's, or the "
              "target's without a driver), e.g. sm_80, sm_90"),
     cl::cat(compileCategory));
+cl::opt<std::string> cudaHome(
+    "cuda-home",
+    cl::desc("CUDA toolkit with ptxas and libdevice for GPU targets "
+             "(default: $CUDA_HOME, else the one the project was configured "
+             "with)"),
+    cl::cat(compileCategory));
 cl::opt<std::string> dtype("dtype",
                            cl::desc("Input and filter dtype: bf16, f16, f32"),
                            cl::init("bf16"), cl::cat(specCategory));
@@ -298,6 +304,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
                      "expected cpu, sm80, sm90 or sm100, got '" + target + "'");
   options.target = *parsedTarget;
   options.gpuChip = gpuChip;
+  options.cudaHome = cudaHome;
   if (!gpuChip.empty() && !llvm::StringRef(gpuChip).starts_with("sm_"))
     return flagError("gpu-chip", "expected a chip such as sm_80 or sm_90, "
                                  "got '" +

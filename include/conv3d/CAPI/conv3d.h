@@ -55,7 +55,8 @@ void conv3d_engine_destroy(conv3d_engine *engine);
 /* Compiles `spec`. `options` holds space-separated key=value pairs:
  * target=cpu|sm80, lowering=igemm|reference, config=tile_m=..,tile_n=..,..,
  * qslice=auto|none|fused|separate, quant_placement=auto|tile|prepass,
- * gpu_chip=sm_90. Returns null on error (message in `error`). */
+ * gpu_chip=sm_90, cuda_home=/usr/local/cuda (default: $CUDA_HOME, else the
+ * configured toolkit). Returns null on error (message in `error`). */
 conv3d_conv *conv3d_compile(conv3d_engine *engine, const conv3d_spec *spec,
                             const char *options, char *error,
                             size_t error_size);

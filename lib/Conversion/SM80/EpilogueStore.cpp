@@ -66,9 +66,9 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
   // Coalesced pass: thread-strided over (row, vector of channels).
   int64_t width = plan.outputVector;
   int64_t perRow = plan.tileN / width;
-  auto loop = scf::ForOp::create(b, loc, ctx.tid,
-                                 math.constant(plan.tileM * perRow),
-                                 math.constant(plan.threads));
+  auto loop =
+      scf::ForOp::create(b, loc, ctx.tid, math.constant(plan.tileM * perRow),
+                         math.constant(plan.threads));
   // (The loop runs in the kernel's index type.)
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
@@ -85,7 +85,8 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
   auto accType = VectorType::get({width}, f32);
   Value acc = vector::LoadOp::create(
       b, loc, accType, ctx.staging,
-      ValueRange{math.toIndex(math.add(math.mul(row, plan.stagingStride), col))},
+      ValueRange{
+          math.toIndex(math.add(math.mul(row, plan.stagingStride), col))},
       false, alignmentOf(width, f32));
   auto pos = decomposeOutputPosition(math, m, ctx.ops.outputShape);
   SmallVector<Value> coords = {pos[0], pos[1], pos[2], pos[3], f};
@@ -103,10 +104,9 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
 
   auto loadVector = [&](const FlatOperand &operand, Value index) {
     Type elem = getElementTypeOrSelf(operand.memref.getType());
-    return vector::LoadOp::create(b, loc, VectorType::get({width}, elem),
-                                  operand.memref,
-                                  ValueRange{math.toIndex(index)}, false,
-                                  alignmentOf(width, elem))
+    return vector::LoadOp::create(
+               b, loc, VectorType::get({width}, elem), operand.memref,
+               ValueRange{math.toIndex(index)}, false, alignmentOf(width, elem))
         .getResult();
   };
   Value old = ctx.mode == StoreMode::accumulate
@@ -115,13 +115,14 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
   Value bias = ctx.ops.bias ? loadVector(ctx.ops.bias,
                                          math.mul(f, ctx.ops.bias.strides[0]))
                             : Value();
-  Value residual =
-      ctx.ops.residual
-          ? loadVector(ctx.ops.residual, flatIndex(math, ctx.ops.residual, coords))
-          : Value();
+  Value residual = ctx.ops.residual
+                       ? loadVector(ctx.ops.residual,
+                                    flatIndex(math, ctx.ops.residual, coords))
+                       : Value();
   auto outType = VectorType::get({width}, ctx.outElem);
   Value result = arith::ConstantOp::create(
-      b, loc, outType, DenseElementsAttr::get(outType, b.getZeroAttr(ctx.outElem)));
+      b, loc, outType,
+      DenseElementsAttr::get(outType, b.getZeroAttr(ctx.outElem)));
   for (int64_t e = 0; e < width; ++e) {
     auto element = [&](Value vec) -> Value {
       return vec ? vector::ExtractOp::create(b, loc, vec, e).getResult()

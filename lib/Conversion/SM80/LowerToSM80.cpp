@@ -33,6 +33,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <numeric>
+
 namespace mlir::conv3d {
 #define GEN_PASS_DEF_CONV3DLOWERTOSM80
 #include "conv3d/Conversion/Passes.h.inc"
@@ -65,7 +67,8 @@ FailureOr<GridKernel> analyzeGrid(scf::ForallOp grid) {
         return WalkResult::interrupt();
       kernel.im2col = load;
     } else if (auto load = dyn_cast<LoadFilterTileOp>(op)) {
-      if (kernel.filterLoad && kernel.filterLoad.getFilter() != load.getFilter())
+      if (kernel.filterLoad &&
+          kernel.filterLoad.getFilter() != load.getFilter())
         return WalkResult::interrupt();
       kernel.filterLoad = load;
     } else if (auto store = dyn_cast<StoreOutputTileOp>(op)) {
@@ -112,6 +115,34 @@ FailureOr<FlatOperand> flatten(OpBuilder &b, Location loc, Value memref) {
   return FlatOperand{flat, strides};
 }
 
+/// The largest power of two up to 8 dividing the offset and every stride
+/// but the innermost of `memref` (1 when one is dynamic; 8 for null).
+int64_t elementAlignment(Value memref) {
+  if (!memref)
+    return 8;
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset))
+    return 1;
+  int64_t common = std::gcd(offset, int64_t(8));
+  for (int64_t stride : ArrayRef<int64_t>(strides).drop_back())
+    common = ShapedType::isDynamic(stride) ? 1 : std::gcd(common, stride);
+  return common & -common;
+}
+
+/// The stride of `memref`'s innermost dimension, if static.
+std::optional<int64_t> innermostStride(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(strides.back()))
+    return std::nullopt;
+  return strides.back();
+}
+
 /// The filter as a K x F view: (stride of k, stride of f), provided the
 /// (q, r, s, c) dimensions collapse into one.
 std::optional<std::array<int64_t, 2>> filterMatrixStrides(Value filter,
@@ -149,8 +180,8 @@ KSchedule buildSchedule(KernelContext &ctx, Value splitIndex) {
     Value begin = math.fromIndex(beginIndex), end = math.fromIndex(endIndex);
     Value any = math.ult(begin, end);
     Value slices = math.select(any, math.sub(end, begin), math.constant(0));
-    return {math.mul(slices, perSlice), [&ctx, begin = begin, perSlice,
-                                         sliceK, tileK](Value t) {
+    return {math.mul(slices, perSlice),
+            [&ctx, begin = begin, perSlice, sliceK, tileK](Value t) {
               KernelMath math = ctx.math();
               Value q = math.add(begin, math.div(t, perSlice));
               Value k0 = math.add(math.mul(q, sliceK),
@@ -162,10 +193,10 @@ KSchedule buildSchedule(KernelContext &ctx, Value splitIndex) {
   int64_t numKT = ceilDiv(g.gemmK(), tileK);
   int64_t per = ceilDiv(numKT, plan.splitK);
   Value begin = splitIndex ? math.mul(splitIndex, per) : math.constant(0);
-  Value end = math.minU(math.add(begin, math.constant(per)),
-                        math.constant(numKT));
-  Value steps = math.select(math.ult(begin, end), math.sub(end, begin),
-                            math.constant(0));
+  Value end =
+      math.minU(math.add(begin, math.constant(per)), math.constant(numKT));
+  Value steps =
+      math.select(math.ult(begin, end), math.sub(end, begin), math.constant(0));
   return {steps, [&ctx, begin, tileK, k = g.gemmK()](Value t) {
             KernelMath math = ctx.math();
             return std::make_pair(math.mul(math.add(begin, t), tileK),
@@ -195,8 +226,8 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
   ctx.m0 = math.mul(tm, plan.tileM);
   ctx.n0 = math.mul(tn, plan.tileN);
 
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                              gpu::AddressSpace::Workgroup);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value dynamic = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
@@ -225,8 +256,7 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
         llvm::append_range(tokens,
                            loader->issueAsync(k0, limit, stepValid(t), stage));
     return nvgpu::DeviceAsyncCreateGroupOp::create(
-               b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
-               tokens)
+               b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens)
         .getResult();
   };
   auto loadRegisters = [&](Value t) {
@@ -237,8 +267,7 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
         values[i] = loader->loadToRegisters(k0, limit, stepValid(t));
     return values;
   };
-  auto storeRegisters = [&](ArrayRef<SmallVector<Value>> values,
-                            Value stage) {
+  auto storeRegisters = [&](ArrayRef<SmallVector<Value>> values, Value stage) {
     for (auto [i, loader] : llvm::enumerate(loaders))
       if (!loader->isAsync())
         loader->storeFromRegisters(values[i], stage);
@@ -257,16 +286,16 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
   // Main loop, accumulators carried in registers.
   int64_t numAccs = plan.mmaTilesM * plan.mmaTilesN * 4;
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  auto loop = scf::ForOp::create(b, loc, math.constant(0), schedule.numSteps,
-                                 math.constant(1),
-                                 SmallVector<Value>(numAccs, zero));
+  auto loop =
+      scf::ForOp::create(b, loc, math.constant(0), schedule.numSteps,
+                         math.constant(1), SmallVector<Value>(numAccs, zero));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value t = loop.getInductionVar();
     if (anyAsync)
-      nvgpu::DeviceAsyncWaitOp::create(
-          b, loc, firstGroup, b.getI32IntegerAttr(plan.stages - 2));
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, firstGroup,
+                                       b.getI32IntegerAttr(plan.stages - 2));
     gpu::BarrierOp::create(b, loc);
     if (anyAsync) {
       Value ahead = math.add(t, math.constant(plan.stages - 1));
@@ -274,9 +303,9 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
     }
     Value next = math.add(t, math.constant(1));
     auto registers = loadRegisters(next);
-    SmallVector<Value> accs = emitWarpMma(
-        ctx, math.rem(t, plan.stages),
-        SmallVector<Value>(loop.getRegionIterArgs()));
+    SmallVector<Value> accs =
+        emitWarpMma(ctx, math.rem(t, plan.stages),
+                    SmallVector<Value>(loop.getRegionIterArgs()));
     storeRegisters(registers, math.rem(next, plan.stages));
     scf::YieldOp::create(b, loc, accs);
   }
@@ -300,7 +329,8 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   IGemmConfigAttr config = kernel.config;
   Location loc = grid.getLoc();
 
-  Value input = kernel.im2col.getInput(), filter = kernel.filterLoad.getFilter();
+  Value input = kernel.im2col.getInput(),
+        filter = kernel.filterLoad.getFilter();
   FilterLayout layout = kernel.filterLoad.getFilterLayout();
   ConvGeometry g = kernel.im2col.getGeometry();
   std::array<int64_t, 5> filterShape = getShape5(filter.getType());
@@ -311,6 +341,32 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
     return grid.emitError() << "sm80 computes bf16 and f16 convolutions with "
                                "mma.sync; "
                             << inElem << " inputs run on the CPU target";
+  if (getElementTypeOrSelf(filter.getType()) != inElem)
+    return grid.emitError() << "sm80 needs the filter's element type ("
+                            << getElementTypeOrSelf(filter.getType())
+                            << ") to be the input's (" << inElem << ")";
+  // Vector accesses run along the channels (input, output, residual, bias)
+  // and along the filter's contiguous axis (F for QRSCF, K for FQRSC).
+  Value output = kernel.store.getOutput();
+  Value bias = kernel.store.getBias(), residual = kernel.store.getResidual();
+  for (auto [operand, name] :
+       {std::pair{input, "input"}, std::pair{filter, "filter"},
+        std::pair{output, "output"}, std::pair{residual, "residual"},
+        std::pair{bias, "bias"}}) {
+    if (!operand)
+      continue;
+    std::optional<int64_t> stride = innermostStride(operand);
+    if (!stride || *stride != 1)
+      return grid.emitError()
+             << "sm80 needs a unit stride along the " << name
+             << "'s innermost dimension, got " << operand.getType();
+  }
+  OperandAlignment alignment;
+  alignment.input = elementAlignment(input);
+  alignment.filter = elementAlignment(filter);
+  alignment.epilogue =
+      std::min({elementAlignment(output), elementAlignment(residual),
+                elementAlignment(bias)});
   std::optional<int64_t> blockSize;
   if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
     blockSize = quant->getBlockSize();
@@ -320,9 +376,9 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
           g, layout, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), blockSize,
-          outElem.getIntOrFloatBitWidth() / 8, plan))
-    return grid.emitError() << "cannot lower " << config << " to sm80: "
-                            << *problem;
+          outElem.getIntOrFloatBitWidth() / 8, plan, alignment))
+    return grid.emitError()
+           << "cannot lower " << config << " to sm80: " << *problem;
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(grid);
@@ -363,6 +419,12 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
   int64_t numBlocks = numMT * numNT * plan.splitK;
+  // The grid is one-dimensional: CUDA allows 2^31 - 1 blocks in x.
+  if (numBlocks >= kI32Limit)
+    return grid.emitError()
+           << "cannot lower " << config << " to sm80: " << numBlocks
+           << " thread blocks exceed the grid limit of "
+              "2^31 - 1; use larger tiles";
   KernelMath host{rewriter, loc, rewriter.getIndexType()};
   auto tokenType = gpu::AsyncTokenType::get(rewriter.getContext());
   Value start = gpu::WaitOp::create(rewriter, loc, tokenType, ValueRange{})
@@ -370,10 +432,10 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   Value one = host.constant(1);
   Value sharedBytes = arith::ConstantIntOp::create(
       rewriter, loc, rewriter.getI32Type(), plan.sharedBytes);
-  auto launch = gpu::LaunchOp::create(
-      rewriter, loc, host.constant(numBlocks), one, one,
-      host.constant(plan.threads), one, one, sharedBytes, tokenType,
-      ValueRange{start});
+  auto launch =
+      gpu::LaunchOp::create(rewriter, loc, host.constant(numBlocks), one, one,
+                            host.constant(plan.threads), one, one, sharedBytes,
+                            tokenType, ValueRange{start});
   {
     OpBuilder::InsertionGuard bodyGuard(rewriter);
     rewriter.setInsertionPointToStart(&launch.getBody().front());

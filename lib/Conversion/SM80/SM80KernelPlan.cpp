@@ -29,11 +29,13 @@ static OperandLoad planLoad(int64_t vector, bool quantized,
   return load;
 }
 
-std::optional<std::string> SM80KernelPlan::build(
-    const ConvGeometry &g, FilterLayout layout, int64_t tileM, int64_t tileN,
-    int64_t tileK, int64_t stages, int64_t warpsM, int64_t warpsN,
-    KOrder kOrder, int64_t splitK, std::optional<int64_t> quantBlockSize,
-    int64_t outputElementBytes, SM80KernelPlan &plan) {
+std::optional<std::string>
+SM80KernelPlan::build(const ConvGeometry &g, FilterLayout layout, int64_t tileM,
+                      int64_t tileN, int64_t tileK, int64_t stages,
+                      int64_t warpsM, int64_t warpsN, KOrder kOrder,
+                      int64_t splitK, std::optional<int64_t> quantBlockSize,
+                      int64_t outputElementBytes, SM80KernelPlan &plan,
+                      OperandAlignment alignment) {
   auto fail = [](const llvm::Twine &message) {
     return std::optional<std::string>(message.str());
   };
@@ -53,6 +55,22 @@ std::optional<std::string> SM80KernelPlan::build(
     return fail(llvm::formatv("sm80 needs at least 2 pipeline stages, got "
                               "{0}",
                               stages));
+  if (splitK > 1 && kOrder == KOrder::qslice_outer)
+    return fail(
+        llvm::formatv("split_k = {0} needs k_order = taps_outer", splitK));
+  if (quantBlockSize) {
+    // A unit of the quantizing load is one whole block inside one K tile
+    // (and one Q slice).
+    if (tileK % *quantBlockSize != 0)
+      return fail(llvm::formatv("sm80 needs tile_k ({0}) to be a multiple "
+                                "of the NVFP4 block size ({1})",
+                                tileK, *quantBlockSize));
+    if (kOrder == KOrder::qslice_outer &&
+        (g.gemmK() / g.window[0]) % *quantBlockSize != 0)
+      return fail(llvm::formatv("qslice_outer splits NVFP4 blocks of {0} at "
+                                "the slice boundaries (R*S*C = {1})",
+                                *quantBlockSize, g.gemmK() / g.window[0]));
+  }
   int64_t threads = kWarpSize * warpsM * warpsN;
   if (threads > 1024)
     return fail(llvm::formatv("sm80 blocks hold at most 32 warps, the warp "
@@ -86,16 +104,15 @@ std::optional<std::string> SM80KernelPlan::build(
   // A: 16-byte chunks of channels of one tap when C allows; quantization
   // needs the values in registers.
   bool quantized = quantBlockSize.has_value();
-  plan.a = planLoad(asyncVector(g.channels), quantized, quantBlockSize,
-                    tileM * tileK, threads);
+  plan.a = planLoad(asyncVector(std::gcd(g.channels, alignment.input)),
+                    quantized, quantBlockSize, tileM * tileK, threads);
   // B: chunks along the filter's contiguous axis: F (QRSCF) or K (FQRSC;
   // also a slice's R*S*C, where the qslice_outer K loop stops).
   plan.bKContiguous = layout == FilterLayout::fqrsc;
   int64_t sliceK = g.gemmK() / g.window[0];
-  int64_t bExtent = plan.bKContiguous ? std::gcd(g.gemmK(), sliceK)
-                                      : g.filters;
-  plan.b = planLoad(asyncVector(bExtent), /*quantized=*/false, std::nullopt,
-                    tileK * tileN, threads);
+  int64_t bExtent = plan.bKContiguous ? std::gcd(g.gemmK(), sliceK) : g.filters;
+  plan.b = planLoad(asyncVector(std::gcd(bExtent, alignment.filter)),
+                    /*quantized=*/false, std::nullopt, tileK * tileN, threads);
 
   plan.aTile = {tileM, tileK};
   plan.bTile = plan.bKContiguous ? SwizzledTile{tileN, tileK}
@@ -108,13 +125,19 @@ std::optional<std::string> SM80KernelPlan::build(
   plan.stagingStride = tileN + 4;
   plan.stagingBytes = tileM * plan.stagingStride * 4;
   plan.sharedBytes = std::max(plan.pipelineBytes, plan.stagingBytes);
-  if (plan.sharedBytes > kMaxSharedBytes)
+  if (plan.pipelineBytes > kMaxSharedBytes)
     return fail(llvm::formatv("the kernel needs {0} bytes of shared memory "
                               "({1} stages of {2}x{3} and {3}x{4} tiles), "
                               "more than an sm_80 block has ({5})",
-                              plan.sharedBytes, stages, tileM, tileK, tileN,
+                              plan.pipelineBytes, stages, tileM, tileK, tileN,
                               kMaxSharedBytes));
-  plan.outputVector = g.filters % 8 == 0 ? 8 : 1;
+  if (plan.stagingBytes > kMaxSharedBytes)
+    return fail(llvm::formatv("the epilogue's f32 staging tile of {0}x{1} "
+                              "(padded rows) needs {2} bytes of shared "
+                              "memory, more than an sm_80 block has ({3})",
+                              tileM, plan.stagingStride, plan.stagingBytes,
+                              kMaxSharedBytes));
+  plan.outputVector = g.filters % 8 == 0 && alignment.epilogue % 8 == 0 ? 8 : 1;
   (void)outputElementBytes;
   return std::nullopt;
 }

@@ -56,8 +56,8 @@ SmallVector<Value> mlir::conv3d::sm80::emitWarpMma(KernelContext &ctx,
   Value aBase = math.mul(stage, plan.aTile.elements());
   Value bBase = math.mul(stage, plan.bTile.elements());
   Type f32 = b.getF32Type();
-  auto resultType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(4, f32));
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                     SmallVector<Type>(4, f32));
   NVVM::MMATypes ptxType =
       ctx.inElem.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
   // A lane's address inside ldmatrix.x2 only matters for lanes 0-15.
@@ -72,8 +72,8 @@ SmallVector<Value> mlir::conv3d::sm80::emitWarpMma(KernelContext &ctx,
       auto [row, col] =
           SM80KernelPlan::aFragmentAddress(math, ctx.lane, row0, k0);
       Value index = math.add(aBase, plan.aTile.offset(math, row, col));
-      aFrags.push_back(toMmaOperands(
-          ctx, ldmatrix(ctx, ctx.smemA, index, 4, false), 4));
+      aFrags.push_back(
+          toMmaOperands(ctx, ldmatrix(ctx, ctx.smemA, index, 4, false), 4));
     }
     SmallVector<SmallVector<Value>> bFrags;
     for (int64_t ni = 0; ni < plan.mmaTilesN; ni += 2) {
@@ -99,8 +99,8 @@ SmallVector<Value> mlir::conv3d::sm80::emitWarpMma(KernelContext &ctx,
         SmallVector<Value> c(result.begin() + base, result.begin() + base + 4);
         Value mma = NVVM::MmaOp::create(
             b, loc, resultType, aFrags[mi], bFrags[ni], c,
-            ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK}, std::nullopt,
-            std::nullopt, std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+            ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK}, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
             std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                            NVVM::MMALayout::col});
         for (int64_t e = 0; e < 4; ++e)

@@ -1,4 +1,5 @@
-//===- SM80KernelPlan.h - the shape of an sm80 convolution kernel -*- C++ -*-===//
+//===- SM80KernelPlan.h - the shape of an sm80 convolution kernel -*- C++
+//-*-===//
 //
 // Everything the sm80 lowering decides before emitting IR, computed from the
 // tile configuration and the convolution in one place: thread and warp
@@ -100,6 +101,16 @@ struct OperandLoad {
   int64_t unitsPerThread = 0;
 };
 
+/// What the operands' memory layouts allow vector accesses to assume: for
+/// each, the largest power of two up to 8 dividing its offset and every
+/// stride but the unit innermost one, in elements. Identity layouts allow 8.
+struct OperandAlignment {
+  int64_t input = 8;
+  int64_t filter = 8;
+  /// Output, residual and bias together (the epilogue's vectors).
+  int64_t epilogue = 8;
+};
+
 struct SM80KernelPlan {
   // Block tile and pipeline.
   int64_t tileM = 0, tileN = 0, tileK = 0, stages = 2;
@@ -132,7 +143,7 @@ struct SM80KernelPlan {
         int64_t tileN, int64_t tileK, int64_t stages, int64_t warpsM,
         int64_t warpsN, KOrder kOrder, int64_t splitK,
         std::optional<int64_t> quantBlockSize, int64_t outputElementBytes,
-        SM80KernelPlan &plan);
+        SM80KernelPlan &plan, OperandAlignment alignment = {});
 
   //===--- Fragment addressing (per lane) --------------------------------===//
 
