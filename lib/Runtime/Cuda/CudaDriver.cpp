@@ -61,6 +61,9 @@ using llvm::Expected;
   X(cuMemAlloc)                                                                \
   X(cuMemAllocManaged)                                                         \
   X(cuMemAllocAsync)                                                           \
+  X(cuMemAllocFromPoolAsync)                                                   \
+  X(cuMemPoolCreate)                                                           \
+  X(cuMemPoolSetAttribute)                                                     \
   X(cuMemFree)                                                                 \
   X(cuMemFreeAsync)                                                            \
   X(cuMemcpy)                                                                  \
@@ -182,6 +185,11 @@ struct CudaDriver::Impl {
   CUcontext context = nullptr;
   DeviceInfo info;
   bool memoryPools = false;
+  /// The runtime's own stream-ordered pool (null: the device's default).
+  /// It keeps freed memory instead of returning it at every synchronization,
+  /// so the temporaries of repeated calls (the NVFP4 prepass, split-K and
+  /// Q-slice workspaces) cost no page mapping after the first call.
+  CUmemoryPool pool = nullptr;
 
   std::mutex mutex; // guards everything below
   /// Allocations made by cuMemAllocAsync, which cuMemFreeAsync frees.
@@ -338,6 +346,21 @@ Expected<std::unique_ptr<CudaDriver::Impl>> openDriver(int ordinal) {
             CONV3D_CU(cuDeviceGetAttribute, value, attribute, impl->device))
       return std::move(err);
   impl->memoryPools = memoryPools != 0;
+  if (impl->memoryPools && api.cuMemPoolCreate && api.cuMemPoolSetAttribute &&
+      api.cuMemAllocFromPoolAsync) {
+    CUmemPoolProps props = {};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = ordinal;
+    CUmemoryPool pool = nullptr;
+    cuuint64_t keepAll = ~cuuint64_t(0);
+    // Without the pool, allocations fall back to the default one.
+    if (api.cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS) {
+      if (api.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                    &keepAll) == CUDA_SUCCESS)
+        impl->pool = pool;
+    }
+  }
   return std::move(impl);
 }
 
@@ -463,8 +486,11 @@ Expected<void *> CudaDriver::allocate(size_t bytes, void *stream) {
     return scope.takeError();
   CUdeviceptr ptr = 0;
   if (stream && impl->memoryPools) {
-    if (Error err = CONV3D_CU(cuMemAllocAsync, &ptr, bytes,
-                              static_cast<CUstream>(stream)))
+    if (Error err = impl->pool
+                        ? CONV3D_CU(cuMemAllocFromPoolAsync, &ptr, bytes,
+                                    impl->pool, static_cast<CUstream>(stream))
+                        : CONV3D_CU(cuMemAllocAsync, &ptr, bytes,
+                                    static_cast<CUstream>(stream)))
       return std::move(err);
     std::lock_guard<std::mutex> lock(impl->mutex);
     impl->streamOrdered.insert(ptr);
