@@ -13,17 +13,20 @@
 // size (each K block is then one voxel's channel group); otherwise blocks
 // straddle filter taps and only the tile placement has the spec's semantics.
 //
-// Cost model, in ALU issue slots:
-//   tile    = ceil(F / tile_n) * M * K * kOpsPerQuantizedElement
-//   prepass = inputElements * (kOpsPerQuantizedElement
-//                              + 2 * bytesPerElement * kOpsPerByte)
-// kOpsPerQuantizedElement counts the scalar ops of ScalarEmitters' NVFP4
-// code per element (abs, max, scale, two exponent extractions, roundeven,
-// sign, select, cast, amortized block scale). kOpsPerByte is ALU throughput
-// over memory bandwidth: an H100 issues about 60 T simple f32/int ops per
-// second against 3 TB/s, about 20 ops per byte; CPUs are of the same order.
-// So a 3x3x3 convolution (27 reads per element) prefers the prepass, a
-// 1x1x1 convolution with a single N tile prefers the tile.
+// Cost model, in seconds, with rates measured on an H100 with the sm80
+// kernels (bench/RESULTS.md, `run_bench.py --nvfp4`):
+//   tile    = ceil(F / tile_n) * M * K / kTileRate
+//   prepass = inputElements * (bytesPerElement / 2) / kPrepassRate
+//             + kLaunchSeconds (GPU targets: one more kernel)
+// kTileRate is the extra throughput of the register-staged quantizing tile
+// load over the plain cp.async one (about 450 G quantized elements per
+// second: 9.1 ms more for the 4.1e9 of wan_mid_full); kPrepassRate that of
+// the prepass kernel of conv3d-quantize-to-loops on bf16 (about 510 G
+// elements per second, one read and one write: 0.11 ms for its 55e6 input
+// elements). The two rates are close, so the choice follows the repetition
+// factor Q*R*S*ceil(F/tile_n)*(output/input voxels): a 3x3x3 convolution
+// (27 reads per element) or a strided or multi-N-tile 1x1x1 one takes the
+// prepass; small tensors, where the launch dominates, take the tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,8 +45,9 @@ namespace mlir::conv3d {
 using namespace mlir;
 using namespace mlir::conv3d;
 
-static constexpr double kOpsPerQuantizedElement = 24;
-static constexpr double kOpsPerByte = 20;
+static constexpr double kTileRate = 450e9;
+static constexpr double kPrepassRate = 510e9;
+static constexpr double kLaunchSeconds = 5e-6;
 
 std::optional<QuantPlacement>
 mlir::conv3d::parseQuantPlacement(StringRef name) {
@@ -61,17 +65,17 @@ static bool prepassIsEquivalent(const ConvGeometry &g, int64_t blockSize) {
 }
 
 static QuantPlacement costModel(const ConvGeometry &g, int64_t blockSize,
-                                IGemmConfigAttr config, Type elemType) {
+                                IGemmConfigAttr config, Type elemType,
+                                Target target) {
   if (!prepassIsEquivalent(g, blockSize) || !g.hasStaticShape())
     return QuantPlacement::Tile;
   double nTiles = double(ceilDiv(g.gemmN(), config.getTileN()));
-  double tileCost =
-      nTiles * double(g.gemmM()) * double(g.gemmK()) * kOpsPerQuantizedElement;
+  double tileCost = nTiles * double(g.gemmM()) * double(g.gemmK()) / kTileRate;
   double inputElements = double(g.batch) * g.inputSize[0] * g.inputSize[1] *
                          g.inputSize[2] * g.channels;
   double bytes = elemType.getIntOrFloatBitWidth() / 8.0;
-  double prepassCost =
-      inputElements * (kOpsPerQuantizedElement + 2 * bytes * kOpsPerByte);
+  double prepassCost = inputElements * (bytes / 2) / kPrepassRate +
+                       (target == Target::cpu ? 0.0 : kLaunchSeconds);
   return prepassCost < tileCost ? QuantPlacement::Prepass
                                 : QuantPlacement::Tile;
 }
@@ -89,7 +93,7 @@ static QuantPlacement decidePlacement(QuantPlacement requested,
     return QuantPlacement::Tile;
   if (!config)
     config = selectIGemmConfig(context, g, target, blockSize);
-  return costModel(g, blockSize, config, elemType);
+  return costModel(g, blockSize, config, elemType, target);
 }
 
 QuantPlacement mlir::conv3d::chooseQuantPlacement(ConvOp conv, Target target) {
@@ -133,11 +137,11 @@ struct FoldQuantizeIntoConv : OpRewritePattern<ConvOp> {
             conv, "the conv's tile configuration cannot hold NVFP4 blocks");
     // Fold only where the folded conv keeps its quantization in the tile;
     // otherwise the prepass pattern would undo the fold.
-    QuantPlacement decided = decidePlacement(
-        placement, conv.getGeometry(), blockSize,
-        conv.getConfig().value_or(IGemmConfigAttr()),
-        getElementTypeOrSelf(quantize.getInput().getType()), target,
-        getContext());
+    QuantPlacement decided =
+        decidePlacement(placement, conv.getGeometry(), blockSize,
+                        conv.getConfig().value_or(IGemmConfigAttr()),
+                        getElementTypeOrSelf(quantize.getInput().getType()),
+                        target, getContext());
     if (decided != QuantPlacement::Tile)
       return rewriter.notifyMatchFailure(conv, "placement is the prepass");
     rewriter.modifyOpInPlace(conv, [&] {
@@ -168,8 +172,7 @@ struct MoveQuantizeToPrepass : OpRewritePattern<ConvOp> {
     QuantPlacement decided = decidePlacement(
         placement, conv.getGeometry(), quant->getBlockSize(),
         conv.getConfig().value_or(IGemmConfigAttr()),
-        getElementTypeOrSelf(conv.getInput().getType()), target,
-        getContext());
+        getElementTypeOrSelf(conv.getInput().getType()), target, getContext());
     if (decided != QuantPlacement::Prepass)
       return rewriter.notifyMatchFailure(conv, "tile placement");
     ConvGeometry g = conv.getGeometry();
@@ -188,9 +191,9 @@ struct MoveQuantizeToPrepass : OpRewritePattern<ConvOp> {
     Value empty = tensor::EmptyOp::create(
         rewriter, loc, tensor::getMixedSizes(rewriter, loc, input),
         inputType.getElementType());
-    auto quantize = QuantizeOp::create(
-        rewriter, loc, TypeRange{inputType}, input, conv.getAmax(), empty,
-        *quant, rewriter.getDenseI64ArrayAttr({4}));
+    auto quantize = QuantizeOp::create(rewriter, loc, TypeRange{inputType},
+                                       input, conv.getAmax(), empty, *quant,
+                                       rewriter.getDenseI64ArrayAttr({4}));
     rewriter.modifyOpInPlace(conv, [&] {
       conv.getInputMutable().assign(quantize.getResult()[0]);
       conv.getAmaxMutable().clear();
@@ -204,8 +207,7 @@ struct MoveQuantizeToPrepass : OpRewritePattern<ConvOp> {
   std::function<void(ConvOp, StringRef)> onImpossible;
 };
 
-struct FuseQuantPass
-    : mlir::conv3d::impl::Conv3dFuseQuantBase<FuseQuantPass> {
+struct FuseQuantPass : mlir::conv3d::impl::Conv3dFuseQuantBase<FuseQuantPass> {
   using Base::Base;
 
   void runOnOperation() override {
