@@ -271,9 +271,17 @@ int main(int argc, char **argv) {
     else if (has("qslice-fused"))
       options.qslice = std::string(
           gen.pick({0, 1, 2}) == 0 ? "none" : (gen.coin() ? "fused" : "auto"));
-    if (spec.inputQuantBlockSize)
+    if (spec.inputQuantBlockSize) {
+      // A prepass only has the semantics of K blocks when the blocks are
+      // whole channel groups.
+      bool prepassExact =
+          spec.geometry.channels % *spec.inputQuantBlockSize == 0;
+      int64_t choice = gen.range(0, prepassExact ? 2 : 1);
       options.quantPlacement =
-          has("quant") ? (gen.coin() ? "auto" : "tile") : "tile";
+          !has("quant")
+              ? "tile"
+              : (choice == 0 ? "auto" : (choice == 1 ? "tile" : "prepass"));
+    }
     // Forced Q-slice strategies are rejected (with a diagnostic) when NVFP4
     // blocks straddle depth slices; draw only combinations that apply.
     int64_t sliceK = spec.geometry.gemmK() / spec.geometry.window[0];
