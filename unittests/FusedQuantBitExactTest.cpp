@@ -101,7 +101,8 @@ TEST_P(FusedQuantBitExact, OperandMatchesReference) {
   buffers.amax = amax;
   buffers.output = &output;
   llvm::Error runError = runWithHostBuffers(**conv, buffers);
-  ASSERT_FALSE(static_cast<bool>(runError)) << llvm::toString(std::move(runError));
+  ASSERT_FALSE(static_cast<bool>(runError))
+      << llvm::toString(std::move(runError));
 
   ReferenceConvProblem problem;
   problem.geometry = g;

@@ -105,8 +105,8 @@ TEST_P(QSliceAccuracy, WithinFivePercentOfUndecomposed) {
       chained.set(i, chained.get(i) + part[i]); // rounds to bf16 each time
   }
   double chainedError = relativeL2Error(reference, chained);
-  std::printf("[%s] chained through bf16: %.4e (x%.2f)\n", c.name,
-              chainedError, chainedError / none);
+  std::printf("[%s] chained through bf16: %.4e (x%.2f)\n", c.name, chainedError,
+              chainedError / none);
   EXPECT_GT(chainedError, 1.05 * none);
 }
 

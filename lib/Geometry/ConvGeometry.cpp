@@ -11,12 +11,12 @@ using namespace mlir::conv3d;
 static constexpr int64_t kDyn = ConvGeometry::kDynamic;
 static const char *const kAxisNames[3] = {"depth", "height", "width"};
 
-ConvGeometry ConvGeometry::fromShapes(
-    const std::array<int64_t, 5> &inputShape,
-    const std::array<int64_t, 5> &filterShape, FilterLayout layout,
-    const std::array<int64_t, 3> &strides,
-    const std::array<int64_t, 3> &dilations,
-    const std::array<int64_t, 6> &padding) {
+ConvGeometry ConvGeometry::fromShapes(const std::array<int64_t, 5> &inputShape,
+                                      const std::array<int64_t, 5> &filterShape,
+                                      FilterLayout layout,
+                                      const std::array<int64_t, 3> &strides,
+                                      const std::array<int64_t, 3> &dilations,
+                                      const std::array<int64_t, 6> &padding) {
   ConvGeometry g;
   g.batch = inputShape[0];
   g.inputSize = {inputShape[1], inputShape[2], inputShape[3]};
@@ -50,8 +50,8 @@ std::array<int64_t, 6> ConvGeometry::padding() const {
 int64_t ConvGeometry::outputSize(unsigned axis) const {
   if (inputSize[axis] == kDyn)
     return kDyn;
-  int64_t span = inputSize[axis] + padLow[axis] + padHigh[axis] -
-                 effectiveWindow(axis);
+  int64_t span =
+      inputSize[axis] + padLow[axis] + padHigh[axis] - effectiveWindow(axis);
   if (span < 0 || strides[axis] <= 0)
     return 0;
   return span / strides[axis] + 1;
@@ -114,8 +114,7 @@ std::optional<std::string> ConvGeometry::validate() const {
     if (strides[axis] > kMaxParameter)
       return tooLarge("stride along " + name, strides[axis], kMaxParameter);
     if (dilations[axis] > kMaxParameter)
-      return tooLarge("dilation along " + name, dilations[axis],
-                      kMaxParameter);
+      return tooLarge("dilation along " + name, dilations[axis], kMaxParameter);
     if (padLow[axis] > kMaxParameter || padHigh[axis] > kMaxParameter)
       return tooLarge("padding along " + name,
                       std::max(padLow[axis], padHigh[axis]), kMaxParameter);
@@ -131,8 +130,8 @@ std::optional<std::string> ConvGeometry::validate() const {
                            strides[axis])
           .str();
     if (dilations[axis] <= 0)
-      return llvm::formatv("dilation along {0} must be positive, got {1}",
-                           name, dilations[axis])
+      return llvm::formatv("dilation along {0} must be positive, got {1}", name,
+                           dilations[axis])
           .str();
     if (padLow[axis] < 0 || padHigh[axis] < 0)
       return llvm::formatv("padding along {0} must be non-negative, got "
@@ -155,9 +154,9 @@ std::optional<std::string> ConvGeometry::validate() const {
   // Total sizes must fit comfortably in int64 (products of the bounded
   // extents above can still overflow).
   if (hasStaticShape()) {
-    double elements[3] = {
-        double(batch) * inputSize[0] * inputSize[1] * inputSize[2] * channels,
-        double(gemmM()) * filters, double(gemmK()) * filters};
+    double elements[3] = {double(batch) * inputSize[0] * inputSize[1] *
+                              inputSize[2] * channels,
+                          double(gemmM()) * filters, double(gemmK()) * filters};
     const char *names[3] = {"input", "output", "filter"};
     for (unsigned i = 0; i < 3; ++i)
       if (elements[i] > 0x1p62)

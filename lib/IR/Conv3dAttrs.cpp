@@ -32,8 +32,8 @@ IGemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   auto positive = [&](int64_t value, StringRef name) -> LogicalResult {
     if (value > 0)
       return success();
-    return emitError() << "igemm_config " << name
-                       << " must be positive, got " << value;
+    return emitError() << "igemm_config " << name << " must be positive, got "
+                       << value;
   };
   if (failed(positive(tileM, "tile_m")) || failed(positive(tileN, "tile_n")) ||
       failed(positive(tileK, "tile_k")) || failed(positive(stages, "stages")) ||
@@ -56,9 +56,9 @@ IGemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "igemm_config stages must be at most 8, got "
                        << stages;
   if (tileM % warpsM != 0 || tileN % warpsN != 0)
-    return emitError() << "igemm_config warp layout " << warpsM << "x"
-                       << warpsN << " does not divide the " << tileM << "x"
-                       << tileN << " tile";
+    return emitError() << "igemm_config warp layout " << warpsM << "x" << warpsN
+                       << " does not divide the " << tileM << "x" << tileN
+                       << " tile";
   return success();
 }
 

@@ -25,7 +25,7 @@ void Conv3dDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "conv3d/IR/Conv3dOps.cpp.inc"
-      , 
+      ,
 #define GET_OP_LIST
 #include "conv3d/IR/Conv3dTileOps.cpp.inc"
       >();

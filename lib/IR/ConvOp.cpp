@@ -98,8 +98,8 @@ LogicalResult ConvOp::verify() {
     return emitOpError("channel, filter and window sizes must be static");
   if (inShape[4] != ConvGeometry::kDynamic && inShape[4] != filterChannels)
     return emitOpError() << "filter has " << filterChannels
-                         << " input channels but the input has "
-                         << inShape[4] << " (filter_layout = "
+                         << " input channels but the input has " << inShape[4]
+                         << " (filter_layout = "
                          << stringifyFilterLayout(getFilterLayout()) << ")";
 
   ConvGeometry geometry = getGeometry();
@@ -125,10 +125,10 @@ LogicalResult ConvOp::verify() {
     if (std::optional<NVFP4Attr> quant = getInputQuant()) {
       int64_t blockSize = quant->getBlockSize();
       if (config->getTileK() % blockSize != 0)
-        return emitOpError() << "config tile_k = " << config->getTileK()
-                             << " must be a multiple of the NVFP4 block size "
-                             << blockSize
-                             << " (tile loads quantize whole blocks)";
+        return emitOpError()
+               << "config tile_k = " << config->getTileK()
+               << " must be a multiple of the NVFP4 block size " << blockSize
+               << " (tile loads quantize whole blocks)";
       int64_t sliceK = geometry.gemmK() / geometry.window[0];
       if (config->getKOrder() == KOrder::qslice_outer &&
           sliceK % blockSize != 0)
@@ -208,8 +208,7 @@ LogicalResult QuantizeOp::verify() {
   for (auto [i, axis] : llvm::enumerate(axes)) {
     if (axis < 0 || axis >= inType.getRank())
       return emitOpError() << "block axis " << axis
-                           << " is out of range for rank "
-                           << inType.getRank();
+                           << " is out of range for rank " << inType.getRank();
     if (i > 0 && axis != axes[i - 1] + 1)
       return emitOpError("block_axes must be increasing and contiguous "
                          "(blocks run along their row-major flattening)");
@@ -252,11 +251,10 @@ LogicalResult EpilogueOp::verify() {
   if (llvm::is_contained(outType.getShape(), 0))
     return emitOpError() << "outs must not be empty, got shape "
                          << formatShape(outType.getShape());
-  return failure(
-      failed(verifyBias(op, getBias(), outType.getDimSize(4),
-                        outType.getElementType())) ||
-      failed(verifyResidual(op, getResidual(), outType.getShape(),
-                            outType.getElementType())));
+  return failure(failed(verifyBias(op, getBias(), outType.getDimSize(4),
+                                   outType.getElementType())) ||
+                 failed(verifyResidual(op, getResidual(), outType.getShape(),
+                                       outType.getElementType())));
 }
 
 void EpilogueOp::getEffects(

@@ -118,12 +118,12 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
   }
   Value filterTile =
       extractSlice(b, loc, getFilter(), filterOffsets, filterSizes);
-  Value biasTile = getBias() ? extractSlice(b, loc, getBias(), {offsets[4]},
-                                            {sizes[4]})
-                             : Value();
-  Value residualTile =
-      getResidual() ? extractSlice(b, loc, getResidual(), offsets, sizes)
-                    : Value();
+  Value biasTile =
+      getBias() ? extractSlice(b, loc, getBias(), {offsets[4]}, {sizes[4]})
+                : Value();
+  Value residualTile = getResidual()
+                           ? extractSlice(b, loc, getResidual(), offsets, sizes)
+                           : Value();
   Value initTile = extractSlice(b, loc, getInit(), offsets, sizes);
 
   auto tiled = ConvOp::create(
@@ -133,8 +133,7 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
       getActivationAttr(), getInputQuantAttr(), getOverwriteAttr(),
       getConfigAttr());
   generated.push_back(tiled);
-  return TilingResult{generated,
-                      SmallVector<Value>{tiled->getResult(0)},
+  return TilingResult{generated, SmallVector<Value>{tiled->getResult(0)},
                       /*generatedSlices=*/{}};
 }
 

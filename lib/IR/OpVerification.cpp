@@ -15,8 +15,8 @@ std::array<int64_t, 5> mlir::conv3d::getShape5(Type shapedType) {
   std::array<int64_t, 5> shape;
   ArrayRef<int64_t> dims = cast<ShapedType>(shapedType).getShape();
   for (unsigned i = 0; i < 5; ++i)
-    shape[i] = dims[i] == ShapedType::kDynamic ? ConvGeometry::kDynamic
-                                               : dims[i];
+    shape[i] =
+        dims[i] == ShapedType::kDynamic ? ConvGeometry::kDynamic : dims[i];
   return shape;
 }
 
@@ -30,8 +30,8 @@ std::string mlir::conv3d::detail::formatShape(ArrayRef<int64_t> shape) {
   return text;
 }
 
-LogicalResult mlir::conv3d::detail::verifyRank(Operation *op, Value value, StringRef name,
-                                 int64_t rank) {
+LogicalResult mlir::conv3d::detail::verifyRank(Operation *op, Value value,
+                                               StringRef name, int64_t rank) {
   auto type = dyn_cast<ShapedType>(value.getType());
   if (!type || !type.hasRank())
     return op->emitOpError() << name << " must be a ranked tensor or memref";
@@ -63,18 +63,19 @@ LogicalResult mlir::conv3d::detail::verifyDpsForm(Operation *op, Value init) {
   return success();
 }
 
-LogicalResult mlir::conv3d::detail::verifyArraySize(Operation *op, ArrayRef<int64_t> values,
-                                      StringRef name, size_t size) {
+LogicalResult mlir::conv3d::detail::verifyArraySize(Operation *op,
+                                                    ArrayRef<int64_t> values,
+                                                    StringRef name,
+                                                    size_t size) {
   if (values.size() != size)
-    return op->emitOpError() << name << " must have " << size
-                             << " values, got " << values.size();
+    return op->emitOpError()
+           << name << " must have " << size << " values, got " << values.size();
   return success();
 }
 
-LogicalResult mlir::conv3d::detail::verifyShapeMatches(Operation *op,
-                                         ArrayRef<int64_t> actual,
-                                         ArrayRef<int64_t> expected,
-                                         StringRef what) {
+LogicalResult mlir::conv3d::detail::verifyShapeMatches(
+    Operation *op, ArrayRef<int64_t> actual, ArrayRef<int64_t> expected,
+    StringRef what) {
   for (auto [a, e] : llvm::zip_equal(actual, expected)) {
     if (ShapedType::isDynamic(a) || e == ConvGeometry::kDynamic ||
         ShapedType::isDynamic(e))
@@ -82,23 +83,23 @@ LogicalResult mlir::conv3d::detail::verifyShapeMatches(Operation *op,
     if (a != e)
       return op->emitOpError()
              << what << " shape " << formatShape(actual)
-             << " is inconsistent with the expected "
-             << formatShape(expected);
+             << " is inconsistent with the expected " << formatShape(expected);
   }
   return success();
 }
 
-LogicalResult mlir::conv3d::detail::verifyBias(Operation *op, Value bias, int64_t filters,
-                                 Type outElemType) {
+LogicalResult mlir::conv3d::detail::verifyBias(Operation *op, Value bias,
+                                               int64_t filters,
+                                               Type outElemType) {
   if (!bias)
     return success();
   if (failed(verifyRank(op, bias, "bias", 1)))
     return failure();
   auto type = cast<ShapedType>(bias.getType());
   if (!type.isDynamicDim(0) && type.getDimSize(0) != filters)
-    return op->emitOpError() << "bias must have " << filters
-                             << " elements (one per filter), got "
-                             << type.getDimSize(0);
+    return op->emitOpError()
+           << "bias must have " << filters << " elements (one per filter), got "
+           << type.getDimSize(0);
   Type elem = type.getElementType();
   if (!isSupportedComputeType(elem))
     return op->emitOpError() << "bias element type must be bf16, f16 or f32, "
@@ -107,9 +108,10 @@ LogicalResult mlir::conv3d::detail::verifyBias(Operation *op, Value bias, int64_
   return success();
 }
 
-LogicalResult mlir::conv3d::detail::verifyResidual(Operation *op, Value residual,
-                                     ArrayRef<int64_t> outShape,
-                                     Type outElemType) {
+LogicalResult mlir::conv3d::detail::verifyResidual(Operation *op,
+                                                   Value residual,
+                                                   ArrayRef<int64_t> outShape,
+                                                   Type outElemType) {
   if (!residual)
     return success();
   if (failed(verifyRank(op, residual, "residual", outShape.size())))

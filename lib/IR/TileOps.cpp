@@ -41,8 +41,7 @@ ConvGeometry LoadIm2colTileOp::getGeometry() {
       inShape, filterShape, FilterLayout::qrscf,
       {strides[0], strides[1], strides[2]},
       {dilations[0], dilations[1], dilations[2]},
-      {padding[0], padding[1], padding[2], padding[3], padding[4],
-       padding[5]});
+      {padding[0], padding[1], padding[2], padding[3], padding[4], padding[5]});
 }
 
 LogicalResult LoadIm2colTileOp::verify() {

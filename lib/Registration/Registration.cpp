@@ -9,9 +9,9 @@
 
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dDialect.h"
+#include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/Pipelines/Pipelines.h"
 #include "conv3d/Transforms/Passes.h"
-#include "conv3d/IR/Conv3dOps.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"

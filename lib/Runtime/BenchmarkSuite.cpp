@@ -23,8 +23,7 @@ static llvm::Expected<BenchmarkShape> parseShape(const llvm::json::Value &value,
     shape.name = name->str();
   else
     return fail("missing \"name\"");
-  auto integer = [&](llvm::StringRef key,
-                     int64_t &out) -> llvm::Error {
+  auto integer = [&](llvm::StringRef key, int64_t &out) -> llvm::Error {
     std::optional<int64_t> v = object->getInteger(key);
     if (!v)
       return fail("'" + shape.name + "' has no integer \"" + key + "\"");
@@ -39,8 +38,7 @@ static llvm::Expected<BenchmarkShape> parseShape(const llvm::json::Value &value,
     for (unsigned i = 0; i < 3; ++i) {
       std::optional<int64_t> v = (*array)[i].getAsInteger();
       if (!v)
-        return fail("'" + shape.name + "': \"" + key +
-                    "\" must hold integers");
+        return fail("'" + shape.name + "': \"" + key + "\" must hold integers");
       out[i] = *v;
     }
     return llvm::Error::success();
@@ -81,9 +79,9 @@ mlir::conv3d::loadBenchmarkSuite(llvm::StringRef path) {
   llvm::Expected<llvm::json::Value> json =
       llvm::json::parse((*buffer)->getBuffer());
   if (!json)
-    return llvm::createStringError("suite '" + path.str() +
-                                   "' is not valid JSON: " +
-                                   llvm::toString(json.takeError()));
+    return llvm::createStringError(
+        "suite '" + path.str() +
+        "' is not valid JSON: " + llvm::toString(json.takeError()));
   const llvm::json::Object *root = json->getAsObject();
   const llvm::json::Array *shapes = root ? root->getArray("shapes") : nullptr;
   if (!shapes)

@@ -41,7 +41,8 @@ static func::FuncOp createFunction(OpBuilder &b, Location loc, StringRef name,
 static Value toTensor(OpBuilder &b, Location loc, Value memref,
                       bool writable = false) {
   auto type = cast<MemRefType>(memref.getType());
-  auto tensorType = RankedTensorType::get(type.getShape(), type.getElementType());
+  auto tensorType =
+      RankedTensorType::get(type.getShape(), type.getElementType());
   return bufferization::ToTensorOp::create(b, loc, tensorType, memref,
                                            /*restrict=*/true, writable);
 }
@@ -87,8 +88,7 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
   auto conv = ConvOp::create(
       b, loc, TypeRange{init.getType()}, input, filter, bias, residual, amax,
       init, b.getDenseI64ArrayAttr(g.strides),
-      b.getDenseI64ArrayAttr(g.dilations),
-      b.getDenseI64ArrayAttr(g.padding()),
+      b.getDenseI64ArrayAttr(g.dilations), b.getDenseI64ArrayAttr(g.padding()),
       FilterLayoutAttr::get(context, spec.filterLayout),
       ActivationAttr::get(context, spec.activation),
       spec.inputQuantBlockSize
@@ -104,10 +104,8 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
   return module;
 }
 
-OwningOpRef<ModuleOp>
-mlir::conv3d::buildFilterQuantizeModule(MLIRContext *context,
-                                        const ConvSpec &spec,
-                                        int64_t blockSize) {
+OwningOpRef<ModuleOp> mlir::conv3d::buildFilterQuantizeModule(
+    MLIRContext *context, const ConvSpec &spec, int64_t blockSize) {
   context->loadDialect<Conv3dDialect, func::FuncDialect,
                        bufferization::BufferizationDialect>();
   OpBuilder b(context);

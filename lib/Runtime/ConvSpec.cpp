@@ -62,10 +62,9 @@ std::string ConvSpec::describe() const {
       g.strides[1], g.strides[2], g.dilations[0], g.dilations[1],
       g.dilations[2], g.padLow[0], g.padHigh[0], g.padLow[1], g.padHigh[1],
       g.padLow[2], g.padHigh[2]);
-  text += llvm::formatv(" layout={0} dtype={1} out={2}",
-                        stringifyFilterLayout(filterLayout),
-                        stringifyElementType(inputType),
-                        stringifyElementType(outputType));
+  text += llvm::formatv(
+      " layout={0} dtype={1} out={2}", stringifyFilterLayout(filterLayout),
+      stringifyElementType(inputType), stringifyElementType(outputType));
   if (hasBias)
     text += " bias";
   if (activation != Activation::none)
@@ -78,4 +77,3 @@ std::string ConvSpec::describe() const {
     text += " nvfp4=" + std::to_string(*inputQuantBlockSize);
   return text;
 }
-

@@ -120,9 +120,8 @@ static llvm::Error runOnDevice(const CompiledConv &conv,
     return error;
   if (llvm::Error error = driver->synchronize(*stream))
     return error;
-  if (llvm::Error error =
-          driver->copyToHost(buffers.output->data(), args.output,
-                             buffers.output->sizeInBytes()))
+  if (llvm::Error error = driver->copyToHost(
+          buffers.output->data(), args.output, buffers.output->sizeInBytes()))
     return error;
   if (!timing || timing->repeat <= 0)
     return llvm::Error::success();

@@ -140,9 +140,9 @@ static double referenceActivation(Activation activation, double x) {
 }
 
 std::optional<Activation> mlir::conv3d::matchActivationBody(Block &body) {
-  static constexpr double kSamples[] = {-9,   -6,   -3.5, -2,  -1.3, -1,
-                                        -0.7, -0.25, -0.01, 0,  0.01, 0.25,
-                                        0.7,  1,    1.3,  2,   3.5,  6, 9};
+  static constexpr double kSamples[] = {
+      -9,   -6,   -3.5, -2, -1.3, -1, -0.7, -0.25, -0.01, 0,
+      0.01, 0.25, 0.7,  1,  1.3,  2,  3.5,  6,     9};
   SmallVector<double> values;
   for (double x : kSamples) {
     std::optional<double> y = evaluateBody(body, x);
@@ -177,7 +177,7 @@ enum class EpilogueStep { Bias, Activation, Residual, Cast };
 /// What a consumer of the convolution adds to its epilogue.
 struct Step {
   EpilogueStep kind;
-  Value operand;                     ///< bias or residual
+  Value operand; ///< bias or residual
   Activation activation = Activation::none;
 };
 
@@ -200,8 +200,7 @@ static bool isAddOf(Block &body, unsigned a, unsigned b) {
     return false;
   std::optional<unsigned> lhs = argumentNumber(add.getLhs(), body),
                           rhs = argumentNumber(add.getRhs(), body);
-  return lhs && rhs &&
-         ((*lhs == a && *rhs == b) || (*lhs == b && *rhs == a));
+  return lhs && rhs && ((*lhs == a && *rhs == b) || (*lhs == b && *rhs == a));
 }
 
 /// Classifies an elementwise consumer `generic` of convolution result `conv`.
@@ -212,10 +211,8 @@ static std::optional<Step> classify(linalg::GenericOp generic, Value conv) {
       !generic.getIndexingMapsArray().back().isIdentity())
     return std::nullopt;
   Block &body = generic.getRegion().front();
-  SmallVector<OpOperand *> inputs = llvm::to_vector(
-      llvm::map_range(generic.getDpsInputOperands(), [](OpOperand *o) {
-        return o;
-      }));
+  SmallVector<OpOperand *> inputs = llvm::to_vector(llvm::map_range(
+      generic.getDpsInputOperands(), [](OpOperand *o) { return o; }));
   auto mapOf = [&](OpOperand *operand) {
     return generic.getMatchingIndexingMap(operand);
   };
@@ -277,7 +274,8 @@ struct FoldConsumerIntoEpilogue : OpRewritePattern<linalg::GenericOp> {
     switch (step->kind) {
     case EpilogueStep::Bias:
       if (conv.getBias() || hasActivation || conv.getResidual() ||
-          !isSupportedComputeType(getElementTypeOrSelf(step->operand.getType())))
+          !isSupportedComputeType(
+              getElementTypeOrSelf(step->operand.getType())))
         return failure();
       break;
     case EpilogueStep::Activation:
@@ -285,8 +283,8 @@ struct FoldConsumerIntoEpilogue : OpRewritePattern<linalg::GenericOp> {
         return failure();
       break;
     case EpilogueStep::Residual:
-      if (conv.getResidual() ||
-          !isSupportedComputeType(getElementTypeOrSelf(step->operand.getType())))
+      if (conv.getResidual() || !isSupportedComputeType(getElementTypeOrSelf(
+                                    step->operand.getType())))
         return failure();
       break;
     case EpilogueStep::Cast: {

@@ -95,8 +95,8 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
   Value acc;
   if (conv.getOverwrite()) {
     Value empty = tensor::EmptyOp::create(rewriter, loc, outShape, f32);
-    Value zero = arith::ConstantOp::create(rewriter, loc,
-                                           rewriter.getZeroAttr(f32));
+    Value zero =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
     acc = linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
   } else if (getElementTypeOrSelf(conv.getInit().getType()).isF32()) {
     acc = conv.getInit();
@@ -104,17 +104,16 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
     // A bf16/f16 destination is widened once (an exact conversion).
     Value empty = tensor::EmptyOp::create(rewriter, loc, outShape, f32);
     AffineMap id = rewriter.getMultiDimIdentityMap(5);
-    acc = linalg::GenericOp::create(
-              rewriter, loc, TypeRange{accType}, ValueRange{conv.getInit()},
-              ValueRange{empty}, ArrayRef<AffineMap>{id, id},
-              SmallVector<utils::IteratorType>(5,
-                                               utils::IteratorType::parallel),
-              [](OpBuilder &b, Location l, ValueRange args) {
-                Value wide =
-                    arith::ExtFOp::create(b, l, b.getF32Type(), args[0]);
-                linalg::YieldOp::create(b, l, wide);
-              })
-              .getResult(0);
+    acc =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{accType}, ValueRange{conv.getInit()},
+            ValueRange{empty}, ArrayRef<AffineMap>{id, id},
+            SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+            [](OpBuilder &b, Location l, ValueRange args) {
+              Value wide = arith::ExtFOp::create(b, l, b.getF32Type(), args[0]);
+              linalg::YieldOp::create(b, l, wide);
+            })
+            .getResult(0);
   }
 
   std::array<int64_t, 5> inShape = g.inputShape();
@@ -131,19 +130,19 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
     auto [lo, hi] = g.validOutputRange(kDepth, q);
     if (lo == hi)
       continue;
-    int64_t inStart = lo * g.strides[kDepth] - g.padLow[kDepth] +
-                      q * g.dilations[kDepth];
+    int64_t inStart =
+        lo * g.strides[kDepth] - g.padLow[kDepth] + q * g.dilations[kDepth];
     int64_t inCount = (hi - lo - 1) * g.strides[kDepth] + 1;
-    Value input = slice(rewriter, loc, conv.getInput(), {0, inStart, 0, 0, 0},
-                        {inShape[0], inCount, inShape[2], inShape[3],
-                         inShape[4]});
-    Value filter =
-        qrscf ? slice(rewriter, loc, conv.getFilter(), {q, 0, 0, 0, 0},
-                      {1, filterShape[1], filterShape[2], filterShape[3],
-                       filterShape[4]})
-              : slice(rewriter, loc, conv.getFilter(), {0, q, 0, 0, 0},
-                      {filterShape[0], 1, filterShape[2], filterShape[3],
-                       filterShape[4]});
+    Value input =
+        slice(rewriter, loc, conv.getInput(), {0, inStart, 0, 0, 0},
+              {inShape[0], inCount, inShape[2], inShape[3], inShape[4]});
+    Value filter = qrscf
+                       ? slice(rewriter, loc, conv.getFilter(), {q, 0, 0, 0, 0},
+                               {1, filterShape[1], filterShape[2],
+                                filterShape[3], filterShape[4]})
+                       : slice(rewriter, loc, conv.getFilter(), {0, q, 0, 0, 0},
+                               {filterShape[0], 1, filterShape[2],
+                                filterShape[3], filterShape[4]});
     SmallVector<int64_t> accOffsets = {0, lo, 0, 0, 0};
     SmallVector<int64_t> accSizes = {outShape[0], hi - lo, outShape[2],
                                      outShape[3], outShape[4]};
@@ -159,10 +158,10 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
         ActivationAttr::get(rewriter.getContext(), Activation::none),
         conv.getInputQuantAttr(), /*overwrite=*/UnitAttr(), sliceConfig);
     SmallVector<int64_t> ones(5, 1);
-    acc = tensor::InsertSliceOp::create(
-        rewriter, loc, sliceConv.getResult()[0], acc,
-        indexAttrs(rewriter, accOffsets), indexAttrs(rewriter, accSizes),
-        indexAttrs(rewriter, ones));
+    acc = tensor::InsertSliceOp::create(rewriter, loc, sliceConv.getResult()[0],
+                                        acc, indexAttrs(rewriter, accOffsets),
+                                        indexAttrs(rewriter, accSizes),
+                                        indexAttrs(rewriter, ones));
   }
 
   auto epilogue = EpilogueOp::create(

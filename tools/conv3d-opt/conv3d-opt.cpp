@@ -14,6 +14,6 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::conv3d::registerAllDialects(registry);
   mlir::conv3d::registerAllPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "conv3d optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "conv3d optimizer driver\n", registry));
 }

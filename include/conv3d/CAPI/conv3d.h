@@ -75,8 +75,8 @@ void conv3d_conv_destroy(conv3d_conv *conv);
  * targets, where the work is enqueued on `stream`, a CUstream, or
  * synchronously when it is null). Returns 0 on success. */
 int conv3d_run(const conv3d_conv *conv, const void *input, const void *filter,
-               const void *bias, const void *residual, float amax,
-               void *output, void *stream, char *error, size_t error_size);
+               const void *bias, const void *residual, float amax, void *output,
+               void *stream, char *error, size_t error_size);
 
 #ifdef __cplusplus
 }

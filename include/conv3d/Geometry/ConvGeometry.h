@@ -107,9 +107,7 @@ struct ConvGeometry {
   /// GEMM view. M is kDynamic when any of N, D, H, W is.
   int64_t gemmM() const;
   int64_t gemmN() const { return filters; }
-  int64_t gemmK() const {
-    return window[0] * window[1] * window[2] * channels;
-  }
+  int64_t gemmK() const { return window[0] * window[1] * window[2] * channels; }
   /// 2*M*N*K (multiply-adds of the dense convolution, halo included).
   double flops() const;
 
@@ -137,9 +135,9 @@ struct ConvGeometry {
   typename Math::Value inputCoord(Math &math, unsigned axis,
                                   typename Math::Value out,
                                   typename Math::Value tap) const {
-    return math.add(math.add(math.mul(out, strides[axis]),
-                             math.constant(-padLow[axis])),
-                    math.mul(tap, dilations[axis]));
+    return math.add(
+        math.add(math.mul(out, strides[axis]), math.constant(-padLow[axis])),
+        math.mul(tap, dilations[axis]));
   }
 
   /// The output positions [lo, hi) along `axis` whose input coordinate for
@@ -156,8 +154,8 @@ std::array<typename Math::Value, 4>
 decomposeOutputPosition(Math &math, typename Math::Value m,
                         const std::array<int64_t, 5> &outputShape) {
   return delinearize<Math, 4>(
-      math, m, {outputShape[0], outputShape[1], outputShape[2],
-                outputShape[3]});
+      math, m,
+      {outputShape[0], outputShape[1], outputShape[2], outputShape[3]});
 }
 
 /// Ceiling division of non-negative integers.

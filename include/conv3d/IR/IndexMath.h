@@ -22,7 +22,9 @@ struct IRIndexMath {
   Value constant(int64_t c) const {
     return arith::ConstantIndexOp::create(b, loc, c);
   }
-  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, Value y) const {
+    return arith::AddIOp::create(b, loc, x, y);
+  }
   Value mul(Value x, int64_t c) const {
     if (c == 1)
       return x;

@@ -26,8 +26,7 @@ namespace mlir::conv3d {
 /// The name of the function buildConvModule creates.
 inline constexpr llvm::StringLiteral kConvFunctionName = "conv3d";
 /// The name of the function buildFilterQuantizeModule creates.
-inline constexpr llvm::StringLiteral kQuantizeFunctionName =
-    "quantize_filter";
+inline constexpr llvm::StringLiteral kQuantizeFunctionName = "quantize_filter";
 
 /// The MLIR element type of an ElementType.
 Type getMLIRType(MLIRContext *context, ElementType type);

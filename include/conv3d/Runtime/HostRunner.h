@@ -1,4 +1,5 @@
-//===- HostRunner.h - run a compiled convolution on host tensors -*- C++ -*-===//
+//===- HostRunner.h - run a compiled convolution on host tensors -*- C++
+//-*-===//
 //
 // For tools and tests that hold their data in host memory: runs a compiled
 // convolution on HostTensors, copying to and from device memory for GPU

@@ -1,4 +1,5 @@
-//===- TileSchedule.h - which K tiles a block of output rows needs -*- C++ -*-===//
+//===- TileSchedule.h - which K tiles a block of output rows needs -*- C++
+//-*-===//
 //
 // Shared by the implicit-GEMM loop nest (run on the CPU) and the GPU kernels,
 // so that both skip exactly the same work.

@@ -89,16 +89,14 @@ void quantizeTileRows(const LoopBuilder &lb, Value tile, Value amax,
       IRIndexMath math = lb.math();
       Value start = math.mul(block, blockSize);
       Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-      auto reduce = scf::ForOp::create(b, loc, lb.index(0),
-                                       lb.index(blockSize), lb.index(1),
-                                       ValueRange{zero});
+      auto reduce = scf::ForOp::create(b, loc, lb.index(0), lb.index(blockSize),
+                                       lb.index(1), ValueRange{zero});
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(reduce.getBody());
         Value j = math.add(start, reduce.getInductionVar());
         Value v = memref::LoadOp::create(b, loc, tile, ValueRange{i, j});
-        Value next =
-            emitAbsMaxUpdate(b, loc, reduce.getRegionIterArg(0), v);
+        Value next = emitAbsMaxUpdate(b, loc, reduce.getRegionIterArg(0), v);
         scf::YieldOp::create(b, loc, next);
       }
       NVFP4BlockScale scale =
@@ -106,8 +104,8 @@ void quantizeTileRows(const LoopBuilder &lb, Value tile, Value amax,
       lb.forRange(blockSize, [&](Value e) {
         Value j = lb.math().add(start, e);
         Value v = memref::LoadOp::create(b, loc, tile, ValueRange{i, j});
-        Value q = emitFloatCast(b, loc, emitNVFP4Quantize(b, loc, v, scale),
-                                elem);
+        Value q =
+            emitFloatCast(b, loc, emitNVFP4Quantize(b, loc, v, scale), elem);
         memref::StoreOp::create(b, loc, q, tile, ValueRange{i, j});
       });
     });
@@ -144,8 +142,8 @@ struct LowerLoadIm2colTile : OpRewritePattern<LoadIm2colTileOp> {
           indices.push_back(lb.clamp(coord, g.inputSize[axis]));
         }
         indices.push_back(tap[3]);
-        Value x = memref::LoadOp::create(rewriter, lb.loc, op.getInput(),
-                                         indices);
+        Value x =
+            memref::LoadOp::create(rewriter, lb.loc, op.getInput(), indices);
         Value v = lb.select(valid, x, lb.zeroOf(elem));
         memref::StoreOp::create(rewriter, lb.loc, v, op.getTile(),
                                 ValueRange{i, j});
@@ -168,8 +166,8 @@ struct LowerLoadFilterTile : OpRewritePattern<LoadFilterTileOp> {
     FilterLayout layout = op.getFilterLayout();
     // The filter's window and channels, for ConvGeometry's k decomposition.
     ConvGeometry g = ConvGeometry::fromShapes(
-        {1, 1, 1, 1, layout == FilterLayout::qrscf ? filterShape[3]
-                                                   : filterShape[4]},
+        {1, 1, 1, 1,
+         layout == FilterLayout::qrscf ? filterShape[3] : filterShape[4]},
         {filterShape[0], filterShape[1], filterShape[2], filterShape[3],
          filterShape[4]},
         layout, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0});
@@ -188,8 +186,8 @@ struct LowerLoadFilterTile : OpRewritePattern<LoadFilterTileOp> {
             layout == FilterLayout::qrscf
                 ? SmallVector<Value>{tap[0], tap[1], tap[2], tap[3], fc}
                 : SmallVector<Value>{fc, tap[0], tap[1], tap[2], tap[3]};
-        Value x = memref::LoadOp::create(rewriter, lb.loc, op.getFilter(),
-                                         indices);
+        Value x =
+            memref::LoadOp::create(rewriter, lb.loc, op.getFilter(), indices);
         Value v = lb.select(lb.andI(kValid, fValid), x, lb.zeroOf(elem));
         memref::StoreOp::create(rewriter, lb.loc, v, op.getTile(),
                                 ValueRange{i, j});
@@ -211,17 +209,17 @@ struct LowerTileMma : OpRewritePattern<TileMmaOp> {
     // i, k, j order: the inner loop walks rows of B and the accumulator.
     lb.forRange(a[0], [&](Value i) {
       lb.forRange(a[1], [&](Value k) {
-        Value x = emitFloatCast(
-            rewriter, lb.loc,
-            memref::LoadOp::create(rewriter, lb.loc, op.getA(),
-                                   ValueRange{i, k}),
-            f32);
+        Value x =
+            emitFloatCast(rewriter, lb.loc,
+                          memref::LoadOp::create(rewriter, lb.loc, op.getA(),
+                                                 ValueRange{i, k}),
+                          f32);
         lb.forRange(b[1], [&](Value j) {
-          Value y = emitFloatCast(
-              rewriter, lb.loc,
-              memref::LoadOp::create(rewriter, lb.loc, op.getB(),
-                                     ValueRange{k, j}),
-              f32);
+          Value y =
+              emitFloatCast(rewriter, lb.loc,
+                            memref::LoadOp::create(rewriter, lb.loc, op.getB(),
+                                                   ValueRange{k, j}),
+                            f32);
           Value acc = memref::LoadOp::create(rewriter, lb.loc, op.getAcc(),
                                              ValueRange{i, j});
           Value product = arith::MulFOp::create(rewriter, lb.loc, x, y);
@@ -269,17 +267,17 @@ struct LowerStoreOutputTile : OpRewritePattern<StoreOutputTileOp> {
           return;
         }
         if (op.getMode() == StoreMode::accumulate) {
-          Value old = memref::LoadOp::create(rewriter, lb.loc, op.getOutput(),
-                                             indices);
+          Value old =
+              memref::LoadOp::create(rewriter, lb.loc, op.getOutput(), indices);
           acc = arith::AddFOp::create(
               rewriter, lb.loc, acc,
               emitFloatCast(rewriter, lb.loc, old, rewriter.getF32Type()));
         }
-        Value bias = op.getBias() ? memref::LoadOp::create(rewriter, lb.loc,
-                                                           op.getBias(),
-                                                           ValueRange{f})
-                                        .getResult()
-                                  : Value();
+        Value bias = op.getBias()
+                         ? memref::LoadOp::create(rewriter, lb.loc,
+                                                  op.getBias(), ValueRange{f})
+                               .getResult()
+                         : Value();
         Value residual = op.getResidual()
                              ? memref::LoadOp::create(rewriter, lb.loc,
                                                       op.getResidual(), indices)
@@ -321,7 +319,8 @@ struct LowerEpilogueOnMemrefs : OpRewritePattern<EpilogueOp> {
     Type outElem = getElementTypeOrSelf(op.getInit().getType());
     linalg::GenericOp::create(
         rewriter, op.getLoc(), TypeRange{}, inputs, ValueRange{op.getInit()},
-        maps, SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+        maps,
+        SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange args) {
           Value acc = args[0];
           if (accumulate)
@@ -346,16 +345,14 @@ struct LowerToCPUPass
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult result = getOperation()->walk([](Operation *op) {
-      if (isa<LoadIm2colTileOp, LoadFilterTileOp, TileMmaOp,
-              StoreOutputTileOp>(op)) {
+      if (isa<LoadIm2colTileOp, LoadFilterTileOp, TileMmaOp, StoreOutputTileOp>(
+              op)) {
         op->emitError() << "conv3d-lower-to-cpu needs static shapes to lower '"
                         << op->getName() << "'";
         return WalkResult::interrupt();
       }
-      if (op->getDialect() &&
-          isa<Conv3dDialect>(op->getDialect())) {
-        op->emitError() << "conv3d-lower-to-cpu cannot lower '"
-                        << op->getName()
+      if (op->getDialect() && isa<Conv3dDialect>(op->getDialect())) {
+        op->emitError() << "conv3d-lower-to-cpu cannot lower '" << op->getName()
                         << "' here: convolutions must be tiled by "
                            "conv3d-implicit-gemm, and tensor-level ops "
                            "lowered by conv3d-to-linalg, first";

@@ -226,10 +226,10 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
     // A zero-filled destination is fully overwritten: transpose into the
     // fill's own destination rather than computing the fill.
     Value dest = overwrite ? fill.getOutputs()[0] : init;
-    Value result = linalg::TransposeOp::create(rewriter, loc,
-                                               conv.getResult()[0], dest,
-                                               toChannelsFirst)
-                       .getResult()[0];
+    Value result =
+        linalg::TransposeOp::create(rewriter, loc, conv.getResult()[0], dest,
+                                    toChannelsFirst)
+            .getResult()[0];
     rewriter.replaceOp(op, result);
     return success();
   }

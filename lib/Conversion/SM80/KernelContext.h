@@ -1,4 +1,5 @@
-//===- KernelContext.h - shared state of the sm80 kernel emitter -*- C++ -*-===//
+//===- KernelContext.h - shared state of the sm80 kernel emitter -*- C++
+//-*-===//
 //
 // Internal to lib/Conversion/SM80. The emitter builds one kernel inside a
 // gpu.launch: the operand loaders (OperandLoaders.cpp), the warp-level MMA
@@ -72,7 +73,9 @@ struct KernelMath {
   Value cmp(arith::CmpIPredicate pred, Value x, Value y) const {
     return arith::CmpIOp::create(b, loc, pred, x, y);
   }
-  Value ult(Value x, Value y) const { return cmp(arith::CmpIPredicate::ult, x, y); }
+  Value ult(Value x, Value y) const {
+    return cmp(arith::CmpIPredicate::ult, x, y);
+  }
   Value andI(Value x, Value y) const {
     return arith::AndIOp::create(b, loc, x, y);
   }
@@ -148,7 +151,8 @@ struct KernelContext {
   KernelMath math() const { return {b, loc, indexType}; }
 };
 
-//===--- The parts (one file each) -----------------------------------------===//
+//===--- The parts (one file each)
+//-----------------------------------------===//
 
 /// Loads one operand tile per K step into a ring stage, with cp.async or
 /// through registers. Per-thread row facts are computed once at
@@ -161,8 +165,8 @@ public:
   /// cp.async of the tile at K offset `k0` (valid k < kLimit; nothing is
   /// read when `stepValid` is false) into ring stage `stage`; returns the
   /// async tokens.
-  virtual SmallVector<Value> issueAsync(Value k0, Value kLimit,
-                                        Value stepValid, Value stage) = 0;
+  virtual SmallVector<Value> issueAsync(Value k0, Value kLimit, Value stepValid,
+                                        Value stage) = 0;
   /// Register path: global loads of the tile (zeros outside the operand).
   virtual SmallVector<Value> loadToRegisters(Value k0, Value kLimit,
                                              Value stepValid) = 0;
