@@ -138,13 +138,8 @@ double runAndCheck(const CompiledConv &conv, uint64_t seed) {
     ADD_FAILURE() << llvm::toString(std::move(error));
     return INFINITY;
   }
-  ReferenceConvProblem problem;
-  problem.geometry = spec.geometry;
-  problem.input = &input;
-  problem.filter = &filter;
-  problem.bias = &bias;
-  problem.activation = spec.activation;
-  return relativeL2Error(referenceConv(problem), output);
+  return relativeL2Error(
+      referenceConv(referenceProblem(spec, buffers, /*init=*/nullptr)), output);
 }
 
 TEST(KernelCache, SecondEngineLoadsFromDisk) {

@@ -123,7 +123,7 @@ TEST(Plan, PicksLoadPaths) {
   SM80KernelPlan plan;
   ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 96), FilterLayout::qrscf, 128,
                                      96, 32, 4, 2, 2, KOrder::taps_outer, 1,
-                                     std::nullopt, 2, plan));
+                                     std::nullopt, plan));
   EXPECT_TRUE(plan.a.async);
   EXPECT_EQ(plan.a.vector, 8);
   EXPECT_EQ(plan.b.vector, 8);
@@ -132,7 +132,7 @@ TEST(Plan, PicksLoadPaths) {
   // C = 3: element-wise, register-staged; F = 5: narrow filter loads.
   ASSERT_FALSE(SM80KernelPlan::build(geometry(3, 5), FilterLayout::qrscf, 64, 8,
                                      16, 4, 4, 1, KOrder::taps_outer, 1,
-                                     std::nullopt, 2, plan));
+                                     std::nullopt, plan));
   EXPECT_FALSE(plan.a.async);
   EXPECT_EQ(plan.a.vector, 1);
   EXPECT_FALSE(plan.b.async);
@@ -140,13 +140,13 @@ TEST(Plan, PicksLoadPaths) {
   // C = 6: 4-byte cp.async.
   ASSERT_FALSE(SM80KernelPlan::build(geometry(6, 16), FilterLayout::qrscf, 64,
                                      16, 32, 3, 2, 1, KOrder::taps_outer, 1,
-                                     std::nullopt, 2, plan));
+                                     std::nullopt, plan));
   EXPECT_TRUE(plan.a.async);
   EXPECT_EQ(plan.a.vector, 2);
   // NVFP4: whole blocks per thread, through registers.
   ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
                                      64, 32, 3, 2, 2, KOrder::taps_outer, 1, 16,
-                                     2, plan));
+                                     plan));
   EXPECT_FALSE(plan.a.async);
   EXPECT_EQ(plan.a.unit, 16);
   EXPECT_EQ(plan.a.unitsPerThread, 2);
@@ -157,7 +157,7 @@ TEST(Plan, NarrowsAccessesToTheOperandsAlignment) {
   // Identity layouts: 16-byte copies and stores.
   ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
                                      64, 32, 3, 2, 2, KOrder::taps_outer, 1,
-                                     std::nullopt, 2, plan));
+                                     std::nullopt, plan));
   EXPECT_EQ(plan.a.vector, 8);
   EXPECT_EQ(plan.b.vector, 8);
   EXPECT_EQ(plan.outputVector, 8);
@@ -168,7 +168,7 @@ TEST(Plan, NarrowsAccessesToTheOperandsAlignment) {
   alignment.epilogue = 2;
   ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
                                      64, 32, 3, 2, 2, KOrder::taps_outer, 1,
-                                     std::nullopt, 2, plan, alignment));
+                                     std::nullopt, plan, alignment));
   EXPECT_EQ(plan.a.vector, 4);
   EXPECT_TRUE(plan.a.async);
   EXPECT_EQ(plan.b.vector, 2);
@@ -179,12 +179,12 @@ TEST(Plan, RejectsInconsistentKOrderAndQuantization) {
   SM80KernelPlan plan;
   EXPECT_NE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
                                   64, 32, 3, 2, 2, KOrder::qslice_outer, 2,
-                                  std::nullopt, 2, plan)
+                                  std::nullopt, plan)
                 .value_or("")
                 .find("split_k = 2 needs k_order = taps_outer"),
             std::string::npos);
   EXPECT_NE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
-                                  64, 32, 3, 2, 2, KOrder::taps_outer, 1, 64, 2,
+                                  64, 32, 3, 2, 2, KOrder::taps_outer, 1, 64,
                                   plan)
                 .value_or("")
                 .find("tile_k (32) to be a multiple of the NVFP4 block size "
@@ -192,7 +192,7 @@ TEST(Plan, RejectsInconsistentKOrderAndQuantization) {
             std::string::npos);
   // R*S*C = 9*8 = 72 is not a multiple of 16: blocks would cross slices.
   EXPECT_NE(SM80KernelPlan::build(geometry(8, 64), FilterLayout::qrscf, 128, 64,
-                                  32, 3, 2, 2, KOrder::qslice_outer, 1, 16, 2,
+                                  32, 3, 2, 2, KOrder::qslice_outer, 1, 16,
                                   plan)
                 .value_or("")
                 .find("qslice_outer splits NVFP4 blocks"),
@@ -205,7 +205,7 @@ TEST(Plan, RejectsWithReasons) {
                    int64_t wm, int64_t wn) {
     return SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, tm, tn,
                                  tk, stages, wm, wn, KOrder::taps_outer, 1,
-                                 std::nullopt, 2, plan)
+                                 std::nullopt, plan)
         .value_or("");
   };
   EXPECT_NE(error(17, 64, 32, 3, 1, 1).find("tile_m (17)"), std::string::npos);

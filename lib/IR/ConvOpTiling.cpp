@@ -85,18 +85,8 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
   if (!padded) {
     inputTile = extractSlice(b, loc, getInput(), inOffsets, inSizes);
   } else {
-    SmallVector<OpFoldResult> low = {b.getIndexAttr(0)},
-                              high = {b.getIndexAttr(0)};
-    for (unsigned axis = 0; axis < 3; ++axis) {
-      low.push_back(b.getIndexAttr(geometry.padLow[axis]));
-      high.push_back(b.getIndexAttr(geometry.padHigh[axis]));
-    }
-    low.push_back(b.getIndexAttr(0));
-    high.push_back(b.getIndexAttr(0));
-    Type elemType = getElementTypeOrSelf(getInput().getType());
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemType));
-    auto padOp = tensor::PadOp::create(b, loc, /*resultType=*/Type(),
-                                       getInput(), low, high, zero);
+    auto padOp = createZeroPaddedInput(b, loc, getInput(), geometry)
+                     .getDefiningOp<tensor::PadOp>();
     FailureOr<TilingResult> sliced =
         tensor::bubbleUpPadSlice(b, padOp, inOffsets, inSizes);
     // The full-size pad only served as the description of the padded input.
@@ -152,4 +142,21 @@ ConvOp::generateResultTileValue(OpBuilder &b, unsigned resultNumber,
                                 ArrayRef<OpFoldResult> offsets,
                                 ArrayRef<OpFoldResult> sizes) {
   return getTiledImplementation(b, offsets, sizes);
+}
+
+Value mlir::conv3d::createZeroPaddedInput(OpBuilder &b, Location loc,
+                                          Value input,
+                                          const ConvGeometry &geometry) {
+  SmallVector<OpFoldResult> low = {b.getIndexAttr(0)},
+                            high = {b.getIndexAttr(0)};
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    low.push_back(b.getIndexAttr(geometry.padLow[axis]));
+    high.push_back(b.getIndexAttr(geometry.padHigh[axis]));
+  }
+  low.push_back(b.getIndexAttr(0));
+  high.push_back(b.getIndexAttr(0));
+  Type elemType = getElementTypeOrSelf(input.getType());
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemType));
+  return tensor::PadOp::create(b, loc, /*resultType=*/Type(), input, low, high,
+                               zero);
 }

@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -162,6 +163,18 @@ std::string mlir::conv3d::cudaHomeFor(const PipelineOptions &options) {
   if (const char *env = std::getenv("CUDA_HOME"); env && *env)
     return env;
   return CONV3D_DEFAULT_CUDA_HOME;
+}
+
+std::string mlir::conv3d::ptxasPathFor(const PipelineOptions &options) {
+  llvm::SmallString<256> path(cudaHomeFor(options));
+  llvm::sys::path::append(path, "bin", "ptxas");
+  return std::string(path);
+}
+
+std::string mlir::conv3d::libdevicePathFor(const PipelineOptions &options) {
+  llvm::SmallString<256> path(cudaHomeFor(options));
+  llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+  return std::string(path);
 }
 
 void mlir::conv3d::buildConv3dGpuLoweringPipeline(

@@ -58,26 +58,55 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
 
   Type inElem = getMLIRType(context, spec.inputType);
   Type outElem = getMLIRType(context, spec.outputType);
-  SmallVector<Type> argTypes = {memrefOf(spec.inputShape(), inElem),
-                                memrefOf(spec.filterShape(), inElem)};
-  if (spec.hasBias)
-    argTypes.push_back(memrefOf({spec.geometry.filters}, b.getF32Type()));
-  if (spec.hasResidual)
-    argTypes.push_back(memrefOf(spec.outputShape(), outElem));
-  if (spec.inputQuantBlockSize)
-    argTypes.push_back(b.getF32Type());
-  argTypes.push_back(memrefOf(spec.outputShape(), outElem));
+  SmallVector<ConvParameter, 6> parameters = convParameters(spec);
+  SmallVector<Type> argTypes;
+  for (ConvParameter parameter : parameters) {
+    switch (parameter) {
+    case ConvParameter::Input:
+      argTypes.push_back(memrefOf(spec.inputShape(), inElem));
+      break;
+    case ConvParameter::Filter:
+      argTypes.push_back(memrefOf(spec.filterShape(), inElem));
+      break;
+    case ConvParameter::Bias:
+      argTypes.push_back(memrefOf({spec.geometry.filters}, b.getF32Type()));
+      break;
+    case ConvParameter::Residual:
+    case ConvParameter::Output:
+      argTypes.push_back(memrefOf(spec.outputShape(), outElem));
+      break;
+    case ConvParameter::Amax:
+      argTypes.push_back(b.getF32Type());
+      break;
+    }
+  }
 
   func::FuncOp func = createFunction(b, loc, kConvFunctionName, argTypes);
   b.setInsertionPointToStart(&func.getBody().front());
-  auto args = func.getArguments();
-  unsigned next = 0;
-  Value input = toTensor(b, loc, args[next++]);
-  Value filter = toTensor(b, loc, args[next++]);
-  Value bias = spec.hasBias ? toTensor(b, loc, args[next++]) : Value();
-  Value residual = spec.hasResidual ? toTensor(b, loc, args[next++]) : Value();
-  Value amax = spec.inputQuantBlockSize ? args[next++] : Value();
-  Value output = args[next++];
+  Value input, filter, bias, residual, amax, output;
+  for (auto [parameter, arg] :
+       llvm::zip_equal(parameters, func.getArguments())) {
+    switch (parameter) {
+    case ConvParameter::Input:
+      input = toTensor(b, loc, arg);
+      break;
+    case ConvParameter::Filter:
+      filter = toTensor(b, loc, arg);
+      break;
+    case ConvParameter::Bias:
+      bias = toTensor(b, loc, arg);
+      break;
+    case ConvParameter::Residual:
+      residual = toTensor(b, loc, arg);
+      break;
+    case ConvParameter::Amax:
+      amax = arg;
+      break;
+    case ConvParameter::Output:
+      output = arg;
+      break;
+    }
+  }
 
   Value init =
       spec.accumulate

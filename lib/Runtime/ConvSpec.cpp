@@ -77,3 +77,17 @@ std::string ConvSpec::describe() const {
     text += " nvfp4=" + std::to_string(*inputQuantBlockSize);
   return text;
 }
+
+llvm::SmallVector<ConvParameter, 6>
+mlir::conv3d::convParameters(const ConvSpec &spec) {
+  llvm::SmallVector<ConvParameter, 6> parameters = {ConvParameter::Input,
+                                                    ConvParameter::Filter};
+  if (spec.hasBias)
+    parameters.push_back(ConvParameter::Bias);
+  if (spec.hasResidual)
+    parameters.push_back(ConvParameter::Residual);
+  if (spec.inputQuantBlockSize)
+    parameters.push_back(ConvParameter::Amax);
+  parameters.push_back(ConvParameter::Output);
+  return parameters;
+}

@@ -78,15 +78,26 @@ llvm::Error runPipeline(MLIRContext &context, ModuleOp module,
 
 std::vector<JitArgument> convArguments(const ConvSpec &spec) {
   std::vector<JitArgument> args;
-  args.push_back({JitArgument::Kind::Buffer, spec.inputShape()});
-  args.push_back({JitArgument::Kind::Buffer, spec.filterShape()});
-  if (spec.hasBias)
-    args.push_back({JitArgument::Kind::Buffer, {spec.geometry.filters}});
-  if (spec.hasResidual)
-    args.push_back({JitArgument::Kind::Buffer, spec.outputShape()});
-  if (spec.inputQuantBlockSize)
-    args.push_back({JitArgument::Kind::F32, {}});
-  args.push_back({JitArgument::Kind::Buffer, spec.outputShape()});
+  for (ConvParameter parameter : convParameters(spec)) {
+    switch (parameter) {
+    case ConvParameter::Input:
+      args.push_back({JitArgument::Kind::Buffer, spec.inputShape()});
+      break;
+    case ConvParameter::Filter:
+      args.push_back({JitArgument::Kind::Buffer, spec.filterShape()});
+      break;
+    case ConvParameter::Bias:
+      args.push_back({JitArgument::Kind::Buffer, {spec.geometry.filters}});
+      break;
+    case ConvParameter::Residual:
+    case ConvParameter::Output:
+      args.push_back({JitArgument::Kind::Buffer, spec.outputShape()});
+      break;
+    case ConvParameter::Amax:
+      args.push_back({JitArgument::Kind::F32, {}});
+      break;
+    }
+  }
   return args;
 }
 
@@ -134,15 +145,12 @@ llvm::Error checkTarget(const CompileOptions &options) {
 llvm::Error checkToolkit(const CompileOptions &options, bool needsPtxas) {
   if (!isGpuTarget(options.target))
     return llvm::Error::success();
-  std::string home = cudaHomeFor(options);
-  llvm::SmallString<256> libdevice(home), ptxas(home);
-  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
-  llvm::sys::path::append(ptxas, "bin", "ptxas");
-  for (auto [path, needed] :
-       {std::pair{libdevice.str(), true}, std::pair{ptxas.str(), needsPtxas}})
+  for (auto [path, needed] : {std::pair{libdevicePathFor(options), true},
+                              std::pair{ptxasPathFor(options), needsPtxas}})
     if (needed && !llvm::sys::fs::exists(path))
       return llvm::createStringError(
-          "CUDA toolkit not found at '" + home + "' (no " + path.str() +
+          "CUDA toolkit not found at '" + cudaHomeFor(options) + "' (no " +
+          path +
           "): set CUDA_HOME or the toolkit option (conv3d-run --cuda-home, "
           "cuda_home in the C API)");
   return llvm::Error::success();
@@ -166,7 +174,8 @@ CompiledConv::CompiledConv(ConvSpec spec, CompileOptions options,
                            std::shared_ptr<const JitFunction> function,
                            CompileStats stats)
     : spec(std::move(spec)), options(std::move(options)),
-      function(std::move(function)), stats(std::move(stats)) {}
+      function(std::move(function)), stats(std::move(stats)),
+      parameters(convParameters(this->spec)) {}
 
 CompiledConv::~CompiledConv() = default;
 
@@ -190,16 +199,30 @@ llvm::Error CompiledConv::run(const ConvArgs &args) const {
     return missing("bias");
   if (spec.hasResidual && !args.residual)
     return missing("residual");
-  std::vector<void *> buffers = {const_cast<void *>(args.input),
-                                 const_cast<void *>(args.filter)};
-  if (spec.hasBias)
-    buffers.push_back(const_cast<void *>(args.bias));
-  if (spec.hasResidual)
-    buffers.push_back(const_cast<void *>(args.residual));
-  buffers.push_back(args.output);
+  std::vector<void *> buffers;
   std::vector<double> scalars;
-  if (spec.inputQuantBlockSize)
-    scalars.push_back(args.amax);
+  for (ConvParameter parameter : parameters) {
+    switch (parameter) {
+    case ConvParameter::Input:
+      buffers.push_back(const_cast<void *>(args.input));
+      break;
+    case ConvParameter::Filter:
+      buffers.push_back(const_cast<void *>(args.filter));
+      break;
+    case ConvParameter::Bias:
+      buffers.push_back(const_cast<void *>(args.bias));
+      break;
+    case ConvParameter::Residual:
+      buffers.push_back(const_cast<void *>(args.residual));
+      break;
+    case ConvParameter::Amax:
+      scalars.push_back(args.amax);
+      break;
+    case ConvParameter::Output:
+      buffers.push_back(args.output);
+      break;
+    }
+  }
   if (!isGpuTarget(options.target))
     return function->call(buffers, scalars);
   // Driver failures inside the JIT'ed host code are deferred, not fatal.
@@ -270,10 +293,8 @@ static std::string cacheKeyOfResolved(const ConvSpec &spec,
                     "\noptions: " + resolved.fingerprint() +
                     "\ncompiler: " + compilerIdentity().str() + "\n";
   if (isGpuTarget(resolved.target)) {
-    llvm::SmallString<256> ptxas(cudaHomeFor(resolved));
-    llvm::sys::path::append(ptxas, "bin", "ptxas");
-    key += "chip: " + gpuChipFor(resolved) + "\nptxas: " + fileIdentity(ptxas) +
-           "\n";
+    key += "chip: " + gpuChipFor(resolved) +
+           "\nptxas: " + fileIdentity(ptxasPathFor(resolved)) + "\n";
   }
   return key;
 }
@@ -303,8 +324,6 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
     return std::move(error);
   if (llvm::Error error = checkTarget(options))
     return std::move(error);
-  if (llvm::Error error = checkToolkit(options, /*needsPtxas=*/true))
-    return std::move(error);
   CompileOptions resolved = resolveGpuChip(options);
   std::string key = cacheKeyOfResolved(spec, resolved);
   std::lock_guard<std::mutex> lock(impl->mutex);
@@ -328,6 +347,9 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
   if (disk && (module = loadCachedModule(impl->context, *disk, key))) {
     stats.source = CacheSource::Disk;
   } else {
+    // Only a compilation needs the toolkit; a cached kernel runs without.
+    if (llvm::Error error = checkToolkit(options, /*needsPtxas=*/true))
+      return std::move(error);
     module = buildConvModule(&impl->context, spec);
     if (llvm::Error error = runPipeline(
             impl->context, *module,

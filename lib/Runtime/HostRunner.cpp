@@ -161,3 +161,21 @@ llvm::Error mlir::conv3d::runWithHostBuffers(const CompiledConv &conv,
     return runOnHost(conv, buffers, timing);
   return runOnDevice(conv, buffers, timing);
 }
+
+ReferenceConvProblem
+mlir::conv3d::referenceProblem(const ConvSpec &spec,
+                               const HostConvBuffers &buffers,
+                               const HostTensor *init) {
+  ReferenceConvProblem problem;
+  problem.geometry = spec.geometry;
+  problem.filterLayout = spec.filterLayout;
+  problem.input = buffers.input;
+  problem.filter = buffers.filter;
+  problem.bias = spec.hasBias ? buffers.bias : nullptr;
+  problem.residual = spec.hasResidual ? buffers.residual : nullptr;
+  problem.init = spec.accumulate ? init : nullptr;
+  problem.activation = spec.activation;
+  problem.inputQuantBlockSize = spec.inputQuantBlockSize;
+  problem.inputQuantAmax = buffers.amax;
+  return problem;
+}

@@ -71,9 +71,10 @@ public:
     int64_t sliceK = geometry.gemmK() / geometry.window[kDepth];
     int64_t numKT = ceilDiv(sliceK, config.getTileK());
     bool anySlice = false;
-    for (int64_t q = 0; q < geometry.window[kDepth]; ++q)
-      anySlice |= geometry.validOutputRange(kDepth, q).first !=
-                  geometry.validOutputRange(kDepth, q).second;
+    for (int64_t q = 0; q < geometry.window[kDepth]; ++q) {
+      auto [lo, hi] = geometry.validOutputRange(kDepth, q);
+      anySlice |= lo != hi;
+    }
     if (!anySlice) {
       // Every tap reads only padding (the result is the epilogue of zero);
       // keep the one flat K loop so the kernel still has its tile ops.
@@ -181,7 +182,7 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
 
   rewriter.setInsertionPointToStart(grid.getBody());
   TileKernelBuilder kernel(rewriter, loc, conv, config);
-  ValueRange ivs = grid.getInductionVars();
+  SmallVector<Value> ivs = grid.getInductionVars();
   IRIndexMath math{rewriter, loc};
   Value m0 = math.mul(ivs[ivs.size() - 2], tileM);
   Value n0 = math.mul(ivs[ivs.size() - 1], tileN);

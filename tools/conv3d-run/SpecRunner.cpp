@@ -213,18 +213,8 @@ int conv3d_run::runSpec(const RunRequest &request) {
 
   if (request.check) {
     progress(request, "checking against the reference");
-    ReferenceConvProblem problem;
-    problem.geometry = spec.geometry;
-    problem.filterLayout = spec.filterLayout;
-    problem.input = &*input;
-    problem.filter = &*filter;
-    problem.bias = spec.hasBias ? &bias : nullptr;
-    problem.residual = spec.hasResidual ? &residual : nullptr;
-    problem.init = spec.accumulate ? &init : nullptr;
-    problem.activation = spec.activation;
-    problem.inputQuantBlockSize = spec.inputQuantBlockSize;
-    problem.inputQuantAmax = amax;
-    std::vector<double> reference = referenceConv(problem);
+    std::vector<double> reference =
+        referenceConv(referenceProblem(spec, buffers, &init));
     m.relativeError = relativeL2Error(reference, result);
     m.tolerance = defaultTolerance(spec.outputType);
     m.passed = *m.relativeError <= m.tolerance;

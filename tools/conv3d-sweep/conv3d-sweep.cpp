@@ -189,18 +189,8 @@ CaseResult runCase(Engine &engine, const ConvSpec &spec,
     result.message = llvm::toString(std::move(error));
     return result;
   }
-  ReferenceConvProblem problem;
-  problem.geometry = spec.geometry;
-  problem.filterLayout = spec.filterLayout;
-  problem.input = &input;
-  problem.filter = &filter;
-  problem.bias = spec.hasBias ? &bias : nullptr;
-  problem.residual = spec.hasResidual ? &residual : nullptr;
-  problem.init = spec.accumulate ? &init : nullptr;
-  problem.activation = spec.activation;
-  problem.inputQuantBlockSize = spec.inputQuantBlockSize;
-  problem.inputQuantAmax = amax;
-  result.error = relativeL2Error(referenceConv(problem), output);
+  result.error = relativeL2Error(
+      referenceConv(referenceProblem(spec, buffers, &init)), output);
   result.tolerance = defaultTolerance(spec.outputType);
   result.passed = result.error <= result.tolerance;
   return result;

@@ -29,6 +29,11 @@ bool isSupportedComputeType(Type type);
 /// Static 5-element shape of a rank-5 shaped type (sizes may be kDynamic).
 std::array<int64_t, 5> getShape5(Type shapedType);
 
+/// The NDHWC `input` tensor padded with zeros per `geometry` (a tensor.pad;
+/// the padding of the spatial axes, none on N and C).
+Value createZeroPaddedInput(OpBuilder &b, Location loc, Value input,
+                            const ConvGeometry &geometry);
+
 /// Registers the interface models of the dialect's ops that live outside the
 /// dialect (bufferization).
 void registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry);

@@ -1,8 +1,9 @@
 //===- IndexMath.h - index arithmetic that emits IR -------------*- C++ -*-===//
 //
 // The IR counterpart of ScalarIndexMath: instantiating the ConvGeometry
-// decomposition templates with it emits `arith` ops on `index` values, so
-// passes use the very formulas the reference and runtime use.
+// decomposition templates with it emits `arith` ops on `index` values (or on
+// another integer type), so passes and kernels use the very formulas the
+// reference and runtime use.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,9 +19,13 @@ struct IRIndexMath {
   using Value = mlir::Value;
   OpBuilder &b;
   Location loc;
+  /// The integer type of the values (null: `index`).
+  Type type = {};
 
   Value constant(int64_t c) const {
-    return arith::ConstantIndexOp::create(b, loc, c);
+    if (!type)
+      return arith::ConstantIndexOp::create(b, loc, c);
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, c));
   }
   Value add(Value x, Value y) const {
     return arith::AddIOp::create(b, loc, x, y);

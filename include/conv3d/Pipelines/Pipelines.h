@@ -105,6 +105,10 @@ std::string gpuPtxFeaturesFor(llvm::StringRef chip);
 
 /// The CUDA toolkit directory for `options` (see PipelineOptions::cudaHome).
 std::string cudaHomeFor(const PipelineOptions &options);
+/// The toolkit files the GPU pipeline runs: ptxas (cubins) and libdevice
+/// (the device code's math functions), under cudaHomeFor(options).
+std::string ptxasPathFor(const PipelineOptions &options);
+std::string libdevicePathFor(const PipelineOptions &options);
 
 /// Registers `conv3d-cpu-pipeline`, `conv3d-gpu-pipeline` and
 /// `conv3d-graph-pipeline`.

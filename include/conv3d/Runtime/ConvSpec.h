@@ -14,6 +14,7 @@
 #include "conv3d/Pipelines/Pipelines.h"
 #include "conv3d/Support/ElementType.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
 #include <optional>
@@ -48,6 +49,14 @@ struct ConvSpec {
   std::vector<int64_t> filterShape() const;
   std::vector<int64_t> outputShape() const;
 };
+
+/// The parameters of the function the engine compiles for a spec.
+enum class ConvParameter { Input, Filter, Bias, Residual, Amax, Output };
+
+/// The parameters of `spec`'s function, in order: the one place the
+/// calling convention is written down (buildConvModule, the JIT signature
+/// and CompiledConv::run follow it).
+llvm::SmallVector<ConvParameter, 6> convParameters(const ConvSpec &spec);
 
 /// How a spec is compiled: the pipeline options (target, lowering, tile
 /// configuration, Q-slice strategy, quantization placement).

@@ -83,6 +83,8 @@ private:
   CompileOptions options;
   std::shared_ptr<const JitFunction> function;
   CompileStats stats;
+  /// convParameters(spec), computed once for run().
+  llvm::SmallVector<ConvParameter, 6> parameters;
 };
 
 /// An arbitrary function of a module, compiled for `conv3d-run --module`.

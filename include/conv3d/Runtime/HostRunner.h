@@ -11,6 +11,7 @@
 #ifndef CONV3D_RUNTIME_HOSTRUNNER_H
 #define CONV3D_RUNTIME_HOSTRUNNER_H
 
+#include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Runtime/Engine.h"
 
 namespace mlir::conv3d {
@@ -33,6 +34,12 @@ struct HostRunTiming {
   /// Median of the timed runs, in milliseconds.
   double medianMillis = 0;
 };
+
+/// The reference problem of `spec` on `buffers` (before the run): `init`
+/// holds the output's initial contents, used when the spec accumulates.
+ReferenceConvProblem referenceProblem(const ConvSpec &spec,
+                                      const HostConvBuffers &buffers,
+                                      const HostTensor *init);
 
 /// Runs `conv` once on `buffers` (and `timing.repeat` more times, timed).
 llvm::Error runWithHostBuffers(const CompiledConv &conv,

@@ -119,38 +119,57 @@ static Value transpose(OpBuilder &b, Location loc, Value value,
 
 namespace {
 
+/// What both imports read from a linalg 3-D convolution on tensors with
+/// supported element types, well-formed strides and dilations, and a static
+/// filter.
+struct ImportedConv {
+  Value input, filter, init;
+  SmallVector<int64_t> strides, dilations;
+};
+
+template <typename LinalgConvOp>
+FailureOr<ImportedConv> matchImportable(LinalgConvOp op,
+                                        PatternRewriter &rewriter) {
+  if (!op.hasPureTensorSemantics())
+    return rewriter.notifyMatchFailure(op, "only tensors are imported");
+  ImportedConv conv{
+      op.getInputs()[0], op.getInputs()[1], op.getOutputs()[0], {}, {}};
+  if (!hasSupportedTypes(conv.input, conv.filter, conv.init))
+    return rewriter.notifyMatchFailure(op, "unsupported element types");
+  std::optional<SmallVector<int64_t>> strides = getTriple(op.getStrides());
+  std::optional<SmallVector<int64_t>> dilations = getTriple(op.getDilations());
+  if (!strides || !dilations)
+    return rewriter.notifyMatchFailure(op, "malformed strides/dilations");
+  if (!cast<ShapedType>(conv.filter.getType()).hasStaticShape())
+    return rewriter.notifyMatchFailure(op, "dynamic filter shape");
+  conv.strides = std::move(*strides);
+  conv.dilations = std::move(*dilations);
+  return conv;
+}
+
 /// linalg.conv_3d_ndhwc_dhwcf: the same layouts as conv3d.conv with QRSCF.
 struct ImportNdhwcConv : OpRewritePattern<linalg::Conv3DNdhwcDhwcfOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::Conv3DNdhwcDhwcfOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics())
-      return rewriter.notifyMatchFailure(op, "only tensors are imported");
-    Value input = op.getInputs()[0], filter = op.getInputs()[1],
-          init = op.getOutputs()[0];
-    if (!hasSupportedTypes(input, filter, init))
-      return rewriter.notifyMatchFailure(op, "unsupported element types");
-    std::optional<SmallVector<int64_t>> strides = getTriple(op.getStrides());
-    std::optional<SmallVector<int64_t>> dilations =
-        getTriple(op.getDilations());
-    if (!strides || !dilations)
-      return rewriter.notifyMatchFailure(op, "malformed strides/dilations");
-    if (!cast<ShapedType>(filter.getType()).hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic filter shape");
+    FailureOr<ImportedConv> matched = matchImportable(op, rewriter);
+    if (failed(matched))
+      return failure();
+    auto [input, filter, init, strides, dilations] = *matched;
     SmallVector<int64_t> padding(6, 0);
     input = foldZeroPad(input, {1, 2, 3}, padding);
     if (!isExpressible(cast<ShapedType>(input.getType()).getShape(),
                        cast<ShapedType>(filter.getType()).getShape(),
-                       FilterLayout::qrscf, *strides, *dilations, padding,
+                       FilterLayout::qrscf, strides, dilations, padding,
                        cast<ShapedType>(init.getType()).getShape()))
       return rewriter.notifyMatchFailure(
           op, "dynamic channels or an input larger than the output reads");
     rewriter.replaceOpWithNewOp<ConvOp>(
         op, TypeRange{init.getType()}, input, filter, /*bias=*/Value(),
         /*residual=*/Value(), /*amax=*/Value(), init,
-        rewriter.getDenseI64ArrayAttr(*strides),
-        rewriter.getDenseI64ArrayAttr(*dilations),
+        rewriter.getDenseI64ArrayAttr(strides),
+        rewriter.getDenseI64ArrayAttr(dilations),
         rewriter.getDenseI64ArrayAttr(padding),
         FilterLayoutAttr::get(getContext(), FilterLayout::qrscf),
         ActivationAttr::get(getContext(), Activation::none),
@@ -167,19 +186,10 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
 
   LogicalResult matchAndRewrite(linalg::Conv3DNcdhwFcdhwOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics())
-      return rewriter.notifyMatchFailure(op, "only tensors are imported");
-    Value input = op.getInputs()[0], filter = op.getInputs()[1],
-          init = op.getOutputs()[0];
-    if (!hasSupportedTypes(input, filter, init))
-      return rewriter.notifyMatchFailure(op, "unsupported element types");
-    std::optional<SmallVector<int64_t>> strides = getTriple(op.getStrides());
-    std::optional<SmallVector<int64_t>> dilations =
-        getTriple(op.getDilations());
-    if (!strides || !dilations)
-      return rewriter.notifyMatchFailure(op, "malformed strides/dilations");
-    if (!cast<ShapedType>(filter.getType()).hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic filter shape");
+    FailureOr<ImportedConv> matched = matchImportable(op, rewriter);
+    if (failed(matched))
+      return failure();
+    auto [input, filter, init, strides, dilations] = *matched;
     Location loc = op.getLoc();
     SmallVector<int64_t> padding(6, 0);
     input = foldZeroPad(input, {2, 3, 4}, padding);
@@ -192,7 +202,7 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
                                  [&](int64_t dim) { return shape[dim]; });
     };
     if (!isExpressible(channelsLastShape(input), channelsLastShape(filter),
-                       FilterLayout::fqrsc, *strides, *dilations, padding,
+                       FilterLayout::fqrsc, strides, dilations, padding,
                        channelsLastShape(init)))
       return rewriter.notifyMatchFailure(
           op, "dynamic channels or an input larger than the output reads");
@@ -215,8 +225,8 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
     auto conv = ConvOp::create(
         rewriter, loc, TypeRange{ndhwfInit.getType()}, ndhwcInput, fqrscFilter,
         /*bias=*/Value(), /*residual=*/Value(), /*amax=*/Value(), ndhwfInit,
-        rewriter.getDenseI64ArrayAttr(*strides),
-        rewriter.getDenseI64ArrayAttr(*dilations),
+        rewriter.getDenseI64ArrayAttr(strides),
+        rewriter.getDenseI64ArrayAttr(dilations),
         rewriter.getDenseI64ArrayAttr(padding),
         FilterLayoutAttr::get(getContext(), FilterLayout::fqrsc),
         ActivationAttr::get(getContext(), Activation::none),

@@ -13,50 +13,29 @@
 
 #include "conv3d/Conversion/SM80/SM80KernelPlan.h"
 #include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/IR/IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::conv3d::sm80 {
 
-/// Index arithmetic emitting `arith` ops; the IR counterpart of
-/// ScalarLayoutMath for the SM80KernelPlan layout templates, and usable with
-/// the ConvGeometry decompositions. Values have type `type`: i32 when every
-/// tensor of the kernel has fewer than 2^31 elements (half the registers of
-/// 64-bit math), else `index` (64-bit addressing). toIndex() converts for
-/// memory accesses.
-struct KernelMath {
-  using Value = mlir::Value;
-  OpBuilder &b;
-  Location loc;
-  Type type;
+/// IRIndexMath (the ConvGeometry decompositions) plus the operations the
+/// SM80KernelPlan layout templates and the loaders need; the IR counterpart
+/// of ScalarLayoutMath. Values have type `type`: i32 when every tensor of
+/// the kernel has fewer than 2^31 elements (half the registers of 64-bit
+/// math), else `index` (64-bit addressing). toIndex() converts for memory
+/// accesses.
+struct KernelMath : IRIndexMath {
+  KernelMath(OpBuilder &b, Location loc, Type type)
+      : IRIndexMath{b, loc, type} {}
 
-  Value constant(int64_t c) const {
-    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, c));
-  }
-  Value add(Value x, Value y) const {
-    return arith::AddIOp::create(b, loc, x, y);
-  }
   Value sub(Value x, Value y) const {
     return arith::SubIOp::create(b, loc, x, y);
   }
-  Value mul(Value x, int64_t c) const {
-    if (c == 1)
-      return x;
-    return arith::MulIOp::create(b, loc, x, constant(c));
-  }
+  using IRIndexMath::mul;
   Value mul(Value x, Value y) const {
     return arith::MulIOp::create(b, loc, x, y);
-  }
-  Value div(Value x, int64_t c) const {
-    if (c == 1)
-      return x;
-    return arith::DivUIOp::create(b, loc, x, constant(c));
-  }
-  Value rem(Value x, int64_t c) const {
-    if (c == 1)
-      return constant(0);
-    return arith::RemUIOp::create(b, loc, x, constant(c));
   }
   Value bitXor(Value x, Value y) const {
     return arith::XOrIOp::create(b, loc, x, y);

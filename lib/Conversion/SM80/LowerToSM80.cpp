@@ -375,8 +375,7 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   if (std::optional<std::string> problem = SM80KernelPlan::build(
           g, layout, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
-          config.getKOrder(), config.getSplitK(), blockSize,
-          outElem.getIntOrFloatBitWidth() / 8, plan, alignment))
+          config.getKOrder(), config.getSplitK(), blockSize, plan, alignment))
     return grid.emitError()
            << "cannot lower " << config << " to sm80: " << *problem;
 

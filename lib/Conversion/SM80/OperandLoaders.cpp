@@ -67,7 +67,6 @@ public:
   SmallVector<Value> issueAsync(Value k0, Value kLimit, Value stepValid,
                                 Value stage) override {
     beginStep(k0);
-    KernelMath math = ctx.math();
     // Tokens of guarded copies cannot leave their scf.if; commit_group
     // commits every outstanding copy of the thread anyway, so the group
     // lists the unguarded ones.
@@ -92,7 +91,6 @@ public:
             tokens.push_back(token);
         }
       });
-    (void)math;
     return tokens;
   }
 

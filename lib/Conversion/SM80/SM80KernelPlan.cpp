@@ -34,8 +34,7 @@ SM80KernelPlan::build(const ConvGeometry &g, FilterLayout layout, int64_t tileM,
                       int64_t tileN, int64_t tileK, int64_t stages,
                       int64_t warpsM, int64_t warpsN, KOrder kOrder,
                       int64_t splitK, std::optional<int64_t> quantBlockSize,
-                      int64_t outputElementBytes, SM80KernelPlan &plan,
-                      OperandAlignment alignment) {
+                      SM80KernelPlan &plan, OperandAlignment alignment) {
   auto fail = [](const llvm::Twine &message) {
     return std::optional<std::string>(message.str());
   };
@@ -138,6 +137,5 @@ SM80KernelPlan::build(const ConvGeometry &g, FilterLayout layout, int64_t tileM,
                               tileM, plan.stagingStride, plan.stagingBytes,
                               kMaxSharedBytes));
   plan.outputVector = g.filters % 8 == 0 && alignment.epilogue % 8 == 0 ? 8 : 1;
-  (void)outputElementBytes;
   return std::nullopt;
 }

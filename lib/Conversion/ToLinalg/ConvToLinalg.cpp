@@ -207,17 +207,7 @@ static Value padInput(OpBuilder &b, Location loc, Value input,
                       const ConvGeometry &g) {
   if (llvm::all_of(g.padding(), [](int64_t p) { return p == 0; }))
     return input;
-  SmallVector<OpFoldResult> low = {b.getIndexAttr(0)},
-                            high = {b.getIndexAttr(0)};
-  for (unsigned axis = 0; axis < 3; ++axis) {
-    low.push_back(b.getIndexAttr(g.padLow[axis]));
-    high.push_back(b.getIndexAttr(g.padHigh[axis]));
-  }
-  low.push_back(b.getIndexAttr(0));
-  high.push_back(b.getIndexAttr(0));
-  Type elem = getElementTypeOrSelf(input.getType());
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
-  return tensor::PadOp::create(b, loc, Type(), input, low, high, zero);
+  return createZeroPaddedInput(b, loc, input, g);
 }
 
 /// The direct convolution: one generic over (n, do, ho, wo, f, q, r, s, c).
@@ -253,7 +243,7 @@ static Value buildQuantizedConv(OpBuilder &b, Location loc, Value padded,
                                 Value filter, Value acc, Value amax,
                                 const ConvGeometry &g, FilterLayout layout,
                                 int64_t blockSize) {
-  int64_t m = g.gemmM(), k = g.gemmK(), f = g.gemmN();
+  int64_t m = g.gemmM(), k = g.gemmK();
   Type elem = getElementTypeOrSelf(padded.getType());
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   Value im2colInit =
@@ -308,7 +298,6 @@ static Value buildQuantizedConv(OpBuilder &b, Location loc, Value padded,
                       ArrayRef<AffineMap>{aMap, bMap, cMap}, iterators,
                       multiplyAccumulateBody)
                       .getResult(0);
-  (void)f;
   return tensor::ExpandShapeOp::create(b, loc, acc.getType(), product,
                                        outGroups);
 }

@@ -52,6 +52,15 @@ CudaDriver *getDriver(const char *wrapper) {
   return nullptr;
 }
 
+/// The driver for a wrapper that does work, or null: after a failed call of
+/// this thread (its error stands and the work is skipped) or when there is
+/// no driver.
+CudaDriver *activeDriver(const char *wrapper) {
+  if (CudaDriver::hasDeferredError())
+    return nullptr;
+  return getDriver(wrapper);
+}
+
 template <typename T>
 T valueOr(const char *wrapper, Expected<T> value, T fallback) {
   if (value)
@@ -131,9 +140,7 @@ ScopedCurrentStream::~ScopedCurrentStream() { currentStream = previous; }
 
 extern "C" void *mgpuModuleLoad(void *data, int64_t /*sizeBytes*/) {
   const char *self = "mgpuModuleLoad";
-  if (CudaDriver::hasDeferredError())
-    return nullptr;
-  CudaDriver *driver = getDriver(self);
+  CudaDriver *driver = activeDriver(self);
   if (!driver)
     return nullptr;
   return valueOr<void *>(self, driver->loadModule(data), nullptr);
@@ -141,9 +148,7 @@ extern "C" void *mgpuModuleLoad(void *data, int64_t /*sizeBytes*/) {
 
 extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
   const char *self = "mgpuModuleLoadJIT";
-  if (CudaDriver::hasDeferredError())
-    return nullptr;
-  CudaDriver *driver = getDriver(self);
+  CudaDriver *driver = activeDriver(self);
   if (!driver)
     return nullptr;
   return valueOr<void *>(self, driver->loadModuleJIT(data, optLevel), nullptr);
@@ -159,9 +164,7 @@ extern "C" void mgpuModuleUnload(void *module) {
 
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   const char *self = "mgpuModuleGetFunction";
-  if (CudaDriver::hasDeferredError())
-    return nullptr;
-  CudaDriver *driver = getDriver(self);
+  CudaDriver *driver = activeDriver(self);
   if (!driver)
     return nullptr;
   if (!module) {
@@ -179,9 +182,7 @@ extern "C" void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
                                  void **params, void **extra,
                                  int64_t /*paramsCount*/) {
   const char *self = "mgpuLaunchKernel";
-  if (CudaDriver::hasDeferredError())
-    return;
-  CudaDriver *driver = getDriver(self);
+  CudaDriver *driver = activeDriver(self);
   if (!driver)
     return;
   LaunchDims grid, block;
@@ -204,9 +205,7 @@ extern "C" void mgpuLaunchClusterKernel(
     int64_t gridX, int64_t gridY, int64_t gridZ, int64_t blockX, int64_t blockY,
     int64_t blockZ, int32_t smem, void *stream, void **params, void **extra) {
   const char *self = "mgpuLaunchClusterKernel";
-  if (CudaDriver::hasDeferredError())
-    return;
-  CudaDriver *driver = getDriver(self);
+  CudaDriver *driver = activeDriver(self);
   if (!driver)
     return;
   LaunchDims cluster, grid, block;
@@ -233,9 +232,7 @@ extern "C" void *mgpuStreamCreate() {
   const char *self = "mgpuStreamCreate";
   if (currentStream)
     return currentStream;
-  if (CudaDriver::hasDeferredError())
-    return nullptr;
-  CudaDriver *driver = getDriver(self);
+  CudaDriver *driver = activeDriver(self);
   if (!driver)
     return nullptr;
   return valueOr<void *>(self, driver->createStream(), nullptr);
@@ -267,9 +264,7 @@ extern "C" void mgpuStreamWaitEvent(void *stream, void *event) {
 
 extern "C" void *mgpuEventCreate() {
   const char *self = "mgpuEventCreate";
-  if (CudaDriver::hasDeferredError())
-    return nullptr;
-  CudaDriver *driver = getDriver(self);
+  CudaDriver *driver = activeDriver(self);
   if (!driver)
     return nullptr;
   return valueOr<void *>(self, driver->createEvent(/*timing=*/false), nullptr);
@@ -306,9 +301,7 @@ extern "C" void mgpuEventRecord(void *event, void *stream) {
 extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                               bool isHostShared) {
   const char *self = "mgpuMemAlloc";
-  if (CudaDriver::hasDeferredError())
-    return nullptr;
-  CudaDriver *driver = getDriver(self);
+  CudaDriver *driver = activeDriver(self);
   if (!driver || sizeBytes == 0)
     return nullptr;
   if (isHostShared)
@@ -327,44 +320,34 @@ extern "C" void mgpuMemFree(void *ptr, void *stream) {
 extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                            void *stream) {
   const char *self = "mgpuMemcpy";
-  if (CudaDriver::hasDeferredError())
-    return;
-  if (CudaDriver *driver = getDriver(self))
+  if (CudaDriver *driver = activeDriver(self))
     defer(self, driver->copy(dst, src, sizeBytes, stream));
 }
 
 extern "C" void mgpuMemset32(void *dst, unsigned int value, size_t count,
                              void *stream) {
   const char *self = "mgpuMemset32";
-  if (CudaDriver::hasDeferredError())
-    return;
-  if (CudaDriver *driver = getDriver(self))
+  if (CudaDriver *driver = activeDriver(self))
     defer(self, driver->memsetD32(dst, value, count, stream));
 }
 
 extern "C" void mgpuMemset16(void *dst, unsigned short value, size_t count,
                              void *stream) {
   const char *self = "mgpuMemset16";
-  if (CudaDriver::hasDeferredError())
-    return;
-  if (CudaDriver *driver = getDriver(self))
+  if (CudaDriver *driver = activeDriver(self))
     defer(self, driver->memsetD16(dst, value, count, stream));
 }
 
 extern "C" void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
   const char *self = "mgpuMemHostRegister";
-  if (CudaDriver::hasDeferredError())
-    return;
-  if (CudaDriver *driver = getDriver(self))
+  if (CudaDriver *driver = activeDriver(self))
     defer(self, driver->hostRegister(ptr, sizeBytes));
 }
 
 extern "C" void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
                                           int64_t elementSizeBytes) {
   const char *self = "mgpuMemHostRegisterMemRef";
-  if (CudaDriver::hasDeferredError())
-    return;
-  CudaDriver *driver = getDriver(self);
+  CudaDriver *driver = activeDriver(self);
   if (!driver)
     return;
   if (!descriptor || rank < 0 || elementSizeBytes <= 0)
@@ -405,9 +388,7 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
     int64_t rank, void *descriptor, int64_t dataType, int64_t interleave,
     int64_t swizzle, int64_t l2Promotion, int64_t oobFill, int64_t *boxDims) {
   const char *self = "mgpuTensorMapEncodeTiledMemref";
-  if (CudaDriver::hasDeferredError())
-    return nullptr;
-  CudaDriver *driver = getDriver(self);
+  CudaDriver *driver = activeDriver(self);
   if (!driver)
     return nullptr;
   if (!descriptor || !boxDims || rank < 1 || rank > 5) {

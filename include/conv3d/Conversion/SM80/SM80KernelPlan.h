@@ -36,13 +36,7 @@ inline constexpr int64_t kMaxSharedBytes = 166912;
 
 /// Integer arithmetic with the bit operations the layouts need, on plain
 /// integers (tests) or IR (see KernelMath in the lowering).
-struct ScalarLayoutMath {
-  using Value = int64_t;
-  Value constant(int64_t c) const { return c; }
-  Value add(Value a, Value b) const { return a + b; }
-  Value mul(Value a, int64_t c) const { return a * c; }
-  Value div(Value a, int64_t c) const { return a / c; }
-  Value rem(Value a, int64_t c) const { return a % c; }
+struct ScalarLayoutMath : ScalarIndexMath {
   Value bitXor(Value a, Value b) const { return a ^ b; }
   Value bitAnd(Value a, int64_t c) const { return a & c; }
 };
@@ -136,14 +130,14 @@ struct SM80KernelPlan {
   int64_t outputVector = 1;
 
   /// Builds the plan, or returns a message naming why the configuration
-  /// cannot be lowered to sm80 for this convolution. `inputElementBytes` is
-  /// 2 for bf16/f16 (the only mma.sync operand types used here).
+  /// cannot be lowered to sm80 for this convolution. Operands are 16-bit
+  /// (bf16/f16, the only mma.sync operand types used here).
   static std::optional<std::string>
   build(const ConvGeometry &geometry, FilterLayout layout, int64_t tileM,
         int64_t tileN, int64_t tileK, int64_t stages, int64_t warpsM,
         int64_t warpsN, KOrder kOrder, int64_t splitK,
-        std::optional<int64_t> quantBlockSize, int64_t outputElementBytes,
-        SM80KernelPlan &plan, OperandAlignment alignment = {});
+        std::optional<int64_t> quantBlockSize, SM80KernelPlan &plan,
+        OperandAlignment alignment = {});
 
   //===--- Fragment addressing (per lane) --------------------------------===//
 
