@@ -202,7 +202,8 @@ void mlir::conv3d::buildConv3dGpuPipeline(OpPassManager &pm,
   // The upstream NVVM lowering, with an explicit chip and toolkit (CI runs
   // in a clean environment) and -O3 for the device code.
   addPipeline(pm,
-              "convert-nvgpu-to-nvvm,gpu-kernel-outlining,"
+              "convert-nvgpu-to-nvvm,gpu-launch-sink-index-computations,"
+              "gpu-kernel-outlining,"
               "convert-vector-to-scf,convert-scf-to-cf,convert-nvvm-to-llvm,"
               "convert-func-to-llvm,expand-strided-metadata");
   addPipeline(pm, "nvvm-attach-target{chip=" + chip +

@@ -13,10 +13,11 @@
 //   per multiprocessor (132 on an H100) or it idles. When M / tile_m blocks
 //   times the N tiles cannot fill the machine, tile_m halves (down to 64,
 //   the smallest that keeps a warp tile's MMA work worth the loads).
-// - K tile: 32 bf16 elements (64 bytes) per row on sm80, so a 4-stage ring
-//   of 128x32 + 32x128 tiles fits in 64 KB of shared memory (16 for odd
-//   channel counts, whose element-wise loads are staged in registers); 64
-//   (128-byte rows, the TMA swizzle width) on sm90/sm100.
+// - K tile on sm80: 64 bf16 elements (128 bytes) per row with 3 stages for
+//   128-wide N tiles over at least 64 channels (96 KB: two blocks per
+//   multiprocessor); otherwise 32 with 4 stages (3 for 256-row M tiles), and
+//   16 for odd channel counts, whose element-wise loads are staged in
+//   registers. 64 (128-byte rows, the TMA swizzle width) on sm90/sm100.
 // - Warp layout: each warp owns at most 64 x 64 accumulators on sm80 (128
 //   f32 registers per thread), so wide N tiles get more warps.
 // - CPU: tiles sized for the L1/L2 caches; stages and warps are unused.
@@ -117,6 +118,13 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
       rowsPerWarp = 16;
     tileK = narrow ? 16 : 32;
     stages = tileM >= 256 ? 3 : 4;
+    // 128-wide N tiles over at least 64 channels: a 64-deep K step halves
+    // the barriers and copy issues per MMA; three stages (96 KB) keep two
+    // blocks per multiprocessor, four would allow only one.
+    if (tileN == 128 && geometry.channels >= 64) {
+      tileK = 64;
+      stages = 3;
+    }
     warpsM = std::max<int64_t>(
         1, std::min<int64_t>(tileM / rowsPerWarp, 8 / warpsN));
     while (tileM % (16 * warpsM) != 0)

@@ -14,11 +14,12 @@
 // K = 64.
 
 // F = 96: sm80 takes a 128-wide N tile (measured faster than a 96-wide one
-// despite the idle quarter); sm90/sm100 take tile_n = F.
+// despite the idle quarter), and with C >= 64 a 64-deep K tile in 3 stages;
+// sm90/sm100 take tile_n = F.
 // CPU-LABEL: func.func @f96
 // CPU: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64> ->
 // SM80-LABEL: func.func @f96
-// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 128, tile_k = 32, stages = 4, warps_m = 2, warps_n = 2> ->
+// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 128, tile_k = 64, stages = 3, warps_m = 2, warps_n = 2> ->
 // SM90-LABEL: func.func @f96
 // SM90: config = #conv3d.igemm_config<tile_m = 128, tile_n = 96, tile_k = 64, stages = 4, warps_m = 8> ->
 // SM100-LABEL: func.func @f96
@@ -47,7 +48,7 @@ func.func @f192(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<1x1x1x64x192xbf16>, %i
 // CPU-LABEL: func.func @f384
 // CPU: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64> ->
 // SM80-LABEL: func.func @f384
-// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 128, tile_k = 32, stages = 4, warps_m = 2, warps_n = 2> ->
+// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 128, tile_k = 64, stages = 3, warps_m = 2, warps_n = 2> ->
 // SM90-LABEL: func.func @f384
 // SM90: config = #conv3d.igemm_config<tile_m = 128, tile_n = 192, tile_k = 64, stages = 4, warps_m = 8> ->
 // SM100-LABEL: func.func @f384
@@ -55,6 +56,14 @@ func.func @f192(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<1x1x1x64x192xbf16>, %i
 func.func @f384(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<1x1x1x64x384xbf16>, %i: tensor<1x8x48x48x384xbf16>) -> tensor<1x8x48x48x384xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x8x48x48x64xbf16>, tensor<1x1x1x64x384xbf16>) outs(%i : tensor<1x8x48x48x384xbf16>) overwrite -> tensor<1x8x48x48x384xbf16>
   return %0 : tensor<1x8x48x48x384xbf16>
+}
+
+// C = 32 < 64 under a 128-wide N tile: sm80 keeps tile_k = 32 in 4 stages.
+// SM80-LABEL: func.func @f128_c32
+// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 128, tile_k = 32, stages = 4, warps_m = 2, warps_n = 2> ->
+func.func @f128_c32(%x: tensor<1x8x48x48x32xbf16>, %w: tensor<1x1x1x32x128xbf16>, %i: tensor<1x8x48x48x128xbf16>) -> tensor<1x8x48x48x128xbf16> {
+  %0 = conv3d.conv ins(%x, %w : tensor<1x8x48x48x32xbf16>, tensor<1x1x1x32x128xbf16>) outs(%i : tensor<1x8x48x48x128xbf16>) overwrite -> tensor<1x8x48x48x128xbf16>
+  return %0 : tensor<1x8x48x48x128xbf16>
 }
 
 // F = 16: a 16-wide N tile (one warp column on sm80).
@@ -90,7 +99,7 @@ func.func @f20(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<1x1x1x64x20xbf16>, %i: 
 // CPU-LABEL: func.func @small_m
 // CPU: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64> ->
 // SM80-LABEL: func.func @small_m
-// SM80: config = #conv3d.igemm_config<tile_m = 64, tile_n = 128, tile_k = 32, stages = 4, warps_m = 2, warps_n = 2> ->
+// SM80: config = #conv3d.igemm_config<tile_m = 64, tile_n = 128, tile_k = 64, stages = 3, warps_m = 2, warps_n = 2> ->
 // SM90-LABEL: func.func @small_m
 // SM90: config = #conv3d.igemm_config<tile_m = 64, tile_n = 96, tile_k = 64, stages = 4, warps_m = 4> ->
 // SM100-LABEL: func.func @small_m
