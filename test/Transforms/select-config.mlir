@@ -9,9 +9,11 @@
 // RUN: conv3d-opt %s -conv3d-select-config=target=sm90 | FileCheck %s --check-prefix=SM90
 // RUN: conv3d-opt %s -conv3d-select-config=target=sm100 | FileCheck %s --check-prefix=SM100
 //
-// Large M (1 x 8 x 48 x 48 = 18432 rows): the GPU targets keep tile_m = 128
-// (144 M tiles already fill the 132 SMs). 1x1x1 windows over C = 64, so
-// K = 64.
+// Large M (1 x 8 x 48 x 48 = 18432 rows): sm90/sm100 keep tile_m = 128
+// (144 M tiles already fill the 132 SMs). sm80 weighs the last wave: with
+// one N tile, 144 blocks of 128 rows leave 12 SMs with two, 288 of 64 rows
+// balance better (tile_m = 64); with three N tiles (F = 384) 128 stays.
+// 1x1x1 windows over C = 64, so K = 64.
 
 // F = 96: sm80 takes a 128-wide N tile (measured faster than a 96-wide one
 // despite the idle quarter), and with C >= 64 a 64-deep K tile in 3 stages;
@@ -19,7 +21,7 @@
 // CPU-LABEL: func.func @f96
 // CPU: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64> ->
 // SM80-LABEL: func.func @f96
-// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 128, tile_k = 64, stages = 3, warps_m = 2, warps_n = 2> ->
+// SM80: config = #conv3d.igemm_config<tile_m = 64, tile_n = 128, tile_k = 64, stages = 3, warps_m = 2, warps_n = 2> ->
 // SM90-LABEL: func.func @f96
 // SM90: config = #conv3d.igemm_config<tile_m = 128, tile_n = 96, tile_k = 64, stages = 4, warps_m = 8> ->
 // SM100-LABEL: func.func @f96
@@ -60,7 +62,7 @@ func.func @f384(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<1x1x1x64x384xbf16>, %i
 
 // C = 32 < 64 under a 128-wide N tile: sm80 keeps tile_k = 32 in 4 stages.
 // SM80-LABEL: func.func @f128_c32
-// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 128, tile_k = 32, stages = 4, warps_m = 2, warps_n = 2> ->
+// SM80: config = #conv3d.igemm_config<tile_m = 64, tile_n = 128, tile_k = 32, stages = 4, warps_m = 2, warps_n = 2> ->
 func.func @f128_c32(%x: tensor<1x8x48x48x32xbf16>, %w: tensor<1x1x1x32x128xbf16>, %i: tensor<1x8x48x48x128xbf16>) -> tensor<1x8x48x48x128xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x8x48x48x32xbf16>, tensor<1x1x1x32x128xbf16>) outs(%i : tensor<1x8x48x48x128xbf16>) overwrite -> tensor<1x8x48x48x128xbf16>
   return %0 : tensor<1x8x48x48x128xbf16>
@@ -70,7 +72,7 @@ func.func @f128_c32(%x: tensor<1x8x48x48x32xbf16>, %w: tensor<1x1x1x32x128xbf16>
 // CPU-LABEL: func.func @f16
 // CPU: config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 64> ->
 // SM80-LABEL: func.func @f16
-// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 16, tile_k = 32, stages = 4, warps_m = 4> ->
+// SM80: config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 32, stages = 4, warps_m = 2> ->
 // SM90-LABEL: func.func @f16
 // SM90: config = #conv3d.igemm_config<tile_m = 128, tile_n = 16, tile_k = 64, stages = 4, warps_m = 8> ->
 // SM100-LABEL: func.func @f16
@@ -84,7 +86,7 @@ func.func @f16(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<1x1x1x64x16xbf16>, %i: 
 // CPU-LABEL: func.func @f20
 // CPU: config = #conv3d.igemm_config<tile_m = 64, tile_n = 20, tile_k = 64> ->
 // SM80-LABEL: func.func @f20
-// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 24, tile_k = 32, stages = 4, warps_m = 4> ->
+// SM80: config = #conv3d.igemm_config<tile_m = 64, tile_n = 24, tile_k = 32, stages = 4, warps_m = 2> ->
 // SM90-LABEL: func.func @f20
 // SM90: config = #conv3d.igemm_config<tile_m = 128, tile_n = 24, tile_k = 64, stages = 4, warps_m = 8> ->
 // SM100-LABEL: func.func @f20
@@ -135,7 +137,7 @@ func.func @existing_config(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<1x1x1x64x96
 // CPU-LABEL: func.func @quant_block32
 // CPU: quantize(#conv3d.nvfp4<block_size = 32>, %{{.*}}) {{.*}} config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 32> ->
 // SM80-LABEL: func.func @quant_block32
-// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 32, stages = 4, warps_m = 2, warps_n = 2> ->
+// SM80: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 32, stages = 4, warps_m = 2, warps_n = 2> ->
 func.func @quant_block32(%x: tensor<1x8x48x48x16xbf16>, %w: tensor<1x1x1x16x64xbf16>, %amax: f32, %i: tensor<1x8x48x48x64xbf16>) -> tensor<1x8x48x48x64xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x8x48x48x16xbf16>, tensor<1x1x1x16x64xbf16>) quantize(#conv3d.nvfp4<block_size = 32>, %amax) outs(%i : tensor<1x8x48x48x64xbf16>) overwrite -> tensor<1x8x48x48x64xbf16>
   return %0 : tensor<1x8x48x48x64xbf16>
@@ -144,7 +146,7 @@ func.func @quant_block32(%x: tensor<1x8x48x48x16xbf16>, %w: tensor<1x1x1x16x64xb
 // CPU-LABEL: func.func @quant_block64
 // CPU: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64> ->
 // SM80-LABEL: func.func @quant_block64
-// SM80: config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 2, warps_n = 2> ->
+// SM80: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, stages = 4, warps_m = 2, warps_n = 2> ->
 // SM90-LABEL: func.func @quant_block64
 // SM90: config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8> ->
 func.func @quant_block64(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<1x1x1x64x64xbf16>, %amax: f32, %i: tensor<1x8x48x48x64xbf16>) -> tensor<1x8x48x48x64xbf16> {
