@@ -165,8 +165,10 @@ const QuantCase kCases[] = {
 INSTANTIATE_TEST_SUITE_P(Cases, FusedQuantBitExact, ::testing::ValuesIn(kCases),
                          [](const auto &info) { return info.param.name; });
 
-// The same operand through the sm80 kernel's register-staged quantizing
-// load (tile placement), on a GPU; skipped without a driver.
+// The same operand through the sm80 kernel's quantizing loads (tile
+// placement), on a GPU; skipped without a driver. Odd C or two stages take
+// the register-staged load; otherwise the blocks are quantized in shared
+// memory after cp.async (C = 12, 16, 64 and 8 below).
 // clang-format off
 const QuantCase kGpuCases[] = {
   {"straddle_bf16", 1, 4, 5, 5, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "", Target::sm80},
@@ -174,6 +176,9 @@ const QuantCase kGpuCases[] = {
   {"amax_zero", 1, 3, 4, 4, 5, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 16, ElementType::bf16, false, 0.0, kTiled, "tile", "none", "", Target::sm80},
   {"aligned_b64", 1, 4, 4, 4, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 64, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "", Target::sm80},
   {"qslice_fused", 1, 5, 4, 4, 16, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "fused", "", Target::sm80},
+  {"shared_straddle_c12", 1, 4, 5, 5, 12, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "", Target::sm80},
+  {"shared_f16_b32_stages3", 2, 3, 4, 4, 8, {3, 3, 3}, {1, 2, 1}, {1, 1, 2}, {1, 1, 2, 0, 1, 2}, 32, ElementType::f16, true, 3.7, kTiled, "tile", "none", "tile_m=32,tile_n=64,tile_k=64,stages=3,warps_m=2,warps_n=2", Target::sm80},
+  {"register_stages2", 1, 4, 4, 4, 16, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "tile_m=64,tile_n=64,tile_k=32,stages=2,warps_m=2,warps_n=2", Target::sm80},
   // The prepass kernel (a thread per contiguous block, 16-byte accesses).
   {"prepass_bf16", 2, 4, 5, 5, 32, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "prepass", "none", "", Target::sm80},
   {"prepass_f16_b64_amax_above", 1, 3, 4, 4, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 64, ElementType::f16, true, 2.5, kTiled, "prepass", "none", "", Target::sm80},

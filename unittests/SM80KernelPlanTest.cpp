@@ -143,13 +143,31 @@ TEST(Plan, PicksLoadPaths) {
                                      std::nullopt, plan));
   EXPECT_TRUE(plan.a.async);
   EXPECT_EQ(plan.a.vector, 2);
-  // NVFP4: whole blocks per thread, through registers.
+  // NVFP4 with 3+ stages: cp.async, then whole blocks quantized in shared
+  // memory (128 x 32 / 16 = 256 blocks, 2 per thread).
   ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
                                      64, 32, 3, 2, 2, KOrder::taps_outer, 1, 16,
                                      plan));
+  EXPECT_TRUE(plan.a.async);
+  EXPECT_EQ(plan.a.vector, 8);
+  EXPECT_TRUE(plan.quantizeInShared);
+  EXPECT_EQ(plan.quantUnitsPerTile, 256);
+  EXPECT_EQ(plan.quantUnitsPerThread, 2);
+  // Two stages leave no step to quantize ahead: whole blocks per thread,
+  // through registers.
+  ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
+                                     64, 32, 2, 2, 2, KOrder::taps_outer, 1, 16,
+                                     plan));
   EXPECT_FALSE(plan.a.async);
+  EXPECT_FALSE(plan.quantizeInShared);
   EXPECT_EQ(plan.a.unit, 16);
   EXPECT_EQ(plan.a.unitsPerThread, 2);
+  // C = 5 cannot be copied asynchronously: registers.
+  ASSERT_FALSE(SM80KernelPlan::build(geometry(5, 64), FilterLayout::qrscf, 64,
+                                     64, 32, 4, 2, 2, KOrder::taps_outer, 1, 16,
+                                     plan));
+  EXPECT_FALSE(plan.a.async);
+  EXPECT_FALSE(plan.quantizeInShared);
 }
 
 TEST(Plan, NarrowsAccessesToTheOperandsAlignment) {

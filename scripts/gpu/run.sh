@@ -43,7 +43,8 @@ run_sanitize() {
   for tool in memcheck racecheck; do
     for args in "--input-shape=1,6,12,12,64 --filter-shape=3,3,3,64,96 --padding=2,0,1,1,1,1" \
                 "--input-shape=2,5,9,9,3 --filter-shape=3,3,3,3,5 --padding=1,1,1,1,1,1 --stride=2,1,2" \
-                "--input-shape=1,6,8,8,32 --filter-shape=3,3,3,32,48 --quantize-input=nvfp4 --bias --activation=silu --residual"; do
+                "--input-shape=1,6,8,8,32 --filter-shape=3,3,3,32,48 --quantize-input=nvfp4 --bias --activation=silu --residual" \
+                "--input-shape=1,6,9,9,24 --filter-shape=3,3,3,24,40 --padding=1,1,1,1,1,1 --quantize-input=nvfp4 --quant-placement=tile"; do
       $cs --tool "$tool" --error-exitcode 3 conv3d-run --quiet --target=sm80 $args \
         >> "$out/sanitize.log" 2>&1 || { echo "$tool FAILED: $args"; status=1; }
       tail -1 "$out/sanitize.log"

@@ -151,6 +151,9 @@ public:
                                              Value stepValid) = 0;
   /// Register path: (quantization and) stores of loaded values to `stage`.
   virtual void storeFromRegisters(ArrayRef<Value> values, Value stage) = 0;
+  /// SM80KernelPlan::quantizeInShared: quantizes the landed tile of
+  /// `stage` in place (the caller orders it between barriers).
+  virtual void quantizeStage(Value stage) {}
 };
 
 std::unique_ptr<OperandLoader> createInputLoader(KernelContext &ctx);

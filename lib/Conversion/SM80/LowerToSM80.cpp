@@ -6,16 +6,20 @@
 // rebuilt as an S-stage software pipeline:
 //
 //   prologue: cp.async the tiles of steps 0 .. S-2 into stages 0 .. S-2
+//   [in-place NVFP4: wait for step 0; barrier; quantize stage 0]
 //   for t in steps:
-//     wait until step t's copies landed; barrier
+//     wait until step t's copies landed (in-place NVFP4: step t+1's);
+//     barrier
 //     cp.async step t+S-1 into stage (t+S-1) % S
 //     [register path: load step t+1 into registers]
 //     ldmatrix + mma.sync over stage t % S
 //     [register path: (quantize and) store step t+1 to stage (t+1) % S]
+//     [in-place NVFP4: quantize stage (t+1) % S]
 //   drain; barrier; epilogue through shared memory
 //
 // The barrier at the top of step t also guarantees that every warp is done
-// with stage (t-1) % S before it is refilled.
+// with stage (t-1) % S before it is refilled, and that the quantization of
+// stage t % S (done in step t-1) is visible to the MMAs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -282,6 +286,16 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
         firstGroup = group;
     }
   storeRegisters(loadRegisters(math.constant(0)), math.constant(0));
+  // In-place quantization runs one step ahead: step 0 here, step t+1 in
+  // iteration t, so the loop waits for one step more than it computes.
+  bool quantizeAhead = plan.quantizeInShared;
+  if (quantizeAhead) {
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, firstGroup,
+                                     b.getI32IntegerAttr(plan.stages - 2));
+    gpu::BarrierOp::create(b, loc);
+    loaders[0]->quantizeStage(math.constant(0));
+  }
+  int64_t pendingGroups = plan.stages - (quantizeAhead ? 3 : 2);
 
   // Main loop, accumulators carried in registers.
   int64_t numAccs = plan.mmaTilesM * plan.mmaTilesN * 4;
@@ -295,7 +309,7 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
     Value t = loop.getInductionVar();
     if (anyAsync)
       nvgpu::DeviceAsyncWaitOp::create(b, loc, firstGroup,
-                                       b.getI32IntegerAttr(plan.stages - 2));
+                                       b.getI32IntegerAttr(pendingGroups));
     gpu::BarrierOp::create(b, loc);
     if (anyAsync) {
       Value ahead = math.add(t, math.constant(plan.stages - 1));
@@ -307,6 +321,10 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
         emitWarpMma(ctx, math.rem(t, plan.stages),
                     SmallVector<Value>(loop.getRegionIterArgs()));
     storeRegisters(registers, math.rem(next, plan.stages));
+    // After the MMAs in program order, so their ldmatrix reads issue first
+    // and the quantization's arithmetic overlaps the tensor cores.
+    if (quantizeAhead)
+      loaders[0]->quantizeStage(math.rem(next, plan.stages));
     scf::YieldOp::create(b, loc, accs);
   }
   // Drain the copies still in flight before shared memory is reused.

@@ -145,25 +145,36 @@ protected:
 
   /// Thread-to-unit mapping; `perRow` units per tile row.
   void mapUnits(int64_t perRow) {
+    units = mapThreadUnits(perRow, load.unit, load.unitsPerTile,
+                           load.unitsPerThread);
+  }
+
+  /// Units of `width` elements, `perRow` to a tile row, `perTile` in all,
+  /// dealt to the threads round-robin, `perThread` each.
+  SmallVector<Unit> mapThreadUnits(int64_t perRow, int64_t width,
+                                   int64_t perTile, int64_t perThread) {
     KernelMath math = ctx.math();
-    for (int64_t i = 0; i < load.unitsPerThread; ++i) {
+    SmallVector<Unit> mapped;
+    for (int64_t i = 0; i < perThread; ++i) {
       Value id = math.add(ctx.tid, math.constant(i * ctx.plan.threads));
       Unit unit;
-      unit.alwaysExists = (i + 1) * ctx.plan.threads <= load.unitsPerTile;
-      unit.exists = unit.alwaysExists
-                        ? math.trueValue()
-                        : math.ult(id, math.constant(load.unitsPerTile));
+      unit.alwaysExists = (i + 1) * ctx.plan.threads <= perTile;
+      unit.exists = unit.alwaysExists ? math.trueValue()
+                                      : math.ult(id, math.constant(perTile));
       unit.valid = unit.exists;
       unit.row = math.div(id, perRow);
-      unit.col = math.mul(math.rem(id, perRow), load.unit);
-      units.push_back(unit);
+      unit.col = math.mul(math.rem(id, perRow), width);
+      mapped.push_back(unit);
     }
+    return mapped;
   }
 
   /// Ring position of vector `v` of `unit` in `stage`.
-  Value smemIndex(const Unit &unit, int64_t v, Value stage) {
+  Value smemIndex(const Unit &unit, int64_t v, Value stage,
+                  std::optional<int64_t> vector = std::nullopt) {
     KernelMath math = ctx.math();
-    Value col = math.add(unit.col, math.constant(v * load.vector));
+    Value col =
+        math.add(unit.col, math.constant(v * vector.value_or(load.vector)));
     return math.add(math.mul(stage, tile.elements()),
                     tile.offset(math, unit.row, col));
   }
@@ -211,6 +222,36 @@ public:
         if (tapMasks)
           computeTapMask(unit);
       }
+    if (ctx.plan.quantizeInShared) {
+      int64_t blockSize = *ctx.plan.quantBlockSize;
+      quantUnits = mapThreadUnits(ctx.plan.tileK / blockSize, blockSize,
+                                  ctx.plan.quantUnitsPerTile,
+                                  ctx.plan.quantUnitsPerThread);
+    }
+  }
+
+  /// Each NVFP4 block of the stage's A tile (a block lies in one row, whole
+  /// 16-byte chunks) is read, quantized and written back by one thread.
+  void quantizeStage(Value stage) override {
+    constexpr int64_t kChunk = 8;
+    int64_t perBlock = *ctx.plan.quantBlockSize / kChunk;
+    auto chunkType = VectorType::get({kChunk}, ctx.inElem);
+    for (const Unit &unit : quantUnits)
+      forExisting(ctx, unit, [&] {
+        SmallVector<Value> indices, chunks;
+        for (int64_t v = 0; v < perBlock; ++v) {
+          indices.push_back(
+              ctx.math().toIndex(smemIndex(unit, v, stage, kChunk)));
+          chunks.push_back(vector::LoadOp::create(
+              ctx.b, ctx.loc, chunkType, smem, ValueRange{indices.back()},
+              /*nontemporal=*/false, llvm::MaybeAlign(16)));
+        }
+        SmallVector<Value> quantized = transform(chunks);
+        for (int64_t v = 0; v < perBlock; ++v)
+          vector::StoreOp::create(ctx.b, ctx.loc, quantized[v], smem,
+                                  ValueRange{indices[v]},
+                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
+      });
   }
 
   /// Per K step: the step's tap (q, r, s) and channel offset, shared by all
@@ -330,16 +371,17 @@ protected:
     Location loc = ctx.loc;
     SmallVector<Value> elements;
     for (Value vec : unitValues)
-      for (int64_t i = 0; i < load.vector; ++i)
+      for (int64_t i = 0, e = cast<VectorType>(vec.getType()).getNumElements();
+           i < e; ++i)
         elements.push_back(vector::ExtractOp::create(b, loc, vec, i));
     SmallVector<Value> quantized =
         emitNVFP4QuantizeBlock(b, loc, elements, ctx.ops.amax, ctx.inElem);
     SmallVector<Value> result;
-    for (auto [v, unit] : llvm::enumerate(unitValues)) {
-      Value vec = unit;
-      for (int64_t i = 0; i < load.vector; ++i)
-        vec = vector::InsertOp::create(b, loc, quantized[v * load.vector + i],
-                                       vec, i);
+    size_t next = 0;
+    for (Value vec : unitValues) {
+      for (int64_t i = 0, e = cast<VectorType>(vec.getType()).getNumElements();
+           i < e; ++i)
+        vec = vector::InsertOp::create(b, loc, quantized[next++], vec, i);
       result.push_back(vec);
     }
     return result;
@@ -348,6 +390,8 @@ protected:
   bool hoisted = true;
   bool tapMasks = false;
   Value stepTap, stepChannel, stepOffset;
+  /// The blocks this thread quantizes in place (quantizeInShared).
+  SmallVector<Unit> quantUnits;
 };
 
 /// The B tile of the filter's K x F view: [k][n] for QRSCF (F contiguous),

@@ -100,11 +100,18 @@ SM80KernelPlan::build(const ConvGeometry &g, FilterLayout layout, int64_t tileM,
                               "warps or a smaller tile",
                               plan.warpTileM, plan.warpTileN, accumulators));
 
-  // A: 16-byte chunks of channels of one tap when C allows; quantization
-  // needs the values in registers.
+  // A: 16-byte chunks of channels of one tap when C allows. Quantization
+  // works on whole blocks in shared memory after the copies land when the
+  // ring is deep enough; else it needs the values in registers.
   bool quantized = quantBlockSize.has_value();
-  plan.a = planLoad(asyncVector(std::gcd(g.channels, alignment.input)),
-                    quantized, quantBlockSize, tileM * tileK, threads);
+  int64_t aVector = asyncVector(std::gcd(g.channels, alignment.input));
+  plan.quantizeInShared = quantized && aVector >= 2 && stages >= 3;
+  plan.a = planLoad(aVector, quantized && !plan.quantizeInShared,
+                    quantBlockSize, tileM * tileK, threads);
+  if (plan.quantizeInShared) {
+    plan.quantUnitsPerTile = tileM * tileK / *quantBlockSize;
+    plan.quantUnitsPerThread = ceilDiv(plan.quantUnitsPerTile, threads);
+  }
   // B: chunks along the filter's contiguous axis: F (QRSCF) or K (FQRSC;
   // also a slice's R*S*C, where the qslice_outer K loop stops).
   plan.bKContiguous = layout == FilterLayout::fqrsc;

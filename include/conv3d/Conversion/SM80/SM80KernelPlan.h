@@ -121,6 +121,13 @@ struct SM80KernelPlan {
   bool bKContiguous = false;
   SwizzledTile aTile, bTile;
   std::optional<int64_t> quantBlockSize;
+  /// NVFP4 on a cp.async A tile: the copies land in the ring as usual and
+  /// the threads then quantize whole blocks in place, one stage ahead of
+  /// the MMAs (needs 3+ stages: step t+1 must have landed while step t is
+  /// computed). Otherwise quantization runs on the register-staged path.
+  bool quantizeInShared = false;
+  /// Blocks per tile and per thread of that in-place pass.
+  int64_t quantUnitsPerTile = 0, quantUnitsPerThread = 0;
 
   // Shared memory (bytes): the operand ring, then reused by the epilogue
   // as an f32 staging tile with a padded row stride.
