@@ -8,7 +8,8 @@
 // for every placement and K order, on data that exercises the edge cases:
 // blocks straddling taps (C not a multiple of the block size), outliers and
 // tiny blocks whose scales are E4M3 subnormals, amax above the data maximum
-// and amax = 0.
+// and amax = 0, and blocks whose scale is exactly 1 holding every E2M1
+// rounding tie and its bf16 neighbours.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir::conv3d;
 
@@ -37,7 +39,36 @@ struct QuantCase {
   CpuLowering lowering;
   const char *placement, *qslice, *config;
   Target target = Target::cpu;
+  /// Tie data (fillTies) instead of random data; needs bf16 and C a
+  /// multiple of the block size.
+  bool ties = false;
 };
+
+/// The bf16 value `steps` codes away from bf16 value `x` (x > 0).
+float bf16Step(float x, int steps) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits = (bits >> 16 << 16) + (uint32_t(steps) << 16);
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+/// Blocks of `blockSize` channels whose first element is +-6 and the rest
+/// the E2M1 ties of spec/nvfp4.md and their bf16 neighbours, signs random:
+/// with amax = 2688 every block's scale is exactly 1 (gs = 1, s = 1), so
+/// |v| * inv is the tie itself and the rounding decides alone.
+void fillTies(HostTensor &t, int64_t blockSize, unsigned seed) {
+  const float ties[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  std::vector<float> pool;
+  for (float tie : ties)
+    for (int steps : {-1, 0, 1})
+      pool.push_back(bf16Step(tie, steps));
+  std::srand(seed);
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    float magnitude = i % blockSize == 0 ? 6.0f : pool[(i * 7) % pool.size()];
+    t.set(i, std::rand() % 2 ? -magnitude : magnitude);
+  }
+}
 
 ConvSpec makeSpec(const QuantCase &c) {
   ConvSpec spec;
@@ -67,7 +98,9 @@ TEST_P(FusedQuantBitExact, OperandMatchesReference) {
   int64_t k = g.gemmK();
 
   HostTensor input = HostTensor::zeros(spec.inputType, spec.inputShape());
-  if (c.outliers)
+  if (c.ties)
+    fillTies(input, c.blockSize, 17);
+  else if (c.outliers)
     fillOutlierHeavy(input, 17);
   else
     fillRandomNormal(input, 17, 1.0);
@@ -155,6 +188,10 @@ const QuantCase kCases[] = {
   {"prepass_b64_amax_zero", 1, 3, 3, 3, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 64, ElementType::bf16, false, 0.0, kTiled, "prepass", "none", ""},
   {"aligned_auto_b32", 2, 3, 3, 3, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 32, ElementType::bf16, true, 2.0, kTiled, "auto", "none", ""},
   {"aligned_b64_pointwise", 1, 3, 4, 4, 128, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 64, ElementType::bf16, true, 1.0, kTiled, "auto", "none", ""},
+  // Every E2M1 tie and its neighbours at scale 1 (amax = 448 * 6 = 2688).
+  {"ties_tile", 1, 2, 3, 3, 32, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 16, ElementType::bf16, false, 448.0, kTiled, "tile", "none", "", Target::cpu, true},
+  {"ties_prepass", 1, 2, 3, 3, 32, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 16, ElementType::bf16, false, 448.0, kTiled, "prepass", "none", "", Target::cpu, true},
+  {"ties_linalg", 1, 2, 3, 3, 32, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 16, ElementType::bf16, false, 448.0, kLinalg, "tile", "none", "", Target::cpu, true},
   // K order with slices outermost, and the separate decomposition.
   {"qslice_fused", 1, 5, 4, 4, 16, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "fused", ""},
   {"qslice_separate", 1, 5, 4, 4, 16, {3, 3, 3}, {2, 1, 1}, {2, 1, 1}, {3, 1, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "separate", ""},
@@ -178,6 +215,9 @@ const QuantCase kGpuCases[] = {
   {"qslice_fused", 1, 5, 4, 4, 16, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "fused", "", Target::sm80},
   {"shared_straddle_c12", 1, 4, 5, 5, 12, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "", Target::sm80},
   {"shared_f16_b32_stages3", 2, 3, 4, 4, 8, {3, 3, 3}, {1, 2, 1}, {1, 1, 2}, {1, 1, 2, 0, 1, 2}, 32, ElementType::f16, true, 3.7, kTiled, "tile", "none", "tile_m=32,tile_n=64,tile_k=64,stages=3,warps_m=2,warps_n=2", Target::sm80},
+  {"ties_shared", 1, 2, 3, 3, 32, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 16, ElementType::bf16, false, 448.0, kTiled, "tile", "none", "", Target::sm80, true},
+  {"ties_register", 1, 2, 3, 3, 32, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 16, ElementType::bf16, false, 448.0, kTiled, "tile", "none", "tile_m=32,tile_n=64,tile_k=32,stages=2,warps_m=2,warps_n=2", Target::sm80, true},
+  {"ties_prepass", 1, 2, 3, 3, 32, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 16, ElementType::bf16, false, 448.0, kTiled, "prepass", "none", "", Target::sm80, true},
   {"register_stages2", 1, 4, 4, 4, 16, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "tile_m=64,tile_n=64,tile_k=32,stages=2,warps_m=2,warps_n=2", Target::sm80},
   // The prepass kernel (a thread per contiguous block, 16-byte accesses).
   {"prepass_bf16", 2, 4, 5, 5, 32, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "prepass", "none", "", Target::sm80},

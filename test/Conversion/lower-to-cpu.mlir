@@ -94,7 +94,9 @@ func.func @im2col(%x: memref<1x4x4x4x16xbf16>, %t: memref<8x16xbf16>, %m0: index
 // CHECK: math.roundeven
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[C16]] step
 // CHECK: memref.load %[[T]][%[[ROW]],
-// CHECK: math.roundeven
+// CHECK: arith.addf
+// CHECK-NEXT: arith.subf
+// CHECK-NEXT: arith.minimumf
 // CHECK: math.copysign
 // CHECK: %[[Q:.*]] = arith.truncf %{{.*}} : f32 to bf16
 // CHECK-NEXT: memref.store %[[Q]], %[[T]][%[[ROW]], %{{.*}}] : memref<8x32xbf16>

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::conv3d;
@@ -52,26 +53,27 @@ Value mlir::conv3d::emitRoundToE4M3(OpBuilder &b, Location loc, Value s) {
 
 Value mlir::conv3d::emitRoundToE2M1(OpBuilder &b, Location loc, Value a) {
   // E2M1 values are spaced 0.5 below 2, 1 in [2, 4) and 2 in [4, 6]; the
-  // nearest with ties to the even code is roundeven at that spacing:
-  //   a < 2: rint(2a) / 2;   2 <= a < 4: rint(a);   a >= 4: min(2 rint(a/2), 6)
-  // Scaling by 2 and 1/2 is exact, so this is the spec's rounding (ties:
-  // 0.25 -> 0, 0.75 -> 1, 1.75 -> 2, 3.5 -> 4, 5 -> 4), in fewer operations
-  // than extracting the exponent. NaN fails both compares and stays NaN
-  // through minimumf; +inf becomes 6.
-  auto rint = [&](Value x) { return math::RoundEvenOp::create(b, loc, x); };
-  auto mul = [&](Value x, float c) {
-    return arith::MulFOp::create(b, loc, x, f32Const(b, loc, c));
-  };
-  Value low = mul(rint(mul(a, 2.0f)), 0.5f);
-  Value mid = rint(a);
-  Value high = arith::MinimumFOp::create(b, loc, mul(rint(mul(a, 0.5f)), 2.0f),
-                                         f32Const(b, loc, 6.0f));
+  // nearest with ties to the even code is round-to-nearest-even at that
+  // spacing, then at most 6. Adding M = 2^22, 2^23 or 2^24 puts a (>= 0)
+  // where the f32 spacing is 0.5, 1 or 2, so the addition itself rounds
+  // to nearest even at that spacing and subtracting M is exact: the spec's
+  // rounding (ties 0.25 -> 0, 0.75 -> 1, 1.75 -> 2, 3.5 -> 4, 5 -> 4) in
+  // full-rate adds, where roundeven is a quarter-rate instruction on GPUs
+  // (the adds carry no fast-math flags: never reassociated or contracted).
+  // NaN fails both compares, stays NaN through the adds and minimumf; +inf
+  // and anything above 2^24 become 6.
+  auto constant = [&](float c) { return f32Const(b, loc, c); };
   Value belowTwo = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
-                                         f32Const(b, loc, 2.0f));
+                                         constant(2.0f));
   Value belowFour = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
-                                          f32Const(b, loc, 4.0f));
-  Value upper = arith::SelectOp::create(b, loc, belowFour, mid, high);
-  return arith::SelectOp::create(b, loc, belowTwo, low, upper);
+                                          constant(4.0f));
+  Value magic = arith::SelectOp::create(
+      b, loc, belowTwo, constant(0x1p22f),
+      arith::SelectOp::create(b, loc, belowFour, constant(0x1p23f),
+                              constant(0x1p24f)));
+  Value rounded = arith::SubFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, a, magic), magic);
+  return arith::MinimumFOp::create(b, loc, rounded, constant(6.0f));
 }
 
 NVFP4BlockScale mlir::conv3d::emitNVFP4BlockScale(OpBuilder &b, Location loc,
@@ -118,8 +120,23 @@ mlir::conv3d::emitNVFP4QuantizeBlock(OpBuilder &b, Location loc,
   NVFP4BlockScale scale = emitNVFP4BlockScale(b, loc, blockMax, amax);
   SmallVector<Value> result;
   for (Value e : elements)
-    result.push_back(emitFloatCast(b, loc, emitNVFP4Quantize(b, loc, e, scale),
-                                   elementType));
+    result.push_back(emitNVFP4Quantize(b, loc, e, scale));
+  if (!isa<BFloat16Type, Float16Type>(elementType))
+    return llvm::map_to_vector(
+        result, [&](Value v) { return emitFloatCast(b, loc, v, elementType); });
+  // Round to 16 bits in pairs: one packed conversion (cvt.rn.bf16x2.f32 on
+  // a GPU) instead of two; the same round-to-nearest-even per element.
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  auto narrowType = VectorType::get({2}, elementType);
+  for (size_t i = 0; i + 1 < result.size(); i += 2) {
+    Value pair = vector::FromElementsOp::create(
+        b, loc, pairType, ValueRange{result[i], result[i + 1]});
+    Value narrow = arith::TruncFOp::create(b, loc, narrowType, pair);
+    result[i] = vector::ExtractOp::create(b, loc, narrow, 0);
+    result[i + 1] = vector::ExtractOp::create(b, loc, narrow, 1);
+  }
+  if (result.size() % 2)
+    result.back() = emitFloatCast(b, loc, result.back(), elementType);
   return result;
 }
 
