@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Runtime/CudaDriver.h"
+#include "conv3d/Runtime/Engine.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -765,6 +766,42 @@ TEST(CudaDriverGpu, WrappersEndToEnd) {
   mgpuEventDestroy(event);
   mgpuMemFree(out, stream);
   mgpuStreamDestroy(stream);
+  mgpuModuleUnload(module);
+  EXPECT_EQ(takeDeferred(), "");
+}
+
+TEST(CudaDriverGpu, WrappersOnTheLegacyDefaultStream) {
+  SKIP_WITHOUT_GPU(driver);
+  llvm::consumeError(CudaDriver::takeDeferredError());
+  DeviceInfo info = unwrap(driver.deviceInfo());
+  // What lowered host code does on a caller's stream that is CUDA's legacy
+  // default stream (PyTorch's default): "create" a stream (the caller's),
+  // allocate on it, launch, then "synchronize" and "destroy" it, both
+  // no-ops on a borrowed stream, so the work stays enqueued.
+  ScopedCurrentStream scope(kLegacyDefaultStream);
+  std::string ptx = kReversePtx;
+  void *module = mgpuModuleLoadJIT(ptx.data(), 2);
+  ASSERT_NE(module, nullptr) << takeDeferred();
+  void *function = mgpuModuleGetFunction(module, "reverse_tid");
+  void *stream = mgpuStreamCreate();
+  EXPECT_EQ(stream, kLegacyDefaultStream);
+  void *out = mgpuMemAlloc(kThreads * 4, stream, false);
+  ASSERT_NE(out, nullptr) << takeDeferred();
+  mgpuMemset32(out, 0, kThreads, stream);
+  uint32_t sharedBytes = largeSharedBytes(info);
+  uint32_t offset = sharedBytes - kThreads * 4;
+  void *params[] = {&out, &offset};
+  mgpuLaunchKernel(function, 1, 1, 1, kThreads, 1, 1, int32_t(sharedBytes),
+                   stream, params, nullptr, 2);
+  mgpuStreamSynchronize(stream);
+  mgpuStreamDestroy(stream);
+  ASSERT_EQ(takeDeferred(), "");
+  std::vector<uint32_t> values(kThreads);
+  ASSERT_NO_ERROR(
+      driver.copyToHost(values.data(), out, kThreads * 4, kLegacyDefaultStream));
+  ASSERT_NO_ERROR(driver.synchronize(kLegacyDefaultStream));
+  expectReversed(values);
+  mgpuMemFree(out, stream);
   mgpuModuleUnload(module);
   EXPECT_EQ(takeDeferred(), "");
 }

@@ -25,6 +25,8 @@ __all__ = ["Engine", "Conv", "Spec", "Conv3dError"]
 _DTYPES = {"bf16": 0, "f16": 1, "f32": 2}
 _LAYOUTS = {"qrscf": 0, "fqrsc": 1}
 _ACTIVATIONS = {"none": 0, "relu": 1, "silu": 2, "gelu_tanh": 3}
+# CU_STREAM_LEGACY (CONV3D_STREAM_LEGACY): what a 0 CUstream means to CUDA.
+_STREAM_LEGACY = 1
 
 
 class Conv3dError(RuntimeError):
@@ -142,7 +144,13 @@ class Conv:
     def run(self, input, filter, output, bias=None, residual=None, amax=0.0,
             stream=None):
         """Runs on buffer addresses (ints): host memory for cpu, device
-        memory for GPU targets, enqueued on `stream` (a CUstream handle)."""
+        memory for GPU targets. GPU work is enqueued on `stream`, a CUstream
+        handle such as torch.cuda.current_stream().cuda_stream, without
+        waiting for it; 0 is the legacy default stream (PyTorch's default).
+        With stream=None the call runs on an internal stream and returns
+        when the work is done."""
+        if stream is not None and int(stream) == 0:
+            stream = _STREAM_LEGACY
         error = ctypes.create_string_buffer(4096)
         status = _library().conv3d_run(self._handle, input, filter, bias,
                                        residual, ctypes.c_float(amax), output,

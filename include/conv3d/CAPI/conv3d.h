@@ -71,9 +71,14 @@ enum {
 int conv3d_compile_source(const conv3d_conv *conv);
 void conv3d_conv_destroy(conv3d_conv *conv);
 
+/* CU_STREAM_LEGACY, the legacy default stream (a 0 CUstream to CUDA). */
+#define CONV3D_STREAM_LEGACY ((void *)0x1)
+
 /* Runs on the caller's buffers (host memory for cpu, device memory for GPU
- * targets, where the work is enqueued on `stream`, a CUstream, or
- * synchronously when it is null). Returns 0 on success. */
+ * targets, where the work is enqueued on `stream`, a CUstream, without
+ * waiting for it; when `stream` is null the work runs on an internal stream
+ * and the call returns when it is done. To enqueue on the legacy default
+ * stream pass CONV3D_STREAM_LEGACY). Returns 0 on success. */
 int conv3d_run(const conv3d_conv *conv, const void *input, const void *filter,
                const void *bias, const void *residual, float amax, void *output,
                void *stream, char *error, size_t error_size);

@@ -46,9 +46,15 @@ struct ConvArgs {
   void *output = nullptr;
   /// GPU targets: the CUstream the kernels are enqueued on; run() returns
   /// without synchronizing it. Null: an internal stream, synchronized
-  /// before run() returns.
+  /// before run() returns (a blocking call). The legacy default stream,
+  /// whose CUDA handle is 0, is kLegacyDefaultStream here.
   void *stream = nullptr;
 };
+
+/// CU_STREAM_LEGACY: CUDA's handle for the legacy default stream (what a 0
+/// CUstream means to CUDA itself, e.g. PyTorch's default stream), usable
+/// wherever the driver takes a stream.
+inline void *const kLegacyDefaultStream = reinterpret_cast<void *>(0x1);
 
 struct CompileStats {
   double pipelineMillis = 0; ///< MLIR passes (or reading the disk cache)
