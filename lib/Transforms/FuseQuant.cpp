@@ -18,15 +18,17 @@
 //   tile    = ceil(F / tile_n) * M * K / kTileRate
 //   prepass = inputElements * (bytesPerElement / 2) / kPrepassRate
 //             + kLaunchSeconds (GPU targets: one more kernel)
-// kTileRate is the extra throughput of the register-staged quantizing tile
-// load over the plain cp.async one (about 450 G quantized elements per
-// second: 9.1 ms more for the 4.1e9 of wan_mid_full); kPrepassRate that of
-// the prepass kernel of conv3d-quantize-to-loops on bf16 (about 510 G
-// elements per second, one read and one write: 0.11 ms for its 55e6 input
-// elements). The two rates are close, so the choice follows the repetition
-// factor Q*R*S*ceil(F/tile_n)*(output/input voxels): a 3x3x3 convolution
-// (27 reads per element) or a strided or multi-N-tile 1x1x1 one takes the
-// prepass; small tensors, where the launch dominates, take the tile.
+// kTileRate is the extra throughput of quantizing inside the tile load (in
+// shared memory after cp.async) over the plain bf16 kernel: 0.7-1.1 T
+// quantized elements per second (4.3 ms more for the 4.5e9 of wan_mid_full,
+// 0.19 ms for the 1.5e8 of pointwise_384); the quantization's arithmetic
+// bounds it. kPrepassRate is that of the prepass kernel of
+// conv3d-quantize-to-loops on bf16, which runs at the memory bandwidth (one
+// 2-byte read and write per element at about 3 TB/s: 67 us for the 5e7
+// elements of pointwise_384). The choice thus follows the repetition factor
+// Q*R*S*ceil(F/tile_n)*(output/input voxels): above about 1.3 (a 3x3x3
+// convolution, a strided or multi-N-tile 1x1x1 one) the prepass wins; small
+// tensors, where the launch dominates, take the tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +47,8 @@ namespace mlir::conv3d {
 using namespace mlir;
 using namespace mlir::conv3d;
 
-static constexpr double kTileRate = 450e9;
-static constexpr double kPrepassRate = 510e9;
+static constexpr double kTileRate = 1.0e12;
+static constexpr double kPrepassRate = 750e9;
 static constexpr double kLaunchSeconds = 5e-6;
 
 std::optional<QuantPlacement>
