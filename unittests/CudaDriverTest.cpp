@@ -544,6 +544,23 @@ uint32_t largeSharedBytes(const DeviceInfo &info) {
   return std::min<uint32_t>(100 * 1024, info.maxSharedMemoryPerBlockOptin);
 }
 
+/// Through the mgpu wrappers, as lowered host code does: allocates the
+/// output on `stream`, zeroes it and launches reverse_tid with more than
+/// 48 KiB of dynamic shared memory. Returns the output (null on failure).
+void *launchReverseWithWrappers(void *function, void *stream,
+                                const DeviceInfo &info) {
+  void *out = mgpuMemAlloc(kThreads * 4, stream, false);
+  if (!out)
+    return nullptr;
+  mgpuMemset32(out, 0, kThreads, stream);
+  uint32_t sharedBytes = largeSharedBytes(info);
+  uint32_t offset = sharedBytes - kThreads * 4;
+  void *params[] = {&out, &offset};
+  mgpuLaunchKernel(function, 1, 1, 1, kThreads, 1, 1, int32_t(sharedBytes),
+                   stream, params, nullptr, 2);
+  return out;
+}
+
 void expectReversed(const std::vector<uint32_t> &values) {
   ASSERT_EQ(values.size(), kThreads);
   for (uint32_t i = 0; i < kThreads; ++i)
@@ -713,14 +730,8 @@ TEST(CudaDriverGpu, WrappersEndToEnd) {
   ASSERT_NE(function, nullptr) << takeDeferred();
   void *stream = mgpuStreamCreate();
   ASSERT_NE(stream, nullptr) << takeDeferred();
-  void *out = mgpuMemAlloc(kThreads * 4, stream, false);
+  void *out = launchReverseWithWrappers(function, stream, info);
   ASSERT_NE(out, nullptr) << takeDeferred();
-  mgpuMemset32(out, 0, kThreads, stream);
-  uint32_t sharedBytes = largeSharedBytes(info);
-  uint32_t offset = sharedBytes - kThreads * 4;
-  void *params[] = {&out, &offset};
-  mgpuLaunchKernel(function, 1, 1, 1, kThreads, 1, 1, int32_t(sharedBytes),
-                   stream, params, nullptr, 2);
   void *event = mgpuEventCreate();
   mgpuEventRecord(event, stream);
   mgpuStreamWaitEvent(stream, event);
@@ -734,6 +745,9 @@ TEST(CudaDriverGpu, WrappersEndToEnd) {
   // A cluster launch of the same kernel (sm_90+).
   if (info.ccMajor >= 9) {
     std::vector<uint32_t> clustered(kThreads);
+    uint32_t sharedBytes = largeSharedBytes(info);
+    uint32_t offset = sharedBytes - kThreads * 4;
+    void *params[] = {&out, &offset};
     mgpuLaunchClusterKernel(function, 2, 1, 1, 2, 1, 1, kThreads, 1, 1,
                             int32_t(sharedBytes), stream, params, nullptr);
     mgpuMemcpy(clustered.data(), out, kThreads * 4, stream);
@@ -785,20 +799,14 @@ TEST(CudaDriverGpu, WrappersOnTheLegacyDefaultStream) {
   void *function = mgpuModuleGetFunction(module, "reverse_tid");
   void *stream = mgpuStreamCreate();
   EXPECT_EQ(stream, kLegacyDefaultStream);
-  void *out = mgpuMemAlloc(kThreads * 4, stream, false);
+  void *out = launchReverseWithWrappers(function, stream, info);
   ASSERT_NE(out, nullptr) << takeDeferred();
-  mgpuMemset32(out, 0, kThreads, stream);
-  uint32_t sharedBytes = largeSharedBytes(info);
-  uint32_t offset = sharedBytes - kThreads * 4;
-  void *params[] = {&out, &offset};
-  mgpuLaunchKernel(function, 1, 1, 1, kThreads, 1, 1, int32_t(sharedBytes),
-                   stream, params, nullptr, 2);
   mgpuStreamSynchronize(stream);
   mgpuStreamDestroy(stream);
   ASSERT_EQ(takeDeferred(), "");
   std::vector<uint32_t> values(kThreads);
-  ASSERT_NO_ERROR(
-      driver.copyToHost(values.data(), out, kThreads * 4, kLegacyDefaultStream));
+  ASSERT_NO_ERROR(driver.copyToHost(values.data(), out, kThreads * 4,
+                                    kLegacyDefaultStream));
   ASSERT_NO_ERROR(driver.synchronize(kLegacyDefaultStream));
   expectReversed(values);
   mgpuMemFree(out, stream);
