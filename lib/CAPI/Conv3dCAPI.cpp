@@ -81,7 +81,7 @@ static llvm::Expected<CompileOptions> toOptions(llvm::StringRef text) {
   for (llvm::StringRef pair : pairs) {
     auto [key, value] = pair.split('=');
     if (key == "target") {
-      std::optional<Target> target = parseTarget(value);
+      std::optional<Target> target = symbolizeTarget(value);
       if (!target)
         return llvm::createStringError("unknown target '" + value.str() + "'");
       options.target = *target;

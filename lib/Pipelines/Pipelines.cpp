@@ -19,29 +19,6 @@
 using namespace mlir;
 using namespace mlir::conv3d;
 
-llvm::StringRef mlir::conv3d::stringifyTarget(Target target) {
-  switch (target) {
-  case Target::cpu:
-    return "cpu";
-  case Target::sm80:
-    return "sm80";
-  case Target::sm90:
-    return "sm90";
-  case Target::sm100:
-    return "sm100";
-  }
-  llvm_unreachable("unknown target");
-}
-
-std::optional<Target> mlir::conv3d::parseTarget(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<Target>>(name)
-      .Case("cpu", Target::cpu)
-      .Case("sm80", Target::sm80)
-      .Case("sm90", Target::sm90)
-      .Case("sm100", Target::sm100)
-      .Default(std::nullopt);
-}
-
 std::string PipelineOptions::describe() const {
   return llvm::formatv("target={0} lowering={1} config={2} qslice={3} "
                        "quant={4}",
@@ -74,7 +51,7 @@ static void addPipeline(OpPassManager &pm, StringRef text) {
 
 void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
                                             const PipelineOptions &options) {
-  std::string target = stringifyTarget(options.target).str();
+  Target target = options.target;
   addPipeline(pm, "canonicalize");
   pm.addPass(createConv3dFuseQuant(
       Conv3dFuseQuantOptions{options.quantPlacement, target}));
@@ -126,7 +103,7 @@ void mlir::conv3d::buildConv3dCpuLoweringPipeline(
   if (!reference) {
     pm.addPass(createConv3dQuantizeToLoops());
     pm.addPass(createConv3dImplicitGemm(
-        Conv3dImplicitGemmOptions{stringifyTarget(options.target).str()}));
+        Conv3dImplicitGemmOptions{options.target}));
     pm.addPass(createConv3dLowerToCPU());
     addPipeline(pm, "canonicalize,cse");
   }
@@ -188,7 +165,7 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   // the caller's buffers.
   pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16}));
   pm.addPass(createConv3dImplicitGemm(
-      Conv3dImplicitGemmOptions{stringifyTarget(options.target).str()}));
+      Conv3dImplicitGemmOptions{options.target}));
   pm.addPass(createConv3dLowerToSM80());
   pm.addPass(createConv3dLowerHostOpsToGPU());
   addPipeline(pm, "func.func(gpu-map-parallel-loops),"

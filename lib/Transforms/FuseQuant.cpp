@@ -215,17 +215,17 @@ struct FuseQuantPass : mlir::conv3d::impl::Conv3dFuseQuantBase<FuseQuantPass> {
   void runOnOperation() override {
     std::optional<QuantPlacement> parsedPlacement =
         parseQuantPlacement(placement);
-    std::optional<Target> parsedTarget = parseTarget(target);
-    if (!parsedPlacement || !parsedTarget) {
+    if (!parsedPlacement) {
       getOperation()->emitError()
-          << "conv3d-fuse-quant: bad option placement='" << placement
-          << "' or target='" << target << "'";
+          << "conv3d-fuse-quant: placement must be auto, tile or prepass, "
+             "got '"
+          << placement << "'";
       return signalPassFailure();
     }
     // Patterns may revisit an op; report each impossible one once.
     llvm::SmallPtrSet<Operation *, 4> reported;
     RewritePatternSet patterns(&getContext());
-    populateFuseQuantPatterns(patterns, *parsedPlacement, *parsedTarget,
+    populateFuseQuantPatterns(patterns, *parsedPlacement, target,
                               [&](ConvOp conv, StringRef reason) {
                                 if (reported.insert(conv).second)
                                   conv.emitError() << reason;

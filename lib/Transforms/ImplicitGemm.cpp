@@ -271,14 +271,8 @@ struct ImplicitGemmPass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<Target> parsedTarget = parseTarget(target);
-    if (!parsedTarget) {
-      getOperation()->emitError()
-          << "conv3d-implicit-gemm: unknown target '" << target << "'";
-      return signalPassFailure();
-    }
     ImplicitGemmOptions options;
-    options.target = *parsedTarget;
+    options.target = target;
     RewritePatternSet patterns(&getContext());
     populateImplicitGemmPatterns(patterns, options);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -186,12 +186,6 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
           << strategy << "'";
       return signalPassFailure();
     }
-    std::optional<Target> parsedTarget = parseTarget(target);
-    if (!parsedTarget) {
-      getOperation()->emitError()
-          << "conv3d-qslice: unknown target '" << target << "'";
-      return signalPassFailure();
-    }
     if (strategy == "none")
       return;
     bool forced = strategy != "auto";
@@ -226,7 +220,7 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
       if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
         blockSize = quant->getBlockSize();
       IGemmConfigAttr config = conv.getConfig().value_or(
-          selectIGemmConfig(&getContext(), g, *parsedTarget, blockSize));
+          selectIGemmConfig(&getContext(), g, target, blockSize));
       if (config.getSplitK() > 1) {
         if (forced) {
           conv.emitError("cannot apply the fused Q-slice strategy: the "

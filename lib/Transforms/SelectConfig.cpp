@@ -199,12 +199,6 @@ struct SelectConfigPass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<Target> parsedTarget = parseTarget(target);
-    if (!parsedTarget) {
-      getOperation()->emitError()
-          << "conv3d-select-config: unknown target '" << target << "'";
-      return signalPassFailure();
-    }
     IGemmConfigAttr forced;
     if (!config.empty()) {
       std::string error;
@@ -223,7 +217,7 @@ struct SelectConfigPass
       std::optional<int64_t> blockSize = quantBlockSizeOf(conv);
       IGemmConfigAttr chosen =
           forced ? forced
-                 : selectIGemmConfig(&getContext(), geometry, *parsedTarget,
+                 : selectIGemmConfig(&getContext(), geometry, target,
                                      blockSize);
       if (std::optional<std::string> problem =
               checkConfigForConv(chosen, geometry, blockSize)) {

@@ -298,7 +298,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
       return std::move(e);
 
   CompileOptions &options = request.options;
-  std::optional<Target> parsedTarget = parseTarget(target);
+  std::optional<Target> parsedTarget = symbolizeTarget(target);
   if (!parsedTarget)
     return flagError("target",
                      "expected cpu, sm80, sm90 or sm100, got '" + target + "'");

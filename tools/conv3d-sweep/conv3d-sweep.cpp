@@ -218,7 +218,7 @@ int main(int argc, char **argv) {
   auto has = [&](llvm::StringRef v) {
     return llvm::is_contained(variantNames, v);
   };
-  std::optional<Target> parsedTarget = parseTarget(target);
+  std::optional<Target> parsedTarget = symbolizeTarget(target);
   if (!parsedTarget || types.empty()) {
     llvm::errs() << "conv3d-sweep: bad --target or --dtypes\n";
     return 2;

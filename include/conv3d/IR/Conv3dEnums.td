@@ -57,4 +57,20 @@ def Conv3d_StoreMode : I32EnumAttr<"StoreMode",
   let genSpecializedAttr = 0;
 }
 
+def Conv3d_Target : I32EnumAttr<"Target",
+    "code generation target of the implicit-GEMM lowerings", [
+      // Loops on the host: every target-independent transformation runs
+      // and is checked here without a GPU.
+      I32EnumAttrCase<"cpu", 0>,
+      // mma.sync + cp.async (runs on any sm_80+ GPU).
+      I32EnumAttrCase<"sm80", 1>,
+      // wgmma + TMA im2col, warp-specialized (sm_90a).
+      I32EnumAttrCase<"sm90", 2>,
+      // tcgen05 + TMEM + TMA im2col (sm_100a).
+      I32EnumAttrCase<"sm100", 3>
+    ]> {
+  let cppNamespace = "::mlir::conv3d";
+  let genSpecializedAttr = 0;
+}
+
 #endif // CONV3D_IR_CONV3DENUMS_TD

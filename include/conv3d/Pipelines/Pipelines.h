@@ -11,6 +11,8 @@
 #ifndef CONV3D_PIPELINES_PIPELINES_H
 #define CONV3D_PIPELINES_PIPELINES_H
 
+#include "conv3d/IR/Conv3dEnums.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -22,10 +24,8 @@ class OpPassManager;
 
 namespace mlir::conv3d {
 
-/// Code generation targets.
-enum class Target { cpu, sm80, sm90, sm100 };
-llvm::StringRef stringifyTarget(Target target);
-std::optional<Target> parseTarget(llvm::StringRef name);
+// Code generation targets are the dialect's `Target` enum
+// (conv3d/IR/Conv3dEnums.h: stringifyTarget, symbolizeTarget).
 
 /// How the CPU target computes a convolution.
 enum class CpuLowering {

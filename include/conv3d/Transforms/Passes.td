@@ -5,6 +5,21 @@
 
 include "mlir/Pass/PassBase.td"
 
+// The one spelling of the target option (the dialect's Target enum): an
+// unknown value is a command-line error that names it.
+class Conv3dTargetOption<string description>
+    : Option<"target", "target", "::mlir::conv3d::Target",
+             /*default=*/"::mlir::conv3d::Target::cpu", description, [{
+        ::llvm::cl::values(
+            clEnumValN(::mlir::conv3d::Target::cpu, "cpu", "CPU loops"),
+            clEnumValN(::mlir::conv3d::Target::sm80, "sm80",
+                       "mma.sync + cp.async (any sm_80+ GPU)"),
+            clEnumValN(::mlir::conv3d::Target::sm90, "sm90",
+                       "wgmma + TMA im2col (sm_90a)"),
+            clEnumValN(::mlir::conv3d::Target::sm100, "sm100",
+                       "tcgen05 + TMA im2col (sm_100a)"))
+      }]>;
+
 def Conv3dFuseQuant : Pass<"conv3d-fuse-quant"> {
   let summary = "Fold NVFP4 input quantization into convolutions and place it";
   let description = [{
@@ -26,8 +41,8 @@ def Conv3dFuseQuant : Pass<"conv3d-fuse-quant"> {
   let options = [
     Option<"placement", "placement", "std::string", /*default=*/"\"auto\"",
            "Quantization placement: auto, tile or prepass">,
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "Target whose tile configuration the cost model assumes">
+    Conv3dTargetOption<"Target whose tile configuration the cost model "
+                       "assumes">
   ];
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
 }
@@ -53,8 +68,7 @@ def Conv3dSelectConfig : Pass<"conv3d-select-config"> {
     the target's heuristic (SelectConfig.cpp documents it).
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "Target: cpu, sm80, sm90, sm100">,
+    Conv3dTargetOption<"Target whose heuristic chooses the config">,
     Option<"config", "config", "std::string", /*default=*/"\"\"",
            "Force this config (key=value pairs separated by commas)">
   ];
@@ -79,8 +93,8 @@ def Conv3dQSlice : Pass<"conv3d-qslice"> {
   let options = [
     Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
            "Strategy: auto, fused, separate or none">,
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "Target whose heuristic picks a config when none is attached">
+    Conv3dTargetOption<"Target whose heuristic picks a config when none "
+                       "is attached">
   ];
   let dependentDialects = [
     "::mlir::conv3d::Conv3dDialect",
@@ -102,8 +116,8 @@ def Conv3dImplicitGemm : Pass<"conv3d-implicit-gemm"> {
     Needs static shapes.
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "Target whose heuristic picks a config when none is attached">
+    Conv3dTargetOption<"Target whose heuristic picks a config when none "
+                       "is attached">
   ];
   let dependentDialects = [
     "::mlir::conv3d::Conv3dDialect",
