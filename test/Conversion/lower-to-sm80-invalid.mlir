@@ -213,7 +213,7 @@ func.func @quant_blocks_across_slices(%x: memref<1x4x4x4x16xbf16>, %w: memref<3x
 
 // f32 convolutions have no mma.sync path.
 func.func @f32_input(%x: memref<1x4x4x4x16xf32>, %w: memref<1x1x1x16x16xf32>, %o: memref<1x4x4x4x16xf32>) {
-  // expected-error @below {{sm80 computes bf16 and f16 convolutions with mma.sync; 'f32' inputs run on the CPU target}}
+  // expected-error @below {{sm80 computes bf16 and f16 convolutions on the tensor cores; 'f32' inputs run on the CPU target}}
   conv3d.conv ins(%x, %w : memref<1x4x4x4x16xf32>, memref<1x1x1x16x16xf32>) outs(%o : memref<1x4x4x4x16xf32>) overwrite config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 16, stages = 2>
   return
 }

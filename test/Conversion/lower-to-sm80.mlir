@@ -61,7 +61,8 @@
 // CHECK-NEXT: %[[END:.*]] = arith.addi %{{.*}}, %[[NKT]] : i32
 // CHECK-NEXT: %[[NKT2:.*]] = arith.constant 27 : i32
 // CHECK-NEXT: %{{.*}} = arith.minui %[[END]], %[[NKT2]] : i32
-// CHECK: %[[STEPS:.*]] = arith.select
+// CHECK: arith.select
+// CHECK-NEXT: %[[STEPS:.*]] = arith.subi
 // C is a multiple of tile_k: per-row tap masks (a bit per tap, 27 taps) are
 // built once per unit, outside the K loop.
 // CHECK-COUNT-54: arith.shli
@@ -352,12 +353,14 @@ func.func @c6_four_byte_copies(%x: memref<1x4x8x8x6xf16>, %w: memref<3x3x3x6x16x
 // CHECK-COUNT-3: arith.maxui
 // CHECK-NEXT: %[[BEGIN:.*]] = arith.index_cast %{{.*}} : index to i32
 // CHECK-NEXT: %[[END:.*]] = arith.index_cast %{{.*}} : index to i32
+// No active slice: the range is empty (its end clamped to its begin).
 // CHECK-NEXT: %[[ANY:.*]] = arith.cmpi ult, %[[BEGIN]], %[[END]] : i32
-// CHECK-NEXT: %[[NSLICES:.*]] = arith.subi %[[END]], %[[BEGIN]] : i32
-// CHECK-NEXT: %[[NONE:.*]] = arith.constant 0 : i32
-// CHECK-NEXT: %[[SLICES:.*]] = arith.select %[[ANY]], %[[NSLICES]], %[[NONE]] : i32
+// CHECK-NEXT: %[[CLAMPED:.*]] = arith.select %[[ANY]], %[[END]], %[[BEGIN]] : i32
 // CHECK-NEXT: %[[PER:.*]] = arith.constant 3 : i32
-// CHECK-NEXT: %[[STEPS:.*]] = arith.muli %[[SLICES]], %[[PER]] : i32
+// CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[BEGIN]], %[[PER]] : i32
+// CHECK-NEXT: %[[PER0:.*]] = arith.constant 3 : i32
+// CHECK-NEXT: %[[LAST:.*]] = arith.muli %[[CLAMPED]], %[[PER0]] : i32
+// CHECK-NEXT: %[[STEPS:.*]] = arith.subi %[[LAST]], %[[FIRST]] : i32
 // CHECK-NOT: arith.minui
 // CHECK: %{{.*}}:32 = scf.for %[[T:.*]] = %{{.*}} to %[[STEPS]] step
 // CHECK-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
@@ -366,13 +369,13 @@ func.func @c6_four_byte_copies(%x: memref<1x4x8x8x6xf16>, %w: memref<3x3x3x6x16x
 // CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[T]], %[[DIST]] : i32
 // CHECK-NEXT: %[[S:.*]] = arith.constant 3 : i32
 // CHECK-NEXT: %{{.*}} = arith.remui %[[AHEAD]], %[[S]] : i32
+// CHECK-NEXT: %[[STEP:.*]] = arith.addi %[[FIRST]], %[[AHEAD]] : i32
 // CHECK-NEXT: %[[PER1:.*]] = arith.constant 3 : i32
-// CHECK-NEXT: %[[QREL:.*]] = arith.divui %[[AHEAD]], %[[PER1]] : i32
-// CHECK-NEXT: %[[Q:.*]] = arith.addi %[[BEGIN]], %[[QREL]] : i32
+// CHECK-NEXT: %[[Q:.*]] = arith.divui %[[STEP]], %[[PER1]] : i32
 // CHECK-NEXT: %[[SLICEK:.*]] = arith.constant 144 : i32
 // CHECK-NEXT: %[[QK:.*]] = arith.muli %[[Q]], %[[SLICEK]] : i32
 // CHECK-NEXT: %[[PER2:.*]] = arith.constant 3 : i32
-// CHECK-NEXT: %[[WITHIN:.*]] = arith.remui %[[AHEAD]], %[[PER2]] : i32
+// CHECK-NEXT: %[[WITHIN:.*]] = arith.remui %[[STEP]], %[[PER2]] : i32
 // CHECK-NEXT: %[[TK:.*]] = arith.constant 64 : i32
 // CHECK-NEXT: %[[WK:.*]] = arith.muli %[[WITHIN]], %[[TK]] : i32
 // CHECK-NEXT: %[[K0:.*]] = arith.addi %[[QK]], %[[WK]] : i32
@@ -428,9 +431,8 @@ func.func @qslice_outer(%x: memref<1x6x8x8x16xbf16>, %w: memref<3x3x3x16x32xbf16
 // CHECK-NEXT: %[[NKT:.*]] = arith.constant 14 : i32
 // CHECK-NEXT: %[[LAST:.*]] = arith.minui %[[NEXT]], %[[NKT]] : i32
 // CHECK-NEXT: %[[ANY:.*]] = arith.cmpi ult, %[[FIRST]], %[[LAST]] : i32
-// CHECK-NEXT: %[[N:.*]] = arith.subi %[[LAST]], %[[FIRST]] : i32
-// CHECK-NEXT: %[[NONE:.*]] = arith.constant 0 : i32
-// CHECK-NEXT: %[[STEPS:.*]] = arith.select %[[ANY]], %[[N]], %[[NONE]] : i32
+// CHECK-NEXT: %[[END:.*]] = arith.select %[[ANY]], %[[LAST]], %[[FIRST]] : i32
+// CHECK-NEXT: %[[STEPS:.*]] = arith.subi %[[END]], %[[FIRST]] : i32
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[STEPS]] step
 // CHECK: scf.yield
 // CHECK: scf.if

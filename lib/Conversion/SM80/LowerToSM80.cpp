@@ -50,164 +50,6 @@ using namespace mlir::conv3d::sm80;
 
 namespace {
 
-/// What one grid loop computes, read off its tile ops.
-struct GridKernel {
-  scf::ForallOp grid;
-  IGemmConfigAttr config;
-  LoadIm2colTileOp im2col;
-  LoadFilterTileOp filterLoad;
-  StoreOutputTileOp store;
-};
-
-FailureOr<GridKernel> analyzeGrid(scf::ForallOp grid) {
-  GridKernel kernel;
-  kernel.grid = grid;
-  kernel.config = grid->getAttrOfType<IGemmConfigAttr>(kIGemmConfigAttrName);
-  WalkResult result = grid.getBody()->walk([&](Operation *op) {
-    if (auto load = dyn_cast<LoadIm2colTileOp>(op)) {
-      // Q-slice loops repeat the tile ops; they must agree.
-      if (kernel.im2col && (kernel.im2col.getInput() != load.getInput() ||
-                            kernel.im2col.getQuant() != load.getQuant()))
-        return WalkResult::interrupt();
-      kernel.im2col = load;
-    } else if (auto load = dyn_cast<LoadFilterTileOp>(op)) {
-      if (kernel.filterLoad &&
-          kernel.filterLoad.getFilter() != load.getFilter())
-        return WalkResult::interrupt();
-      kernel.filterLoad = load;
-    } else if (auto store = dyn_cast<StoreOutputTileOp>(op)) {
-      if (kernel.store)
-        return WalkResult::interrupt();
-      kernel.store = store;
-    }
-    return WalkResult::advance();
-  });
-  if (result.wasInterrupted() || !kernel.config || !kernel.im2col ||
-      !kernel.filterLoad || !kernel.store)
-    return failure();
-  return kernel;
-}
-
-/// A flat 1-D view of a memref (host side, before the launch), so the kernel
-/// addresses every operand with one index and the logical strides.
-FailureOr<FlatOperand> flatten(OpBuilder &b, Location loc, Value memref) {
-  if (!memref)
-    return FlatOperand{};
-  auto type = cast<MemRefType>(memref.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) ||
-      llvm::any_of(strides, ShapedType::isDynamic))
-    return failure();
-  int64_t extent = 1;
-  for (auto [size, stride] : llvm::zip_equal(type.getShape(), strides))
-    extent += (size - 1) * stride;
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  MemRefLayoutAttrInterface layout;
-  OpFoldResult offsetValue = b.getIndexAttr(offset);
-  if (offset != 0) {
-    layout = StridedLayoutAttr::get(b.getContext(), offset, {1});
-    if (ShapedType::isDynamic(offset))
-      offsetValue = meta.getOffset();
-  }
-  auto flatType = MemRefType::get({extent}, type.getElementType(), layout,
-                                  type.getMemorySpace());
-  Value flat = memref::ReinterpretCastOp::create(
-      b, loc, flatType, meta.getBaseBuffer(), offsetValue,
-      ArrayRef<OpFoldResult>{b.getIndexAttr(extent)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  return FlatOperand{flat, strides};
-}
-
-/// The largest power of two up to 8 dividing the offset and every stride
-/// but the innermost of `memref` (1 when one is dynamic; 8 for null).
-int64_t elementAlignment(Value memref) {
-  if (!memref)
-    return 8;
-  auto type = cast<MemRefType>(memref.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) ||
-      ShapedType::isDynamic(offset))
-    return 1;
-  int64_t common = std::gcd(offset, int64_t(8));
-  for (int64_t stride : ArrayRef<int64_t>(strides).drop_back())
-    common = ShapedType::isDynamic(stride) ? 1 : std::gcd(common, stride);
-  return common & -common;
-}
-
-/// The stride of `memref`'s innermost dimension, if static.
-std::optional<int64_t> innermostStride(Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) ||
-      ShapedType::isDynamic(strides.back()))
-    return std::nullopt;
-  return strides.back();
-}
-
-/// The filter as a K x F view: (stride of k, stride of f), provided the
-/// (q, r, s, c) dimensions collapse into one.
-std::optional<std::array<int64_t, 2>> filterMatrixStrides(Value filter,
-                                                          FilterLayout layout) {
-  auto type = cast<MemRefType>(filter.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return std::nullopt;
-  ArrayRef<int64_t> shape = type.getShape();
-  unsigned first = layout == FilterLayout::qrscf ? 0 : 1;
-  for (unsigned d = first; d < first + 3; ++d)
-    if (shape[d] > 1 && strides[d] != shape[d + 1] * strides[d + 1])
-      return std::nullopt;
-  int64_t fStride = layout == FilterLayout::qrscf ? strides[4] : strides[0];
-  return std::array<int64_t, 2>{strides[first + 3], fStride};
-}
-
-/// The K steps of a block: how many, and the K range of step t.
-struct KSchedule {
-  Value numSteps;
-  std::function<std::pair<Value, Value>(Value)> range; // t -> (k0, kLimit)
-};
-
-KSchedule buildSchedule(KernelContext &ctx, Value splitIndex) {
-  const SM80KernelPlan &plan = ctx.plan;
-  const ConvGeometry &g = ctx.geometry;
-  KernelMath math = ctx.math();
-  int64_t tileK = plan.tileK;
-  if (plan.kOrder == KOrder::qslice_outer) {
-    int64_t sliceK = g.gemmK() / g.window[kDepth];
-    int64_t perSlice = ceilDiv(sliceK, tileK);
-    auto [beginIndex, endIndex] = emitActiveSliceRange(
-        ctx.b, ctx.loc, g, plan.tileM, math.toIndex(ctx.m0));
-    Value begin = math.fromIndex(beginIndex), end = math.fromIndex(endIndex);
-    Value any = math.ult(begin, end);
-    Value slices = math.select(any, math.sub(end, begin), math.constant(0));
-    return {math.mul(slices, perSlice),
-            [&ctx, begin = begin, perSlice, sliceK, tileK](Value t) {
-              KernelMath math = ctx.math();
-              Value q = math.add(begin, math.div(t, perSlice));
-              Value k0 = math.add(math.mul(q, sliceK),
-                                  math.mul(math.rem(t, perSlice), tileK));
-              Value limit = math.mul(math.add(q, math.constant(1)), sliceK);
-              return std::make_pair(k0, limit);
-            }};
-  }
-  int64_t numKT = ceilDiv(g.gemmK(), tileK);
-  int64_t per = ceilDiv(numKT, plan.splitK);
-  Value begin = splitIndex ? math.mul(splitIndex, per) : math.constant(0);
-  Value end =
-      math.minU(math.add(begin, math.constant(per)), math.constant(numKT));
-  Value steps =
-      math.select(math.ult(begin, end), math.sub(end, begin), math.constant(0));
-  return {steps, [&ctx, begin, tileK, k = g.gemmK()](Value t) {
-            KernelMath math = ctx.math();
-            return std::make_pair(math.mul(math.add(begin, t), tileK),
-                                  math.constant(k));
-          }};
-}
-
 /// Builds the kernel body inside the launch.
 void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
                  int64_t numNT) {
@@ -247,7 +89,9 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
                    plan.stages * plan.bTile.elements(), ctx.inElem);
   ctx.staging = view(0, plan.tileM * plan.stagingStride, b.getF32Type());
 
-  KSchedule schedule = buildSchedule(ctx, split);
+  KSchedule schedule =
+      buildKSchedule(math, ctx.geometry, ctx.m0, plan.tileM, plan.tileK,
+                     plan.kOrder, plan.splitK, split);
   std::unique_ptr<OperandLoader> loaders[2] = {createInputLoader(ctx),
                                                createFilterLoader(ctx)};
   bool anyAsync = loaders[0]->isAsync() || loaders[1]->isAsync();
@@ -346,45 +190,20 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   GridKernel &kernel = *found;
   IGemmConfigAttr config = kernel.config;
   Location loc = grid.getLoc();
-
+  if (failed(checkGpuOperands(kernel, "sm80")))
+    return failure();
   Value input = kernel.im2col.getInput(),
         filter = kernel.filterLoad.getFilter();
-  FilterLayout layout = kernel.filterLoad.getFilterLayout();
-  ConvGeometry g = kernel.im2col.getGeometry();
-  std::array<int64_t, 5> filterShape = getShape5(filter.getType());
-  g.filters = layout == FilterLayout::qrscf ? filterShape[4] : filterShape[0];
-  Type inElem = getElementTypeOrSelf(input.getType());
-  Type outElem = getElementTypeOrSelf(kernel.store.getOutput().getType());
-  if (!inElem.isBF16() && !inElem.isF16())
-    return grid.emitError() << "sm80 computes bf16 and f16 convolutions with "
-                               "mma.sync; "
-                            << inElem << " inputs run on the CPU target";
-  if (getElementTypeOrSelf(filter.getType()) != inElem)
-    return grid.emitError() << "sm80 needs the filter's element type ("
-                            << getElementTypeOrSelf(filter.getType())
-                            << ") to be the input's (" << inElem << ")";
-  // Vector accesses run along the channels (input, output, residual, bias)
-  // and along the filter's contiguous axis (F for QRSCF, K for FQRSC).
-  Value output = kernel.store.getOutput();
-  Value bias = kernel.store.getBias(), residual = kernel.store.getResidual();
-  for (auto [operand, name] :
-       {std::pair{input, "input"}, std::pair{filter, "filter"},
-        std::pair{output, "output"}, std::pair{residual, "residual"},
-        std::pair{bias, "bias"}}) {
-    if (!operand)
-      continue;
-    std::optional<int64_t> stride = innermostStride(operand);
-    if (!stride || *stride != 1)
-      return grid.emitError()
-             << "sm80 needs a unit stride along the " << name
-             << "'s innermost dimension, got " << operand.getType();
-  }
+  FilterLayout layout = kernel.filterLayout();
+  ConvGeometry g = kernel.geometry();
+  Type inElem = kernel.inputElementType();
+  Type outElem = kernel.outputElementType();
   OperandAlignment alignment;
   alignment.input = elementAlignment(input);
   alignment.filter = elementAlignment(filter);
-  alignment.epilogue =
-      std::min({elementAlignment(output), elementAlignment(residual),
-                elementAlignment(bias)});
+  alignment.epilogue = std::min({elementAlignment(kernel.store.getOutput()),
+                                 elementAlignment(kernel.store.getResidual()),
+                                 elementAlignment(kernel.store.getBias())});
   std::optional<int64_t> blockSize;
   if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
     blockSize = quant->getBlockSize();
@@ -399,39 +218,14 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(grid);
-  KernelOperands ops;
-  std::optional<std::array<int64_t, 2>> filterStrides =
-      filterMatrixStrides(filter, layout);
-  auto flatInput = flatten(rewriter, loc, input);
-  auto flatFilter = flatten(rewriter, loc, filter);
-  auto flatOutput = flatten(rewriter, loc, kernel.store.getOutput());
-  auto flatBias = flatten(rewriter, loc, kernel.store.getBias());
-  auto flatResidual = flatten(rewriter, loc, kernel.store.getResidual());
-  if (!filterStrides || failed(flatInput) || failed(flatFilter) ||
-      failed(flatOutput) || failed(flatBias) || failed(flatResidual))
+  FailureOr<KernelOperands> flat = flattenOperands(rewriter, loc, kernel);
+  if (failed(flat))
     return grid.emitError("sm80 needs operands with static strides and a "
                           "filter whose (q, r, s, c) dimensions are "
                           "contiguous");
-  ops.input = *flatInput;
-  ops.filter = FlatOperand{flatFilter->memref,
-                           {(*filterStrides)[0], (*filterStrides)[1]}};
-  ops.output = *flatOutput;
-  ops.bias = *flatBias;
-  ops.residual = *flatResidual;
-  ops.amax = kernel.im2col.getAmax();
-  ops.outputShape = getShape5(kernel.store.getOutput().getType());
-
-  // 32-bit index math when every flat index (and M*K, the largest
-  // intermediate of the decompositions) fits; 64-bit otherwise.
-  auto extent = [](const FlatOperand &operand) -> int64_t {
-    return operand ? cast<MemRefType>(operand.memref.getType()).getDimSize(0)
-                   : 0;
-  };
+  KernelOperands &ops = *flat;
+  bool narrowIndices = fitsI32Indices(ops, g, plan.tileM, plan.tileK);
   constexpr int64_t kI32Limit = int64_t(1) << 31;
-  bool narrowIndices =
-      extent(ops.input) < kI32Limit && extent(ops.filter) < kI32Limit &&
-      extent(ops.output) < kI32Limit && extent(ops.residual) < kI32Limit &&
-      g.gemmM() + plan.tileM < kI32Limit && g.gemmK() + plan.tileK < kI32Limit;
 
   int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);

@@ -1,0 +1,268 @@
+//===- GridKernel.cpp - reading a grid loop, operands, K schedule ---------===//
+//
+// The host- and kernel-side facts every GPU lowering derives from an
+// implicit-GEMM grid loop before it emits its mainloop (KernelCommon.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelCommon.h"
+
+#include "conv3d/Transforms/Passes.h"
+#include "conv3d/Transforms/TileSchedule.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+ConvGeometry GridKernel::geometry() const {
+  ConvGeometry g = im2col.getGeometry();
+  std::array<int64_t, 5> filterShape =
+      getShape5(filterLoad.getFilter().getType());
+  g.filters =
+      filterLayout() == FilterLayout::qrscf ? filterShape[4] : filterShape[0];
+  return g;
+}
+
+Type GridKernel::inputElementType() const {
+  return getElementTypeOrSelf(im2col.getInput().getType());
+}
+
+Type GridKernel::outputElementType() const {
+  return getElementTypeOrSelf(store.getOutput().getType());
+}
+
+FailureOr<GridKernel> mlir::conv3d::analyzeGrid(scf::ForallOp grid) {
+  GridKernel kernel;
+  kernel.grid = grid;
+  kernel.config = grid->getAttrOfType<IGemmConfigAttr>(kIGemmConfigAttrName);
+  WalkResult result = grid.getBody()->walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadIm2colTileOp>(op)) {
+      // Q-slice loops repeat the tile ops; they must agree.
+      if (kernel.im2col && (kernel.im2col.getInput() != load.getInput() ||
+                            kernel.im2col.getQuant() != load.getQuant()))
+        return WalkResult::interrupt();
+      kernel.im2col = load;
+    } else if (auto load = dyn_cast<LoadFilterTileOp>(op)) {
+      if (kernel.filterLoad &&
+          kernel.filterLoad.getFilter() != load.getFilter())
+        return WalkResult::interrupt();
+      kernel.filterLoad = load;
+    } else if (auto store = dyn_cast<StoreOutputTileOp>(op)) {
+      if (kernel.store)
+        return WalkResult::interrupt();
+      kernel.store = store;
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted() || !kernel.config || !kernel.im2col ||
+      !kernel.filterLoad || !kernel.store)
+    return failure();
+  return kernel;
+}
+
+/// The stride of `memref`'s innermost dimension, if static.
+static std::optional<int64_t> innermostStride(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(strides.back()))
+    return std::nullopt;
+  return strides.back();
+}
+
+LogicalResult mlir::conv3d::checkGpuOperands(const GridKernel &kernel,
+                                             StringRef target) {
+  scf::ForallOp grid = kernel.grid;
+  Value input = kernel.im2col.getInput(),
+        filter = kernel.filterLoad.getFilter();
+  Type inElem = kernel.inputElementType();
+  if (!inElem.isBF16() && !inElem.isF16())
+    return grid.emitError() << target
+                            << " computes bf16 and f16 convolutions on the "
+                               "tensor cores; "
+                            << inElem << " inputs run on the CPU target";
+  if (getElementTypeOrSelf(filter.getType()) != inElem)
+    return grid.emitError() << target << " needs the filter's element type ("
+                            << getElementTypeOrSelf(filter.getType())
+                            << ") to be the input's (" << inElem << ")";
+  // Vector and TMA accesses run along the channels (input, output,
+  // residual, bias) and along the filter's contiguous axis.
+  for (auto [operand, name] :
+       {std::pair{input, "input"}, std::pair{filter, "filter"},
+        std::pair{Value(kernel.store.getOutput()), "output"},
+        std::pair{Value(kernel.store.getResidual()), "residual"},
+        std::pair{Value(kernel.store.getBias()), "bias"}}) {
+    if (!operand)
+      continue;
+    std::optional<int64_t> stride = innermostStride(operand);
+    if (!stride || *stride != 1)
+      return grid.emitError()
+             << target << " needs a unit stride along the " << name
+             << "'s innermost dimension, got " << operand.getType();
+  }
+  return success();
+}
+
+FailureOr<FlatOperand> mlir::conv3d::flattenOperand(OpBuilder &b, Location loc,
+                                                    Value memref) {
+  if (!memref)
+    return FlatOperand{};
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return failure();
+  int64_t extent = 1;
+  for (auto [size, stride] : llvm::zip_equal(type.getShape(), strides))
+    extent += (size - 1) * stride;
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  MemRefLayoutAttrInterface layout;
+  OpFoldResult offsetValue = b.getIndexAttr(offset);
+  if (offset != 0) {
+    layout = StridedLayoutAttr::get(b.getContext(), offset, {1});
+    if (ShapedType::isDynamic(offset))
+      offsetValue = meta.getOffset();
+  }
+  auto flatType = MemRefType::get({extent}, type.getElementType(), layout,
+                                  type.getMemorySpace());
+  Value flat = memref::ReinterpretCastOp::create(
+      b, loc, flatType, meta.getBaseBuffer(), offsetValue,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(extent)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return FlatOperand{flat, strides};
+}
+
+/// The filter as a K x F view: (stride of k, stride of f), provided the
+/// (q, r, s, c) dimensions collapse into one.
+static std::optional<std::array<int64_t, 2>>
+filterMatrixStrides(Value filter, FilterLayout layout) {
+  auto type = cast<MemRefType>(filter.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return std::nullopt;
+  ArrayRef<int64_t> shape = type.getShape();
+  unsigned first = layout == FilterLayout::qrscf ? 0 : 1;
+  for (unsigned d = first; d < first + 3; ++d)
+    if (shape[d] > 1 && strides[d] != shape[d + 1] * strides[d + 1])
+      return std::nullopt;
+  int64_t fStride = layout == FilterLayout::qrscf ? strides[4] : strides[0];
+  return std::array<int64_t, 2>{strides[first + 3], fStride};
+}
+
+FailureOr<KernelOperands>
+mlir::conv3d::flattenOperands(OpBuilder &b, Location loc,
+                              const GridKernel &kernel) {
+  Value filter = kernel.filterLoad.getFilter();
+  std::optional<std::array<int64_t, 2>> filterStrides =
+      filterMatrixStrides(filter, kernel.filterLayout());
+  auto input = flattenOperand(b, loc, kernel.im2col.getInput());
+  auto flatFilter = flattenOperand(b, loc, filter);
+  auto output = flattenOperand(b, loc, kernel.store.getOutput());
+  auto bias = flattenOperand(b, loc, kernel.store.getBias());
+  auto residual = flattenOperand(b, loc, kernel.store.getResidual());
+  if (!filterStrides || failed(input) || failed(flatFilter) || failed(output) ||
+      failed(bias) || failed(residual))
+    return failure();
+  KernelOperands ops;
+  ops.input = *input;
+  ops.filter = FlatOperand{flatFilter->memref,
+                           {(*filterStrides)[0], (*filterStrides)[1]}};
+  ops.output = *output;
+  ops.bias = *bias;
+  ops.residual = *residual;
+  ops.amax = kernel.im2col.getAmax();
+  ops.outputShape = getShape5(kernel.store.getOutput().getType());
+  return ops;
+}
+
+int64_t mlir::conv3d::elementAlignment(Value memref) {
+  if (!memref)
+    return 8;
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset))
+    return 1;
+  int64_t common = std::gcd(offset, int64_t(8));
+  for (int64_t stride : ArrayRef<int64_t>(strides).drop_back())
+    common = ShapedType::isDynamic(stride) ? 1 : std::gcd(common, stride);
+  return common & -common;
+}
+
+bool mlir::conv3d::fitsI32Indices(const KernelOperands &ops,
+                                  const ConvGeometry &g, int64_t tileM,
+                                  int64_t tileK) {
+  auto extent = [](const FlatOperand &operand) -> int64_t {
+    return operand ? cast<MemRefType>(operand.memref.getType()).getDimSize(0)
+                   : 0;
+  };
+  constexpr int64_t kI32Limit = int64_t(1) << 31;
+  return extent(ops.input) < kI32Limit && extent(ops.filter) < kI32Limit &&
+         extent(ops.output) < kI32Limit && extent(ops.residual) < kI32Limit &&
+         g.gemmM() + tileM < kI32Limit && g.gemmK() + tileK < kI32Limit;
+}
+
+std::pair<Value, Value>
+mlir::conv3d::buildStepRange(KernelMath math, const ConvGeometry &g, Value m0,
+                             int64_t tileM, int64_t stepsPerSlice,
+                             int64_t totalSteps, KOrder kOrder, int64_t splitK,
+                             Value splitIndex) {
+  if (kOrder == KOrder::qslice_outer) {
+    auto [beginIndex, endIndex] =
+        emitActiveSliceRange(math.b, math.loc, g, tileM, math.toIndex(m0));
+    Value begin = math.fromIndex(beginIndex), end = math.fromIndex(endIndex);
+    // No active slice: an empty range (end may be below begin).
+    end = math.select(math.ult(begin, end), end, begin);
+    return {math.mul(begin, stepsPerSlice), math.mul(end, stepsPerSlice)};
+  }
+  int64_t per = ceilDiv(totalSteps, splitK);
+  Value begin = splitIndex ? math.mul(splitIndex, per) : math.constant(0);
+  Value end =
+      math.minU(math.add(begin, math.constant(per)), math.constant(totalSteps));
+  end = math.select(math.ult(begin, end), end, begin);
+  return {begin, end};
+}
+
+KSchedule mlir::conv3d::buildKSchedule(KernelMath math, const ConvGeometry &g,
+                                       Value m0, int64_t tileM, int64_t tileK,
+                                       KOrder kOrder, int64_t splitK,
+                                       Value splitIndex) {
+  int64_t sliceK = g.gemmK() / g.window[kDepth];
+  bool bySlice = kOrder == KOrder::qslice_outer;
+  int64_t perSlice = ceilDiv(sliceK, tileK);
+  int64_t total =
+      bySlice ? perSlice * g.window[kDepth] : ceilDiv(g.gemmK(), tileK);
+  auto [begin, end] = buildStepRange(math, g, m0, tileM, perSlice, total,
+                                     kOrder, splitK, splitIndex);
+  OpBuilder *b = &math.b;
+  Location loc = math.loc;
+  Type type = math.type;
+  Value numSteps = math.sub(end, begin);
+  if (bySlice)
+    return {numSteps, [=, begin = begin](Value t) {
+              KernelMath math{*b, loc, type};
+              Value step = math.add(begin, t);
+              Value q = math.div(step, perSlice);
+              Value k0 = math.add(math.mul(q, sliceK),
+                                  math.mul(math.rem(step, perSlice), tileK));
+              Value limit = math.mul(math.add(q, math.constant(1)), sliceK);
+              return std::make_pair(k0, limit);
+            }};
+  return {numSteps, [=, begin = begin, k = g.gemmK()](Value t) {
+            KernelMath math{*b, loc, type};
+            return std::make_pair(math.mul(math.add(begin, t), tileK),
+                                  math.constant(k));
+          }};
+}
+
+int64_t mlir::conv3d::epilogueVectorWidth(const ConvGeometry &g,
+                                          int64_t epilogueAlignment) {
+  return g.filters % 8 == 0 && epilogueAlignment % 8 == 0 ? 8 : 1;
+}

@@ -1,0 +1,210 @@
+//===- KernelCommon.h - what every GPU convolution kernel shares -*- C++
+//-*-===//
+//
+// Internal to lib/Conversion. A GPU convolution kernel is a tile scheduler x
+// a mainloop x an epilogue. The sm80 and sm90 lowerings differ in the
+// mainloop (cp.async + mma.sync, or TMA + mbarriers + wgmma); what is the
+// same for both lives here, written once:
+// - reading an implicit-GEMM grid loop (its config and tile ops),
+// - the operands as flat 1-D memrefs with their logical strides,
+// - the kernel's integer arithmetic (i32 when every index fits),
+// - the K schedule of a block (split-K ranges, active Q slices),
+// - the epilogue from an f32 staging tile in shared memory to the output
+//   (bias, activation, residual, accumulate, cast, 16-byte stores).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_LIB_CONVERSION_GPU_KERNELCOMMON_H
+#define CONV3D_LIB_CONVERSION_GPU_KERNELCOMMON_H
+
+#include "conv3d/Geometry/ConvGeometry.h"
+#include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/IR/IndexMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+
+namespace mlir::conv3d {
+
+/// IRIndexMath (the ConvGeometry decompositions) plus the operations the
+/// kernel layouts and loaders need; the IR counterpart of ScalarLayoutMath.
+/// Values have type `type`: i32 when every tensor of the kernel has fewer
+/// than 2^31 elements (half the registers of 64-bit math), else `index`
+/// (64-bit addressing). toIndex() converts for memory accesses.
+struct KernelMath : IRIndexMath {
+  KernelMath(OpBuilder &b, Location loc, Type type)
+      : IRIndexMath{b, loc, type} {}
+
+  Value sub(Value x, Value y) const {
+    return arith::SubIOp::create(b, loc, x, y);
+  }
+  using IRIndexMath::mul;
+  Value mul(Value x, Value y) const {
+    return arith::MulIOp::create(b, loc, x, y);
+  }
+  Value bitXor(Value x, Value y) const {
+    return arith::XOrIOp::create(b, loc, x, y);
+  }
+  Value bitAnd(Value x, int64_t c) const {
+    return arith::AndIOp::create(b, loc, x, constant(c));
+  }
+  Value minU(Value x, Value y) const {
+    return arith::MinUIOp::create(b, loc, x, y);
+  }
+  Value select(Value cond, Value x, Value y) const {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  Value cmp(arith::CmpIPredicate pred, Value x, Value y) const {
+    return arith::CmpIOp::create(b, loc, pred, x, y);
+  }
+  Value ult(Value x, Value y) const {
+    return cmp(arith::CmpIPredicate::ult, x, y);
+  }
+  Value andI(Value x, Value y) const {
+    return arith::AndIOp::create(b, loc, x, y);
+  }
+  /// 0 <= x < bound for a possibly negative value.
+  Value inRange(Value x, int64_t bound) const {
+    return andI(cmp(arith::CmpIPredicate::sge, x, constant(0)),
+                cmp(arith::CmpIPredicate::slt, x, constant(bound)));
+  }
+  Value trueValue() const {
+    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  }
+  /// `x` as an `index` (for memref indices and loop bounds of that type).
+  Value toIndex(Value x) const {
+    if (x.getType().isIndex())
+      return x;
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
+  }
+  /// An `index` value in this math's type.
+  Value fromIndex(Value x) const {
+    if (type.isIndex())
+      return x;
+    return arith::IndexCastOp::create(b, loc, type, x);
+  }
+};
+
+/// A global-memory operand seen as a flat 1-D memref, with the element
+/// strides of its logical dimensions (so subviews work too).
+struct FlatOperand {
+  Value memref;
+  SmallVector<int64_t> strides;
+
+  explicit operator bool() const { return static_cast<bool>(memref); }
+};
+
+struct KernelOperands {
+  FlatOperand input;    ///< NDHWC
+  FlatOperand filter;   ///< strides = {k, n}: the K x F view's strides
+  FlatOperand output;   ///< NDHWF
+  FlatOperand bias;     ///< [F], optional
+  FlatOperand residual; ///< NDHWF, optional
+  Value amax;           ///< f32, with input quantization
+  std::array<int64_t, 5> outputShape;
+};
+
+/// What one implicit-GEMM grid loop computes, read off its tile ops.
+struct GridKernel {
+  // Op handles are values whose accessors are not const.
+  mutable scf::ForallOp grid;
+  IGemmConfigAttr config;
+  mutable LoadIm2colTileOp im2col;
+  mutable LoadFilterTileOp filterLoad;
+  mutable StoreOutputTileOp store;
+
+  /// The convolution's geometry (F read off the filter).
+  ConvGeometry geometry() const;
+  FilterLayout filterLayout() const { return filterLoad.getFilterLayout(); }
+  Type inputElementType() const;
+  Type outputElementType() const;
+};
+
+/// The grid loop's kernel, or failure when `grid` is not a loop that
+/// conv3d-implicit-gemm produced.
+FailureOr<GridKernel> analyzeGrid(scf::ForallOp grid);
+
+/// The checks every GPU kernel makes of the operands before planning: 16-bit
+/// input and filter of one type, unit innermost strides. Reports on the grid
+/// loop, naming `target`.
+LogicalResult checkGpuOperands(const GridKernel &kernel, StringRef target);
+
+/// A flat 1-D view of a memref (host side, before the launch), so the kernel
+/// addresses every operand with one index and the logical strides. Null in,
+/// null out.
+FailureOr<FlatOperand> flattenOperand(OpBuilder &b, Location loc, Value memref);
+
+/// The operands of `kernel` flattened (host side), or failure when a stride
+/// is dynamic or the filter's (q, r, s, c) dimensions do not collapse.
+FailureOr<KernelOperands> flattenOperands(OpBuilder &b, Location loc,
+                                          const GridKernel &kernel);
+
+/// The largest power of two up to 8 dividing the offset and every stride
+/// but the innermost of `memref` (1 when one is dynamic; 8 for null).
+int64_t elementAlignment(Value memref);
+
+/// Whether every flat index of `ops` (and M*K, the largest intermediate of
+/// the decompositions, with `tileM`/`tileK` of slack) fits in 31 bits.
+bool fitsI32Indices(const KernelOperands &ops, const ConvGeometry &g,
+                    int64_t tileM, int64_t tileK);
+
+/// The K steps of one block: how many, and the K range of step t.
+struct KSchedule {
+  Value numSteps;
+  std::function<std::pair<Value, Value>(Value)> range; // t -> (k0, kLimit)
+};
+
+/// The K steps of the block at `m0` with flat K tiles of `tileK`: a contiguous
+/// range of steps for split-K (`splitIndex` of `splitK`), or the steps of
+/// the depth slices the tile reads outside the halo (qslice_outer).
+KSchedule buildKSchedule(KernelMath math, const ConvGeometry &g, Value m0,
+                         int64_t tileM, int64_t tileK, KOrder kOrder,
+                         int64_t splitK, Value splitIndex);
+
+/// The range [begin, end) of steps of `stepsPerSlice` K steps per depth slice
+/// (qslice_outer: the slices the tile reads outside the halo) or of
+/// `totalSteps` split `splitK` ways (taps_outer), as step indices.
+std::pair<Value, Value> buildStepRange(KernelMath math, const ConvGeometry &g,
+                                       Value m0, int64_t tileM,
+                                       int64_t stepsPerSlice,
+                                       int64_t totalSteps, KOrder kOrder,
+                                       int64_t splitK, Value splitIndex);
+
+/// The epilogue's view of a block: an f32 tile of tileM x tileN accumulators
+/// staged in shared memory (row stride `stagingStride`), written out by
+/// `threads` threads (this one is `tid` among them) with `outputVector`
+/// elements per access.
+struct StagedTile {
+  Value staging;
+  int64_t stagingStride = 0;
+  int64_t tileM = 0, tileN = 0;
+  int64_t outputVector = 1;
+  Value tid;
+  int64_t threads = 0;
+  Value m0, n0;
+};
+
+/// Stores one pair of adjacent accumulators at (row, col) of the staging
+/// tile (8-byte vector store).
+void stageAccumulatorPair(KernelMath &math, const StagedTile &tile, Value row,
+                          Value col, Value first, Value second);
+
+/// The coalesced pass from the staging tile to the output: bias, residual
+/// and the old output read, the epilogue applied (ScalarEmitters', as on
+/// every target) and the result written, `outputVector` channels a thread,
+/// or atomically added (split-K partial sums). The caller orders the staging
+/// writes before it (a barrier).
+void emitStagedEpilogue(KernelMath &math, const StagedTile &tile,
+                        const ConvGeometry &geometry, const KernelOperands &ops,
+                        StoreMode mode, Activation activation, Type outElem);
+
+/// The output vector width the epilogue can use: 8 when F and the epilogue
+/// operands' alignment allow 16-byte accesses, else 1.
+int64_t epilogueVectorWidth(const ConvGeometry &g, int64_t epilogueAlignment);
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_LIB_CONVERSION_GPU_KERNELCOMMON_H
