@@ -4,12 +4,15 @@
 For each shape of the suite (bench/shapes.json), on the same torch tensors:
   - cuDNN: torch.nn.functional.conv3d on bf16 channels_last_3d tensors with
     torch.backends.cudnn.benchmark = True (what PyTorch users get);
-  - conv3d-mlir: the sm80 kernel (compiled once through the C API) reading
-    the same memory: channels_last_3d input/weight/output are NDHWC / FQRSC
-    / NDHWF, the layouts the kernel takes;
+  - conv3d-mlir: each target's kernel (--targets, default sm90 then sm80;
+    compiled once through the C API) reading the same memory:
+    channels_last_3d input/weight/output are NDHWC / FQRSC / NDHWF, the
+    layouts the kernels take;
   - optionally the fused NVFP4 variant (input quantized in the tile load).
-Timing: CUDA events around each call, warm-up first, median of the runs,
-rotating among several input sets so repeated runs do not just hit L2.
+Timing: CUDA events around each call, warm-up first, median of the runs;
+the L2 is flushed before every timed call (a 256 MiB write, as
+triton.testing.do_bench does: the conservative number; --no-flush turns it
+off), and the calls rotate among several input sets.
 Correctness: both outputs against an fp32 (TF32 off) cuDNN reference.
 Reports ms, TFLOP/s, the speed ratio to cuDNN (cuDNN time / ours), the
 fraction of the roofline limit (max(FLOPs / 730 TFLOP/s, bytes / 3 TB/s) /
@@ -36,18 +39,23 @@ PEAK_BYTES = 3.0e12  # device copy, reads + writes
 L2_BYTES = 50 << 20
 
 
+FLUSH = None  # the L2-flushing buffer (main() allocates it unless --no-flush)
+
+
 def time_cuda(fn, reps, warmup):
     for _ in range(warmup):
         fn(0)
     torch.cuda.synchronize()
-    times = []
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for i in range(reps):
-        start.record()
+        if FLUSH is not None:
+            FLUSH.zero_()
+        starts[i].record()
         fn(i)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
     return statistics.median(times), times
 
 
@@ -62,8 +70,10 @@ def run_shape(engine, shape, args):
     n, c, d, h, w, f = (shape[k] for k in ("N", "C", "D", "H", "W", "F"))
     q, r, s = shape["k"]
     stride, pad = shape["stride"], shape["pad"]
+    dilation = shape.get("dilation", [1, 1, 1])
     spec_args = dict(input_shape=(n, d, h, w, c), filter_shape=(q, r, s, c, f),
-                     strides=stride, padding=(pad[0], pad[0], pad[1], pad[1], pad[2], pad[2]),
+                     strides=stride, dilations=dilation,
+                     padding=(pad[0], pad[0], pad[1], pad[1], pad[2], pad[2]),
                      filter_layout="fqrsc", dtype="bf16")
     spec = conv3d.Spec.from_shapes(**spec_args)
     nn, do, ho, wo, ff = spec.output_shape()
@@ -85,13 +95,14 @@ def run_shape(engine, shape, args):
     # Reference in fp32 without TF32.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    ref = F.conv3d(xs[0].float(), wt.float(), stride=stride, padding=pad)
+    ref = F.conv3d(xs[0].float(), wt.float(), stride=stride, padding=pad, dilation=dilation)
 
     # cuDNN.
-    cudnn_out = F.conv3d(xs[0], wt, stride=stride, padding=pad)
+    cudnn_out = F.conv3d(xs[0], wt, stride=stride, padding=pad, dilation=dilation)
     cudnn_err = rel_l2(cudnn_out, ref)
-    cudnn_ms, _ = time_cuda(lambda i: F.conv3d(xs[i % sets], wt, stride=stride, padding=pad),
-                            args.reps, args.warmup)
+    cudnn_ms, _ = time_cuda(
+        lambda i: F.conv3d(xs[i % sets], wt, stride=stride, padding=pad, dilation=dilation),
+        args.reps, args.warmup)
 
     result = dict(name=shape["name"], flops=flops, bytes=bytes_moved, limit_ms=limit_ms,
                   cudnn_ms=cudnn_ms, cudnn_err=cudnn_err)
@@ -101,7 +112,7 @@ def run_shape(engine, shape, args):
         tuning = {}
         for cfg in args.configs:
             try:
-                conv = engine.compile(spec, target="sm80", config=cfg)
+                conv = engine.compile(spec, target=args.targets[0], config=cfg)
             except conv3d.Conv3dError as e:
                 tuning[cfg] = str(e).splitlines()[-1][:120]
                 continue
@@ -115,15 +126,17 @@ def run_shape(engine, shape, args):
             ms, _ = time_cuda(call, args.reps, args.warmup)
             tuning[cfg] = dict(ms=ms, err=err, ratio=cudnn_ms / ms)
         result["tuning"] = tuning
-    variants = [("ours", dict(), None)]
+    # The first target is "ours"; the others are timed beside it.
+    variants = [("ours", dict(), None, args.targets[0])]
+    variants += [(t, dict(), None, t) for t in args.targets[1:]]
     if args.nvfp4:
         # The compiler's placement (cost model) and the forced tile placement.
-        variants.append(("nvfp4", dict(quant_block_size=16), "auto"))
-        variants.append(("nvfp4tile", dict(quant_block_size=16), "tile"))
-    for label, extra, placement in variants:
+        variants.append(("nvfp4", dict(quant_block_size=16), "auto", args.targets[0]))
+        variants.append(("nvfp4tile", dict(quant_block_size=16), "tile", args.targets[0]))
+    for label, extra, placement, target in variants:
         vspec = conv3d.Spec.from_shapes(**spec_args, **extra)
         try:
-            conv = engine.compile(vspec, target="sm80", config=args.config,
+            conv = engine.compile(vspec, target=target, config=args.config,
                                   quant_placement=placement)
         except conv3d.Conv3dError as e:
             result[label + "_error"] = str(e)[:400]
@@ -137,7 +150,7 @@ def run_shape(engine, shape, args):
         call(0)
         torch.cuda.synchronize()
         if not extra:
-            result["ours_err"] = rel_l2(ys[0], ref)
+            result[label + "_err"] = rel_l2(ys[0], ref)
         else:
             # NVFP4 changes the operand (its exactness is tested elsewhere);
             # report the distance to the unquantized result.
@@ -149,7 +162,7 @@ def run_shape(engine, shape, args):
             # A second engine stands in for a second process: it loads the
             # kernel from the disk cache the first one filled.
             cached = conv3d.Engine(cache_dir=args.cache_dir).compile(
-                vspec, target="sm80", config=args.config, quant_placement=placement)
+                vspec, target=target, config=args.config, quant_placement=placement)
             assert cached.compile_source == "disk cache", cached.compile_source
             result["ours_cached_compile_ms"] = cached.compile_millis
     del xs, ys, wt, ref, cudnn_out
@@ -167,8 +180,16 @@ def main():
     parser.add_argument("--configs", nargs="*", default=None,
                         help="time each of these configurations per shape (tuning)")
     parser.add_argument("--nvfp4", action="store_true", help="also time fused NVFP4")
+    parser.add_argument("--targets", nargs="+", default=["sm90", "sm80"],
+                        help="targets to time; the first is the one the table and "
+                        "the NVFP4 and tuning runs use")
+    parser.add_argument("--no-flush", action="store_true",
+                        help="do not flush the L2 before each timed call")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
+    global FLUSH
+    if not args.no_flush:
+        FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
 
     torch.backends.cudnn.benchmark = True
     shapes = json.load(open(args.suite))["shapes"]
@@ -188,9 +209,12 @@ def main():
         results.append(res)
         print(json.dumps(res), flush=True)
 
-    header = ("| shape | ours ms | cuDNN ms | ours TFLOP/s | speed vs cuDNN | of limit | "
-              "compile ms (cold / cached) | rel. err ours / cuDNN |")
-    lines = [header, "|---|---|---|---|---|---|---|---|"]
+    lines = [f"targets: {' '.join(args.targets)} (ours = {args.targets[0]}); "
+             f"L2 {'not flushed' if args.no_flush else 'flushed'} between calls",
+             "| shape | ours ms | cuDNN ms | ours TFLOP/s | speed vs cuDNN | of limit | "
+             "compile ms (cold / cached) | rel. err ours / cuDNN |"
+             + "".join(f" {t} ms | {t} vs cuDNN |" for t in args.targets[1:]),
+             "|---|---|---|---|---|---|---|---|" + "---|---|" * len(args.targets[1:])]
     ratios = []
     for r in results:
         if "ours_ms" not in r:
@@ -203,10 +227,18 @@ def main():
             f"{r['flops'] / r['ours_ms'] / 1e9:.0f} | {ratio:.2f}x | "
             f"{r['limit_ms'] / r['ours_ms'] * 100:.0f}% | {r['ours_compile_ms']:.0f} / "
             f"{r['ours_cached_compile_ms']:.0f} | "
-            f"{r['ours_err']:.2e} / {r['cudnn_err']:.2e} |")
+            f"{r['ours_err']:.2e} / {r['cudnn_err']:.2e} |"
+            + "".join(f" {r[t + '_ms']:.3f} | {r['cudnn_ms'] / r[t + '_ms']:.2f}x |"
+                      if t + "_ms" in r else " error | |" for t in args.targets[1:]))
     if ratios:
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-        lines.append(f"\ngeometric mean speed vs cuDNN: {geo:.3f}x over {len(ratios)} shapes")
+        lines.append(f"\ngeometric mean speed vs cuDNN ({args.targets[0]}): {geo:.3f}x over "
+                     f"{len(ratios)} shapes")
+    for t in args.targets[1:]:
+        other = [r["cudnn_ms"] / r[t + "_ms"] for r in results if t + "_ms" in r]
+        if other:
+            geo = math.exp(sum(math.log(x) for x in other) / len(other))
+            lines.append(f"geometric mean speed vs cuDNN ({t}): {geo:.3f}x over {len(other)} shapes")
     if args.nvfp4:
         lines.append("\n| shape | bf16 ms | NVFP4 (compiler's placement) ms | ratio | "
                      "NVFP4 in the tile load ms | ratio |")

@@ -184,3 +184,35 @@ std::pair<int64_t, int64_t> ConvGeometry::validOutputRange(unsigned axis,
   hi = std::clamp<int64_t>(hi, lo, outputSize(axis));
   return {lo, hi};
 }
+
+std::optional<std::string>
+ConvGeometry::tmaIm2colProblem(int64_t elementBytes) const {
+  static constexpr const char *kAxisNames[3] = {"depth", "height", "width"};
+  // Limits of rank-5 im2col descriptors and loads (cuda.h, PTX ISA; checked
+  // on an H100): corners in [-16, 15], 5-bit im2col offsets, element
+  // strides 1..8, 16-byte global strides.
+  std::array<int64_t, 3> lower = tmaIm2colLowerCorner(),
+                         upper = tmaIm2colUpperCorner();
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    const char *name = kAxisNames[axis];
+    if (lower[axis] < -16 || lower[axis] > 15 || upper[axis] < -16 ||
+        upper[axis] > 15)
+      return "the " + std::string(name) + " padding (" +
+             std::to_string(padLow[axis]) + ", " +
+             std::to_string(padHigh[axis]) + ") and window put a TMA im2col " +
+             "corner outside [-16, 15]";
+    if ((window[axis] - 1) * dilations[axis] > 31)
+      return "the dilated " + std::string(name) + " window spans " +
+             std::to_string(effectiveWindow(axis)) +
+             " pixels; TMA im2col offsets reach 31";
+    if (strides[axis] > 8)
+      return "the " + std::string(name) + " stride " +
+             std::to_string(strides[axis]) +
+             " exceeds TMA's element stride limit of 8";
+  }
+  if ((channels * elementBytes) % 16 != 0)
+    return "a pixel's " + std::to_string(channels) +
+           " channels are not a multiple of 16 bytes (TMA's global stride "
+           "granularity)";
+  return std::nullopt;
+}

@@ -28,7 +28,7 @@ LogicalResult
 IGemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t tileM, int64_t tileN, int64_t tileK,
                         int64_t stages, int64_t warpsM, int64_t warpsN,
-                        KOrder kOrder, int64_t splitK) {
+                        KOrder kOrder, int64_t splitK, Target kernel) {
   auto positive = [&](int64_t value, StringRef name) -> LogicalResult {
     if (value > 0)
       return success();

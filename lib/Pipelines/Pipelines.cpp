@@ -166,7 +166,13 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16}));
   pm.addPass(createConv3dImplicitGemm(
       Conv3dImplicitGemmOptions{options.target}));
-  pm.addPass(createConv3dLowerToSM80());
+  // The target's kernel lowering. sm90 also lowers the grids it left to the
+  // sm80 kernel; sm100 configurations have no lowering yet, and the sm80
+  // lowering refuses them by name.
+  if (options.target == Target::sm90)
+    pm.addPass(createConv3dLowerToSM90());
+  else
+    pm.addPass(createConv3dLowerToSM80());
   pm.addPass(createConv3dLowerHostOpsToGPU());
   addPipeline(pm, "func.func(gpu-map-parallel-loops),"
                   "convert-parallel-loops-to-gpu,canonicalize,cse");

@@ -131,11 +131,11 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
 }
 
 llvm::Error checkTarget(const CompileOptions &options) {
-  if (options.target == Target::sm90 || options.target == Target::sm100)
+  if (options.target == Target::sm100)
     return llvm::createStringError(
         "target '" + stringifyTarget(options.target).str() +
-        "' has no lowering yet; use --target=sm80 (runs on any sm_80+ GPU) "
-        "or --target=cpu");
+        "' has no lowering yet; use --target=sm90 (H100/H200), sm80 (any "
+        "sm_80+ GPU) or cpu");
   return llvm::Error::success();
 }
 

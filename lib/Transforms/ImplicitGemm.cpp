@@ -178,7 +178,7 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
                 IGemmConfigAttr::get(rewriter.getContext(), tileM, tileN, tileK,
                                      config.getStages(), config.getWarpsM(),
                                      config.getWarpsN(), config.getKOrder(),
-                                     splitK));
+                                     splitK, config.getKernel()));
 
   rewriter.setInsertionPointToStart(grid.getBody());
   TileKernelBuilder kernel(rewriter, loc, conv, config);
@@ -252,11 +252,7 @@ struct ConvToImplicitGemm : OpRewritePattern<ConvOp> {
     if (!config) {
       if (!conv.getGeometry().hasStaticShape())
         return rewriter.notifyMatchFailure(conv, "needs static shapes");
-      std::optional<int64_t> blockSize;
-      if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
-        blockSize = quant->getBlockSize();
-      config = selectIGemmConfig(getContext(), conv.getGeometry(),
-                                 options.target, blockSize);
+      config = selectIGemmConfigForConv(conv, options.target);
     }
     if (failed(lowerConvToImplicitGemm(rewriter, conv, config)))
       return failure();

@@ -124,7 +124,8 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
     sliceConfig = IGemmConfigAttr::get(
         rewriter.getContext(), config->getTileM(), config->getTileN(),
         config->getTileK(), config->getStages(), config->getWarpsM(),
-        config->getWarpsN(), KOrder::taps_outer, config->getSplitK());
+        config->getWarpsN(), KOrder::taps_outer, config->getSplitK(),
+        config->getKernel());
 
   for (int64_t q = 0; q < g.window[kDepth]; ++q) {
     auto [lo, hi] = g.validOutputRange(kDepth, q);
@@ -216,11 +217,9 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
         continue;
       }
       // fused (or auto): reorder the K loop of the one kernel.
-      std::optional<int64_t> blockSize;
-      if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
-        blockSize = quant->getBlockSize();
-      IGemmConfigAttr config = conv.getConfig().value_or(
-          selectIGemmConfig(&getContext(), g, target, blockSize));
+      IGemmConfigAttr config = conv.getConfig()
+                                   ? *conv.getConfig()
+                                   : selectIGemmConfigForConv(conv, target);
       if (config.getSplitK() > 1) {
         if (forced) {
           conv.emitError("cannot apply the fused Q-slice strategy: the "
@@ -233,7 +232,8 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
       conv.setConfigAttr(IGemmConfigAttr::get(
           &getContext(), config.getTileM(), config.getTileN(),
           config.getTileK(), config.getStages(), config.getWarpsM(),
-          config.getWarpsN(), KOrder::qslice_outer, config.getSplitK()));
+          config.getWarpsN(), KOrder::qslice_outer, config.getSplitK(),
+          config.getKernel()));
     }
   }
 };

@@ -140,15 +140,20 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
       --warpsM;
     break;
   }
-  case Target::sm90:
+  case Target::sm90: {
+    // wgmma covers the whole N tile (up to 256 columns) per warpgroup; two
+    // consumer warpgroups split a 128-row M tile (one for 64 rows). A K
+    // step is one filter tap x 64 channels: one 128-byte-swizzled TMA box
+    // per operand. As many stages as fit beside the epilogue's staging.
     tileN = pickTileN(n, 256);
     tileM = pickTileM(m, ceilDiv(n, tileN), 128, 64, kH100SMs);
     tileK = 64;
-    stages = 4;
-    // Two consumer warpgroups split M; wgmma covers the whole N tile.
+    int64_t stageBytes = (tileM + tileN) * 128;
+    stages = std::clamp<int64_t>((200 * 1024) / stageBytes, 2, 6);
     warpsM = tileM >= 128 ? 8 : 4;
     warpsN = 1;
     break;
+  }
   case Target::sm100:
     tileN = pickTileN(n, 256);
     tileM = 128; // one tcgen05 MMA covers 128 rows; accumulators in TMEM
@@ -160,8 +165,67 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
   }
   if (quantBlockSize)
     tileK = roundUp(tileK, *quantBlockSize);
+  // The CPU and sm80 configs serve whatever target compiles them; the
+  // asynchronous kernels' configs name their kernel.
+  Target kernel = target == Target::sm90 || target == Target::sm100
+                      ? target
+                      : Target::cpu;
   return IGemmConfigAttr::get(context, tileM, tileN, tileK, stages, warpsM,
-                              warpsN, KOrder::taps_outer, /*splitK=*/1);
+                              warpsN, KOrder::taps_outer, /*splitK=*/1,
+                              kernel);
+}
+
+std::optional<std::string>
+mlir::conv3d::getSM90KernelProblem(const ConvGeometry &geometry,
+                                   FilterLayout layout, Type elementType,
+                                   bool quantizesInTile) {
+  if (!elementType.isBF16() && !elementType.isF16())
+    return "wgmma takes bf16 or f16 operands here";
+  if (layout != FilterLayout::fqrsc)
+    return std::string("the filter is QRSCF; the TMA filter tiles are "
+                       "K-major (FQRSC)");
+  if (quantizesInTile)
+    return std::string("NVFP4 quantization in the tile load runs in the "
+                       "sm80 kernel (the prepass placement feeds sm90)");
+  if (geometry.channels < 64)
+    return "C = " + std::to_string(geometry.channels) +
+           " is under one 64-channel TMA box; the sm80 kernel reads "
+           "narrow channels without padding them";
+  if (std::optional<std::string> problem = geometry.tmaIm2colProblem(2))
+    return problem;
+  return std::nullopt;
+}
+
+IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
+                                                       Target target) {
+  ConvGeometry geometry = conv.getGeometry();
+  std::optional<int64_t> blockSize;
+  if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
+    blockSize = quant->getBlockSize();
+  MLIRContext *context = conv.getContext();
+  if (target == Target::sm90) {
+    std::optional<std::string> problem = getSM90KernelProblem(
+        geometry, conv.getFilterLayout(),
+        getElementTypeOrSelf(conv.getInput().getType()),
+        /*quantizesInTile=*/blockSize.has_value());
+    if (problem) {
+      conv.emitRemark() << "conv3d: the sm90 kernel cannot take this "
+                           "convolution ("
+                        << *problem << "); it runs on the sm80 kernel";
+      IGemmConfigAttr sm80 =
+          selectIGemmConfig(context, geometry, Target::sm80, blockSize);
+      return withKernel(sm80, Target::sm80);
+    }
+  }
+  return selectIGemmConfig(context, geometry, target, blockSize);
+}
+
+IGemmConfigAttr mlir::conv3d::withKernel(IGemmConfigAttr config,
+                                         Target kernel) {
+  return IGemmConfigAttr::get(
+      config.getContext(), config.getTileM(), config.getTileN(),
+      config.getTileK(), config.getStages(), config.getWarpsM(),
+      config.getWarpsN(), config.getKOrder(), config.getSplitK(), kernel);
 }
 
 std::optional<std::string>
@@ -215,10 +279,12 @@ struct SelectConfigPass
       if (!geometry.hasStaticShape())
         return WalkResult::advance(); // dynamic shapes keep no config
       std::optional<int64_t> blockSize = quantBlockSizeOf(conv);
+      // A forced config without a kernel is for the target's own.
       IGemmConfigAttr chosen =
-          forced ? forced
-                 : selectIGemmConfig(&getContext(), geometry, target,
-                                     blockSize);
+          !forced ? selectIGemmConfigForConv(conv, target)
+          : forced.getKernel() == Target::cpu && target != Target::cpu
+              ? withKernel(forced, target)
+              : forced;
       if (std::optional<std::string> problem =
               checkConfigForConv(chosen, geometry, blockSize)) {
         conv.emitError() << "cannot use tile configuration " << chosen << ": "

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see scripts/gpu/stage.sh). Usage:
 #   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|bench|all
+# TARGET=sm90 makes `sweep` and `sanitize` exercise the sm90 kernel (H100).
 # Logs go to $OUT (when set) so they come back from the device tool.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -32,14 +33,29 @@ CFG
     2>&1 | tee "$out/lit.log" | tail -40 || status=1
 }
 run_sweep() {
-  step "sm80 sweep ($1 cases)"
-  conv3d-sweep --target=sm80 --count="$1" --dtypes=bf16,f16 --seed="${SEED:-1}" \
+  step "${TARGET:-sm80} sweep ($1 cases)"
+  conv3d-sweep --target="${TARGET:-sm80}" --count="$1" --dtypes=bf16,f16 --seed="${SEED:-1}" \
     --variants=epilogue,accumulate,fqrsc,quant,qslice,config \
     2>&1 | tee "$out/sweep.log" | tail -30 || status=1
 }
 run_sanitize() {
   step compute-sanitizer
   local cs=/usr/local/cuda/bin/compute-sanitizer
+  if [[ "${TARGET:-sm80}" == sm90 ]]; then
+    for tool in memcheck racecheck synccheck; do
+      for args in "--input-shape=1,6,12,12,64 --filter-shape=3,3,3,64,96 --padding=2,0,1,1,1,1" \
+                  "--input-shape=2,5,9,9,128 --filter-shape=3,3,3,128,256 --padding=1,1,1,1,1,1 --stride=2,1,2 --bias --activation=silu --residual" \
+                  "--input-shape=1,6,8,8,96 --filter-shape=3,3,3,96,40 --quantize-input=nvfp4 --quant-placement=prepass" \
+                  "--input-shape=1,6,9,9,64 --filter-shape=3,3,3,64,64 --padding=2,0,1,1,1,1 --qslice=fused" \
+                  "--input-shape=1,4,9,9,64 --filter-shape=3,3,3,64,128 --padding=1,1,1,1,1,1 --config=tile_m=256,tile_n=128,tile_k=64,stages=3,warps_m=8,warps_n=1" \
+                  "--input-shape=1,4,9,9,64 --filter-shape=3,3,3,64,64 --padding=1,1,1,1,1,1 --config=tile_m=64,tile_n=64,tile_k=64,stages=2,warps_m=4,warps_n=1,split_k=3 --accumulate"; do
+        $cs --tool "$tool" --error-exitcode 3 conv3d-run --quiet --target=sm90 --filter-layout=fqrsc $args \
+          >> "$out/sanitize.log" 2>&1 || { echo "$tool FAILED: $args"; status=1; }
+        tail -1 "$out/sanitize.log"
+      done
+    done
+    return
+  fi
   for tool in memcheck racecheck; do
     for args in "--input-shape=1,6,12,12,64 --filter-shape=3,3,3,64,96 --padding=2,0,1,1,1,1" \
                 "--input-shape=2,5,9,9,3 --filter-shape=3,3,3,3,5 --padding=1,1,1,1,1,1 --stride=2,1,2" \

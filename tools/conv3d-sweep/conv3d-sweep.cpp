@@ -39,7 +39,11 @@ static cl::opt<std::string> dtypes("dtypes",
                                    cl::init("f32,bf16"),
                                    cl::cat(sweepCategory));
 static cl::opt<std::string>
-    target("target", cl::desc("Target: cpu or sm80 (sm80 needs a GPU)"),
+    target("target",
+           cl::desc("Target: cpu, sm80 or sm90 (GPU targets need a GPU; "
+                    "sm90 an H100/H200). With sm90, most cases are drawn "
+                    "where the sm90 kernel applies (C >= 64, FQRSC), the "
+                    "rest exercise its fallback to the sm80 kernel"),
            cl::init("cpu"), cl::cat(sweepCategory));
 static cl::opt<std::string> lowering("lowering",
                                      cl::desc("CPU lowering: igemm, "
@@ -54,8 +58,10 @@ static cl::opt<std::string> variants(
              "the target)"),
     cl::init("epilogue,accumulate,fqrsc"), cl::cat(sweepCategory));
 static cl::opt<int> maxWork("max-work",
-                            cl::desc("Upper bound on M*N*K of a case"),
-                            cl::init(3000000), cl::cat(sweepCategory));
+                            cl::desc("Upper bound on M*N*K of a case (default "
+                                     "3e6; 4e7 for sm90, whose kernel needs "
+                                     "64 channels)"),
+                            cl::init(0), cl::cat(sweepCategory));
 static cl::opt<bool> verbose("v", cl::desc("Print every case"),
                              cl::cat(sweepCategory));
 
@@ -63,7 +69,8 @@ namespace {
 
 class CaseGenerator {
 public:
-  explicit CaseGenerator(uint64_t seed) : rng(seed) {}
+  CaseGenerator(uint64_t seed, double workLimit)
+      : rng(seed), workLimit(workLimit) {}
 
   int64_t pick(std::initializer_list<int64_t> values) {
     std::uniform_int_distribution<size_t> dist(0, values.size() - 1);
@@ -97,10 +104,56 @@ public:
       if (g.validate())
         continue;
       double work = double(g.gemmM()) * g.gemmN() * g.gemmK();
-      if (work > maxWork || g.gemmM() < 1)
+      if (work > workLimit || g.gemmM() < 1)
         continue;
       return g;
     }
+  }
+
+  /// A random valid geometry the sm90 kernel takes: C a multiple of 8 from
+  /// 64, paddings and windows within TMA im2col's corners, strides up to 3.
+  ConvGeometry sm90Geometry() {
+    for (;;) {
+      ConvGeometry g;
+      g.batch = pick({1, 1, 2, 3});
+      g.channels = pick({64, 64, 72, 96, 128, 136, 192});
+      g.filters = pick({8, 16, 40, 64, 96, 128, 136, 200, 256, 264});
+      int64_t cube = pick({1, 3, 3, 3, 2, 5});
+      for (unsigned axis = 0; axis < 3; ++axis) {
+        g.window[axis] = coin(0.8) ? cube : pick({1, 2, 3});
+        g.inputSize[axis] = range(1, 12);
+        g.strides[axis] = pick({1, 1, 1, 2, 3});
+        g.dilations[axis] = pick({1, 1, 1, 2});
+        g.padLow[axis] = range(0, 3);
+        g.padHigh[axis] = range(0, 3);
+      }
+      if (coin(0.3)) { // causal temporal padding
+        g.padLow[0] = g.effectiveWindow(0) - 1;
+        g.padHigh[0] = 0;
+      }
+      if (g.validate() || g.tmaIm2colProblem(2))
+        continue;
+      double work = double(g.gemmM()) * g.gemmN() * g.gemmK();
+      if (work > workLimit || g.gemmM() < 1)
+        continue;
+      return g;
+    }
+  }
+
+  /// A forced configuration valid for the sm90 kernel: 64-row wgmmas in one
+  /// or two consumer warpgroups, N tiles of 8-column multiples up to 256.
+  std::string sm90Config(bool qsliceOuter) {
+    int64_t warpsM = pick({4, 8});
+    int64_t tileM = warpsM == 4 ? pick({64, 128}) : pick({128, 256});
+    int64_t tileN = tileM == 256 ? pick({32, 64, 128}) : pick({16, 48, 64, 96, 128, 256});
+    std::string text = llvm::formatv(
+        "tile_m={0},tile_n={1},tile_k=64,stages={2},warps_m={3},warps_n=1",
+        tileM, tileN, pick({2, 3, 4}), warpsM);
+    if (qsliceOuter)
+      text += ",k_order=qslice_outer";
+    else if (coin(0.2))
+      text += ",split_k=" + std::to_string(pick({2, 3}));
+    return text;
   }
 
   /// A forced configuration valid for sm80: warp tiles of 16-row and
@@ -140,6 +193,7 @@ public:
   }
 
   std::mt19937_64 rng;
+  double workLimit;
 };
 
 struct CaseResult {
@@ -227,16 +281,19 @@ int main(int argc, char **argv) {
   // Every case is compiled: a sweep tests the compiler, and its one-off
   // kernels would only fill the disk cache.
   Engine engine{CacheOptions{}};
-  CaseGenerator gen(seed);
+  bool sm90 = *parsedTarget == Target::sm90;
+  CaseGenerator gen(seed, maxWork > 0 ? double(maxWork) : sm90 ? 4e7 : 3e6);
   int failures = 0;
   double worst = 0;
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < count; ++i) {
     ConvSpec spec;
-    spec.geometry = gen.geometry();
+    // sm90: most cases where its kernel applies, the rest test the fallback.
+    bool sm90Case = sm90 && gen.coin(0.85);
+    spec.geometry = sm90Case ? gen.sm90Geometry() : gen.geometry();
     spec.inputType = types[i % types.size()];
     spec.outputType = gen.coin(0.3) ? ElementType::f32 : spec.inputType;
-    if (has("fqrsc") && gen.coin())
+    if (sm90Case || (has("fqrsc") && gen.coin()))
       spec.filterLayout = FilterLayout::fqrsc;
     if (has("epilogue") && gen.coin(0.6)) {
       spec.hasBias = gen.coin();
@@ -278,10 +335,13 @@ int main(int argc, char **argv) {
     if (spec.inputQuantBlockSize && sliceK % *spec.inputQuantBlockSize != 0 &&
         (options.qslice == "fused" || options.qslice == "separate"))
       options.qslice = "auto";
+    bool qsliceOuter = options.qslice == "fused";
     if (has("config") && gen.coin(0.6))
-      options.config = options.target == Target::cpu
-                           ? gen.config(spec, options.qslice == "fused")
-                           : gen.gpuConfig(spec, options.qslice == "fused");
+      options.config = options.target == Target::cpu ? gen.config(spec, qsliceOuter)
+                       : sm90Case && !spec.inputQuantBlockSize
+                           ? gen.sm90Config(qsliceOuter)
+                           : gen.gpuConfig(spec, qsliceOuter) +
+                                 (sm90 ? ",kernel=sm80" : "");
 
     auto caseStart = std::chrono::steady_clock::now();
     CaseResult r = runCase(engine, spec, options, seed * 1000 + i);

@@ -5,6 +5,7 @@
 
 #include "conv3d/IR/Conv3dDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -52,6 +53,12 @@ void populateQuantizeToLoopsPatterns(RewritePatternSet &patterns,
 /// Lowers one implicit-GEMM grid loop to an sm80 kernel launch (reports the
 /// reason on the loop when it cannot).
 LogicalResult lowerGridToSM80(RewriterBase &rewriter, scf::ForallOp grid);
+
+/// Lowers one implicit-GEMM grid loop to a launch of the sm90 kernel (TMA
+/// im2col + wgmma, warp-specialized), or of the sm80 kernel when its config
+/// is for that one (conv3d-select-config's fallback); reports the reason
+/// on the loop when it cannot.
+LogicalResult lowerGridToSM90(RewriterBase &rewriter, scf::ForallOp grid);
 
 /// Patterns of `conv3d-lower-to-cpu`: tile ops to scalar loops, and
 /// conv3d.epilogue on memrefs to linalg.generic.

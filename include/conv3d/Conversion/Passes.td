@@ -103,6 +103,42 @@ def Conv3dLowerToSM80 : Pass<"conv3d-lower-to-sm80"> {
   ];
 }
 
+def Conv3dLowerToSM90 : Pass<"conv3d-lower-to-sm90"> {
+  let summary = "Lower implicit-GEMM grid loops to sm90 kernels (TMA im2col "
+                "+ wgmma)";
+  let description = [{
+    Each `scf.forall` grid loop whose `#conv3d.igemm_config` is for the sm90
+    kernel becomes one `gpu.launch` of a warp-specialized kernel for
+    sm_90a: a producer warpgroup (`setmaxnreg` down) whose first thread
+    issues, per K step (one filter tap x 64 channels), a rank-5 TMA im2col
+    load of the activation tile (`cp.async.bulk.tensor ... im2col`, 128-byte
+    swizzle, zeros in the halo and past the last row) and a tiled TMA load
+    of the FQRSC filter tile, completing on a per-stage `mbarrier`; one or
+    two consumer warpgroups (`setmaxnreg` up) that wait on it, issue
+    `wgmma.mma_async` m64nNk16 (bf16/f16, f32 accumulators) from shared
+    memory descriptors, and release the stage to the producer once the
+    wgmmas of the step read it; then the shared staged epilogue (bias,
+    activation, residual, accumulate or split-K atomics, cast). The host
+    code encodes the two TMA descriptors before each launch
+    (`conv3dTmaIm2colDescriptor`, `conv3dTmaTiledDescriptor`; device copies
+    cached by the runtime) and skips the launch if the driver refused one.
+    Grids whose config is for the sm80 kernel (the fallback
+    `conv3d-select-config` records, with a remark, for convolutions this
+    kernel cannot take) are lowered as `conv3d-lower-to-sm80` does.
+    See SM90KernelPlan.h for the constraints on the configuration.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def Conv3dQuantizeToLoops : Pass<"conv3d-quantize-to-loops"> {
   let summary = "Lower conv3d.quantize on memrefs with contiguous blocks to "
                 "one parallel loop over the blocks";

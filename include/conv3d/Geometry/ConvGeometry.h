@@ -140,6 +140,26 @@ struct ConvGeometry {
         math.mul(tap, dilations[axis]));
   }
 
+  /// The bounding box of a rank-5 TMA im2col descriptor over the NDHWC
+  /// input (cuTensorMapEncodeIm2col), per spatial axis in this type's D, H,
+  /// W order: the lower corner is -pad_lo, the upper corner pad_hi minus the
+  /// dilated window's extent past its first tap, so that the box's base
+  /// pixels are exactly the output positions (checked on an H100; see
+  /// TOOLCHAIN.md).
+  std::array<int64_t, 3> tmaIm2colLowerCorner() const {
+    return {-padLow[0], -padLow[1], -padLow[2]};
+  }
+  std::array<int64_t, 3> tmaIm2colUpperCorner() const {
+    return {padHigh[0] - (window[0] - 1) * dilations[0],
+            padHigh[1] - (window[1] - 1) * dilations[1],
+            padHigh[2] - (window[2] - 1) * dilations[2]};
+  }
+  /// Why a rank-5 TMA im2col descriptor cannot describe this convolution's
+  /// input (corners outside [-16, 15], im2col offsets over 31, element
+  /// strides over 8, channel rows not a multiple of 16 bytes for
+  /// `elementBytes`-byte elements), or none.
+  std::optional<std::string> tmaIm2colProblem(int64_t elementBytes) const;
+
   /// The output positions [lo, hi) along `axis` whose input coordinate for
   /// window tap `tap` lies inside the input (the only ones a Q-slice
   /// contributes to). Empty ranges have lo == hi.

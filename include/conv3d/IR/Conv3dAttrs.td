@@ -45,7 +45,12 @@ def Conv3d_IGemmConfigAttr : Conv3d_Attr<"IGemmConfig", "igemm_config"> {
     - `k_order`: `taps_outer` (one loop over the flat K index) or
       `qslice_outer` (depth slices outermost, halo-only slices skipped);
     - `split_k`: number of independent K ranges whose partial sums are
-      added in an f32 workspace.
+      added in an f32 workspace;
+    - `kernel`: the GPU kernel family the configuration is for (`sm80`,
+      `sm90`, `sm100`). The default, `cpu` (not printed), leaves it to the
+      target the pipeline compiles for; `conv3d-select-config` records
+      `sm80` when the target's own kernel cannot take the convolution and
+      the sm80 kernel runs it instead.
   }];
   let parameters = (ins
     "int64_t":$tile_m,
@@ -56,7 +61,9 @@ def Conv3d_IGemmConfigAttr : Conv3d_Attr<"IGemmConfig", "igemm_config"> {
     DefaultValuedParameter<"int64_t", "1">:$warps_n,
     DefaultValuedParameter<"::mlir::conv3d::KOrder",
                            "::mlir::conv3d::KOrder::taps_outer">:$k_order,
-    DefaultValuedParameter<"int64_t", "1">:$split_k
+    DefaultValuedParameter<"int64_t", "1">:$split_k,
+    DefaultValuedParameter<"::mlir::conv3d::Target",
+                           "::mlir::conv3d::Target::cpu">:$kernel
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

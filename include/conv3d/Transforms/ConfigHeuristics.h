@@ -5,6 +5,7 @@
 
 #include "conv3d/Geometry/ConvGeometry.h"
 #include "conv3d/IR/Conv3dAttrs.h"
+#include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/Pipelines/Pipelines.h"
 
 #include <optional>
@@ -17,6 +18,23 @@ namespace mlir::conv3d {
 IGemmConfigAttr selectIGemmConfig(MLIRContext *context,
                                   const ConvGeometry &geometry, Target target,
                                   std::optional<int64_t> quantBlockSize);
+
+/// Why the sm90 kernel (TMA im2col + wgmma) cannot compute a convolution,
+/// or none: the host-side `canImplement` of that kernel, made where the
+/// configuration is chosen so that a convolution it cannot take gets an
+/// sm80 configuration instead.
+std::optional<std::string> getSM90KernelProblem(const ConvGeometry &geometry,
+                                                FilterLayout layout,
+                                                Type elementType,
+                                                bool quantizesInTile);
+
+/// The heuristic configuration of `conv` for `target`, falling back to the
+/// sm80 kernel (with a remark naming the reason) when the target's kernel
+/// cannot take it.
+IGemmConfigAttr selectIGemmConfigForConv(ConvOp conv, Target target);
+
+/// `config` for the kernel family `kernel`.
+IGemmConfigAttr withKernel(IGemmConfigAttr config, Target kernel);
 
 /// Why `config` cannot serve `geometry` (a message), or none. Checks what
 /// the verifier cannot know in general: quantization block alignment and

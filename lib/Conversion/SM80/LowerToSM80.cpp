@@ -190,6 +190,13 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   GridKernel &kernel = *found;
   IGemmConfigAttr config = kernel.config;
   Location loc = grid.getLoc();
+  if (config.getKernel() == Target::sm90 || config.getKernel() == Target::sm100)
+    return grid.emitError() << "conv3d-lower-to-sm80: " << config << " is for "
+                            << "the " << stringifyTarget(config.getKernel())
+                            << " kernel"
+                            << (config.getKernel() == Target::sm100
+                                    ? ", which has no lowering yet"
+                                    : "; run conv3d-lower-to-sm90");
   if (failed(checkGpuOperands(kernel, "sm80")))
     return failure();
   Value input = kernel.im2col.getInput(),

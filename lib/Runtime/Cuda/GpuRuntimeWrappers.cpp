@@ -436,6 +436,70 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
   return valueOr<void *>(self, driver->uploadTensorMap(*map), nullptr);
 }
 
+/// Uploads an encoded map (the driver's cache of device copies), or records
+/// the error and returns 0: host code skips the launch on 0, so a refused
+/// descriptor is an error from the run, never a kernel fault.
+static int64_t uploadOrDefer(const char *self, CudaDriver &driver,
+                             Expected<TensorMap> map) {
+  if (!map) {
+    defer(self, map.takeError());
+    return 0;
+  }
+  return reinterpret_cast<int64_t>(
+      valueOr<void *>(self, driver.uploadTensorMap(*map), nullptr));
+}
+
+extern "C" int64_t conv3dTmaIm2colDescriptor(
+    int64_t address, int64_t dataType, int64_t n, int64_t d, int64_t h,
+    int64_t w, int64_t c, int64_t lowerD, int64_t lowerH, int64_t lowerW,
+    int64_t upperD, int64_t upperH, int64_t upperW, int64_t strideD,
+    int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
+    int64_t pixelsPerColumn, int64_t swizzle) {
+  const char *self = "conv3dTmaIm2colDescriptor";
+  CudaDriver *driver = activeDriver(self);
+  if (!driver)
+    return 0;
+  Im2colTensorMapParams params;
+  params.dataType = TensorMapDataType(dataType);
+  params.globalAddress = reinterpret_cast<void *>(address);
+  unsigned bytes = getTensorMapElementBits(params.dataType) / 8;
+  // NDHWC, listed innermost first; a dense tensor.
+  params.globalDim = {uint64_t(c), uint64_t(w), uint64_t(h), uint64_t(d),
+                      uint64_t(n)};
+  params.globalStrides = {uint64_t(c * bytes), uint64_t(w * c * bytes),
+                          uint64_t(h * w * c * bytes),
+                          uint64_t(d * h * w * c * bytes)};
+  params.pixelBoxLowerCorner = {int(lowerW), int(lowerH), int(lowerD)};
+  params.pixelBoxUpperCorner = {int(upperW), int(upperH), int(upperD)};
+  params.channelsPerPixel = uint32_t(channelsPerPixel);
+  params.pixelsPerColumn = uint32_t(pixelsPerColumn);
+  params.elementStrides = {1, uint32_t(strideW), uint32_t(strideH),
+                           uint32_t(strideD), 1};
+  params.swizzle = TensorMapSwizzle(swizzle);
+  return uploadOrDefer(self, *driver, driver->encodeIm2col(params));
+}
+
+extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
+                                            int64_t dim0, int64_t dim1,
+                                            int64_t dim2, int64_t box0,
+                                            int64_t box1, int64_t box2,
+                                            int64_t swizzle) {
+  const char *self = "conv3dTmaTiledDescriptor";
+  CudaDriver *driver = activeDriver(self);
+  if (!driver)
+    return 0;
+  TiledTensorMapParams params;
+  params.dataType = TensorMapDataType(dataType);
+  params.globalAddress = reinterpret_cast<void *>(address);
+  unsigned bytes = getTensorMapElementBits(params.dataType) / 8;
+  // A dense rank-3 tensor, innermost first.
+  params.globalDim = {uint64_t(dim0), uint64_t(dim1), uint64_t(dim2)};
+  params.globalStrides = {uint64_t(dim0 * bytes), uint64_t(dim0 * dim1 * bytes)};
+  params.boxDim = {uint32_t(box0), uint32_t(box1), uint32_t(box2)};
+  params.swizzle = TensorMapSwizzle(swizzle);
+  return uploadOrDefer(self, *driver, driver->encodeTiled(params));
+}
+
 extern "C" void mgpuSetDefaultDevice(int32_t device) {
   defer("mgpuSetDefaultDevice", CudaDriver::requestDevice(device));
 }
@@ -476,6 +540,8 @@ mlir::conv3d::getGpuRuntimeSymbols() {
       CONV3D_SYMBOL(mgpuMemHostUnregisterMemRef),
       CONV3D_SYMBOL(mgpuTensorMapEncodeTiledMemref),
       CONV3D_SYMBOL(mgpuSetDefaultDevice),
+      CONV3D_SYMBOL(conv3dTmaIm2colDescriptor),
+      CONV3D_SYMBOL(conv3dTmaTiledDescriptor),
   };
 #undef CONV3D_SYMBOL
 }

@@ -1,0 +1,98 @@
+//===- SM90KernelPlan.h - the shape of an sm90 convolution kernel -*- C++ -*-//
+//
+// Everything the sm90 lowering decides before emitting IR, in one place:
+// warp roles, the K steps, the shared-memory layout of the TMA ring, the
+// mbarriers and the epilogue's staging tile, and the wgmma shared-memory
+// descriptors. Unit-tested without a GPU.
+//
+// The kernel: one producer warpgroup (one thread issues the TMA loads) and
+// one or two consumer warpgroups (wgmma, then the epilogue). A K step is one
+// filter tap x 64 channels: the activation rows come from one rank-5 TMA
+// im2col load (tile_m output positions x 64 channels, 128-byte swizzle),
+// the filter rows from one tiled TMA load of the FQRSC filter (tile_n
+// filters x 64 channels). Both tiles are then the canonical K-major
+// 128-byte-swizzled layout that wgmma reads: 8-row atoms of 1024 bytes,
+// each k16 slice 32 bytes further.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_CONVERSION_SM90_SM90KERNELPLAN_H
+#define CONV3D_CONVERSION_SM90_SM90KERNELPLAN_H
+
+#include "conv3d/Geometry/ConvGeometry.h"
+#include "conv3d/IR/Conv3dEnums.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir::conv3d::sm90 {
+
+inline constexpr int64_t kWarpgroupThreads = 128;
+/// Channels of one TMA box row: 64 16-bit elements = one 128-byte swizzle
+/// span.
+inline constexpr int64_t kChannelBlock = 64;
+inline constexpr int64_t kRowBytes = 128;
+/// Rows of one wgmma (m64nNk16) and the K of one instruction.
+inline constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
+/// Dynamic shared memory an H100 block can opt into (227 KiB).
+inline constexpr int64_t kMaxSharedBytes = 232448;
+/// The 128-byte swizzle needs 1024-byte-aligned tiles; the dynamic shared
+/// memory base is aligned at run time inside this much slack.
+inline constexpr int64_t kAlignmentSlack = 1024;
+/// Registers of the producer and consumer warpgroups (setmaxnreg): 128 x 40
+/// + 256 x 232 fits the 64K register file of one 384-thread block.
+inline constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
+
+struct SM90KernelPlan {
+  int64_t tileM = 0, tileN = 0, stages = 0;
+  /// Consumer warpgroups, each owning tileM / consumerGroups rows, as
+  /// `mmaTilesM` m64 wgmmas per k16.
+  int64_t consumerGroups = 1, mmaTilesM = 1;
+  int64_t threads = 0;
+
+  // K steps: (tap, channel block) pairs, q outermost (so a depth-slice
+  // range of steps is contiguous).
+  int64_t channelBlocks = 0, taps = 0, stepsPerSlice = 0, totalSteps = 0;
+  KOrder kOrder = KOrder::taps_outer;
+  int64_t splitK = 1;
+
+  // Shared memory, from the run-time-aligned base (bytes): the A ring, the
+  // B ring, the full and empty mbarriers (one each per stage); the f32
+  // staging tile of the epilogue aliases the rings.
+  int64_t aStageBytes = 0, bStageBytes = 0, pipelineBytes = 0;
+  int64_t stagingStride = 0, stagingBytes = 0;
+  int64_t barrierOffset = 0, sharedBytes = 0;
+  /// Bytes one K step's two TMA loads deliver (the full barrier's
+  /// transaction count; out-of-bounds fill included).
+  int64_t stepBytes = 0;
+  /// Output elements per epilogue access.
+  int64_t outputVector = 1;
+
+  /// Builds the plan, or returns why the configuration cannot be lowered to
+  /// the sm90 kernel for this convolution. `warpsM` (4 per consumer
+  /// warpgroup) and `tileK` (64) come from the configuration.
+  static std::optional<std::string>
+  build(const ConvGeometry &geometry, int64_t tileM, int64_t tileN,
+        int64_t tileK, int64_t stages, int64_t warpsM, int64_t warpsN,
+        KOrder kOrder, int64_t splitK, int64_t epilogueAlignment,
+        SM90KernelPlan &plan);
+
+  /// A wgmma shared-memory matrix descriptor for a 128-byte-swizzled
+  /// K-major tile at shared address `address` (a multiple of 16):
+  /// bits 0-13 address >> 4, 16-29 leading byte offset >> 4 (1: unused
+  /// when K fits one swizzle span), 32-45 stride byte offset >> 4 (1024
+  /// bytes between 8-row atoms), 62-63 layout (1 = 128-byte swizzle).
+  static uint64_t sharedMemoryDescriptor(uint64_t address) {
+    return descriptorTemplate() | ((address & 0x3FFFF) >> 4);
+  }
+  /// The descriptor's address-independent bits.
+  static uint64_t descriptorTemplate() {
+    return (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+           (uint64_t(1) << 62);
+  }
+};
+
+} // namespace mlir::conv3d::sm90
+
+#endif // CONV3D_CONVERSION_SM90_SM90KERNELPLAN_H

@@ -1,0 +1,71 @@
+//===- SM90KernelPlan.cpp - sm90 kernel planning --------------------------===//
+
+#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::sm90;
+
+std::optional<std::string> SM90KernelPlan::build(
+    const ConvGeometry &g, int64_t tileM, int64_t tileN, int64_t tileK,
+    int64_t stages, int64_t warpsM, int64_t warpsN, KOrder kOrder,
+    int64_t splitK, int64_t epilogueAlignment, SM90KernelPlan &plan) {
+  auto fail = [](const llvm::Twine &message) { return message.str(); };
+  if (tileK != kChannelBlock)
+    return fail(llvm::formatv("tile_k must be {0} (one 128-byte TMA row of "
+                              "channels), got {1}",
+                              kChannelBlock, tileK));
+  if (warpsN != 1 || (warpsM != 4 && warpsM != 8))
+    return fail(llvm::formatv("the warp layout must be 4x1 or 8x1 (one or two "
+                              "consumer warpgroups), got {0}x{1}",
+                              warpsM, warpsN));
+  plan.consumerGroups = warpsM / 4;
+  if (tileM % (kWgmmaM * plan.consumerGroups) != 0 || tileM > 256)
+    return fail(llvm::formatv("tile_m = {0} must be a multiple of {1} (64 "
+                              "rows per wgmma per consumer warpgroup) and at "
+                              "most 256 (a TMA im2col box)",
+                              tileM, kWgmmaM * plan.consumerGroups));
+  if (tileN % 8 != 0 || tileN > 256)
+    return fail(llvm::formatv("tile_n = {0} must be a multiple of 8 up to 256 "
+                              "(one wgmma covers the N tile)",
+                              tileN));
+  if (stages < 2)
+    return fail(llvm::formatv("needs at least 2 stages, got {0}", stages));
+  if (splitK > 1 && kOrder != KOrder::taps_outer)
+    return fail("split_k > 1 needs k_order = taps_outer");
+  plan.tileM = tileM;
+  plan.tileN = tileN;
+  plan.stages = stages;
+  plan.mmaTilesM = tileM / (kWgmmaM * plan.consumerGroups);
+  plan.threads = kWarpgroupThreads * (1 + plan.consumerGroups);
+  plan.kOrder = kOrder;
+  plan.splitK = splitK;
+
+  plan.channelBlocks = ceilDiv(g.channels, kChannelBlock);
+  plan.taps = g.window[0] * g.window[1] * g.window[2];
+  plan.stepsPerSlice = g.window[1] * g.window[2] * plan.channelBlocks;
+  plan.totalSteps = plan.taps * plan.channelBlocks;
+
+  // Every tile is a whole number of 1024-byte swizzle atoms (8 rows).
+  plan.aStageBytes = tileM * kRowBytes;
+  plan.bStageBytes = tileN * kRowBytes;
+  plan.stepBytes = plan.aStageBytes + plan.bStageBytes;
+  plan.pipelineBytes = stages * plan.stepBytes;
+  // Padding the staging rows by 4 floats spreads a fragment store's 8 rows
+  // over distinct banks.
+  plan.stagingStride = tileN + 4;
+  plan.stagingBytes = tileM * plan.stagingStride * 4;
+  plan.barrierOffset = std::max(plan.pipelineBytes, plan.stagingBytes);
+  plan.sharedBytes = plan.barrierOffset + 2 * stages * 8 + kAlignmentSlack;
+  if (plan.sharedBytes > kMaxSharedBytes)
+    return fail(llvm::formatv(
+        "{0} stages of {1}x64 and {2}x64 tiles ({3} bytes) and the epilogue's "
+        "staging ({4} bytes) need {5} bytes of shared memory; an H100 block "
+        "has {6}",
+        stages, tileM, tileN, plan.pipelineBytes, plan.stagingBytes,
+        plan.sharedBytes, kMaxSharedBytes));
+  plan.outputVector =
+      g.filters % 8 == 0 && epilogueAlignment % 8 == 0 ? 8 : 1;
+  return std::nullopt;
+}
