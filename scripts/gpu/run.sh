@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see scripts/gpu/stage.sh). Usage:
-#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|bench|all
+#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|bench|all
 # TARGET=sm90 makes `sweep` and `sanitize` exercise the sm90 kernel (H100).
 # Logs go to $OUT (when set) so they come back from the device tool.
 set -uo pipefail
@@ -67,6 +67,27 @@ run_sanitize() {
     done
   done
 }
+run_smoke() {
+  step "${TARGET:-sm90} smoke tests"
+  # Each case: compile, run on random data with a poisoned output, check
+  # against the float64 reference; a hang is a failure (timeout).
+  local cases=(
+    "--input-shape=1,6,16,16,64 --filter-shape=3,3,3,64,128 --padding=2,0,1,1,1,1"
+    "--input-shape=1,4,8,8,64 --filter-shape=1,1,1,64,64"
+    "--input-shape=2,5,9,9,128 --filter-shape=3,3,3,128,256 --padding=1,1,1,1,1,1 --stride=2,1,2 --bias --activation=silu --residual"
+    "--input-shape=1,6,12,12,96 --filter-shape=3,3,3,96,96 --padding=2,0,1,1,1,1"
+    "--input-shape=1,6,9,9,64 --filter-shape=3,3,3,64,64 --padding=2,0,1,1,1,1 --qslice=fused"
+    "--input-shape=1,4,9,9,64 --filter-shape=3,3,3,64,64 --padding=1,1,1,1,1,1 --config=tile_m=64,tile_n=64,tile_k=64,stages=2,warps_m=4,warps_n=1,split_k=3"
+    "--input-shape=1,4,9,9,64 --filter-shape=3,3,3,64,128 --padding=1,1,1,1,1,1 --config=tile_m=256,tile_n=128,tile_k=64,stages=3,warps_m=8,warps_n=1"
+    "--input-shape=1,5,10,10,72 --filter-shape=3,3,3,72,40 --dilation=2,1,2 --padding=2,2,1,1,2,2 --dtype=f16 --accumulate"
+    "--input-shape=1,6,8,8,16 --filter-shape=3,3,3,16,32"
+  )
+  for args in "${cases[@]}"; do
+    [[ "$args" == *--dtype* ]] || args="$args --dtype=bf16"
+    timeout 60 conv3d-run --target="${TARGET:-sm90}" --filter-layout=fqrsc \
+      $args 2>&1 | tail -2 | tee -a "$out/smoke.log" || status=1
+  done
+}
 run_bench() { step benchmark; python3 bench/run_bench.py --out "$out" "$@" || status=1; }
 
 case "${1:-all}" in
@@ -75,8 +96,9 @@ case "${1:-all}" in
   lit) run_lit ;;
   sweep) run_sweep "${2:-120}" ;;
   sanitize) run_sanitize ;;
+  smoke) run_smoke ;;
   bench) shift; run_bench "$@" ;;
   all) run_info; run_unit; run_lit; run_sweep "${2:-120}"; run_sanitize ;;
-  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|bench|all"; exit 2 ;;
+  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|bench|all"; exit 2 ;;
 esac
 exit $status

@@ -360,19 +360,23 @@ void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *descriptor,
                                      int64_t oobFill, int64_t *boxDims);
 void mgpuSetDefaultDevice(int32_t device);
 /// The sm90 kernels' descriptors, called by their host code before each
-/// launch: a rank-5 im2col map of a dense NDHWC tensor (corners and element
-/// strides per spatial axis, D, H, W) and a tiled map of a dense rank-3
-/// tensor (sizes and box innermost first). Each returns the device address
-/// of the map (cached by its bytes), or 0 with the error recorded for the
-/// run to report; the host code then skips the launch.
+/// launch: a rank-5 im2col map of an NDHWC tensor with contiguous channels
+/// (sizes, element pitches of N, D, H, W; corners and traversal strides per
+/// spatial axis, D, H, W) and a tiled map of a rank-3 tensor (sizes and box
+/// innermost first, element strides of dimensions 1 and 2). Each returns
+/// the device address of the map (cached by its bytes), or 0 with the
+/// error recorded for the run to report; the host code then skips the
+/// launch.
 int64_t conv3dTmaIm2colDescriptor(
     int64_t address, int64_t dataType, int64_t n, int64_t d, int64_t h,
-    int64_t w, int64_t c, int64_t lowerD, int64_t lowerH, int64_t lowerW,
+    int64_t w, int64_t c, int64_t pitchN, int64_t pitchD, int64_t pitchH,
+    int64_t pitchW, int64_t lowerD, int64_t lowerH, int64_t lowerW,
     int64_t upperD, int64_t upperH, int64_t upperW, int64_t strideD,
     int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
     int64_t pixelsPerColumn, int64_t swizzle);
 int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
                                  int64_t dim0, int64_t dim1, int64_t dim2,
+                                 int64_t stride1, int64_t stride2,
                                  int64_t box0, int64_t box1, int64_t box2,
                                  int64_t swizzle);
 }

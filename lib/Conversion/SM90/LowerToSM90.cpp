@@ -425,28 +425,18 @@ func::FuncOp declareDescriptorFunction(ModuleOp module, StringRef name,
   return fn;
 }
 
-/// The device address of a dense memref's first element, as i64.
+/// The device address of a memref's first element (its offset applied), as
+/// i64.
 Value baseAddress(OpBuilder &b, Location loc, Value memref) {
-  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-}
-
-/// Whether `memref` is a row-major buffer with no offset (what the
-/// descriptors' dense sizes and strides describe).
-bool isDense(Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (!type.hasStaticShape() ||
-      failed(type.getStridesAndOffset(strides, offset)) || offset != 0)
-    return false;
-  int64_t expected = 1;
-  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-    if (type.getDimSize(d) > 1 && strides[d] != expected)
-      return false;
-    expected *= type.getDimSize(d);
-  }
-  return true;
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, meta.getBaseBuffer());
+  int64_t bytes =
+      getElementTypeOrSelf(memref.getType()).getIntOrFloatBitWidth() / 8;
+  Value offset = arith::MulIOp::create(
+      b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
+  Value address = arith::AddIOp::create(b, loc, base, offset);
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
 }
 
 } // namespace
@@ -476,9 +466,10 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
         filter = kernel.filterLoad.getFilter();
   std::optional<std::string> problem = getSM90KernelProblem(
       g, kernel.filterLayout(), inElem, quantizes);
-  if (!problem && (!isDense(input) || !isDense(filter)))
-    problem = "TMA descriptors here describe dense (identity-layout) input "
-              "and filter buffers";
+  // TMA reads from 16-byte-aligned addresses with 16-byte strides.
+  if (!problem && (elementAlignment(input) < 8 || elementAlignment(filter) < 8))
+    problem = "TMA needs the input's and the filter's offsets and strides "
+              "in multiples of 16 bytes";
   if (problem)
     return grid.emitError() << "cannot lower " << config
                             << " to the sm90 kernel: " << *problem;
@@ -519,9 +510,9 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
     return grid.emitError("conv3d-lower-to-sm90 needs an enclosing module "
                           "(for the descriptor functions)");
   func::FuncOp im2colFn =
-      declareDescriptorFunction(module, kIm2colDescriptorFn, 19);
+      declareDescriptorFunction(module, kIm2colDescriptorFn, 23);
   func::FuncOp tiledFn =
-      declareDescriptorFunction(module, kTiledDescriptorFn, 9);
+      declareDescriptorFunction(module, kTiledDescriptorFn, 11);
   auto i64 = [&](int64_t v) {
     return arith::ConstantIntOp::create(rewriter, loc,
                                         rewriter.getI64Type(), v)
@@ -533,18 +524,22 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   SmallVector<Value> im2colArgs = {
       baseAddress(rewriter, loc, input), i64(dataType), i64(g.batch),
       i64(g.inputSize[0]), i64(g.inputSize[1]), i64(g.inputSize[2]),
-      i64(g.channels), i64(lower[0]), i64(lower[1]), i64(lower[2]),
+      i64(g.channels), i64(ops.input.strides[0]), i64(ops.input.strides[1]),
+      i64(ops.input.strides[2]), i64(ops.input.strides[3]), i64(lower[0]),
+      i64(lower[1]), i64(lower[2]),
       i64(upper[0]), i64(upper[1]), i64(upper[2]), i64(g.strides[0]),
       i64(g.strides[1]), i64(g.strides[2]), i64(kChannelBlock),
       i64(plan.tileM), i64(kTmaSwizzle128B)};
   Value descA =
       func::CallOp::create(rewriter, loc, im2colFn, im2colArgs).getResult(0);
-  // The FQRSC filter as a dense [F][Q*R*S][C] tensor; a box is tile_n
+  // The FQRSC filter as an [F][Q*R*S][C] tensor (its (q, r, s, c)
+  // dimensions collapse: flattenOperands checked it); a box is tile_n
   // filters x one tap x 64 channels.
   SmallVector<Value> tiledArgs = {
       baseAddress(rewriter, loc, filter), i64(dataType), i64(g.channels),
-      i64(plan.taps), i64(g.filters), i64(kChannelBlock), i64(1),
-      i64(plan.tileN), i64(kTmaSwizzle128B)};
+      i64(plan.taps), i64(g.filters), i64(g.channels * ops.filter.strides[0]),
+      i64(ops.filter.strides[1]), i64(kChannelBlock), i64(1), i64(plan.tileN),
+      i64(kTmaSwizzle128B)};
   Value descB =
       func::CallOp::create(rewriter, loc, tiledFn, tiledArgs).getResult(0);
   Value zero = i64(0);

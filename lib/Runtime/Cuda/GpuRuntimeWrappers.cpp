@@ -451,7 +451,8 @@ static int64_t uploadOrDefer(const char *self, CudaDriver &driver,
 
 extern "C" int64_t conv3dTmaIm2colDescriptor(
     int64_t address, int64_t dataType, int64_t n, int64_t d, int64_t h,
-    int64_t w, int64_t c, int64_t lowerD, int64_t lowerH, int64_t lowerW,
+    int64_t w, int64_t c, int64_t pitchN, int64_t pitchD, int64_t pitchH,
+    int64_t pitchW, int64_t lowerD, int64_t lowerH, int64_t lowerW,
     int64_t upperD, int64_t upperH, int64_t upperW, int64_t strideD,
     int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
     int64_t pixelsPerColumn, int64_t swizzle) {
@@ -463,12 +464,12 @@ extern "C" int64_t conv3dTmaIm2colDescriptor(
   params.dataType = TensorMapDataType(dataType);
   params.globalAddress = reinterpret_cast<void *>(address);
   unsigned bytes = getTensorMapElementBits(params.dataType) / 8;
-  // NDHWC, listed innermost first; a dense tensor.
+  // NDHWC with contiguous channels, listed innermost first; element
+  // strides of the W, H, D and N dimensions.
   params.globalDim = {uint64_t(c), uint64_t(w), uint64_t(h), uint64_t(d),
                       uint64_t(n)};
-  params.globalStrides = {uint64_t(c * bytes), uint64_t(w * c * bytes),
-                          uint64_t(h * w * c * bytes),
-                          uint64_t(d * h * w * c * bytes)};
+  params.globalStrides = {uint64_t(pitchW * bytes), uint64_t(pitchH * bytes),
+                          uint64_t(pitchD * bytes), uint64_t(pitchN * bytes)};
   params.pixelBoxLowerCorner = {int(lowerW), int(lowerH), int(lowerD)};
   params.pixelBoxUpperCorner = {int(upperW), int(upperH), int(upperD)};
   params.channelsPerPixel = uint32_t(channelsPerPixel);
@@ -479,11 +480,10 @@ extern "C" int64_t conv3dTmaIm2colDescriptor(
   return uploadOrDefer(self, *driver, driver->encodeIm2col(params));
 }
 
-extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
-                                            int64_t dim0, int64_t dim1,
-                                            int64_t dim2, int64_t box0,
-                                            int64_t box1, int64_t box2,
-                                            int64_t swizzle) {
+extern "C" int64_t conv3dTmaTiledDescriptor(
+    int64_t address, int64_t dataType, int64_t dim0, int64_t dim1,
+    int64_t dim2, int64_t stride1, int64_t stride2, int64_t box0, int64_t box1,
+    int64_t box2, int64_t swizzle) {
   const char *self = "conv3dTmaTiledDescriptor";
   CudaDriver *driver = activeDriver(self);
   if (!driver)
@@ -492,9 +492,10 @@ extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
   params.dataType = TensorMapDataType(dataType);
   params.globalAddress = reinterpret_cast<void *>(address);
   unsigned bytes = getTensorMapElementBits(params.dataType) / 8;
-  // A dense rank-3 tensor, innermost first.
+  // A rank-3 tensor, innermost (contiguous) first; element strides of
+  // dimensions 1 and 2.
   params.globalDim = {uint64_t(dim0), uint64_t(dim1), uint64_t(dim2)};
-  params.globalStrides = {uint64_t(dim0 * bytes), uint64_t(dim0 * dim1 * bytes)};
+  params.globalStrides = {uint64_t(stride1 * bytes), uint64_t(stride2 * bytes)};
   params.boxDim = {uint32_t(box0), uint32_t(box1), uint32_t(box2)};
   params.swizzle = TensorMapSwizzle(swizzle);
   return uploadOrDefer(self, *driver, driver->encodeTiled(params));
