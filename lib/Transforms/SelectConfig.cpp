@@ -144,12 +144,22 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
     // wgmma covers the whole N tile (up to 256 columns) per warpgroup; two
     // consumer warpgroups split a 128-row M tile (one for 64 rows). A K
     // step is one filter tap x 64 channels: one 128-byte-swizzled TMA box
-    // per operand. As many stages as fit beside the epilogue's staging.
+    // per operand. The kernel is persistent, so the epilogue's f32 staging
+    // tile has its own shared memory: as many stages as fit beside it (up
+    // to 6), with the staging in column halves or quarters when whole
+    // rows would leave fewer than 4 (SM90KernelPlan does the same).
     tileN = pickTileN(n, 256);
     tileM = pickTileM(m, ceilDiv(n, tileN), 128, 64, kH100SMs);
     tileK = 64;
     int64_t stageBytes = (tileM + tileN) * 128;
-    stages = std::clamp<int64_t>((200 * 1024) / stageBytes, 2, 6);
+    constexpr int64_t kBudget = 232448 - 2048; // the block's shared memory
+    for (int64_t chunks = 1; chunks <= 4; chunks *= 2) {
+      int64_t staging = tileM * (tileN / chunks + 4) * 4;
+      stages = (kBudget - staging) / stageBytes;
+      if (stages >= 4 || (tileN / chunks) % 16 != 0)
+        break;
+    }
+    stages = std::clamp<int64_t>(stages, 2, 6);
     warpsM = tileM >= 128 ? 8 : 4;
     warpsN = 1;
     break;

@@ -374,6 +374,9 @@ int64_t conv3dTmaIm2colDescriptor(
     int64_t upperD, int64_t upperH, int64_t upperW, int64_t strideD,
     int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
     int64_t pixelsPerColumn, int64_t swizzle);
+/// The current device's multiprocessor count (persistent kernels launch one
+/// block per multiprocessor); 1 with the error recorded when no device.
+int64_t conv3dMultiprocessorCount();
 int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
                                  int64_t dim0, int64_t dim1, int64_t dim2,
                                  int64_t stride1, int64_t stride2,

@@ -60,6 +60,7 @@ constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle128B = 3;
 
 constexpr StringLiteral kIm2colDescriptorFn = "conv3dTmaIm2colDescriptor";
 constexpr StringLiteral kTiledDescriptorFn = "conv3dTmaTiledDescriptor";
+constexpr StringLiteral kSMCountFn = "conv3dMultiprocessorCount";
 
 /// Everything the kernel's parts share.
 struct SM90Kernel {
@@ -73,10 +74,12 @@ struct SM90Kernel {
   Activation activation;
   Type indexType;
 
-  // Set up at the top of the kernel.
-  Value tid = {}, m0 = {}, n0 = {}, split = {};
-  Value smemBase = {};    ///< i32 shared address, 1024-byte aligned
-  Value smemShift = {};   ///< index: bytes from the dynamic base to smemBase
+  int64_t numMT = 0, numNT = 0, numTiles = 0;
+
+  // Set up at the top of the kernel (i32).
+  Value tid = {}, blockId = {}, gridSize = {};
+  Value smemBase = {};    ///< shared address, 1024-byte aligned
+  Value smemShift = {};   ///< bytes from the dynamic base to smemBase
   Value dynamicSmem = {}; ///< memref<?xi8, workgroup>
   Value descA = {}, descB = {}; ///< generic pointers to the TMA descriptors
 
@@ -122,73 +125,106 @@ struct SM90Kernel {
   }
 };
 
-/// The step range [begin, end) of this block (i32).
-std::pair<Value, Value> stepRange(SM90Kernel &k) {
-  return buildStepRange(k.i32(), k.g, k.m0, k.plan.tileM,
-                        k.plan.stepsPerSlice, k.plan.totalSteps,
-                        k.plan.kOrder, k.plan.splitK, k.split);
+/// A tile's origin: (m0, n0) and its split-K index (i32). N tiles vary
+/// fastest, so the blocks working at one time share input tiles in L2.
+struct TileOrigin {
+  Value m0, n0, split;
+};
+
+TileOrigin tileOrigin(SM90Kernel &k, Value tile) {
+  KernelMath m = k.i32();
+  Value tn = m.rem(tile, k.numNT);
+  Value rest = m.div(tile, k.numNT);
+  Value tm = m.rem(rest, k.numMT);
+  return {m.mul(tm, k.plan.tileM), m.mul(tn, k.plan.tileN),
+          k.plan.splitK > 1 ? m.div(rest, k.numMT) : Value()};
 }
 
-/// Thread 0 of the producer warpgroup: the TMA loads of every step.
+/// The step range [begin, end) of a tile (i32).
+std::pair<Value, Value> stepRange(SM90Kernel &k, const TileOrigin &tile) {
+  return buildStepRange(k.i32(), k.g, tile.m0, k.plan.tileM,
+                        k.plan.stepsPerSlice, k.plan.totalSteps,
+                        k.plan.kOrder, k.plan.splitK, tile.split);
+}
+
+/// The persistent loop over this block's tiles, carrying the count of K
+/// steps done so far (the ring position); `body` emits one tile's work and
+/// returns its step count.
+void forEachTile(SM90Kernel &k,
+                 function_ref<Value(const TileOrigin &, Value)> body) {
+  OpBuilder &b = k.b;
+  KernelMath m = k.i32();
+  auto loop = scf::ForOp::create(b, k.loc, k.blockId, m.constant(k.numTiles),
+                                 k.gridSize, ValueRange{m.constant(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value done = loop.getRegionIterArgs()[0];
+  Value steps = body(tileOrigin(k, loop.getInductionVar()), done);
+  scf::YieldOp::create(b, k.loc, ValueRange{m.add(done, steps)});
+}
+
+/// Thread 0 of the producer warpgroup: the TMA loads of every step of every
+/// tile of this block.
 void emitProducer(SM90Kernel &k) {
   OpBuilder &b = k.b;
   Location loc = k.loc;
   const SM90KernelPlan &plan = k.plan;
   const ConvGeometry &g = k.g;
   KernelMath m = k.i32();
-  auto [begin, end] = stepRange(k);
-  Value numSteps = m.sub(end, begin);
-
-  // The tile's first output position, and its input corner: TMA walks the
-  // rows from there (W, then H, D and the batch), zeros in the halo and
-  // past the last row.
-  auto pos = g.decomposeM(m, k.m0);
-  Value n = pos[0];
-  std::array<Value, 3> corner;
-  for (unsigned axis = 0; axis < 3; ++axis)
-    corner[axis] =
-        m.add(m.mul(pos[axis + 1], g.strides[axis]), m.constant(-g.padLow[axis]));
   auto i16 = [&](Value v) {
     return arith::TruncIOp::create(b, loc, b.getI16Type(), v).getResult();
   };
-
-  auto loop = scf::ForOp::create(b, loc, m.constant(0), numSteps,
-                                 m.constant(1));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value t = loop.getInductionVar();
-  auto [stage, phase] = k.stageAndPhase(t);
-  // The empty barrier's phase before the first release counts as complete.
-  NVVM::MBarrierTryWaitParityOp::create(
-      b, loc, k.emptyBarrier(stage),
-      arith::XOrIOp::create(b, loc, phase, m.constant(1)), m.constant(0));
-  Value full = k.fullBarrier(stage);
-  NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full,
-                                         m.constant(plan.stepBytes),
-                                         NVVM::MemScopeKind::CTA, false,
-                                         Value());
-  Value step = m.add(begin, t);
-  Value tap = m.div(step, plan.channelBlocks);
-  Value c0 = m.mul(m.rem(step, plan.channelBlocks), kChannelBlock);
-  auto qrs = delinearize<KernelMath, 3>(
-      m, tap, {g.window[0], g.window[1], g.window[2]});
-  // Coordinates and im2col offsets list the innermost dimension first.
-  SmallVector<Value> aCoords = {c0, corner[kWidth], corner[kHeight],
-                                corner[kDepth], n};
-  SmallVector<Value> offsets = {i16(m.mul(qrs[2], g.dilations[kWidth])),
-                                i16(m.mul(qrs[1], g.dilations[kHeight])),
-                                i16(m.mul(qrs[0], g.dilations[kDepth]))};
-  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-      b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full, offsets,
-      Value(), Value(), NVVM::TMALoadMode::IM2COL, false, nullptr, Value());
-  SmallVector<Value> bCoords = {c0, tap, k.n0};
-  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-      b, loc, k.clusterPtr(k.bStage(stage)), k.descB, bCoords, full,
-      ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false, nullptr,
-      Value());
+  forEachTile(k, [&](const TileOrigin &tile, Value done) {
+    auto [begin, end] = stepRange(k, tile);
+    Value numSteps = m.sub(end, begin);
+    // The tile's first output position and its input corner: TMA walks
+    // the rows from there (W, then H, D and the batch), zeros in the halo
+    // and past the last row.
+    auto pos = g.decomposeM(m, tile.m0);
+    std::array<Value, 3> corner;
+    for (unsigned axis = 0; axis < 3; ++axis)
+      corner[axis] = m.add(m.mul(pos[axis + 1], g.strides[axis]),
+                           m.constant(-g.padLow[axis]));
+    auto loop =
+        scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    auto [stage, phase] = k.stageAndPhase(m.add(done, t));
+    // The empty barrier's phase before the first release counts as done.
+    NVVM::MBarrierTryWaitParityOp::create(
+        b, loc, k.emptyBarrier(stage),
+        arith::XOrIOp::create(b, loc, phase, m.constant(1)), m.constant(0));
+    Value full = k.fullBarrier(stage);
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full,
+                                           m.constant(plan.stepBytes),
+                                           NVVM::MemScopeKind::CTA, false,
+                                           Value());
+    Value step = m.add(begin, t);
+    Value tap = m.div(step, plan.channelBlocks);
+    Value c0 = m.mul(m.rem(step, plan.channelBlocks), kChannelBlock);
+    auto qrs = delinearize<KernelMath, 3>(
+        m, tap, {g.window[0], g.window[1], g.window[2]});
+    // Coordinates and im2col offsets list the innermost dimension first.
+    SmallVector<Value> aCoords = {c0, corner[kWidth], corner[kHeight],
+                                  corner[kDepth], pos[0]};
+    SmallVector<Value> offsets = {i16(m.mul(qrs[2], g.dilations[kWidth])),
+                                  i16(m.mul(qrs[1], g.dilations[kHeight])),
+                                  i16(m.mul(qrs[0], g.dilations[kDepth]))};
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full,
+        offsets, Value(), Value(), NVVM::TMALoadMode::IM2COL, false, nullptr,
+        Value());
+    SmallVector<Value> bCoords = {c0, tap, tile.n0};
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, k.clusterPtr(k.bStage(stage)), k.descB, bCoords, full,
+        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false,
+        nullptr, Value());
+    return numSteps;
+  });
 }
 
-/// The consumer warpgroups: the wgmma mainloop and the epilogue.
+/// The consumer warpgroups: per tile, the wgmma mainloop and the epilogue.
 void emitConsumer(SM90Kernel &k) {
   OpBuilder &b = k.b;
   Location loc = k.loc;
@@ -199,20 +235,16 @@ void emitConsumer(SM90Kernel &k) {
   Value group = m.div(consumerTid, kWarpgroupThreads);
   Value warp = m.rem(m.div(consumerTid, 32), 4);
   Value lane = m.rem(consumerTid, 32);
-  auto [begin, end] = stepRange(k);
-  Value numSteps = m.sub(end, begin);
+  Value isLane0 = m.cmp(arith::CmpIPredicate::eq, lane, m.constant(0));
 
   Type f32 = b.getF32Type();
   int64_t accsPerTile = plan.tileN / 2;
-  auto accType =
-      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(accsPerTile, f32));
-  SmallVector<Value> inits(plan.mmaTilesM,
-                           LLVM::ZeroOp::create(b, loc, accType).getResult());
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(accsPerTile, f32));
   // This warpgroup's first A row, as a byte offset in a stage.
-  Value rowBytes =
-      m.mul(group, plan.mmaTilesM * kWgmmaM * kRowBytes);
-  auto wgmmaType = k.inElem.isBF16() ? NVVM::WGMMATypes::bf16
-                                     : NVVM::WGMMATypes::f16;
+  Value rowBytes = m.mul(group, plan.mmaTilesM * kWgmmaM * kRowBytes);
+  auto wgmmaType =
+      k.inElem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   auto shape = NVVM::MMAShapeAttr::get(ctx, kWgmmaM, plan.tileN, kWgmmaK);
   Value descTemplate = arith::ConstantIntOp::create(
       b, loc, b.getI64Type(),
@@ -221,131 +253,146 @@ void emitConsumer(SM90Kernel &k) {
     // The aligned base + offset < 256 KiB: (address >> 4) fits the 14-bit
     // field.
     Value address = m.add(k.smemBase, offset);
-    Value field = arith::ExtUIOp::create(b, loc, b.getI64Type(),
-                                         m.div(address, 16));
+    Value field =
+        arith::ExtUIOp::create(b, loc, b.getI64Type(), m.div(address, 16));
     return arith::OrIOp::create(b, loc, descTemplate, field).getResult();
   };
-
-  auto loop = scf::ForOp::create(b, loc, m.constant(0), numSteps,
-                                 m.constant(1), inits);
-  {
+  auto release = [&](Value cond, Value step) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, false);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value t = loop.getInductionVar();
-    auto [stage, phase] = k.stageAndPhase(t);
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, k.fullBarrier(stage), phase,
-                                          m.constant(0));
-    SmallVector<Value> accs(loop.getRegionIterArgs());
-    NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    Value aBase = m.add(k.aStage(stage), rowBytes);
-    Value bBase = k.bStage(stage);
-    for (int64_t kk = 0; kk < kChannelBlock / kWgmmaK; ++kk) {
-      // Each k16 slice is 32 bytes further along the swizzled rows.
-      Value descB = descriptor(m.add(bBase, m.constant(kk * 32)));
-      for (int64_t j = 0; j < plan.mmaTilesM; ++j) {
-        Value descA = descriptor(
-            m.add(aBase, m.constant(j * kWgmmaM * kRowBytes + kk * 32)));
-        accs[j] = NVVM::WgmmaMmaAsyncOp::create(
-            b, loc, accType, accs[j], descA, descB, shape, wgmmaType,
-            wgmmaType, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-            NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-            NVVM::MMALayout::row, NVVM::MMALayout::col, nullptr);
-      }
-    }
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    // Step t-1's wgmmas are done once at most this step's group is pending:
-    // its stage goes back to the producer (one arrival per consumer warp).
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-    Value release =
-        m.andI(m.cmp(arith::CmpIPredicate::ugt, t, m.constant(0)),
-               m.cmp(arith::CmpIPredicate::eq, lane, m.constant(0)));
-    auto releaseIf = scf::IfOp::create(b, loc, release, false);
-    {
-      OpBuilder::InsertionGuard thenGuard(b);
-      b.setInsertionPointToStart(releaseIf.thenBlock());
-      Value previous = m.rem(m.add(t, m.constant(plan.stages - 1)),
-                             plan.stages);
-      NVVM::MBarrierArriveOp::create(b, loc, Type(), k.emptyBarrier(previous),
-                                     Value());
-    }
-    scf::YieldOp::create(b, loc, accs);
-  }
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-
-  // Every consumer is done reading the ring before the staging tile
-  // overwrites it (the producer's loads all completed: each was waited on).
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    NVVM::MBarrierArriveOp::create(
+        b, loc, Type(), k.emptyBarrier(k.stageAndPhase(step).first), Value());
+  };
   Value consumers = m.constant(kWarpgroupThreads * plan.consumerGroups);
   auto consumerBarrier = [&] {
     NVVM::BarrierOp::create(b, loc, TypeRange{}, m.constant(1), consumers,
                             nullptr, Value());
   };
-  consumerBarrier();
   KernelMath math = k.math();
+  auto toKernel = [&](Value v) {
+    return k.indexType.isInteger(32)
+               ? v
+               : arith::ExtUIOp::create(b, loc, k.indexType, v).getResult();
+  };
   Value staging = memref::ViewOp::create(
       b, loc,
       MemRefType::get({plan.tileM * plan.stagingStride}, f32, nullptr,
                       gpu::AddressSpaceAttr::get(ctx,
                                                  gpu::AddressSpace::Workgroup)),
-      k.dynamicSmem, k.smemShift, ValueRange{});
-  auto toKernel = [&](Value v) {
-    return k.indexType.isInteger(32) ? v
-                                     : arith::ExtUIOp::create(b, loc,
-                                                              k.indexType, v)
-                                           .getResult();
-  };
-  StagedTile tile{staging,
-                  plan.stagingStride,
-                  plan.tileM,
-                  plan.tileN,
-                  plan.outputVector,
-                  toKernel(consumerTid),
-                  kWarpgroupThreads * plan.consumerGroups,
-                  toKernel(k.m0),
-                  toKernel(k.n0)};
-  // wgmma's accumulator layout: warp w of a warpgroup owns rows 16w..16w+15
-  // of each m64 tile; per n8 column group, a lane holds (lane/4, 2*(lane%4)
-  // + {0, 1}) and the same 8 rows below, as mma.sync's m16n8 fragments.
+      k.dynamicSmem,
+      math.toIndex(arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          m.add(k.smemShift, m.constant(plan.stagingOffset)))),
+      ValueRange{});
   Value laneRow = m.div(lane, 4);
   Value laneCol = m.mul(m.rem(lane, 4), 2);
-  for (int64_t j = 0; j < plan.mmaTilesM; ++j) {
-    Value tileRow = m.add(m.mul(group, plan.mmaTilesM * kWgmmaM),
-                          m.add(m.constant(j * kWgmmaM), m.mul(warp, 16)));
-    Value acc = loop.getResult(j);
-    for (int64_t i = 0; i < accsPerTile; i += 2) {
-      Value row = m.add(m.add(tileRow, laneRow), m.constant(i % 4 ? 8 : 0));
-      Value col = m.add(m.constant((i / 4) * 8), laneCol);
-      Value first = LLVM::ExtractValueOp::create(b, loc, acc, i);
-      Value second = LLVM::ExtractValueOp::create(b, loc, acc, i + 1);
-      stageAccumulatorPair(math, tile, toKernel(row), toKernel(col), first,
-                           second);
+
+  forEachTile(k, [&](const TileOrigin &tile, Value done) {
+    auto [begin, end] = stepRange(k, tile);
+    Value numSteps = m.sub(end, begin);
+    SmallVector<Value> inits(
+        plan.mmaTilesM, LLVM::ZeroOp::create(b, loc, accType).getResult());
+    auto loop = scf::ForOp::create(b, loc, m.constant(0), numSteps,
+                                   m.constant(1), inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value t = loop.getInductionVar();
+      Value step = m.add(done, t);
+      auto [stage, phase] = k.stageAndPhase(step);
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, k.fullBarrier(stage),
+                                            phase, m.constant(0));
+      SmallVector<Value> accs(loop.getRegionIterArgs());
+      NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      Value aBase = m.add(k.aStage(stage), rowBytes);
+      Value bBase = k.bStage(stage);
+      for (int64_t kk = 0; kk < kChannelBlock / kWgmmaK; ++kk) {
+        // Each k16 slice is 32 bytes further along the swizzled rows.
+        Value descB = descriptor(m.add(bBase, m.constant(kk * 32)));
+        for (int64_t j = 0; j < plan.mmaTilesM; ++j) {
+          Value descA = descriptor(
+              m.add(aBase, m.constant(j * kWgmmaM * kRowBytes + kk * 32)));
+          accs[j] = NVVM::WgmmaMmaAsyncOp::create(
+              b, loc, accType, accs[j], descA, descB, shape, wgmmaType,
+              wgmmaType, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+              NVVM::MMALayout::row, NVVM::MMALayout::col, nullptr);
+        }
+      }
+      NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+      // Step t-1's wgmmas are done once at most this step's group is
+      // pending: its stage goes back to the producer (one arrival per
+      // consumer warp).
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+      release(m.andI(m.cmp(arith::CmpIPredicate::ugt, t, m.constant(0)),
+                     isLane0),
+              m.sub(step, m.constant(1)));
+      scf::YieldOp::create(b, loc, accs);
     }
-  }
-  consumerBarrier();
-  emitStagedEpilogue(math, tile, k.g, k.ops, k.mode, k.activation, k.outElem);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    // The last step's stage goes back too: the producer is already loading
+    // the next tile while this one's epilogue runs.
+    release(m.andI(m.cmp(arith::CmpIPredicate::ugt, numSteps, m.constant(0)),
+                   isLane0),
+            m.sub(m.add(done, numSteps), m.constant(1)));
+
+    // The epilogue, one column chunk at a time through the staging tile.
+    // wgmma's accumulator layout: warp w of a warpgroup owns rows
+    // 16w..16w+15 of each m64 tile; per n8 column group, a lane holds
+    // (lane/4, 2*(lane%4) + {0, 1}) and the same 8 rows below, as
+    // mma.sync's m16n8 fragments.
+    int64_t chunk = plan.tileN / plan.epilogueChunks;
+    for (int64_t c = 0; c < plan.epilogueChunks; ++c) {
+      StagedTile staged{staging,
+                        plan.stagingStride,
+                        plan.tileM,
+                        chunk,
+                        plan.outputVector,
+                        toKernel(consumerTid),
+                        kWarpgroupThreads * plan.consumerGroups,
+                        toKernel(tile.m0),
+                        toKernel(m.add(tile.n0, m.constant(c * chunk)))};
+      // The previous pass (of this tile or the last) read the staging.
+      consumerBarrier();
+      for (int64_t j = 0; j < plan.mmaTilesM; ++j) {
+        Value tileRow = m.add(m.mul(group, plan.mmaTilesM * kWgmmaM),
+                              m.add(m.constant(j * kWgmmaM), m.mul(warp, 16)));
+        Value acc = loop.getResult(j);
+        for (int64_t i = 0; i < accsPerTile; i += 2) {
+          int64_t column = (i / 4) * 8;
+          if (column / chunk != c)
+            continue;
+          Value row =
+              m.add(m.add(tileRow, laneRow), m.constant(i % 4 ? 8 : 0));
+          Value col = m.add(m.constant(column - c * chunk), laneCol);
+          Value first = LLVM::ExtractValueOp::create(b, loc, acc, i);
+          Value second = LLVM::ExtractValueOp::create(b, loc, acc, i + 1);
+          stageAccumulatorPair(math, staged, toKernel(row), toKernel(col),
+                               first, second);
+        }
+      }
+      consumerBarrier();
+      emitStagedEpilogue(math, staged, k.g, k.ops, k.mode, k.activation,
+                         k.outElem);
+    }
+    return numSteps;
+  });
 }
 
-void buildKernel(SM90Kernel &k, gpu::LaunchOp launch, int64_t numMT,
-                 int64_t numNT) {
+void buildKernel(SM90Kernel &k, gpu::LaunchOp launch) {
   OpBuilder &b = k.b;
   Location loc = k.loc;
   const SM90KernelPlan &plan = k.plan;
   MLIRContext *ctx = b.getContext();
   KernelMath m = k.i32();
-  KernelMath math = k.math();
   auto toI32 = [&](Value index) {
     return arith::IndexCastOp::create(b, loc, b.getI32Type(), index)
         .getResult();
   };
   k.tid = toI32(launch.getThreadIds().x);
-  // N tiles vary fastest: consecutive blocks share an input tile in L2.
-  Value block = toI32(launch.getBlockIds().x);
-  Value tn = m.rem(block, numNT);
-  Value rest = m.div(block, numNT);
-  Value tm = m.rem(rest, numMT);
-  k.split = plan.splitK > 1 ? m.div(rest, numMT) : Value();
-  // Tile origins in i32 (M < 2^31 is checked on the host side).
-  k.m0 = m.mul(tm, plan.tileM);
-  k.n0 = m.mul(tn, plan.tileN);
+  k.blockId = toI32(launch.getBlockIds().x);
+  k.gridSize = toI32(launch.getGridSize().x);
 
   // The ring's base, aligned to 1024 bytes (the 128-byte swizzle's atom).
   auto workgroup =
@@ -354,14 +401,13 @@ void buildKernel(SM90Kernel &k, gpu::LaunchOp launch, int64_t numMT,
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                       workgroup));
-  Value raw = toI32(memref::ExtractAlignedPointerAsIndexOp::create(
-      b, loc, k.dynamicSmem));
+  Value raw = toI32(
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, k.dynamicSmem));
   Value aligned = arith::AndIOp::create(
       b, loc, m.add(raw, m.constant(kAlignmentSlack - 1)),
       m.constant(~(kAlignmentSlack - 1)));
   k.smemBase = aligned;
-  k.smemShift = math.toIndex(
-      arith::IndexCastOp::create(b, loc, b.getIndexType(), m.sub(aligned, raw)));
+  k.smemShift = m.sub(aligned, raw);
 
   // Descriptors travel as i64 kernel arguments.
   Type genericPtr = LLVM::LLVMPointerType::get(ctx);
@@ -411,7 +457,7 @@ void buildKernel(SM90Kernel &k, gpu::LaunchOp launch, int64_t numMT,
 }
 
 /// Declares `name` as an external function of `module` (i64 arguments and
-/// result) unless it exists.
+/// result; the runtime's wrappers) unless it exists.
 func::FuncOp declareDescriptorFunction(ModuleOp module, StringRef name,
                                        int64_t numArgs) {
   if (auto fn = module.lookupSymbol<func::FuncOp>(name))
@@ -497,12 +543,13 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
 
   int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
-  int64_t numBlocks = numMT * numNT * plan.splitK;
-  if (numBlocks >= (int64_t(1) << 31) || g.gemmM() + plan.tileM >= (int64_t(1) << 31))
+  int64_t numTiles = numMT * numNT * plan.splitK;
+  // Tile indices and rows are i32 in the kernel.
+  if (numTiles >= (int64_t(1) << 31) ||
+      g.gemmM() + plan.tileM >= (int64_t(1) << 31))
     return grid.emitError()
-           << "cannot lower " << config << " to the sm90 kernel: "
-           << numBlocks << " thread blocks exceed the grid limit of "
-           << "2^31 - 1 (or M does not fit 31 bits); use larger tiles";
+           << "cannot lower " << config << " to the sm90 kernel: " << numTiles
+           << " tiles or M = " << g.gemmM() << " do not fit 31 bits";
 
   // Host: the two descriptors (device copies, cached by the runtime).
   ModuleOp module = grid->getParentOfType<ModuleOp>();
@@ -559,8 +606,17 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   Value one = host.constant(1);
   Value sharedBytes = arith::ConstantIntOp::create(
       rewriter, loc, rewriter.getI32Type(), plan.sharedBytes);
+  // Persistent: one block per multiprocessor (the device's count, from the
+  // runtime), or one per tile when there are fewer.
+  func::FuncOp smCountFn = declareDescriptorFunction(module, kSMCountFn, 0);
+  Value smCount = arith::IndexCastOp::create(
+      rewriter, loc, rewriter.getIndexType(),
+      func::CallOp::create(rewriter, loc, smCountFn, ValueRange{})
+          .getResult(0));
+  Value blocks = arith::MinUIOp::create(rewriter, loc, smCount,
+                                        host.constant(numTiles));
   auto launch =
-      gpu::LaunchOp::create(rewriter, loc, host.constant(numBlocks), one, one,
+      gpu::LaunchOp::create(rewriter, loc, blocks, one, one,
                             host.constant(plan.threads), one, one, sharedBytes,
                             tokenType, ValueRange{start});
   {
@@ -580,7 +636,10 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                  indexType};
     k.descA = descA;
     k.descB = descB;
-    buildKernel(k, launch, numMT, numNT);
+    k.numMT = numMT;
+    k.numNT = numNT;
+    k.numTiles = numTiles;
+    buildKernel(k, launch);
     gpu::TerminatorOp::create(rewriter, loc);
   }
   gpu::WaitOp::create(rewriter, loc, Type(),

@@ -52,12 +52,20 @@ std::optional<std::string> SM90KernelPlan::build(
   plan.bStageBytes = tileN * kRowBytes;
   plan.stepBytes = plan.aStageBytes + plan.bStageBytes;
   plan.pipelineBytes = stages * plan.stepBytes;
-  // Padding the staging rows by 4 floats spreads a fragment store's 8 rows
-  // over distinct banks.
-  plan.stagingStride = tileN + 4;
-  plan.stagingBytes = tileM * plan.stagingStride * 4;
-  plan.barrierOffset = std::max(plan.pipelineBytes, plan.stagingBytes);
-  plan.sharedBytes = plan.barrierOffset + 2 * stages * 8 + kAlignmentSlack;
+  // The staging tile in 1, 2 or 4 column chunks (of 8-column multiples),
+  // the fewest that fit beside the ring. Padding the staging rows by 4
+  // floats spreads a fragment store's 8 rows over distinct banks.
+  for (plan.epilogueChunks = 1;; plan.epilogueChunks *= 2) {
+    int64_t chunk = tileN / plan.epilogueChunks;
+    plan.stagingStride = chunk + 4;
+    plan.stagingBytes = tileM * plan.stagingStride * 4;
+    plan.stagingOffset = plan.pipelineBytes;
+    plan.barrierOffset = plan.stagingOffset + plan.stagingBytes;
+    plan.sharedBytes = plan.barrierOffset + 2 * stages * 8 + kAlignmentSlack;
+    bool canSplit = plan.epilogueChunks < 4 && chunk % 16 == 0;
+    if (plan.sharedBytes <= kMaxSharedBytes || !canSplit)
+      break;
+  }
   if (plan.sharedBytes > kMaxSharedBytes)
     return fail(llvm::formatv(
         "{0} stages of {1}x64 and {2}x64 tiles ({3} bytes) and the epilogue's "

@@ -501,6 +501,19 @@ extern "C" int64_t conv3dTmaTiledDescriptor(
   return uploadOrDefer(self, *driver, driver->encodeTiled(params));
 }
 
+extern "C" int64_t conv3dMultiprocessorCount() {
+  const char *self = "conv3dMultiprocessorCount";
+  CudaDriver *driver = activeDriver(self);
+  if (!driver)
+    return 1;
+  Expected<DeviceInfo> info = driver->deviceInfo();
+  if (!info) {
+    defer(self, info.takeError());
+    return 1;
+  }
+  return std::max(1, info->multiprocessors);
+}
+
 extern "C" void mgpuSetDefaultDevice(int32_t device) {
   defer("mgpuSetDefaultDevice", CudaDriver::requestDevice(device));
 }
@@ -543,6 +556,7 @@ mlir::conv3d::getGpuRuntimeSymbols() {
       CONV3D_SYMBOL(mgpuSetDefaultDevice),
       CONV3D_SYMBOL(conv3dTmaIm2colDescriptor),
       CONV3D_SYMBOL(conv3dTmaTiledDescriptor),
+      CONV3D_SYMBOL(conv3dMultiprocessorCount),
   };
 #undef CONV3D_SYMBOL
 }

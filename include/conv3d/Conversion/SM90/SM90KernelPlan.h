@@ -6,7 +6,10 @@
 // descriptors. Unit-tested without a GPU.
 //
 // The kernel: one producer warpgroup (one thread issues the TMA loads) and
-// one or two consumer warpgroups (wgmma, then the epilogue). A K step is one
+// one or two consumer warpgroups (wgmma, then the epilogue), persistent: as
+// many blocks as the device has multiprocessors walk the tiles, and the
+// producer loads the next tile's steps while the consumers run the
+// epilogue of the last one (its staging tile has its own shared memory). A K step is one
 // filter tap x 64 channels: the activation rows come from one rank-5 TMA
 // im2col load (tile_m output positions x 64 channels, 128-byte swizzle),
 // the filter rows from one tiled TMA load of the FQRSC filter (tile_n
@@ -58,11 +61,12 @@ struct SM90KernelPlan {
   int64_t splitK = 1;
 
   // Shared memory, from the run-time-aligned base (bytes): the A ring, the
-  // B ring, the full and empty mbarriers (one each per stage); the f32
-  // staging tile of the epilogue aliases the rings.
+  // B ring, the epilogue's f32 staging tile (tileM x tileN / epilogueChunks:
+  // wide tiles are written out in column chunks so that the staging fits
+  // beside the ring), the full and empty mbarriers (one each per stage).
   int64_t aStageBytes = 0, bStageBytes = 0, pipelineBytes = 0;
-  int64_t stagingStride = 0, stagingBytes = 0;
-  int64_t barrierOffset = 0, sharedBytes = 0;
+  int64_t epilogueChunks = 1, stagingStride = 0, stagingBytes = 0;
+  int64_t stagingOffset = 0, barrierOffset = 0, sharedBytes = 0;
   /// Bytes one K step's two TMA loads deliver (the full barrier's
   /// transaction count; out-of-bounds fill included).
   int64_t stepBytes = 0;
