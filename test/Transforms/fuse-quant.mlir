@@ -68,6 +68,10 @@ func.func @quantize_3x3x3(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<3x3x3x32x16xbf
 // AUTO: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
 // AUTO: conv3d.conv ins(%[[Q]], %{{.*}} : {{.*}}) outs(
 // AUTO-NOT: quantize(
+// SM90-LABEL: func.func @channels_not_multiple_of_block
+// SM90: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
+// SM90: conv3d.conv ins(%[[Q]], %{{.*}} : {{.*}}) outs(
+// SM90-NOT: quantize(
 func.func @channels_not_multiple_of_block(%x: tensor<1x8x8x8x8xbf16>, %w: tensor<1x1x1x8x16xbf16>, %amax: f32, %i: tensor<1x8x8x8x16xbf16>) -> tensor<1x8x8x8x16xbf16> {
   %e = tensor.empty() : tensor<1x8x8x8x8xbf16>
   %q = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4] ins(%x : tensor<1x8x8x8x8xbf16>) amax(%amax) outs(%e : tensor<1x8x8x8x8xbf16>) -> tensor<1x8x8x8x8xbf16>
@@ -154,6 +158,11 @@ func.func @quantize_1x1x1_one_n_tile(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1
 // PREPASS: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
 // PREPASS: conv3d.conv ins(%[[Q]],
 // PREPASS-NOT: quantize(
+// sm90 un-fuses it even here (prepass whenever equivalent).
+// SM90-LABEL: func.func @quantized_1x1x1_one_n_tile
+// SM90: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
+// SM90: conv3d.conv ins(%[[Q]],
+// SM90-NOT: quantize(
 func.func @quantized_1x1x1_one_n_tile(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x1x32x64xbf16>, %amax: f32, %i: tensor<1x4x4x4x64xbf16>) -> tensor<1x4x4x4x64xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x8x8x8x32xbf16>, tensor<1x1x1x32x64xbf16>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) outs(%i : tensor<1x4x4x4x64xbf16>) overwrite strides = [2, 2, 2] -> tensor<1x4x4x4x64xbf16>
   return %0 : tensor<1x4x4x4x64xbf16>
@@ -163,8 +172,11 @@ func.func @quantized_1x1x1_one_n_tile(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x
 
 // The cost model depends on the target: for F = 320 the CPU (tile_n = 64)
 // quantizes each element 5 times in the tiles and prefers the prepass; on
-// the GPU targets the prepass is one more kernel launch (5 us), which for
-// this small input (16K elements) costs more than quantizing in the tiles.
+// sm80 the prepass is one more kernel launch (5 us), which for this small
+// input (16K elements) costs more than quantizing in the tiles. The sm90
+// kernel does not quantize in its TMA tile loads (a tile placement would
+// send the convolution to the sm80 kernel), so sm90 takes the prepass
+// whenever it is equivalent (C a multiple of the block size).
 
 // AUTO-LABEL: func.func @quantize_1x1x1_many_n_tiles
 // AUTO: %[[Q:.*]] = conv3d.quantize
@@ -174,8 +186,9 @@ func.func @quantized_1x1x1_one_n_tile(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x
 // SM80-NOT: conv3d.quantize
 // SM80: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 16>
 // SM90-LABEL: func.func @quantize_1x1x1_many_n_tiles
-// SM90-NOT: conv3d.quantize
-// SM90: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 16>
+// SM90: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
+// SM90: conv3d.conv ins(%[[Q]],
+// SM90-NOT: quantize(
 func.func @quantize_1x1x1_many_n_tiles(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x1x32x320xbf16>, %amax: f32, %i: tensor<1x8x8x8x320xbf16>) -> tensor<1x8x8x8x320xbf16> {
   %e = tensor.empty() : tensor<1x8x8x8x32xbf16>
   %q = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4] ins(%x : tensor<1x8x8x8x32xbf16>) amax(%amax) outs(%e : tensor<1x8x8x8x32xbf16>) -> tensor<1x8x8x8x32xbf16>
@@ -192,6 +205,9 @@ func.func @quantize_1x1x1_many_n_tiles(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1
 // AUTO: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
 // AUTO: conv3d.conv ins(%[[Q]], {{.*}} config = #conv3d.igemm_config<tile_m = 64, tile_n = 8, tile_k = 32>
 // AUTO-NOT: quantize(
+// SM90-LABEL: func.func @config_drives_cost_model
+// SM90: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
+// SM90: conv3d.conv ins(%[[Q]], {{.*}} config = #conv3d.igemm_config<tile_m = 64, tile_n = 8, tile_k = 32>
 func.func @config_drives_cost_model(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x1x32x64xbf16>, %amax: f32, %i: tensor<1x8x8x8x64xbf16>) -> tensor<1x8x8x8x64xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x8x8x8x32xbf16>, tensor<1x1x1x32x64xbf16>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) outs(%i : tensor<1x8x8x8x64xbf16>) overwrite config = #conv3d.igemm_config<tile_m = 64, tile_n = 8, tile_k = 32> -> tensor<1x8x8x8x64xbf16>
   return %0 : tensor<1x8x8x8x64xbf16>
@@ -216,6 +232,10 @@ func.func @config_drives_cost_model(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x
 // AUTO: return %[[C]], %[[Q]]
 // SM80-LABEL: func.func @quantize_with_two_users
 // SM90-LABEL: func.func @quantize_with_two_users
+// SM90: %[[Q:.*]] = conv3d.quantize
+// SM90: %[[C:.*]] = conv3d.conv ins(%[[Q]],
+// SM90-NOT: quantize(
+// SM90: return %[[C]], %[[Q]]
 func.func @quantize_with_two_users(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x1x32x16xbf16>, %amax: f32, %i: tensor<1x8x8x8x16xbf16>) -> (tensor<1x8x8x8x16xbf16>, tensor<1x8x8x8x32xbf16>) {
   %e = tensor.empty() : tensor<1x8x8x8x32xbf16>
   %q = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4] ins(%x : tensor<1x8x8x8x32xbf16>) amax(%amax) outs(%e : tensor<1x8x8x8x32xbf16>) -> tensor<1x8x8x8x32xbf16>
