@@ -6,7 +6,8 @@
 // RUN: conv3d-opt %s -split-input-file -conv3d-qslice=strategy=separate | FileCheck %s --check-prefix=SEP
 // RUN: conv3d-opt %s -split-input-file -conv3d-qslice=strategy=fused | FileCheck %s --check-prefix=FUSED
 // RUN: conv3d-opt %s -split-input-file -conv3d-qslice | FileCheck %s --check-prefix=AUTO
-// RUN: conv3d-opt %s -split-input-file -conv3d-qslice="strategy=auto target=sm90" | FileCheck %s --check-prefix=AUTO90
+// RUN: conv3d-opt %s -split-input-file -conv3d-qslice="strategy=auto target=sm90" 2>%t.remarks90 | FileCheck %s --check-prefix=AUTO90
+// RUN: FileCheck %s --input-file=%t.remarks90 --check-prefix=REMARK90
 // RUN: conv3d-opt %s -split-input-file -conv3d-qslice=strategy=none | FileCheck %s --check-prefix=NONE
 
 // A causal 3-tap convolution (depth padding [2, 0]) with the whole epilogue.
@@ -45,9 +46,12 @@
 // FUSED: conv3d.conv {{.*}} padding = [2, 0, 1, 1, 1, 1] activation = silu config = #conv3d.igemm_config<tile_m = 64, tile_n = 32, tile_k = 64, k_order = qslice_outer> ->
 // AUTO-LABEL: func.func @causal
 // AUTO: conv3d.conv {{.*}} padding = [2, 0, 1, 1, 1, 1] activation = silu config = #conv3d.igemm_config<tile_m = 64, tile_n = 32, tile_k = 64, k_order = qslice_outer> ->
-// The config comes from the target's heuristic.
+// The config comes from the target's heuristic: on sm90, that of the sm80
+// kernel with a remark, as the sm90 kernel takes FQRSC filters and C >= 64
+// only (@causal_sm90 below gets an sm90 one).
 // AUTO90-LABEL: func.func @causal
-// AUTO90: config = #conv3d.igemm_config<tile_m = 64, tile_n = 32, tile_k = 64, stages = 4, warps_m = 4, k_order = qslice_outer> ->
+// AUTO90: config = #conv3d.igemm_config<tile_m = 64, tile_n = 32, tile_k = 32, stages = 4, warps_m = 2, k_order = qslice_outer, kernel = sm80> ->
+// REMARK90: qslice.mlir:[[# @LINE + 5]]:8: remark: conv3d: the sm90 kernel cannot take this convolution (the filter is QRSCF; the TMA filter tiles are K-major (FQRSC)); it runs on the sm80 kernel
 // NONE-LABEL: func.func @causal
 // NONE-NOT: config
 // NONE: conv3d.conv {{.*}} padding = [2, 0, 1, 1, 1, 1] activation = silu ->
@@ -226,4 +230,19 @@ func.func @one_tap(%x: tensor<1x4x4x4x16xbf16>, %w: tensor<1x3x3x16x16xbf16>, %i
 func.func @dynamic_batch(%x: tensor<?x6x4x4x16xbf16>, %w: tensor<3x1x1x16x16xbf16>, %i: tensor<?x6x4x4x16xbf16>) -> tensor<?x6x4x4x16xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<?x6x4x4x16xbf16>, tensor<3x1x1x16x16xbf16>) outs(%i : tensor<?x6x4x4x16xbf16>) overwrite padding = [2, 0, 0, 0, 0, 0] -> tensor<?x6x4x4x16xbf16>
   return %0 : tensor<?x6x4x4x16xbf16>
+}
+
+// -----
+
+// A causal convolution the sm90 kernel takes (FQRSC filter, C = 64): auto
+// fuses the Q slices into the sm90 heuristic's config.
+
+// AUTO90-LABEL: func.func @causal_sm90
+// AUTO90: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, stages = 6, warps_m = 4, k_order = qslice_outer, kernel = sm90> ->
+// AUTO-LABEL: func.func @causal_sm90
+// AUTO: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, k_order = qslice_outer> ->
+// REMARK90-NOT: qslice.mlir:[[# @LINE + 2]]:{{.*}}remark
+func.func @causal_sm90(%x: tensor<1x6x8x8x64xbf16>, %w: tensor<64x3x3x3x64xbf16>, %i: tensor<1x6x8x8x64xbf16>) -> tensor<1x6x8x8x64xbf16> {
+  %0 = conv3d.conv ins(%x, %w : tensor<1x6x8x8x64xbf16>, tensor<64x3x3x3x64xbf16>) outs(%i : tensor<1x6x8x8x64xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] filter_layout = fqrsc -> tensor<1x6x8x8x64xbf16>
+  return %0 : tensor<1x6x8x8x64xbf16>
 }

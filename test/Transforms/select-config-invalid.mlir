@@ -8,6 +8,7 @@
 // RUN: conv3d-opt %t/no-value.mlir --conv3d-select-config="config={tile_m=64,tile_n}" -verify-diagnostics
 // RUN: conv3d-opt %t/unknown-key.mlir --conv3d-select-config="config={tile_m=64,tile_n=64,tile_k=32,tile_q=2}" -verify-diagnostics
 // RUN: conv3d-opt %t/bad-value.mlir --conv3d-select-config="config={tile_m=64,tile_n=64,tile_k=32,k_order=sideways}" -verify-diagnostics
+// RUN: conv3d-opt %t/bad-kernel.mlir --conv3d-select-config="config={tile_m=64,tile_n=64,tile_k=64,kernel=sm99}" -verify-diagnostics
 // RUN: conv3d-opt %t/unverified.mlir --conv3d-select-config="config={tile_m=64,tile_n=0,tile_k=32}" -verify-diagnostics
 // RUN: conv3d-opt %t/forced.mlir -split-input-file --conv3d-select-config="config={tile_m=64,tile_n=64,tile_k=16,k_order=qslice_outer}" -verify-diagnostics
 // RUN: conv3d-opt %t/split-k.mlir --conv3d-select-config="target=sm90 config={tile_m=64,tile_n=64,tile_k=32,split_k=2,k_order=qslice_outer}" -verify-diagnostics
@@ -28,6 +29,11 @@ module {
 
 //--- bad-value.mlir
 // expected-error @below {{conv3d-select-config: invalid tile configuration 'tile_m=64,tile_n=64,tile_k=32,k_order=sideways'}}
+module {
+}
+
+//--- bad-kernel.mlir
+// expected-error @below {{conv3d-select-config: invalid tile configuration 'tile_m=64,tile_n=64,tile_k=64,kernel=sm99': expected one of [cpu, sm80, sm90, sm100] for code generation target of the implicit-GEMM lowerings, got: sm99}}
 module {
 }
 
@@ -62,8 +68,9 @@ func.func @unquantized_ok(%x: tensor<1x8x8x8x8xbf16>, %w: tensor<3x3x3x8x16xbf16
 }
 
 //--- split-k.mlir
+// The forced config names no kernel: on sm90 it is for the sm90 kernel.
 func.func @split_k_with_qslice_outer(%x: tensor<1x8x8x8x8xbf16>, %w: tensor<3x3x3x8x16xbf16>, %i: tensor<1x6x6x6x16xbf16>) -> tensor<1x6x6x6x16xbf16> {
-  // expected-error @below {{cannot use tile configuration #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 32, k_order = qslice_outer, split_k = 2>: split_k > 1 needs k_order = taps_outer}}
+  // expected-error @below {{cannot use tile configuration #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 32, k_order = qslice_outer, split_k = 2, kernel = sm90>: split_k > 1 needs k_order = taps_outer}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x8x8x8x8xbf16>, tensor<3x3x3x8x16xbf16>) outs(%i : tensor<1x6x6x6x16xbf16>) overwrite -> tensor<1x6x6x6x16xbf16>
   return %0 : tensor<1x6x6x6x16xbf16>
 }
