@@ -4,7 +4,8 @@
 // (An activation in the chain: graph-pipeline-silu.mlir.)
 //
 // RUN: conv3d-opt %s --conv3d-graph-pipeline | FileCheck %s
-// RUN: conv3d-opt %s --conv3d-graph-pipeline="quant-placement=tile target=sm90" | FileCheck %s --check-prefix=TILE
+// RUN: conv3d-opt %s --conv3d-graph-pipeline="quant-placement=tile target=sm90" 2>%t.remarks | FileCheck %s --check-prefix=TILE
+// RUN: FileCheck %s --input-file=%t.remarks --check-prefix=TILE-REMARK
 // RUN: conv3d-opt %s --conv3d-graph-pipeline="qslice=separate" | FileCheck %s --check-prefix=SEP
 // RUN: conv3d-opt %s --conv3d-graph-pipeline="qslice=none config={tile_m=32,tile_n=16,tile_k=32}" | FileCheck %s --check-prefix=NONE
 
@@ -20,12 +21,14 @@
 // CHECK-NEXT: %[[C:.*]] = conv3d.conv ins(%[[Q]], %[[W]] : tensor<1x6x8x8x32xbf16>, tensor<3x3x3x32x16xbf16>) bias(%[[B]] : tensor<16xf32>) residual(%[[R]] : tensor<1x6x8x8x16xf32>) outs(%[[EO]] : tensor<1x6x8x8x16xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 64, k_order = qslice_outer> -> tensor<1x6x8x8x16xbf16>
 // CHECK-NEXT: return %[[C]] : tensor<1x6x8x8x16xbf16>
 
-// Forced tile placement: the quantize folds into the conv too; sm90's
-// heuristic config.
+// Forced tile placement: the quantize folds into the conv too. On sm90 the
+// QRSCF filter (and the quantization in the tile) keep the conv off the sm90
+// kernel: a remark, and the sm80 heuristic's config with kernel = sm80.
+// TILE-REMARK: graph-pipeline.mlir:[[# @LINE + 29]]:8: remark: conv3d: the sm90 kernel cannot take this convolution (the filter is QRSCF; the TMA filter tiles are K-major (FQRSC)); it runs on the sm80 kernel
 // TILE-LABEL: func.func @block
 // TILE-NOT: conv3d.quantize
 // TILE-NOT: linalg.
-// TILE: %[[C:.*]] = conv3d.conv ins(%{{.*}}, %{{.*}} : {{.*}}) bias(%{{.*}}) residual(%{{.*}}) quantize(#conv3d.nvfp4<block_size = 16>, %{{.*}}) outs(%{{.*}} : tensor<1x6x8x8x16xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 64, stages = 4, warps_m = 4, k_order = qslice_outer> ->
+// TILE: %[[C:.*]] = conv3d.conv ins(%{{.*}}, %{{.*}} : {{.*}}) bias(%{{.*}}) residual(%{{.*}}) quantize(#conv3d.nvfp4<block_size = 16>, %{{.*}}) outs(%{{.*}} : tensor<1x6x8x8x16xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 32, stages = 4, warps_m = 2, k_order = qslice_outer, kernel = sm80> ->
 // TILE-NEXT: return %[[C]]
 
 // Separate Q-slices: three one-deep slice convs into an f32 accumulator
