@@ -10,10 +10,9 @@
 //   largest tile that divides F (96, 128, 192...) to avoid a ragged last
 //   tile.
 // - Smaller M tiles when M is small: a GPU needs at least about one block
-//   per multiprocessor (132 on an H100) or it idles. When M / tile_m blocks
-//   times the N tiles cannot fill the machine, tile_m halves (down to 64,
-//   the smallest that keeps a warp tile's MMA work worth the loads); on
-//   sm80 a cost model of the last wave's imbalance decides.
+//   per multiprocessor (132 on an H100) or it idles. On sm80 a cost model
+//   of the last wave's imbalance halves tile_m (down to 64); sm90 keeps
+//   128-row tiles (see below).
 // - K tile on sm80: 64 bf16 elements (128 bytes) per row with 3 stages for
 //   128-wide N tiles over at least 64 channels (96 KB: two blocks per
 //   multiprocessor); otherwise 32 with 4 stages (3 for 256-row M tiles), and
@@ -53,15 +52,6 @@ static int64_t pickTileN(int64_t filters, int64_t maxTile) {
     if (filters % tile == 0)
       return tile;
   return maxTile;
-}
-
-/// M tile: `preferred`, halved while the grid would not fill `numSMs`.
-static int64_t pickTileM(int64_t m, int64_t nTiles, int64_t preferred,
-                         int64_t smallest, int64_t numSMs) {
-  int64_t tile = preferred;
-  while (tile > smallest && ceilDiv(m, tile) * nTiles < numSMs)
-    tile /= 2;
-  return tile;
 }
 
 IGemmConfigAttr
@@ -148,8 +138,19 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
     // tile has its own shared memory: as many stages as fit beside it (up
     // to 6), with the staging in column halves or quarters when whole
     // rows would leave fewer than 4 (SM90KernelPlan does the same).
+    //
+    // Measured on an H100 (bench/RESULTS.md, tuning): two consumer
+    // warpgroups of 64 rows each beat one even when 128-row tiles leave
+    // multiprocessors idle (wan_chunk_mid: 98 tiles of 128 x 192 run 25%
+    // faster than 196 of 64 x 192), so tile_m drops to 64 only for M <=
+    // 64. Narrow N tiles (F <= 96) are bound by the L2 bandwidth of
+    // reloading the activation tile per tap: 256-row tiles halve the reloads
+    // per output (wan_up_96: 256 x 96 is 1.2x faster than 128 x 96); F = 64
+    // prefers 128 rows with deeper pipelines.
     tileN = pickTileN(n, 256);
-    tileM = pickTileM(m, ceilDiv(n, tileN), 128, 64, kH100SMs);
+    tileM = m <= 64 ? 64 : 128;
+    if (tileN > 64 && tileN <= 96 && ceilDiv(m, 256) >= 2 * kH100SMs)
+      tileM = 256;
     tileK = 64;
     int64_t stageBytes = (tileM + tileN) * 128;
     constexpr int64_t kBudget = 232448 - 2048; // the block's shared memory

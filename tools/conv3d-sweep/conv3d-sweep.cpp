@@ -146,9 +146,11 @@ public:
     int64_t warpsM = pick({4, 8});
     int64_t tileM = warpsM == 4 ? pick({64, 128}) : pick({128, 256});
     int64_t tileN = tileM == 256 ? pick({32, 64, 128}) : pick({16, 48, 64, 96, 128, 256});
+    // 256-row tiles leave room for 3 stages beside the epilogue's staging.
+    int64_t stages = tileM == 256 ? pick({2, 3}) : pick({2, 3, 4});
     std::string text = llvm::formatv(
         "tile_m={0},tile_n={1},tile_k=64,stages={2},warps_m={3},warps_n=1",
-        tileM, tileN, pick({2, 3, 4}), warpsM);
+        tileM, tileN, stages, warpsM);
     if (qsliceOuter)
       text += ",k_order=qslice_outer";
     else if (coin(0.2))
