@@ -6,6 +6,13 @@
 // in the same run (the grid loop carries the conv's location). Output:
 // lower-to-sm90.mlir.
 //
+// Not reachable from conv3d-opt, so not here: "conv3d-lower-to-sm90 needs an
+// enclosing module" (conv3d-opt's top-level operation is always one), and
+// getSM90KernelProblem's "wgmma takes bf16 or f16 operands here" (f32 is
+// refused first by the GPU operand check, below; the remark of
+// conv3d-select-config shows it: select-config-sm90.mlir). A config that
+// names no kernel (kernel = cpu) is lowered like kernel = sm90.
+//
 // RUN: split-file %s %t
 // RUN: conv3d-opt %t/grids.mlir -split-input-file -conv3d-lower-to-sm90 -verify-diagnostics
 // RUN: conv3d-opt %t/convs.mlir -split-input-file -conv3d-implicit-gemm=target=sm90 -conv3d-lower-to-sm90 -verify-diagnostics
