@@ -1,0 +1,171 @@
+//===- SM90KernelPlanTest.cpp - sm90 plan and descriptors, without a GPU --===//
+//
+// The wgmma shared-memory descriptor against the PTX ISA's encoding
+// (hand-assembled words), the shared-memory layout of the TMA ring, the
+// staging tile and the barriers (aligned, disjoint, within the block's
+// limit, column chunks only when needed), the K steps, and the TMA im2col
+// corners and limits of ConvGeometry.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::sm90;
+
+namespace {
+
+ConvGeometry wanMid() {
+  return ConvGeometry::fromShapes({1, 23, 60, 104, 384}, {3, 3, 3, 384, 384},
+                                  FilterLayout::qrscf, {1, 1, 1}, {1, 1, 1},
+                                  {0, 0, 1, 1, 1, 1});
+}
+
+TEST(SM90Descriptor, MatchesThePtxEncoding) {
+  // Start address 0x400 >> 4 = 0x40 in bits 0-13, leading byte offset 16 >>
+  // 4 = 1 in bits 16-29, stride byte offset 1024 >> 4 = 64 in bits 32-45,
+  // layout 1 (128-byte swizzle) in bits 62-63.
+  EXPECT_EQ(SM90KernelPlan::sharedMemoryDescriptor(0x400),
+            0x4000004000010040ull);
+  // The address field is 14 bits of address >> 4 (shared windows < 256 KiB);
+  // a k16 slice 32 bytes further adds 2.
+  EXPECT_EQ(SM90KernelPlan::sharedMemoryDescriptor(0x400 + 32) -
+                SM90KernelPlan::sharedMemoryDescriptor(0x400),
+            2u);
+  EXPECT_EQ(SM90KernelPlan::sharedMemoryDescriptor(0x3FFF0) & 0x3FFF, 0x3FFFu);
+  EXPECT_EQ(SM90KernelPlan::descriptorTemplate() & 0x3FFF, 0u);
+}
+
+TEST(SM90Plan, WanMidLayout) {
+  SM90KernelPlan plan;
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 192, 64, 4, 8, 1,
+                                  KOrder::taps_outer, 1, 8, plan),
+            std::nullopt);
+  EXPECT_EQ(plan.consumerGroups, 2);
+  EXPECT_EQ(plan.mmaTilesM, 1);
+  EXPECT_EQ(plan.threads, 384);
+  EXPECT_EQ(plan.channelBlocks, 6);
+  EXPECT_EQ(plan.taps, 27);
+  EXPECT_EQ(plan.stepsPerSlice, 9 * 6);
+  EXPECT_EQ(plan.totalSteps, 27 * 6);
+  EXPECT_EQ(plan.aStageBytes, 128 * 128);
+  EXPECT_EQ(plan.bStageBytes, 192 * 128);
+  EXPECT_EQ(plan.stepBytes, plan.aStageBytes + plan.bStageBytes);
+  // Every stage starts on a 1024-byte swizzle atom.
+  EXPECT_EQ(plan.aStageBytes % 1024, 0);
+  EXPECT_EQ(plan.bStageBytes % 1024, 0);
+  // Ring, staging and barriers are disjoint and fit with the alignment
+  // slack.
+  EXPECT_EQ(plan.stagingOffset, plan.pipelineBytes);
+  EXPECT_EQ(plan.barrierOffset, plan.stagingOffset + plan.stagingBytes);
+  EXPECT_EQ(plan.sharedBytes,
+            plan.barrierOffset + 2 * 4 * 8 + kAlignmentSlack);
+  EXPECT_LE(plan.sharedBytes, kMaxSharedBytes);
+  EXPECT_EQ(plan.outputVector, 8);
+}
+
+TEST(SM90Plan, WideTilesStageInColumnChunks) {
+  SM90KernelPlan plan;
+  // 128 x 192 with 4 stages: whole rows of staging do not fit beside the
+  // ring, halves do.
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 192, 64, 4, 8, 1,
+                                  KOrder::taps_outer, 1, 8, plan),
+            std::nullopt);
+  EXPECT_EQ(plan.epilogueChunks, 2);
+  EXPECT_EQ(plan.stagingStride, 96 + 4);
+  // With 2 stages whole rows fit.
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 192, 64, 2, 8, 1,
+                                  KOrder::taps_outer, 1, 8, plan),
+            std::nullopt);
+  EXPECT_EQ(plan.epilogueChunks, 1);
+  EXPECT_EQ(plan.stagingStride, 192 + 4);
+}
+
+TEST(SM90Plan, TwoWgmmasPerWarpgroupFor256Rows) {
+  SM90KernelPlan plan;
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 256, 96, 64, 3, 8, 1,
+                                  KOrder::taps_outer, 1, 8, plan),
+            std::nullopt);
+  EXPECT_EQ(plan.consumerGroups, 2);
+  EXPECT_EQ(plan.mmaTilesM, 2);
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 64, 96, 64, 3, 4, 1,
+                                  KOrder::taps_outer, 1, 8, plan),
+            std::nullopt);
+  EXPECT_EQ(plan.consumerGroups, 1);
+  EXPECT_EQ(plan.threads, 256);
+}
+
+TEST(SM90Plan, NamesWhatItRefuses) {
+  SM90KernelPlan plan;
+  auto refuse = [&](int64_t tileM, int64_t tileN, int64_t tileK,
+                    int64_t stages, int64_t warpsM, int64_t warpsN,
+                    KOrder order, int64_t splitK) {
+    std::optional<std::string> message = SM90KernelPlan::build(
+        wanMid(), tileM, tileN, tileK, stages, warpsM, warpsN, order, splitK,
+        8, plan);
+    return message.value_or("<accepted>");
+  };
+  EXPECT_NE(refuse(128, 128, 32, 4, 8, 1, KOrder::taps_outer, 1)
+                .find("tile_k must be 64"),
+            std::string::npos);
+  EXPECT_NE(refuse(128, 128, 64, 4, 4, 2, KOrder::taps_outer, 1)
+                .find("warp layout must be 4x1 or 8x1"),
+            std::string::npos);
+  EXPECT_NE(refuse(64, 128, 64, 4, 8, 1, KOrder::taps_outer, 1)
+                .find("tile_m = 64 must be a multiple of 128"),
+            std::string::npos);
+  EXPECT_NE(refuse(128, 100, 64, 4, 8, 1, KOrder::taps_outer, 1)
+                .find("tile_n = 100"),
+            std::string::npos);
+  EXPECT_NE(refuse(128, 128, 64, 1, 8, 1, KOrder::taps_outer, 1)
+                .find("at least 2 stages"),
+            std::string::npos);
+  EXPECT_NE(refuse(128, 128, 64, 4, 8, 1, KOrder::qslice_outer, 2)
+                .find("split_k > 1 needs k_order = taps_outer"),
+            std::string::npos);
+  EXPECT_NE(refuse(256, 256, 64, 6, 8, 1, KOrder::taps_outer, 1)
+                .find("bytes of shared memory"),
+            std::string::npos);
+}
+
+TEST(ConvGeometryTma, CornersOfCausalAndSymmetricPadding) {
+  // Causal depth padding 2, symmetric 1 in H and W, 3x3x3: lower corners
+  // -pad_lo, upper corners pad_hi - (k - 1) * dil (TOOLCHAIN.md).
+  ConvGeometry g = ConvGeometry::fromShapes(
+      {1, 10, 32, 32, 64}, {3, 3, 3, 64, 64}, FilterLayout::qrscf, {1, 1, 1},
+      {1, 1, 1}, {2, 0, 1, 1, 1, 1});
+  EXPECT_EQ(g.tmaIm2colLowerCorner(), (std::array<int64_t, 3>{-2, -1, -1}));
+  EXPECT_EQ(g.tmaIm2colUpperCorner(), (std::array<int64_t, 3>{-2, -1, -1}));
+  EXPECT_EQ(g.tmaIm2colProblem(2), std::nullopt);
+  // Dilation 8 in W: upper corner 1 - 16 = -15, still inside.
+  g.dilations = {1, 1, 8};
+  EXPECT_EQ(g.tmaIm2colUpperCorner()[2], -15);
+  EXPECT_EQ(g.tmaIm2colProblem(2), std::nullopt);
+}
+
+TEST(ConvGeometryTma, NamesEachLimit) {
+  auto problem = [](ConvGeometry g) {
+    return g.tmaIm2colProblem(2).value_or("<accepted>");
+  };
+  ConvGeometry base = ConvGeometry::fromShapes(
+      {1, 40, 40, 40, 64}, {3, 3, 3, 64, 64}, FilterLayout::qrscf, {1, 1, 1},
+      {1, 1, 1}, {1, 1, 1, 1, 1, 1});
+  ConvGeometry g = base;
+  g.padLow[1] = 20; // lower corner -20
+  EXPECT_NE(problem(g).find("height padding"), std::string::npos);
+  g = base;
+  g.dilations[0] = 16; // (3 - 1) * 16 = 32 > 31; corner 1 - 32 = -31 too
+  EXPECT_NE(problem(g).find("outside [-16, 15]"), std::string::npos);
+  g = base;
+  g.window[2] = 1;
+  g.dilations[2] = 1;
+  g.strides[2] = 9;
+  EXPECT_NE(problem(g).find("element stride limit of 8"), std::string::npos);
+  g = base;
+  g.channels = 60; // 120 bytes per pixel
+  EXPECT_NE(problem(g).find("multiple of 16 bytes"), std::string::npos);
+}
+
+} // namespace
