@@ -119,6 +119,29 @@ conv3d_engine_create_with_cache(const char *cache_directory) {
 
 extern "C" void conv3d_engine_destroy(conv3d_engine *engine) { delete engine; }
 
+extern "C" int conv3d_spec_geometry(const conv3d_spec *spec,
+                                    int64_t output_shape[5], double *flops,
+                                    char *error, size_t errorSize) {
+  if (!spec || !output_shape || !flops) {
+    setError(error, errorSize, "conv3d_spec_geometry: null argument");
+    return 1;
+  }
+  llvm::Expected<ConvSpec> parsed = toSpec(*spec);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return 1;
+  }
+  const ConvGeometry &g = parsed->geometry;
+  if (std::optional<std::string> problem = g.validate()) {
+    setError(error, errorSize, *problem);
+    return 1;
+  }
+  std::array<int64_t, 5> shape = g.outputShape();
+  std::copy(shape.begin(), shape.end(), output_shape);
+  *flops = g.flops();
+  return 0;
+}
+
 extern "C" conv3d_conv *conv3d_compile(conv3d_engine *engine,
                                        const conv3d_spec *spec,
                                        const char *options, char *error,

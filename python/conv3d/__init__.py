@@ -75,19 +75,23 @@ class Spec(ctypes.Structure):
         spec.quant_block_size = quant_block_size
         return spec
 
+    def _geometry(self):
+        # The library's geometry (ConvGeometry), not a second formula here.
+        shape = (ctypes.c_int64 * 5)()
+        flops = ctypes.c_double()
+        error = ctypes.create_string_buffer(1024)
+        if _library().conv3d_spec_geometry(ctypes.byref(self), shape, ctypes.byref(flops),
+                                           error, len(error)):
+            raise Conv3dError(error.value.decode())
+        return tuple(shape), flops.value
+
     def output_shape(self):
         """(N, Do, Ho, Wo, F)."""
-        sizes = []
-        for axis, size in enumerate((self.depth, self.height, self.width)):
-            eff = (self.window[axis] - 1) * self.dilations[axis] + 1
-            padded = size + self.padding[2 * axis] + self.padding[2 * axis + 1]
-            sizes.append((padded - eff) // self.strides[axis] + 1)
-        return (self.batch, *sizes, self.filters)
+        return self._geometry()[0]
 
     def flops(self):
-        n, do, ho, wo, f = self.output_shape()
-        k = self.window[0] * self.window[1] * self.window[2] * self.channels
-        return 2.0 * n * do * ho * wo * f * k
+        """2*M*N*K."""
+        return self._geometry()[1]
 
 
 def _find_library():
@@ -113,6 +117,10 @@ def _library():
         lib.conv3d_engine_create_with_cache.restype = ctypes.c_void_p
         lib.conv3d_engine_create_with_cache.argtypes = [ctypes.c_char_p]
         lib.conv3d_engine_destroy.argtypes = [ctypes.c_void_p]
+        lib.conv3d_spec_geometry.restype = ctypes.c_int
+        lib.conv3d_spec_geometry.argtypes = [ctypes.POINTER(Spec), ctypes.POINTER(ctypes.c_int64),
+                                             ctypes.POINTER(ctypes.c_double), ctypes.c_char_p,
+                                             ctypes.c_size_t]
         lib.conv3d_compile.restype = ctypes.c_void_p
         lib.conv3d_compile.argtypes = [ctypes.c_void_p, ctypes.POINTER(Spec),
                                        ctypes.c_char_p, ctypes.c_char_p,

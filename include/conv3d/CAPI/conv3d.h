@@ -52,8 +52,14 @@ conv3d_engine *conv3d_engine_create(void);
 conv3d_engine *conv3d_engine_create_with_cache(const char *cache_directory);
 void conv3d_engine_destroy(conv3d_engine *engine);
 
+/* The output shape (N, Do, Ho, Wo, F) and the FLOPs (2*M*N*K) of `spec`,
+ * from the library's one geometry (ConvGeometry). Non-zero with a message
+ * in `error` for an impossible geometry. */
+int conv3d_spec_geometry(const conv3d_spec *spec, int64_t output_shape[5],
+                         double *flops, char *error, size_t error_size);
+
 /* Compiles `spec`. `options` holds space-separated key=value pairs:
- * target=cpu|sm80, lowering=igemm|reference, config=tile_m=..,tile_n=..,..,
+ * target=cpu|sm80|sm90, lowering=igemm|reference, config=tile_m=..,tile_n=..,..,
  * qslice=auto|none|fused|separate, quant_placement=auto|tile|prepass,
  * gpu_chip=sm_90, cuda_home=/usr/local/cuda (default: $CUDA_HOME, else the
  * configured toolkit). Returns null on error (message in `error`). */
