@@ -238,7 +238,7 @@ func.func @dynamic_batch(%x: tensor<?x6x4x4x16xbf16>, %w: tensor<3x1x1x16x16xbf1
 // fuses the Q slices into the sm90 heuristic's config.
 
 // AUTO90-LABEL: func.func @causal_sm90
-// AUTO90: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, stages = 6, warps_m = 4, k_order = qslice_outer, kernel = sm90> ->
+// AUTO90: config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 6, warps_m = 8, k_order = qslice_outer, kernel = sm90> ->
 // AUTO-LABEL: func.func @causal_sm90
 // AUTO: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, k_order = qslice_outer> ->
 // REMARK90-NOT: qslice.mlir:[[# @LINE + 2]]:{{.*}}remark
