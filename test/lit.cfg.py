@@ -4,6 +4,9 @@
 #   ptxas       the CUDA toolkit's ptxas is available (PTX assembly checks)
 #   cuda-driver a CUDA driver and a GPU are present (GPU execution tests)
 #   sm90        that GPU is Hopper (sm_90) or newer
+#   cuda-sm90   that GPU is exactly compute capability 9.0 (H100, H200): the
+#               sm90 target's sm_90a code (wgmma, setmaxnreg) runs on those
+#               alone, not on later chips
 import os
 import shutil
 import subprocess
@@ -65,3 +68,5 @@ if cc is not None:
     config.available_features.add("cuda-driver")
     if cc >= 90:
         config.available_features.add("sm90")
+    if cc == 90:
+        config.available_features.add("cuda-sm90")
