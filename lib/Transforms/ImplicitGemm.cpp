@@ -178,7 +178,8 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
                 IGemmConfigAttr::get(rewriter.getContext(), tileM, tileN, tileK,
                                      config.getStages(), config.getWarpsM(),
                                      config.getWarpsN(), config.getKOrder(),
-                                     splitK, config.getKernel()));
+                                     splitK, config.getKernel(),
+                                     config.getSchedule()));
 
   rewriter.setInsertionPointToStart(grid.getBody());
   TileKernelBuilder kernel(rewriter, loc, conv, config);

@@ -125,7 +125,7 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
         rewriter.getContext(), config->getTileM(), config->getTileN(),
         config->getTileK(), config->getStages(), config->getWarpsM(),
         config->getWarpsN(), KOrder::taps_outer, config->getSplitK(),
-        config->getKernel());
+        config->getKernel(), config->getSchedule());
 
   for (int64_t q = 0; q < g.window[kDepth]; ++q) {
     auto [lo, hi] = g.validOutputRange(kDepth, q);
@@ -233,7 +233,7 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
           &getContext(), config.getTileM(), config.getTileN(),
           config.getTileK(), config.getStages(), config.getWarpsM(),
           config.getWarpsN(), KOrder::qslice_outer, config.getSplitK(),
-          config.getKernel()));
+          config.getKernel(), config.getSchedule()));
     }
   }
 };

@@ -61,6 +61,7 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
   int64_t m = geometry.gemmM(), n = geometry.gemmN(), k = geometry.gemmK();
   constexpr int64_t kH100SMs = 132;
   int64_t tileM, tileN, tileK, stages, warpsM, warpsN;
+  KernelSchedule schedule = KernelSchedule::cooperative;
   switch (target) {
   case Target::cpu:
     tileM = std::min<int64_t>(64, roundUp(m, 4));
@@ -183,7 +184,7 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
                       : Target::cpu;
   return IGemmConfigAttr::get(context, tileM, tileN, tileK, stages, warpsM,
                               warpsN, KOrder::taps_outer, /*splitK=*/1,
-                              kernel);
+                              kernel, schedule);
 }
 
 std::optional<std::string>
@@ -236,7 +237,8 @@ IGemmConfigAttr mlir::conv3d::withKernel(IGemmConfigAttr config,
   return IGemmConfigAttr::get(
       config.getContext(), config.getTileM(), config.getTileN(),
       config.getTileK(), config.getStages(), config.getWarpsM(),
-      config.getWarpsN(), config.getKOrder(), config.getSplitK(), kernel);
+      config.getWarpsN(), config.getKOrder(), config.getSplitK(), kernel,
+      config.getSchedule());
 }
 
 std::optional<std::string>

@@ -151,6 +151,9 @@ public:
     std::string text = llvm::formatv(
         "tile_m={0},tile_n={1},tile_k=64,stages={2},warps_m={3},warps_n=1",
         tileM, tileN, stages, warpsM);
+    // Ping-pong: one warpgroup per tile of at most 128 rows.
+    if (warpsM == 4 && coin(0.5))
+      text += ",schedule=pingpong";
     if (qsliceOuter)
       text += ",k_order=qslice_outer";
     else if (coin(0.2))
@@ -170,6 +173,9 @@ public:
     std::string text = llvm::formatv(
         "tile_m={0},tile_n={1},tile_k={2},stages={3},warps_m={4},warps_n={5}",
         tileM, tileN, tileK, pick({2, 3, 4}), warpsM, warpsN);
+    // Ping-pong: one warpgroup per tile of at most 128 rows.
+    if (warpsM == 4 && coin(0.5))
+      text += ",schedule=pingpong";
     if (qsliceOuter)
       text += ",k_order=qslice_outer";
     else if (coin(0.2))

@@ -50,7 +50,11 @@ def Conv3d_IGemmConfigAttr : Conv3d_Attr<"IGemmConfig", "igemm_config"> {
       `sm90`, `sm100`). The default, `cpu` (not printed), leaves it to the
       target the pipeline compiles for; `conv3d-select-config` records
       `sm80` when the target's own kernel cannot take the convolution and
-      the sm80 kernel runs it instead.
+      the sm80 kernel runs it instead;
+    - `schedule`: on sm90, `cooperative` (the default: two consumer
+      warpgroups split each tile) or `pingpong` (each consumer warpgroup
+      owns whole tiles of `tile_m` rows, alternating, so that one's
+      epilogue overlaps the other's MMAs; `warps_m` = 4).
   }];
   let parameters = (ins
     "int64_t":$tile_m,
@@ -63,7 +67,9 @@ def Conv3d_IGemmConfigAttr : Conv3d_Attr<"IGemmConfig", "igemm_config"> {
                            "::mlir::conv3d::KOrder::taps_outer">:$k_order,
     DefaultValuedParameter<"int64_t", "1">:$split_k,
     DefaultValuedParameter<"::mlir::conv3d::Target",
-                           "::mlir::conv3d::Target::cpu">:$kernel
+                           "::mlir::conv3d::Target::cpu">:$kernel,
+    DefaultValuedParameter<"::mlir::conv3d::KernelSchedule",
+                           "::mlir::conv3d::KernelSchedule::cooperative">:$schedule
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -73,4 +73,17 @@ def Conv3d_Target : I32EnumAttr<"Target",
   let genSpecializedAttr = 0;
 }
 
+def Conv3d_KernelSchedule : I32EnumAttr<"KernelSchedule",
+    "how the consumer warpgroups of a warp-specialized kernel share tiles", [
+      // The consumer warpgroups split each tile's rows and run the epilogue
+      // together.
+      I32EnumAttrCase<"cooperative", 0>,
+      // Each consumer warpgroup owns whole tiles, alternating: one runs its
+      // epilogue while the other's MMAs run.
+      I32EnumAttrCase<"pingpong", 1>
+    ]> {
+  let cppNamespace = "::mlir::conv3d";
+  let genSpecializedAttr = 0;
+}
+
 #endif // CONV3D_IR_CONV3DENUMS_TD

@@ -148,19 +148,22 @@ std::pair<Value, Value> stepRange(SM90Kernel &k, const TileOrigin &tile) {
 }
 
 /// The persistent loop over this block's tiles, carrying the count of K
-/// steps done so far (the ring position); `body` emits one tile's work and
-/// returns its step count.
+/// steps done so far (the ring position) and the block-local tile index;
+/// `body` emits one tile's work and returns its step count.
 void forEachTile(SM90Kernel &k,
-                 function_ref<Value(const TileOrigin &, Value)> body) {
+                 function_ref<Value(const TileOrigin &, Value, Value)> body) {
   OpBuilder &b = k.b;
   KernelMath m = k.i32();
-  auto loop = scf::ForOp::create(b, k.loc, k.blockId, m.constant(k.numTiles),
-                                 k.gridSize, ValueRange{m.constant(0)});
+  auto loop =
+      scf::ForOp::create(b, k.loc, k.blockId, m.constant(k.numTiles),
+                         k.gridSize, ValueRange{m.constant(0), m.constant(0)});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value done = loop.getRegionIterArgs()[0];
-  Value steps = body(tileOrigin(k, loop.getInductionVar()), done);
-  scf::YieldOp::create(b, k.loc, ValueRange{m.add(done, steps)});
+  Value local = loop.getRegionIterArgs()[1];
+  Value steps = body(tileOrigin(k, loop.getInductionVar()), done, local);
+  scf::YieldOp::create(
+      b, k.loc, ValueRange{m.add(done, steps), m.add(local, m.constant(1))});
 }
 
 /// Thread 0 of the producer warpgroup: the TMA loads of every step of every
@@ -174,7 +177,7 @@ void emitProducer(SM90Kernel &k) {
   auto i16 = [&](Value v) {
     return arith::TruncIOp::create(b, loc, b.getI16Type(), v).getResult();
   };
-  forEachTile(k, [&](const TileOrigin &tile, Value done) {
+  forEachTile(k, [&](const TileOrigin &tile, Value done, Value) {
     auto [begin, end] = stepRange(k, tile);
     Value numSteps = m.sub(end, begin);
     // The tile's first output position and its input corner: TMA walks
@@ -241,8 +244,11 @@ void emitConsumer(SM90Kernel &k) {
   int64_t accsPerTile = plan.tileN / 2;
   auto accType = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(accsPerTile, f32));
-  // This warpgroup's first A row, as a byte offset in a stage.
-  Value rowBytes = m.mul(group, plan.mmaTilesM * kWgmmaM * kRowBytes);
+  // This warpgroup's first A row in a stage (cooperative: its share of the
+  // tile's rows; ping-pong: the whole tile is its own).
+  Value groupRow = plan.pingPong ? m.constant(0)
+                                 : m.mul(group, plan.mmaTilesM * kWgmmaM);
+  Value rowBytes = m.mul(groupRow, kRowBytes);
   auto wgmmaType =
       k.inElem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   auto shape = NVVM::MMAShapeAttr::get(ctx, kWgmmaM, plan.tileN, kWgmmaK);
@@ -264,10 +270,17 @@ void emitConsumer(SM90Kernel &k) {
     NVVM::MBarrierArriveOp::create(
         b, loc, Type(), k.emptyBarrier(k.stageAndPhase(step).first), Value());
   };
-  Value consumers = m.constant(kWarpgroupThreads * plan.consumerGroups);
+  // The threads that share a tile's epilogue sync on a named barrier:
+  // both consumer warpgroups (id 1), or in ping-pong one (id 1 + group).
+  int64_t epilogueThreads =
+      kWarpgroupThreads * (plan.pingPong ? 1 : plan.consumerGroups);
+  Value barrierId =
+      plan.pingPong ? m.add(group, m.constant(1)) : m.constant(1);
+  Value epilogueTid =
+      plan.pingPong ? m.rem(consumerTid, kWarpgroupThreads) : consumerTid;
   auto consumerBarrier = [&] {
-    NVVM::BarrierOp::create(b, loc, TypeRange{}, m.constant(1), consumers,
-                            nullptr, Value());
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, barrierId,
+                            m.constant(epilogueThreads), nullptr, Value());
   };
   KernelMath math = k.math();
   auto toKernel = [&](Value v) {
@@ -283,14 +296,24 @@ void emitConsumer(SM90Kernel &k) {
       k.dynamicSmem,
       math.toIndex(arith::IndexCastOp::create(
           b, loc, b.getIndexType(),
-          m.add(k.smemShift, m.constant(plan.stagingOffset)))),
+          m.add(m.add(k.smemShift, m.constant(plan.stagingOffset)),
+                plan.pingPong ? m.mul(group, plan.stagingBytes)
+                              : m.constant(0)))),
       ValueRange{});
   Value laneRow = m.div(lane, 4);
   Value laneCol = m.mul(m.rem(lane, 4), 2);
 
-  forEachTile(k, [&](const TileOrigin &tile, Value done) {
+  forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
     auto [begin, end] = stepRange(k, tile);
     Value numSteps = m.sub(end, begin);
+    // Ping-pong: this warpgroup takes every other tile; the steps of the
+    // other's tiles still advance the ring position.
+    OpBuilder::InsertionGuard tileGuard(b);
+    if (plan.pingPong) {
+      Value mine = m.cmp(arith::CmpIPredicate::eq, m.rem(local, 2), group);
+      auto ifMine = scf::IfOp::create(b, loc, mine, false);
+      b.setInsertionPointToStart(ifMine.thenBlock());
+    }
     SmallVector<Value> inits(
         plan.mmaTilesM, LLVM::ZeroOp::create(b, loc, accType).getResult());
     auto loop = scf::ForOp::create(b, loc, m.constant(0), numSteps,
@@ -349,14 +372,14 @@ void emitConsumer(SM90Kernel &k) {
                         plan.tileM,
                         chunk,
                         plan.outputVector,
-                        toKernel(consumerTid),
-                        kWarpgroupThreads * plan.consumerGroups,
+                        toKernel(epilogueTid),
+                        epilogueThreads,
                         toKernel(tile.m0),
                         toKernel(m.add(tile.n0, m.constant(c * chunk)))};
       // The previous pass (of this tile or the last) read the staging.
       consumerBarrier();
       for (int64_t j = 0; j < plan.mmaTilesM; ++j) {
-        Value tileRow = m.add(m.mul(group, plan.mmaTilesM * kWgmmaM),
+        Value tileRow = m.add(groupRow,
                               m.add(m.constant(j * kWgmmaM), m.mul(warp, 16)));
         Value acc = loop.getResult(j);
         for (int64_t i = 0; i < accsPerTile; i += 2) {
@@ -423,8 +446,7 @@ void buildKernel(SM90Kernel &k, gpu::LaunchOp launch) {
       NVVM::MBarrierInitOp::create(b, loc, k.fullBarrier(m.constant(s)),
                                    m.constant(1), Value());
       NVVM::MBarrierInitOp::create(b, loc, k.emptyBarrier(m.constant(s)),
-                                   m.constant(4 * plan.consumerGroups),
-                                   Value());
+                                   m.constant(plan.warpsPerTile), Value());
     }
     // The TMA unit (the async proxy) must see the initialized barriers.
     NVVM::FenceMbarrierInitOp::create(b, loc);
@@ -528,7 +550,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   if (std::optional<std::string> problem = SM90KernelPlan::build(
           g, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
-          config.getKOrder(), config.getSplitK(), epilogueAlignment, plan))
+          config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
+          config.getSchedule()))
     return grid.emitError() << "cannot lower " << config
                             << " to the sm90 kernel: " << *problem;
 

@@ -10,7 +10,8 @@ using namespace mlir::conv3d::sm90;
 std::optional<std::string> SM90KernelPlan::build(
     const ConvGeometry &g, int64_t tileM, int64_t tileN, int64_t tileK,
     int64_t stages, int64_t warpsM, int64_t warpsN, KOrder kOrder,
-    int64_t splitK, int64_t epilogueAlignment, SM90KernelPlan &plan) {
+    int64_t splitK, int64_t epilogueAlignment, SM90KernelPlan &plan,
+    KernelSchedule schedule) {
   auto fail = [](const llvm::Twine &message) { return message.str(); };
   if (tileK != kChannelBlock)
     return fail(llvm::formatv("tile_k must be {0} (one 128-byte TMA row of "
@@ -20,12 +21,20 @@ std::optional<std::string> SM90KernelPlan::build(
     return fail(llvm::formatv("the warp layout must be 4x1 or 8x1 (one or two "
                               "consumer warpgroups), got {0}x{1}",
                               warpsM, warpsN));
-  plan.consumerGroups = warpsM / 4;
-  if (tileM % (kWgmmaM * plan.consumerGroups) != 0 || tileM > 256)
+  plan.pingPong = schedule == KernelSchedule::pingpong;
+  if (plan.pingPong && (warpsM != 4 || tileM > 128))
+    return fail(llvm::formatv("the ping-pong schedule gives each tile one "
+                              "warpgroup: warps_m must be 4 and tile_m at "
+                              "most 128, got {0} and {1}",
+                              warpsM, tileM));
+  plan.consumerGroups = plan.pingPong ? 2 : warpsM / 4;
+  int64_t tileGroups = plan.pingPong ? 1 : plan.consumerGroups;
+  plan.warpsPerTile = 4 * tileGroups;
+  if (tileM % (kWgmmaM * tileGroups) != 0 || tileM > 256)
     return fail(llvm::formatv("tile_m = {0} must be a multiple of {1} (64 "
                               "rows per wgmma per consumer warpgroup) and at "
                               "most 256 (a TMA im2col box)",
-                              tileM, kWgmmaM * plan.consumerGroups));
+                              tileM, kWgmmaM * tileGroups));
   if (tileN % 8 != 0 || tileN > 256)
     return fail(llvm::formatv("tile_n = {0} must be a multiple of 8 up to 256 "
                               "(one wgmma covers the N tile)",
@@ -37,7 +46,7 @@ std::optional<std::string> SM90KernelPlan::build(
   plan.tileM = tileM;
   plan.tileN = tileN;
   plan.stages = stages;
-  plan.mmaTilesM = tileM / (kWgmmaM * plan.consumerGroups);
+  plan.mmaTilesM = tileM / (kWgmmaM * tileGroups);
   plan.threads = kWarpgroupThreads * (1 + plan.consumerGroups);
   plan.kOrder = kOrder;
   plan.splitK = splitK;
@@ -60,7 +69,8 @@ std::optional<std::string> SM90KernelPlan::build(
     plan.stagingStride = chunk + 4;
     plan.stagingBytes = tileM * plan.stagingStride * 4;
     plan.stagingOffset = plan.pipelineBytes;
-    plan.barrierOffset = plan.stagingOffset + plan.stagingBytes;
+    plan.barrierOffset =
+        plan.stagingOffset + plan.stagingBytes * (plan.pingPong ? 2 : 1);
     plan.sharedBytes = plan.barrierOffset + 2 * stages * 8 + kAlignmentSlack;
     bool canSplit = plan.epilogueChunks < 4 && chunk % 16 == 0;
     if (plan.sharedBytes <= kMaxSharedBytes || !canSplit)

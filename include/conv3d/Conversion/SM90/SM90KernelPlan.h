@@ -49,9 +49,15 @@ inline constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
 
 struct SM90KernelPlan {
   int64_t tileM = 0, tileN = 0, stages = 0;
-  /// Consumer warpgroups, each owning tileM / consumerGroups rows, as
+  /// Consumer warpgroups. Cooperative: each owns tileM / consumerGroups
+  /// rows of every tile. Ping-pong: two, each owning whole tiles, taking
+  /// turns (the ring's order alternates their mainloops; each one's
+  /// epilogue overlaps the other's MMAs). A warpgroup computes its rows as
   /// `mmaTilesM` m64 wgmmas per k16.
   int64_t consumerGroups = 1, mmaTilesM = 1;
+  bool pingPong = false;
+  /// Consumer warps that read each stage (the empty barrier's count).
+  int64_t warpsPerTile = 4;
   int64_t threads = 0;
 
   // K steps: (tap, channel block) pairs, q outermost (so a depth-slice
@@ -65,6 +71,8 @@ struct SM90KernelPlan {
   // wide tiles are written out in column chunks so that the staging fits
   // beside the ring), the full and empty mbarriers (one each per stage).
   int64_t aStageBytes = 0, bStageBytes = 0, pipelineBytes = 0;
+  /// Ping-pong: one staging tile per consumer warpgroup, `stagingBytes`
+  /// each.
   int64_t epilogueChunks = 1, stagingStride = 0, stagingBytes = 0;
   int64_t stagingOffset = 0, barrierOffset = 0, sharedBytes = 0;
   /// Bytes one K step's two TMA loads deliver (the full barrier's
@@ -80,7 +88,8 @@ struct SM90KernelPlan {
   build(const ConvGeometry &geometry, int64_t tileM, int64_t tileN,
         int64_t tileK, int64_t stages, int64_t warpsM, int64_t warpsN,
         KOrder kOrder, int64_t splitK, int64_t epilogueAlignment,
-        SM90KernelPlan &plan);
+        SM90KernelPlan &plan,
+        KernelSchedule schedule = KernelSchedule::cooperative);
 
   /// A wgmma shared-memory matrix descriptor for a 128-byte-swizzled
   /// K-major tile at shared address `address` (a multiple of 16):
