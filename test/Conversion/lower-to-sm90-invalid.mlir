@@ -249,6 +249,25 @@ func.func @tile_m_320(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>,
 
 // -----
 
+// "cannot lower": the ping-pong schedule gives a tile to one warpgroup of 4
+// warps (two would be the cooperative schedule)...
+func.func @pingpong_warps_m_8(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90, schedule = pingpong> to the sm90 kernel: the ping-pong schedule gives each tile one warpgroup: warps_m must be 4 and tile_m at most 128, got 8 and 128}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x1x1x1x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90, schedule = pingpong>
+  return
+}
+
+// -----
+
+// ... of at most 128 rows (two m64 wgmmas).
+func.func @pingpong_tile_m_256(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 256, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, kernel = sm90, schedule = pingpong> to the sm90 kernel: the ping-pong schedule gives each tile one warpgroup: warps_m must be 4 and tile_m at most 128, got 4 and 256}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x1x1x1x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 256, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, kernel = sm90, schedule = pingpong>
+  return
+}
+
+// -----
+
 // "cannot lower": tile_n = 20 is not a multiple of wgmma's N granularity 8.
 func.func @tile_n_20(%x: memref<1x4x8x8x64xbf16>, %w: memref<20x1x1x1x64xbf16>, %o: memref<1x4x8x8x20xbf16>) {
   // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 20, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: tile_n = 20 must be a multiple of 8 up to 256 (one wgmma covers the N tile)}}

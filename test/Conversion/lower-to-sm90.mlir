@@ -116,13 +116,14 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.barrier
 // Warpgroup 0 produces; its thread 0 walks the block's tiles (from the
-// block id, by the grid size) and their K steps.
+// block id, by the grid size; carrying the ring position and the
+// block-local tile index) and their K steps.
 // CHECK-NEXT: %[[WG:.*]] = arith.constant 128 : i32
 // CHECK-NEXT: %[[ISPROD:.*]] = arith.cmpi ult, %[[TID]], %[[WG]] : i32
 // CHECK-NEXT: scf.if %[[ISPROD]] {
 // CHECK-NEXT: nvvm.setmaxregister decrease 40
 // CHECK-NEXT: scf.if %[[IS0]] {
-// CHECK: %{{.*}} = scf.for %[[PTILE:.*]] = %[[BID]] to %c2_i32{{[_0-9]*}} step %[[NBLOCKS]] iter_args(%[[PDONE:.*]] = %{{.*}}) -> (i32) : i32 {
+// CHECK: %{{.*}}:2 = scf.for %[[PTILE:.*]] = %[[BID]] to %c2_i32{{[_0-9]*}} step %[[NBLOCKS]] iter_args(%[[PDONE:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (i32, i32) : i32 {
 // The tile's step range [0, 27): no split, taps_outer.
 // CHECK: %[[PEND:.*]] = arith.minui %{{.*}}, %c27_i32{{[_0-9]*}} : i32
 // CHECK: %[[PSTEPS:.*]] = arith.subi
@@ -171,7 +172,7 @@
 // CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK: %[[STOFF:.*]] = arith.addi %[[SHIFT]], %c114688_i32 : i32
 // CHECK: %[[STAGING:.*]] = memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<12800xf32, #gpu.address_space<workgroup>>
-// CHECK: scf.for %{{.*}} = %[[BID]] to %c2_i32{{[_0-9]*}} step %[[NBLOCKS]] iter_args(%[[CDONE:.*]] = %{{.*}}) -> (i32) : i32 {
+// CHECK: scf.for %{{.*}} = %[[BID]] to %c2_i32{{[_0-9]*}} step %[[NBLOCKS]] iter_args(%[[CDONE:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (i32, i32) : i32 {
 // CHECK: %[[ZEROACC:.*]] = llvm.mlir.zero : !llvm.struct<({{f32(, f32){47}[)]}}>
 // CHECK: %[[ACCS:.*]] = scf.for %[[CT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZEROACC]]) -> (!llvm.struct<({{f32(, f32){47}[)]}}>) : i32 {
 // CHECK-NEXT: %[[CPOS:.*]] = arith.addi %[[CDONE]], %[[CT]] : i32
@@ -387,5 +388,50 @@ func.func @sm80_fallback(%x: memref<1x4x8x8x16xbf16>, %w: memref<3x3x3x16x32xbf1
 func.func @mixed(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xbf16>, %x2: memref<1x4x8x8x16xbf16>, %w2: memref<3x3x3x16x32xbf16>, %o2: memref<1x4x8x8x32xbf16>) {
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, warps_n = 1, kernel = sm90>
   conv3d.conv ins(%x2, %w2 : memref<1x4x8x8x16xbf16>, memref<3x3x3x16x32xbf16>) outs(%o2 : memref<1x4x8x8x32xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] config = #conv3d.igemm_config<tile_m = 64, tile_n = 32, tile_k = 32, stages = 3, warps_m = 2, warps_n = 2, kernel = sm80>
+  return
+}
+
+// -----
+
+// The ping-pong schedule (schedule = pingpong, warps_m = 4): two consumer
+// warpgroups (384 threads), each owning whole 128-row tiles (two m64
+// wgmmas per k16) in turn by the block-local tile index, with its own
+// staging tile (128 x 68 f32, 34816 B, at 98304 + 34816 * group) and named
+// barrier (id 1 + group, 128 threads). A stage is released by the 4 warps
+// of the warpgroup that read it. Shared memory: 4 x (16384 + 8192) + 2 x
+// 34816 + 64 + 1024 = 169024 B.
+
+// CHECK-LABEL: func.func @pingpong
+// CHECK: %[[SMEM:.*]] = arith.constant 169024 : i32
+// CHECK: %[[THREADS:.*]] = arith.constant 384 : index
+// CHECK: gpu.launch async {{.*}} in (%{{[^ ]*}} = %[[THREADS]], {{.*}} dynamic_shared_memory_size %[[SMEM]]
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32 :
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32{{[_0-9]*}} :
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK-NEXT: %[[C128:.*]] = arith.constant 128 : i32
+// CHECK-NEXT: %[[CTID:.*]] = arith.subi %{{.*}}, %[[C128]] : i32
+// CHECK: %[[GROUP:.*]] = arith.divui %[[CTID]], %{{.*}} : i32
+// CHECK: %[[BARRIER:.*]] = arith.addi %[[GROUP]], %c1_i32{{[_0-9]*}} : i32
+// CHECK: %[[STBASE:.*]] = arith.addi %{{.*}}, %c98304_i32 : i32
+// CHECK-NEXT: %[[STSIZE:.*]] = arith.constant 34816 : i32
+// CHECK-NEXT: %[[STGROUP:.*]] = arith.muli %[[GROUP]], %[[STSIZE]] : i32
+// CHECK-NEXT: %[[STOFF:.*]] = arith.addi %[[STBASE]], %[[STGROUP]] : i32
+// CHECK: memref.view {{.*}} to memref<8704xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[LOCAL:.*]] = %{{.*}}) -> (i32, i32) : i32 {
+// CHECK: %[[PARITY:.*]] = arith.remui %[[LOCAL]], %c2_i32{{[_0-9]*}} : i32
+// CHECK-NEXT: %[[MINE:.*]] = arith.cmpi eq, %[[PARITY]], %[[GROUP]] : i32
+// CHECK-NEXT: scf.if %[[MINE]] {
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO:.*]], %{{.*}} = %[[ZERO]])
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.barrier id = %[[BARRIER]] number_of_threads = %c128_i32{{[_0-9]*}}
+// CHECK: nvvm.barrier id = %[[BARRIER]] number_of_threads = %c128_i32{{[_0-9]*}}
+// CHECK: gpu.terminator
+func.func @pingpong(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, warps_n = 1, kernel = sm90, schedule = pingpong>
   return
 }
