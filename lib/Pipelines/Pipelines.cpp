@@ -186,7 +186,7 @@ void mlir::conv3d::buildConv3dGpuPipeline(OpPassManager &pm,
   // in a clean environment) and -O3 for the device code.
   addPipeline(pm,
               "convert-nvgpu-to-nvvm,gpu-launch-sink-index-computations,"
-              "gpu-kernel-outlining,"
+              "gpu-kernel-outlining,conv3d-set-kernel-occupancy,"
               "convert-vector-to-scf,convert-scf-to-cf,convert-nvvm-to-llvm,"
               "convert-func-to-llvm,expand-strided-metadata");
   addPipeline(pm, "nvvm-attach-target{chip=" + chip +

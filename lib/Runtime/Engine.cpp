@@ -131,6 +131,12 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
 }
 
 llvm::Error checkTarget(const CompileOptions &options) {
+  if (options.target == Target::sm90 && !options.gpuChip.empty() &&
+      options.gpuChip != "sm_90a")
+    return llvm::createStringError(
+        "the sm90 kernel uses sm_90a instructions (wgmma, setmaxnreg); "
+        "--gpu-chip=" +
+        options.gpuChip + " cannot run it (use sm_90a, or --target=sm80)");
   if (options.target == Target::sm100)
     return llvm::createStringError(
         "target '" + stringifyTarget(options.target).str() +

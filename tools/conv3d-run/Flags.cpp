@@ -25,8 +25,10 @@ cl::OptionCategory moduleCategory("Module mode");
 
 cl::opt<std::string>
     target("target",
-           cl::desc("cpu, or sm80 (mma.sync; runs on any sm_80+ GPU); sm90 "
-                    "and sm100 are reserved for their lowerings"),
+           cl::desc("cpu; sm80 (mma.sync, runs on any sm_80+ GPU); sm90 "
+                    "(TMA im2col + wgmma, H100/H200; falls back to the sm80 "
+                    "kernel, with a remark, for convolutions it cannot "
+                    "take); sm100 is reserved for its lowering"),
            cl::init("cpu"), cl::cat(compileCategory));
 cl::opt<std::string> gpuChip(
     "gpu-chip",

@@ -146,8 +146,10 @@ public:
     int64_t warpsM = pick({4, 8});
     int64_t tileM = warpsM == 4 ? pick({64, 128}) : pick({128, 256});
     int64_t tileN = tileM == 256 ? pick({32, 64, 128}) : pick({16, 48, 64, 96, 128, 256});
-    // 256-row tiles leave room for 3 stages beside the epilogue's staging.
-    int64_t stages = tileM == 256 ? pick({2, 3}) : pick({2, 3, 4});
+    // 256-row or 256-column tiles leave room for 3 stages beside the
+    // epilogue's staging.
+    int64_t stages =
+        tileM == 256 || tileN == 256 ? pick({2, 3}) : pick({2, 3, 4});
     std::string text = llvm::formatv(
         "tile_m={0},tile_n={1},tile_k=64,stages={2},warps_m={3},warps_n=1",
         tileM, tileN, stages, warpsM);

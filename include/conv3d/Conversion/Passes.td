@@ -139,6 +139,22 @@ def Conv3dLowerToSM90 : Pass<"conv3d-lower-to-sm90"> {
   ];
 }
 
+def Conv3dSetKernelOccupancy : Pass<"conv3d-set-kernel-occupancy"> {
+  let summary = "Give kernels that move registers between warpgroups a "
+                "register count at entry";
+  let description = [{
+    `setmaxnreg` (warp-specialized kernels hand registers from the producer
+    to the consumers) takes effect only when ptxas knows the register count
+    at the kernel's entry; otherwise it is ignored (note C7508). Outlined
+    GPU kernels (`gpu.func` with the kernel attribute) that contain
+    `nvvm.setmaxregister` get `nvvm.minctasm = 1` (`.minnctapersm 1`),
+    which with their fixed block size determines it. Runs after
+    `gpu-kernel-outlining`; the attribute becomes the PTX directive in
+    `convert-gpu-to-nvvm`.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def Conv3dQuantizeToLoops : Pass<"conv3d-quantize-to-loops"> {
   let summary = "Lower conv3d.quantize on memrefs with contiguous blocks to "
                 "one parallel loop over the blocks";

@@ -18,8 +18,14 @@
 //   warpgroups 1..G (consumers, setmaxnreg up), for each step t:
 //            wait full[t % S]; wgmma m64nNk16 x 4 over the stage;
 //            commit; wait for step t-1's wgmmas; release empty[(t-1) % S]
-//   epilogue (consumers): accumulators -> f32 staging tile (aliasing the
-//          ring, all of it consumed) -> the shared staged epilogue
+//   epilogue (consumers): accumulators -> f32 staging tile (its own shared
+//          memory: the producer is already loading the next tile) -> the
+//          shared staged epilogue
+// The kernel is persistent: min(multiprocessors, tiles) blocks walk the
+// tiles, the ring's position carried across them. Cooperative: both
+// consumer warpgroups split every tile's rows. Ping-pong: each owns every
+// other tile, their mainloops alternating (order barriers), so one's
+// epilogue overlaps the other's wgmmas.
 //
 // The K steps are (tap, channel block) pairs with q outermost, so split-K
 // ranges and the active depth slices of qslice_outer are contiguous step
@@ -110,6 +116,13 @@ struct SM90Kernel {
     KernelMath m = i32();
     return sharedPtr(m.add(m.constant(plan.barrierOffset + 8 * plan.stages),
                            m.mul(stage, 8)));
+  }
+  /// Ping-pong: the barrier consumer warpgroup `group` waits on before its
+  /// mainloop (the other one arrives when its own mainloop is done).
+  Value orderBarrier(Value group) const {
+    KernelMath m = i32();
+    return sharedPtr(m.add(m.constant(plan.barrierOffset + 16 * plan.stages),
+                           m.mul(group, 8)));
   }
   /// i32 shared offsets of A and B stage `stage`.
   Value aStage(Value stage) const { return i32().mul(stage, plan.aStageBytes); }
@@ -314,6 +327,19 @@ void emitConsumer(SM90Kernel &k) {
       auto ifMine = scf::IfOp::create(b, loc, mine, false);
       b.setInsertionPointToStart(ifMine.thenBlock());
     }
+    // Ping-pong: the mainloops alternate strictly. A warpgroup starts its
+    // tile's mainloop only once the other finished the previous tile's:
+    // its first full-barrier wait is then at most one ring phase ahead of
+    // the barrier, which a parity wait needs to tell phases apart.
+    if (plan.pingPong) {
+      Value later = m.cmp(arith::CmpIPredicate::ugt, local, m.constant(0));
+      auto ifLater = scf::IfOp::create(b, loc, later, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifLater.thenBlock());
+      Value parity = m.bitAnd(m.div(m.sub(local, m.constant(1)), 2), 1);
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, k.orderBarrier(group),
+                                            parity, m.constant(0));
+    }
     SmallVector<Value> inits(
         plan.mmaTilesM, LLVM::ZeroOp::create(b, loc, accType).getResult());
     auto loop = scf::ForOp::create(b, loc, m.constant(0), numSteps,
@@ -354,6 +380,15 @@ void emitConsumer(SM90Kernel &k) {
       scf::YieldOp::create(b, loc, accs);
     }
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    if (plan.pingPong) {
+      // The other warpgroup may start its mainloop (one arrival per warp).
+      auto ifLane0 = scf::IfOp::create(b, loc, isLane0, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifLane0.thenBlock());
+      NVVM::MBarrierArriveOp::create(
+          b, loc, Type(), k.orderBarrier(m.sub(m.constant(1), group)),
+          Value());
+    }
     // The last step's stage goes back too: the producer is already loading
     // the next tile while this one's epilogue runs.
     release(m.andI(m.cmp(arith::CmpIPredicate::ugt, numSteps, m.constant(0)),
@@ -448,6 +483,10 @@ void buildKernel(SM90Kernel &k, gpu::LaunchOp launch) {
       NVVM::MBarrierInitOp::create(b, loc, k.emptyBarrier(m.constant(s)),
                                    m.constant(plan.warpsPerTile), Value());
     }
+    if (plan.pingPong)
+      for (int64_t group = 0; group < 2; ++group)
+        NVVM::MBarrierInitOp::create(b, loc, k.orderBarrier(m.constant(group)),
+                                     m.constant(4), Value());
     // The TMA unit (the async proxy) must see the initialized barriers.
     NVVM::FenceMbarrierInitOp::create(b, loc);
     NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descA, Value(),
@@ -642,6 +681,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
       gpu::LaunchOp::create(rewriter, loc, blocks, one, one,
                             host.constant(plan.threads), one, one, sharedBytes,
                             tokenType, ValueRange{start});
+
   {
     OpBuilder::InsertionGuard bodyGuard(rewriter);
     rewriter.setInsertionPointToStart(&launch.getBody().front());

@@ -71,7 +71,10 @@ std::optional<std::string> SM90KernelPlan::build(
     plan.stagingOffset = plan.pipelineBytes;
     plan.barrierOffset =
         plan.stagingOffset + plan.stagingBytes * (plan.pingPong ? 2 : 1);
-    plan.sharedBytes = plan.barrierOffset + 2 * stages * 8 + kAlignmentSlack;
+    // Full and empty barriers per stage; ping-pong adds the two order
+    // barriers that alternate the consumers' mainloops.
+    plan.sharedBytes = plan.barrierOffset + 2 * stages * 8 +
+                       (plan.pingPong ? 16 : 0) + kAlignmentSlack;
     bool canSplit = plan.epilogueChunks < 4 && chunk % 16 == 0;
     if (plan.sharedBytes <= kMaxSharedBytes || !canSplit)
       break;
@@ -81,7 +84,8 @@ std::optional<std::string> SM90KernelPlan::build(
         "{0} stages of {1}x64 and {2}x64 tiles ({3} bytes) and the epilogue's "
         "staging ({4} bytes) need {5} bytes of shared memory; an H100 block "
         "has {6}",
-        stages, tileM, tileN, plan.pipelineBytes, plan.stagingBytes,
+        stages, tileM, tileN, plan.pipelineBytes,
+        plan.stagingBytes * (plan.pingPong ? 2 : 1),
         plan.sharedBytes, kMaxSharedBytes));
   plan.outputVector =
       g.filters % 8 == 0 && epilogueAlignment % 8 == 0 ? 8 : 1;

@@ -69,7 +69,8 @@ struct SM90KernelPlan {
   // Shared memory, from the run-time-aligned base (bytes): the A ring, the
   // B ring, the epilogue's f32 staging tile (tileM x tileN / epilogueChunks:
   // wide tiles are written out in column chunks so that the staging fits
-  // beside the ring), the full and empty mbarriers (one each per stage).
+  // beside the ring), the full and empty mbarriers (one each per stage),
+  // and for ping-pong one order barrier per consumer warpgroup.
   int64_t aStageBytes = 0, bStageBytes = 0, pipelineBytes = 0;
   /// Ping-pong: one staging tile per consumer warpgroup, `stagingBytes`
   /// each.
