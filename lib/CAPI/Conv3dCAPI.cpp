@@ -74,35 +74,10 @@ static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c) {
   return spec;
 }
 
+/// The options text in the pipelines' own spelling (parsePipelineOptions:
+/// one parser for conv3d-opt, the C API and Python).
 static llvm::Expected<CompileOptions> toOptions(llvm::StringRef text) {
-  CompileOptions options;
-  llvm::SmallVector<llvm::StringRef> pairs;
-  text.split(pairs, ' ', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef pair : pairs) {
-    auto [key, value] = pair.split('=');
-    if (key == "target") {
-      std::optional<Target> target = symbolizeTarget(value);
-      if (!target)
-        return llvm::createStringError("unknown target '" + value.str() + "'");
-      options.target = *target;
-    } else if (key == "lowering") {
-      options.lowering = value == "reference" ? CpuLowering::Reference
-                                              : CpuLowering::ImplicitGemm;
-    } else if (key == "config") {
-      options.config = value.str();
-    } else if (key == "qslice") {
-      options.qslice = value.str();
-    } else if (key == "quant_placement") {
-      options.quantPlacement = value.str();
-    } else if (key == "gpu_chip") {
-      options.gpuChip = value.str();
-    } else if (key == "cuda_home") {
-      options.cudaHome = value.str();
-    } else {
-      return llvm::createStringError("unknown option '" + key.str() + "'");
-    }
-  }
-  return options;
+  return parsePipelineOptions(text);
 }
 
 extern "C" conv3d_engine *conv3d_engine_create(void) {

@@ -196,7 +196,9 @@ void mlir::conv3d::buildConv3dGpuPipeline(OpPassManager &pm,
                   "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
                   "reconcile-unrealized-casts),"
                   "gpu-to-llvm");
-  std::string format = options.gpuBinaryFormat == "isa" ? "isa" : "bin";
+  // verifyPipelineOptions admits bin and isa; anything else reaching here
+  // is refused by gpu-module-to-binary itself.
+  std::string format = options.gpuBinaryFormat;
   addPipeline(pm, "gpu-module-to-binary{format=" + format +
                       " toolkit=" + cudaHomeFor(options) + "}");
   buildConv3dHostToLLVMPipeline(pm);
@@ -267,24 +269,71 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
 };
 } // namespace
 
+llvm::Error mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
+  auto check = [](StringRef key, StringRef value,
+                  ArrayRef<StringRef> allowed) -> llvm::Error {
+    if (llvm::is_contained(allowed, value))
+      return llvm::Error::success();
+    return llvm::createStringError(
+        llvm::formatv("{0}={1}: expected one of {2}", key, value,
+                      llvm::join(allowed, ", "))
+            .str());
+  };
+  if (llvm::Error e = check("qslice", options.qslice,
+                            {"auto", "none", "fused", "separate"}))
+    return e;
+  if (llvm::Error e = check("quant-placement", options.quantPlacement,
+                            {"auto", "tile", "prepass"}))
+    return e;
+  return check("gpu-binary-format", options.gpuBinaryFormat, {"bin", "isa"});
+}
+
+llvm::Expected<PipelineOptions>
+mlir::conv3d::parsePipelineOptions(llvm::StringRef text) {
+  PipelineCLOptions parsed;
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (failed(parsed.parseFromString(text, os)))
+    return llvm::createStringError(
+        llvm::StringRef(errors).trim().str().empty()
+            ? "malformed options '" + text.str() + "'"
+            : llvm::StringRef(errors).trim().str());
+  PipelineOptions options = parsed.get();
+  if (llvm::Error e = verifyPipelineOptions(options))
+    return std::move(e);
+  return options;
+}
+
+/// Registers `name` with options parsed by parsePipelineOptions, so that
+/// conv3d-opt reports every bad option with its message.
+static void
+registerPipeline(StringRef name, StringRef description,
+                 void (*build)(OpPassManager &, const PipelineOptions &)) {
+  registerPassPipeline(
+      name, description,
+      [build](OpPassManager &pm, StringRef text,
+              function_ref<LogicalResult(const Twine &)> errorHandler) {
+        llvm::Expected<PipelineOptions> options = parsePipelineOptions(text);
+        if (!options)
+          return errorHandler(llvm::toString(options.takeError()));
+        build(pm, *options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> printOptions) {
+        printOptions(PipelineCLOptions());
+      });
+}
+
 void mlir::conv3d::registerConv3dPipelines() {
-  PassPipelineRegistration<PipelineCLOptions>(
+  registerPipeline(
       "conv3d-cpu-pipeline",
       "Lower conv3d ops on tensors to the LLVM dialect for the CPU",
-      [](OpPassManager &pm, const PipelineCLOptions &options) {
-        buildConv3dCpuPipeline(pm, options.get());
-      });
-  PassPipelineRegistration<PipelineCLOptions>(
-      "conv3d-gpu-pipeline",
-      "Lower conv3d ops on tensors to GPU kernels (binary embedded) and host "
-      "code in the LLVM dialect",
-      [](OpPassManager &pm, const PipelineCLOptions &options) {
-        buildConv3dGpuPipeline(pm, options.get());
-      });
-  PassPipelineRegistration<PipelineCLOptions>(
-      "conv3d-graph-pipeline",
-      "The tensor-level conv3d passes (fusion, Q-slices, config)",
-      [](OpPassManager &pm, const PipelineCLOptions &options) {
-        buildConv3dGraphPipeline(pm, options.get());
-      });
+      buildConv3dCpuPipeline);
+  registerPipeline("conv3d-gpu-pipeline",
+                   "Lower conv3d ops on tensors to GPU kernels (binary "
+                   "embedded) and host code in the LLVM dialect",
+                   buildConv3dGpuPipeline);
+  registerPipeline("conv3d-graph-pipeline",
+                   "The tensor-level conv3d passes (fusion, Q-slices, config)",
+                   buildConv3dGraphPipeline);
 }

@@ -191,8 +191,8 @@ class Engine:
                 quant_placement=None, lowering=None, gpu_chip=None):
         options = [f"target={target}"]
         for key, value in (("config", config), ("qslice", qslice),
-                           ("quant_placement", quant_placement),
-                           ("lowering", lowering), ("gpu_chip", gpu_chip)):
+                           ("quant-placement", quant_placement),
+                           ("lowering", lowering), ("gpu-chip", gpu_chip)):
             if value:
                 options.append(f"{key}={value}")
         error = ctypes.create_string_buffer(16384)

@@ -62,6 +62,17 @@ def main():
         return 1
     except conv3d.Conv3dError as e:
         print("error:", str(e).splitlines()[0])
+    # Options go through the pipelines' one parser: a bad value is an error
+    # naming it, not a silent default.
+    try:
+        conv3d.Engine(cache_dir=None).compile(spec, target="cpu", qslice="sliced")
+        print("FAIL: an unknown qslice strategy compiled")
+        return 1
+    except conv3d.Conv3dError as e:
+        assert "qslice=sliced" in str(e), str(e)
+        print("error:", str(e).splitlines()[0])
+    # Output shape and FLOPs come from the library's geometry.
+    assert spec.output_shape()[0] == spec.batch and spec.flops() > 0
     print("PYTHON-API-OK")
     return 0
 

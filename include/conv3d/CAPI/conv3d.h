@@ -59,10 +59,13 @@ int conv3d_spec_geometry(const conv3d_spec *spec, int64_t output_shape[5],
                          double *flops, char *error, size_t error_size);
 
 /* Compiles `spec`. `options` holds space-separated key=value pairs:
- * target=cpu|sm80|sm90, lowering=igemm|reference, config=tile_m=..,tile_n=..,..,
- * qslice=auto|none|fused|separate, quant_placement=auto|tile|prepass,
- * gpu_chip=sm_90, cuda_home=/usr/local/cuda (default: $CUDA_HOME, else the
- * configured toolkit). Returns null on error (message in `error`). */
+ * the options of `conv3d-opt --conv3d-gpu-pipeline` with the same spelling
+ * (one parser): target=cpu|sm80|sm90, lowering=igemm|reference,
+ * config=tile_m=..,tile_n=..,.. (quoted with "" if it holds spaces),
+ * qslice=auto|none|fused|separate, quant-placement=auto|tile|prepass,
+ * gpu-chip=sm_90a, cuda-home=/usr/local/cuda (default: $CUDA_HOME, else
+ * the configured toolkit). An unknown key or value is an error naming it.
+ * Returns null on error (message in `error`). */
 conv3d_conv *conv3d_compile(conv3d_engine *engine, const conv3d_spec *spec,
                             const char *options, char *error,
                             size_t error_size);

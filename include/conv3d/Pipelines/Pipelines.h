@@ -14,6 +14,7 @@
 #include "conv3d/IR/Conv3dEnums.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
 #include <string>
@@ -67,6 +68,17 @@ struct PipelineOptions {
   /// different text.
   std::string fingerprint() const;
 };
+
+/// The one parser of pipeline options: space-separated key=value pairs with
+/// the registered pipelines' spelling (`target=sm90 quant-placement=prepass
+/// config="tile_m=128,..."`), as `conv3d-opt --conv3d-gpu-pipeline='...'`
+/// takes them. Every unknown key or value is an error naming it. The C API
+/// (and so Python) and conv3d-opt parse options here.
+llvm::Expected<PipelineOptions> parsePipelineOptions(llvm::StringRef text);
+
+/// The checks of the string-valued options (qslice, quant-placement,
+/// gpu-binary-format): an error naming the value, or success.
+llvm::Error verifyPipelineOptions(const PipelineOptions &options);
 
 /// The tensor-level graph passes: quant fusion, epilogue fusion, Q-slice
 /// decomposition and config selection.

@@ -1,0 +1,18 @@
+// The registered pipelines parse their options with parsePipelineOptions,
+// the one parser the C API (and Python) use too: every unknown key or value
+// is an error that names it, never a silent default.
+//
+// RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm90 gpu-binary-format=foo' 2>&1 | FileCheck %s --check-prefix=FORMAT
+// FORMAT: error: gpu-binary-format=foo: expected one of bin, isa
+// RUN: not conv3d-opt %s --conv3d-cpu-pipeline='qslice=sliced' 2>&1 | FileCheck %s --check-prefix=QSLICE
+// QSLICE: error: qslice=sliced: expected one of auto, none, fused, separate
+// RUN: not conv3d-opt %s --conv3d-graph-pipeline='quant-placement=everywhere' 2>&1 | FileCheck %s --check-prefix=PLACEMENT
+// PLACEMENT: error: quant-placement=everywhere: expected one of auto, tile, prepass
+// RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm70' 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: for the --target option: Cannot find option named 'sm70'
+// RUN: not conv3d-opt %s --conv3d-cpu-pipeline='quant_placement=tile' 2>&1 | FileCheck %s --check-prefix=SPELLING
+// SPELLING: error: <Pass-Options-Parser>: no such option quant_placement
+
+func.func @f() {
+  return
+}
