@@ -60,8 +60,7 @@ TEST(SM90Plan, WanMidLayout) {
   // slack.
   EXPECT_EQ(plan.stagingOffset, plan.pipelineBytes);
   EXPECT_EQ(plan.barrierOffset, plan.stagingOffset + plan.stagingBytes);
-  EXPECT_EQ(plan.sharedBytes,
-            plan.barrierOffset + 2 * 4 * 8 + kAlignmentSlack);
+  EXPECT_EQ(plan.sharedBytes, plan.barrierOffset + 2 * 4 * 8 + kAlignmentSlack);
   EXPECT_LE(plan.sharedBytes, kMaxSharedBytes);
   EXPECT_EQ(plan.outputVector, 8);
 }
@@ -99,12 +98,12 @@ TEST(SM90Plan, TwoWgmmasPerWarpgroupFor256Rows) {
 
 TEST(SM90Plan, NamesWhatItRefuses) {
   SM90KernelPlan plan;
-  auto refuse = [&](int64_t tileM, int64_t tileN, int64_t tileK,
-                    int64_t stages, int64_t warpsM, int64_t warpsN,
-                    KOrder order, int64_t splitK) {
-    std::optional<std::string> message = SM90KernelPlan::build(
-        wanMid(), tileM, tileN, tileK, stages, warpsM, warpsN, order, splitK,
-        8, plan);
+  auto refuse = [&](int64_t tileM, int64_t tileN, int64_t tileK, int64_t stages,
+                    int64_t warpsM, int64_t warpsN, KOrder order,
+                    int64_t splitK) {
+    std::optional<std::string> message =
+        SM90KernelPlan::build(wanMid(), tileM, tileN, tileK, stages, warpsM,
+                              warpsN, order, splitK, 8, plan);
     return message.value_or("<accepted>");
   };
   EXPECT_NE(refuse(128, 128, 32, 4, 8, 1, KOrder::taps_outer, 1)
@@ -116,9 +115,9 @@ TEST(SM90Plan, NamesWhatItRefuses) {
   EXPECT_NE(refuse(64, 128, 64, 4, 8, 1, KOrder::taps_outer, 1)
                 .find("tile_m = 64 must be a multiple of 128"),
             std::string::npos);
-  EXPECT_NE(refuse(128, 100, 64, 4, 8, 1, KOrder::taps_outer, 1)
-                .find("tile_n = 100"),
-            std::string::npos);
+  EXPECT_NE(
+      refuse(128, 100, 64, 4, 8, 1, KOrder::taps_outer, 1).find("tile_n = 100"),
+      std::string::npos);
   EXPECT_NE(refuse(128, 128, 64, 1, 8, 1, KOrder::taps_outer, 1)
                 .find("at least 2 stages"),
             std::string::npos);

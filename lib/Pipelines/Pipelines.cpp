@@ -102,8 +102,8 @@ void mlir::conv3d::buildConv3dCpuLoweringPipeline(
   buildConv3dBufferizationPipeline(pm, options);
   if (!reference) {
     pm.addPass(createConv3dQuantizeToLoops());
-    pm.addPass(createConv3dImplicitGemm(
-        Conv3dImplicitGemmOptions{options.target}));
+    pm.addPass(
+        createConv3dImplicitGemm(Conv3dImplicitGemmOptions{options.target}));
     pm.addPass(createConv3dLowerToCPU());
     addPipeline(pm, "canonicalize,cse");
   }
@@ -164,8 +164,8 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   // 16-byte accesses: the convolution kernels assume the same alignment of
   // the caller's buffers.
   pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16}));
-  pm.addPass(createConv3dImplicitGemm(
-      Conv3dImplicitGemmOptions{options.target}));
+  pm.addPass(
+      createConv3dImplicitGemm(Conv3dImplicitGemmOptions{options.target}));
   // The target's kernel lowering. sm90 also lowers the grids it left to the
   // sm80 kernel; sm100 configurations have no lowering yet, and the sm80
   // lowering refuses them by name.
@@ -269,15 +269,16 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
 };
 } // namespace
 
-llvm::Error mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
+llvm::Error
+mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
   auto check = [](StringRef key, StringRef value,
                   ArrayRef<StringRef> allowed) -> llvm::Error {
     if (llvm::is_contained(allowed, value))
       return llvm::Error::success();
-    return llvm::createStringError(
-        llvm::formatv("{0}={1}: expected one of {2}", key, value,
-                      llvm::join(allowed, ", "))
-            .str());
+    return llvm::createStringError(llvm::formatv("{0}={1}: expected one of {2}",
+                                                 key, value,
+                                                 llvm::join(allowed, ", "))
+                                       .str());
   };
   if (llvm::Error e = check("qslice", options.qslice,
                             {"auto", "none", "fused", "separate"}))
@@ -294,10 +295,10 @@ mlir::conv3d::parsePipelineOptions(llvm::StringRef text) {
   std::string errors;
   llvm::raw_string_ostream os(errors);
   if (failed(parsed.parseFromString(text, os)))
-    return llvm::createStringError(
-        llvm::StringRef(errors).trim().str().empty()
-            ? "malformed options '" + text.str() + "'"
-            : llvm::StringRef(errors).trim().str());
+    return llvm::createStringError(llvm::StringRef(errors).trim().str().empty()
+                                       ? "malformed options '" + text.str() +
+                                             "'"
+                                       : llvm::StringRef(errors).trim().str());
   PipelineOptions options = parsed.get();
   if (llvm::Error e = verifyPipelineOptions(options))
     return std::move(e);
@@ -306,9 +307,9 @@ mlir::conv3d::parsePipelineOptions(llvm::StringRef text) {
 
 /// Registers `name` with options parsed by parsePipelineOptions, so that
 /// conv3d-opt reports every bad option with its message.
-static void
-registerPipeline(StringRef name, StringRef description,
-                 void (*build)(OpPassManager &, const PipelineOptions &)) {
+static void registerPipeline(StringRef name, StringRef description,
+                             void (*build)(OpPassManager &,
+                                           const PipelineOptions &)) {
   registerPassPipeline(
       name, description,
       [build](OpPassManager &pm, StringRef text,

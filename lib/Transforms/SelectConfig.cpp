@@ -179,12 +179,11 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
     tileK = roundUp(tileK, *quantBlockSize);
   // The CPU and sm80 configs serve whatever target compiles them; the
   // asynchronous kernels' configs name their kernel.
-  Target kernel = target == Target::sm90 || target == Target::sm100
-                      ? target
-                      : Target::cpu;
+  Target kernel =
+      target == Target::sm90 || target == Target::sm100 ? target : Target::cpu;
   return IGemmConfigAttr::get(context, tileM, tileN, tileK, stages, warpsM,
-                              warpsN, KOrder::taps_outer, /*splitK=*/1,
-                              kernel, schedule);
+                              warpsN, KOrder::taps_outer, /*splitK=*/1, kernel,
+                              schedule);
 }
 
 std::optional<std::string>
@@ -216,10 +215,10 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
     blockSize = quant->getBlockSize();
   MLIRContext *context = conv.getContext();
   if (target == Target::sm90) {
-    std::optional<std::string> problem = getSM90KernelProblem(
-        geometry, conv.getFilterLayout(),
-        getElementTypeOrSelf(conv.getInput().getType()),
-        /*quantizesInTile=*/blockSize.has_value());
+    std::optional<std::string> problem =
+        getSM90KernelProblem(geometry, conv.getFilterLayout(),
+                             getElementTypeOrSelf(conv.getInput().getType()),
+                             /*quantizesInTile=*/blockSize.has_value());
     if (problem) {
       conv.emitRemark() << "conv3d: the sm90 kernel cannot take this "
                            "convolution ("
@@ -234,11 +233,11 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
 
 IGemmConfigAttr mlir::conv3d::withKernel(IGemmConfigAttr config,
                                          Target kernel) {
-  return IGemmConfigAttr::get(
-      config.getContext(), config.getTileM(), config.getTileN(),
-      config.getTileK(), config.getStages(), config.getWarpsM(),
-      config.getWarpsN(), config.getKOrder(), config.getSplitK(), kernel,
-      config.getSchedule());
+  return IGemmConfigAttr::get(config.getContext(), config.getTileM(),
+                              config.getTileN(), config.getTileK(),
+                              config.getStages(), config.getWarpsM(),
+                              config.getWarpsN(), config.getKOrder(),
+                              config.getSplitK(), kernel, config.getSchedule());
 }
 
 std::optional<std::string>

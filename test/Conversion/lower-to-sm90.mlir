@@ -70,14 +70,14 @@
 // CHECK-NEXT: %[[BOK:.*]] = arith.cmpi ne, %[[DESCB]], %[[ZERO]] : i64
 // CHECK-NEXT: %[[OK:.*]] = arith.andi %[[AOK]], %[[BOK]] : i1
 // CHECK-NEXT: scf.if %[[OK]] {
-// CHECK-NEXT: %[[START:.*]] = gpu.wait async
-// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
-// CHECK-NEXT: %[[SMEM:.*]] = arith.constant 166976 : i32
 // Persistent: min(multiprocessors, 2 tiles) blocks of 3 x 128 threads.
 // CHECK-NEXT: %[[SMS:.*]] = func.call @conv3dMultiprocessorCount() : () -> i64
 // CHECK-NEXT: %[[SMSX:.*]] = arith.index_cast %[[SMS]] : i64 to index
 // CHECK-NEXT: %[[TILES:.*]] = arith.constant 2 : index
 // CHECK-NEXT: %[[BLOCKS:.*]] = arith.minui %[[SMSX]], %[[TILES]] : index
+// CHECK-NEXT: %[[START:.*]] = gpu.wait async
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[SMEM:.*]] = arith.constant 166976 : i32
 // CHECK-NEXT: %[[THREADS:.*]] = arith.constant 384 : index
 // CHECK-NEXT: %[[LAUNCH:.*]] = gpu.launch async [%[[START]]] blocks(%[[BX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%[[GRID:[^ ]*]] = %[[BLOCKS]], %{{[^ ]*}} = %[[ONE]], %{{[^ ]*}} = %[[ONE]]) threads(%[[TX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%{{[^ ]*}} = %[[THREADS]], %{{[^ ]*}} = %[[ONE]], %{{[^ ]*}} = %[[ONE]]) dynamic_shared_memory_size %[[SMEM]] {
 // CHECK-NEXT: %[[TID:.*]] = arith.index_cast %[[TX]] : index to i32
@@ -245,9 +245,9 @@ func.func @bf16_causal_3x3x3(%x: memref<1x4x8x8x64xbf16>, %w: memref<96x3x3x3x64
 // 147456 + 69632 + 48 + 1024 = 218160 B.
 
 // CHECK-LABEL: func.func @tile_m_256
-// CHECK: %[[SMEM:.*]] = arith.constant 218160 : i32
 // CHECK: %[[TILES:.*]] = arith.constant 8 : index
 // CHECK-NEXT: %[[BLOCKS:.*]] = arith.minui %{{.*}}, %[[TILES]] : index
+// CHECK: %[[SMEM:.*]] = arith.constant 218160 : i32
 // CHECK-NEXT: %[[THREADS:.*]] = arith.constant 384 : index
 // CHECK: gpu.launch async {{.*}} in (%{{[^ ]*}} = %[[BLOCKS]], {{.*}} in (%{{[^ ]*}} = %[[THREADS]], {{.*}} dynamic_shared_memory_size %[[SMEM]]
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c49152_i32 : !llvm.ptr<3>, i32
@@ -284,7 +284,7 @@ func.func @tile_m_256(%x: memref<1x8x16x16x128xbf16>, %w: memref<128x1x1x1x128xb
 // CHECK: call @conv3dTmaTiledDescriptor(%{{[^,]*}}, %c6_i64_{{[0-9]+}},
 // CHECK: %[[TILES:.*]] = arith.constant 10 : index
 // CHECK-NEXT: %[[BLOCKS:.*]] = arith.minui %{{.*}}, %[[TILES]] : index
-// CHECK-NEXT: %[[THREADS:.*]] = arith.constant 256 : index
+// CHECK: %[[THREADS:.*]] = arith.constant 256 : index
 // CHECK: gpu.launch async {{.*}} in (%{{[^ ]*}} = %[[BLOCKS]], {{.*}} in (%{{[^ ]*}} = %[[THREADS]], {{.*}} dynamic_shared_memory_size %c84032_i32
 // Full barriers count 1 arrival, empty ones 4 (one consumer warpgroup).
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32 :

@@ -145,7 +145,8 @@ public:
   std::string sm90Config(bool qsliceOuter) {
     int64_t warpsM = pick({4, 8});
     int64_t tileM = warpsM == 4 ? pick({64, 128}) : pick({128, 256});
-    int64_t tileN = tileM == 256 ? pick({32, 64, 128}) : pick({16, 48, 64, 96, 128, 256});
+    int64_t tileN =
+        tileM == 256 ? pick({32, 64, 128}) : pick({16, 48, 64, 96, 128, 256});
     // 256-row or 256-column tiles leave room for 3 stages beside the
     // epilogue's staging.
     int64_t stages =
@@ -347,11 +348,11 @@ int main(int argc, char **argv) {
       options.qslice = "auto";
     bool qsliceOuter = options.qslice == "fused";
     if (has("config") && gen.coin(0.6))
-      options.config = options.target == Target::cpu ? gen.config(spec, qsliceOuter)
-                       : sm90Case && !spec.inputQuantBlockSize
-                           ? gen.sm90Config(qsliceOuter)
-                           : gen.gpuConfig(spec, qsliceOuter) +
-                                 (sm90 ? ",kernel=sm80" : "");
+      options.config =
+          options.target == Target::cpu ? gen.config(spec, qsliceOuter)
+          : sm90Case && !spec.inputQuantBlockSize
+              ? gen.sm90Config(qsliceOuter)
+              : gen.gpuConfig(spec, qsliceOuter) + (sm90 ? ",kernel=sm80" : "");
 
     auto caseStart = std::chrono::steady_clock::now();
     CaseResult r = runCase(engine, spec, options, seed * 1000 + i);

@@ -379,9 +379,8 @@ int64_t conv3dTmaIm2colDescriptor(
 int64_t conv3dMultiprocessorCount();
 int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
                                  int64_t dim0, int64_t dim1, int64_t dim2,
-                                 int64_t stride1, int64_t stride2,
-                                 int64_t box0, int64_t box1, int64_t box2,
-                                 int64_t swizzle);
+                                 int64_t stride1, int64_t stride2, int64_t box0,
+                                 int64_t box1, int64_t box2, int64_t swizzle);
 }
 
 #endif // CONV3D_RUNTIME_CUDADRIVER_H

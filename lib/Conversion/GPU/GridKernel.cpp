@@ -10,6 +10,7 @@
 #include "conv3d/Transforms/Passes.h"
 #include "conv3d/Transforms/TileSchedule.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include <numeric>
@@ -262,7 +263,40 @@ KSchedule mlir::conv3d::buildKSchedule(KernelMath math, const ConvGeometry &g,
           }};
 }
 
-int64_t mlir::conv3d::epilogueVectorWidth(const ConvGeometry &g,
-                                          int64_t epilogueAlignment) {
-  return g.filters % 8 == 0 && epilogueAlignment % 8 == 0 ? 8 : 1;
+gpu::LaunchOp mlir::conv3d::createKernelLaunch(
+    OpBuilder &b, Location loc, OpFoldResult blocks, int64_t threads,
+    int64_t sharedBytes, function_ref<void(gpu::LaunchOp)> buildBody) {
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value start =
+      gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value shared =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedBytes);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, blocks), one, one,
+      arith::ConstantIndexOp::create(b, loc, threads), one, one, shared,
+      tokenType, ValueRange{start});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    buildBody(launch);
+    gpu::TerminatorOp::create(b, loc);
+  }
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{launch.getAsyncToken()});
+  return launch;
+}
+
+LogicalResult mlir::conv3d::lowerConfiguredGrids(
+    Operation *root,
+    function_ref<LogicalResult(RewriterBase &, scf::ForallOp)> lower) {
+  SmallVector<scf::ForallOp> grids;
+  root->walk([&](scf::ForallOp grid) {
+    if (grid->hasAttr(kIGemmConfigAttrName))
+      grids.push_back(grid);
+  });
+  IRRewriter rewriter(root->getContext());
+  for (scf::ForallOp grid : grids)
+    if (failed(lower(rewriter, grid)))
+      return failure();
+  return success();
 }

@@ -22,8 +22,10 @@
 #include "conv3d/IR/IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <functional>
 
@@ -201,9 +203,21 @@ void emitStagedEpilogue(KernelMath &math, const StagedTile &tile,
                         const ConvGeometry &geometry, const KernelOperands &ops,
                         StoreMode mode, Activation activation, Type outElem);
 
-/// The output vector width the epilogue can use: 8 when F and the epilogue
-/// operands' alignment allow 16-byte accesses, else 1.
-int64_t epilogueVectorWidth(const ConvGeometry &g, int64_t epilogueAlignment);
+/// One stream-ordered gpu.launch of `blocks` x `threads` with `sharedBytes`
+/// of dynamic shared memory, its body built by `buildBody` (the terminator
+/// is added), ordered after earlier GPU work and waited for by the host
+/// code that follows.
+gpu::LaunchOp createKernelLaunch(OpBuilder &b, Location loc,
+                                 OpFoldResult blocks, int64_t threads,
+                                 int64_t sharedBytes,
+                                 function_ref<void(gpu::LaunchOp)> buildBody);
+
+/// The body of the target lowering passes: every grid loop under `root`
+/// carrying a tile configuration, lowered by `lower` (which reports its own
+/// errors).
+LogicalResult lowerConfiguredGrids(
+    Operation *root,
+    function_ref<LogicalResult(RewriterBase &, scf::ForallOp)> lower);
 
 } // namespace mlir::conv3d
 

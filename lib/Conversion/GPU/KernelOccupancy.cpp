@@ -20,20 +20,20 @@ using namespace mlir;
 
 namespace {
 struct SetKernelOccupancyPass
-    : mlir::conv3d::impl::Conv3dSetKernelOccupancyBase<
-          SetKernelOccupancyPass> {
+    : mlir::conv3d::impl::Conv3dSetKernelOccupancyBase<SetKernelOccupancyPass> {
   void runOnOperation() override {
     getOperation()->walk([&](gpu::GPUFuncOp kernel) {
       if (!kernel.isKernel())
         return;
-      bool movesRegisters =
-          kernel
-              .walk([](NVVM::SetMaxRegisterOp) { return WalkResult::interrupt(); })
-              .wasInterrupted();
+      bool movesRegisters = kernel
+                                .walk([](NVVM::SetMaxRegisterOp) {
+                                  return WalkResult::interrupt();
+                                })
+                                .wasInterrupted();
       if (movesRegisters)
-        kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                        IntegerAttr::get(IntegerType::get(&getContext(), 32),
-                                         1));
+        kernel->setAttr(
+            NVVM::NVVMDialect::getMinctasmAttrName(),
+            IntegerAttr::get(IntegerType::get(&getContext(), 32), 1));
     });
   }
 };

@@ -191,12 +191,12 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   IGemmConfigAttr config = kernel.config;
   Location loc = grid.getLoc();
   if (config.getKernel() == Target::sm90 || config.getKernel() == Target::sm100)
-    return grid.emitError() << "conv3d-lower-to-sm80: " << config << " is for "
-                            << "the " << stringifyTarget(config.getKernel())
-                            << " kernel"
-                            << (config.getKernel() == Target::sm100
-                                    ? ", which has no lowering yet"
-                                    : "; run conv3d-lower-to-sm90");
+    return grid.emitError()
+           << "conv3d-lower-to-sm80: " << config << " is for "
+           << "the " << stringifyTarget(config.getKernel()) << " kernel"
+           << (config.getKernel() == Target::sm100
+                   ? ", which has no lowering yet"
+                   : "; run conv3d-lower-to-sm90");
   if (failed(checkGpuOperands(kernel, "sm80")))
     return failure();
   Value input = kernel.im2col.getInput(),
@@ -243,30 +243,17 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
            << "cannot lower " << config << " to sm80: " << numBlocks
            << " thread blocks exceed the grid limit of "
               "2^31 - 1; use larger tiles";
-  KernelMath host{rewriter, loc, rewriter.getIndexType()};
-  auto tokenType = gpu::AsyncTokenType::get(rewriter.getContext());
-  Value start = gpu::WaitOp::create(rewriter, loc, tokenType, ValueRange{})
-                    .getAsyncToken();
-  Value one = host.constant(1);
-  Value sharedBytes = arith::ConstantIntOp::create(
-      rewriter, loc, rewriter.getI32Type(), plan.sharedBytes);
-  auto launch =
-      gpu::LaunchOp::create(rewriter, loc, host.constant(numBlocks), one, one,
-                            host.constant(plan.threads), one, one, sharedBytes,
-                            tokenType, ValueRange{start});
-  {
-    OpBuilder::InsertionGuard bodyGuard(rewriter);
-    rewriter.setInsertionPointToStart(&launch.getBody().front());
-    Type indexType = narrowIndices ? Type(rewriter.getI32Type())
-                                   : Type(rewriter.getIndexType());
-    KernelContext ctx(rewriter, loc, plan, g, inElem, outElem, ops,
-                      kernel.store.getMode(), kernel.store.getActivation(),
-                      indexType);
-    buildKernel(ctx, launch, numMT, numNT);
-    gpu::TerminatorOp::create(rewriter, loc);
-  }
-  gpu::WaitOp::create(rewriter, loc, Type(),
-                      ValueRange{launch.getAsyncToken()});
+  createKernelLaunch(rewriter, loc, rewriter.getIndexAttr(numBlocks),
+                     plan.threads, plan.sharedBytes, [&](gpu::LaunchOp launch) {
+                       Type indexType = narrowIndices
+                                            ? Type(rewriter.getI32Type())
+                                            : Type(rewriter.getIndexType());
+                       KernelContext ctx(rewriter, loc, plan, g, inElem,
+                                         outElem, ops, kernel.store.getMode(),
+                                         kernel.store.getActivation(),
+                                         indexType);
+                       buildKernel(ctx, launch, numMT, numNT);
+                     });
   rewriter.eraseOp(grid);
   return success();
 }
@@ -275,15 +262,8 @@ namespace {
 struct LowerToSM80Pass
     : mlir::conv3d::impl::Conv3dLowerToSM80Base<LowerToSM80Pass> {
   void runOnOperation() override {
-    SmallVector<scf::ForallOp> grids;
-    getOperation()->walk([&](scf::ForallOp grid) {
-      if (grid->hasAttr(kIGemmConfigAttrName))
-        grids.push_back(grid);
-    });
-    IRRewriter rewriter(&getContext());
-    for (scf::ForallOp grid : grids)
-      if (failed(lowerGridToSM80(rewriter, grid)))
-        return signalPassFailure();
+    if (failed(lowerConfiguredGrids(getOperation(), lowerGridToSM80)))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -84,9 +84,9 @@ struct SM90Kernel {
 
   // Set up at the top of the kernel (i32).
   Value tid = {}, blockId = {}, gridSize = {};
-  Value smemBase = {};    ///< shared address, 1024-byte aligned
-  Value smemShift = {};   ///< bytes from the dynamic base to smemBase
-  Value dynamicSmem = {}; ///< memref<?xi8, workgroup>
+  Value smemBase = {};          ///< shared address, 1024-byte aligned
+  Value smemShift = {};         ///< bytes from the dynamic base to smemBase
+  Value dynamicSmem = {};       ///< memref<?xi8, workgroup>
   Value descA = {}, descB = {}; ///< generic pointers to the TMA descriptors
 
   KernelMath math() const { return {b, loc, indexType}; }
@@ -156,8 +156,8 @@ TileOrigin tileOrigin(SM90Kernel &k, Value tile) {
 /// The step range [begin, end) of a tile (i32).
 std::pair<Value, Value> stepRange(SM90Kernel &k, const TileOrigin &tile) {
   return buildStepRange(k.i32(), k.g, tile.m0, k.plan.tileM,
-                        k.plan.stepsPerSlice, k.plan.totalSteps,
-                        k.plan.kOrder, k.plan.splitK, tile.split);
+                        k.plan.stepsPerSlice, k.plan.totalSteps, k.plan.kOrder,
+                        k.plan.splitK, tile.split);
 }
 
 /// The persistent loop over this block's tiles, carrying the count of K
@@ -212,10 +212,9 @@ void emitProducer(SM90Kernel &k) {
         b, loc, k.emptyBarrier(stage),
         arith::XOrIOp::create(b, loc, phase, m.constant(1)), m.constant(0));
     Value full = k.fullBarrier(stage);
-    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full,
-                                           m.constant(plan.stepBytes),
-                                           NVVM::MemScopeKind::CTA, false,
-                                           Value());
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, loc, Type(), full, m.constant(plan.stepBytes),
+        NVVM::MemScopeKind::CTA, false, Value());
     Value step = m.add(begin, t);
     Value tap = m.div(step, plan.channelBlocks);
     Value c0 = m.mul(m.rem(step, plan.channelBlocks), kChannelBlock);
@@ -228,14 +227,13 @@ void emitProducer(SM90Kernel &k) {
                                   i16(m.mul(qrs[1], g.dilations[kHeight])),
                                   i16(m.mul(qrs[0], g.dilations[kDepth]))};
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full,
-        offsets, Value(), Value(), NVVM::TMALoadMode::IM2COL, false, nullptr,
-        Value());
+        b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full, offsets,
+        Value(), Value(), NVVM::TMALoadMode::IM2COL, false, nullptr, Value());
     SmallVector<Value> bCoords = {c0, tap, tile.n0};
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, loc, k.clusterPtr(k.bStage(stage)), k.descB, bCoords, full,
-        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false,
-        nullptr, Value());
+        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false, nullptr,
+        Value());
     return numSteps;
   });
 }
@@ -259,8 +257,8 @@ void emitConsumer(SM90Kernel &k) {
       ctx, SmallVector<Type>(accsPerTile, f32));
   // This warpgroup's first A row in a stage (cooperative: its share of the
   // tile's rows; ping-pong: the whole tile is its own).
-  Value groupRow = plan.pingPong ? m.constant(0)
-                                 : m.mul(group, plan.mmaTilesM * kWgmmaM);
+  Value groupRow =
+      plan.pingPong ? m.constant(0) : m.mul(group, plan.mmaTilesM * kWgmmaM);
   Value rowBytes = m.mul(groupRow, kRowBytes);
   auto wgmmaType =
       k.inElem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
@@ -287,8 +285,7 @@ void emitConsumer(SM90Kernel &k) {
   // both consumer warpgroups (id 1), or in ping-pong one (id 1 + group).
   int64_t epilogueThreads =
       kWarpgroupThreads * (plan.pingPong ? 1 : plan.consumerGroups);
-  Value barrierId =
-      plan.pingPong ? m.add(group, m.constant(1)) : m.constant(1);
+  Value barrierId = plan.pingPong ? m.add(group, m.constant(1)) : m.constant(1);
   Value epilogueTid =
       plan.pingPong ? m.rem(consumerTid, kWarpgroupThreads) : consumerTid;
   auto consumerBarrier = [&] {
@@ -303,9 +300,9 @@ void emitConsumer(SM90Kernel &k) {
   };
   Value staging = memref::ViewOp::create(
       b, loc,
-      MemRefType::get({plan.tileM * plan.stagingStride}, f32, nullptr,
-                      gpu::AddressSpaceAttr::get(ctx,
-                                                 gpu::AddressSpace::Workgroup)),
+      MemRefType::get(
+          {plan.tileM * plan.stagingStride}, f32, nullptr,
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)),
       k.dynamicSmem,
       math.toIndex(arith::IndexCastOp::create(
           b, loc, b.getIndexType(),
@@ -340,8 +337,8 @@ void emitConsumer(SM90Kernel &k) {
       NVVM::MBarrierTryWaitParityOp::create(b, loc, k.orderBarrier(group),
                                             parity, m.constant(0));
     }
-    SmallVector<Value> inits(
-        plan.mmaTilesM, LLVM::ZeroOp::create(b, loc, accType).getResult());
+    SmallVector<Value> inits(plan.mmaTilesM,
+                             LLVM::ZeroOp::create(b, loc, accType).getResult());
     auto loop = scf::ForOp::create(b, loc, m.constant(0), numSteps,
                                    m.constant(1), inits);
     {
@@ -350,8 +347,8 @@ void emitConsumer(SM90Kernel &k) {
       Value t = loop.getInductionVar();
       Value step = m.add(done, t);
       auto [stage, phase] = k.stageAndPhase(step);
-      NVVM::MBarrierTryWaitParityOp::create(b, loc, k.fullBarrier(stage),
-                                            phase, m.constant(0));
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, k.fullBarrier(stage), phase,
+                                            m.constant(0));
       SmallVector<Value> accs(loop.getRegionIterArgs());
       NVVM::WgmmaFenceAlignedOp::create(b, loc);
       Value aBase = m.add(k.aStage(stage), rowBytes);
@@ -374,9 +371,9 @@ void emitConsumer(SM90Kernel &k) {
       // pending: its stage goes back to the producer (one arrival per
       // consumer warp).
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-      release(m.andI(m.cmp(arith::CmpIPredicate::ugt, t, m.constant(0)),
-                     isLane0),
-              m.sub(step, m.constant(1)));
+      release(
+          m.andI(m.cmp(arith::CmpIPredicate::ugt, t, m.constant(0)), isLane0),
+          m.sub(step, m.constant(1)));
       scf::YieldOp::create(b, loc, accs);
     }
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
@@ -386,8 +383,7 @@ void emitConsumer(SM90Kernel &k) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifLane0.thenBlock());
       NVVM::MBarrierArriveOp::create(
-          b, loc, Type(), k.orderBarrier(m.sub(m.constant(1), group)),
-          Value());
+          b, loc, Type(), k.orderBarrier(m.sub(m.constant(1), group)), Value());
     }
     // The last step's stage goes back too: the producer is already loading
     // the next tile while this one's epilogue runs.
@@ -414,15 +410,14 @@ void emitConsumer(SM90Kernel &k) {
       // The previous pass (of this tile or the last) read the staging.
       consumerBarrier();
       for (int64_t j = 0; j < plan.mmaTilesM; ++j) {
-        Value tileRow = m.add(groupRow,
-                              m.add(m.constant(j * kWgmmaM), m.mul(warp, 16)));
+        Value tileRow =
+            m.add(groupRow, m.add(m.constant(j * kWgmmaM), m.mul(warp, 16)));
         Value acc = loop.getResult(j);
         for (int64_t i = 0; i < accsPerTile; i += 2) {
           int64_t column = (i / 4) * 8;
           if (column / chunk != c)
             continue;
-          Value row =
-              m.add(m.add(tileRow, laneRow), m.constant(i % 4 ? 8 : 0));
+          Value row = m.add(m.add(tileRow, laneRow), m.constant(i % 4 ? 8 : 0));
           Value col = m.add(m.constant(column - c * chunk), laneCol);
           Value first = LLVM::ExtractValueOp::create(b, loc, acc, i);
           Value second = LLVM::ExtractValueOp::create(b, loc, acc, i + 1);
@@ -461,9 +456,9 @@ void buildKernel(SM90Kernel &k, gpu::LaunchOp launch) {
                       workgroup));
   Value raw = toI32(
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, k.dynamicSmem));
-  Value aligned = arith::AndIOp::create(
-      b, loc, m.add(raw, m.constant(kAlignmentSlack - 1)),
-      m.constant(~(kAlignmentSlack - 1)));
+  Value aligned =
+      arith::AndIOp::create(b, loc, m.add(raw, m.constant(kAlignmentSlack - 1)),
+                            m.constant(~(kAlignmentSlack - 1)));
   k.smemBase = aligned;
   k.smemShift = m.sub(aligned, raw);
 
@@ -561,8 +556,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   if (config.getKernel() == Target::sm80)
     return lowerGridToSM80(rewriter, grid);
   if (config.getKernel() == Target::sm100)
-    return grid.emitError() << "conv3d-lower-to-sm90: " << config
-                            << " is for the sm100 kernel";
+    return grid.emitError()
+           << "conv3d-lower-to-sm90: " << config << " is for the sm100 kernel";
   if (failed(checkGpuOperands(kernel, "sm90")))
     return failure();
   ConvGeometry g = kernel.geometry();
@@ -571,15 +566,15 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   bool quantizes = kernel.im2col.getQuant().has_value();
   Value input = kernel.im2col.getInput(),
         filter = kernel.filterLoad.getFilter();
-  std::optional<std::string> problem = getSM90KernelProblem(
-      g, kernel.filterLayout(), inElem, quantizes);
+  std::optional<std::string> problem =
+      getSM90KernelProblem(g, kernel.filterLayout(), inElem, quantizes);
   // TMA reads from 16-byte-aligned addresses with 16-byte strides.
   if (!problem && (elementAlignment(input) < 8 || elementAlignment(filter) < 8))
     problem = "TMA needs the input's and the filter's offsets and strides "
               "in multiples of 16 bytes";
   if (problem)
-    return grid.emitError() << "cannot lower " << config
-                            << " to the sm90 kernel: " << *problem;
+    return grid.emitError()
+           << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
   int64_t epilogueAlignment =
       std::min({elementAlignment(kernel.store.getOutput()),
@@ -591,8 +586,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
           config.getSchedule()))
-    return grid.emitError() << "cannot lower " << config
-                            << " to the sm90 kernel: " << *problem;
+    return grid.emitError()
+           << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(grid);
@@ -600,8 +595,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   if (failed(flat))
     return grid.emitError("sm90 needs operands with static strides");
   KernelOperands &ops = *flat;
-  bool narrowIndices =
-      fitsI32Indices(ops, g, plan.tileM, kChannelBlock);
+  bool narrowIndices = fitsI32Indices(ops, g, plan.tileM, kChannelBlock);
 
   int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
@@ -623,32 +617,51 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   func::FuncOp tiledFn =
       declareDescriptorFunction(module, kTiledDescriptorFn, 11);
   auto i64 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(rewriter, loc,
-                                        rewriter.getI64Type(), v)
+    return arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(), v)
         .getResult();
   };
   int64_t dataType = inElem.isBF16() ? kTmaBFloat16 : kTmaFloat16;
   std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
                          upper = g.tmaIm2colUpperCorner();
-  SmallVector<Value> im2colArgs = {
-      baseAddress(rewriter, loc, input), i64(dataType), i64(g.batch),
-      i64(g.inputSize[0]), i64(g.inputSize[1]), i64(g.inputSize[2]),
-      i64(g.channels), i64(ops.input.strides[0]), i64(ops.input.strides[1]),
-      i64(ops.input.strides[2]), i64(ops.input.strides[3]), i64(lower[0]),
-      i64(lower[1]), i64(lower[2]),
-      i64(upper[0]), i64(upper[1]), i64(upper[2]), i64(g.strides[0]),
-      i64(g.strides[1]), i64(g.strides[2]), i64(kChannelBlock),
-      i64(plan.tileM), i64(kTmaSwizzle128B)};
+  SmallVector<Value> im2colArgs = {baseAddress(rewriter, loc, input),
+                                   i64(dataType),
+                                   i64(g.batch),
+                                   i64(g.inputSize[0]),
+                                   i64(g.inputSize[1]),
+                                   i64(g.inputSize[2]),
+                                   i64(g.channels),
+                                   i64(ops.input.strides[0]),
+                                   i64(ops.input.strides[1]),
+                                   i64(ops.input.strides[2]),
+                                   i64(ops.input.strides[3]),
+                                   i64(lower[0]),
+                                   i64(lower[1]),
+                                   i64(lower[2]),
+                                   i64(upper[0]),
+                                   i64(upper[1]),
+                                   i64(upper[2]),
+                                   i64(g.strides[0]),
+                                   i64(g.strides[1]),
+                                   i64(g.strides[2]),
+                                   i64(kChannelBlock),
+                                   i64(plan.tileM),
+                                   i64(kTmaSwizzle128B)};
   Value descA =
       func::CallOp::create(rewriter, loc, im2colFn, im2colArgs).getResult(0);
   // The FQRSC filter as an [F][Q*R*S][C] tensor (its (q, r, s, c)
   // dimensions collapse: flattenOperands checked it); a box is tile_n
   // filters x one tap x 64 channels.
-  SmallVector<Value> tiledArgs = {
-      baseAddress(rewriter, loc, filter), i64(dataType), i64(g.channels),
-      i64(plan.taps), i64(g.filters), i64(g.channels * ops.filter.strides[0]),
-      i64(ops.filter.strides[1]), i64(kChannelBlock), i64(1), i64(plan.tileN),
-      i64(kTmaSwizzle128B)};
+  SmallVector<Value> tiledArgs = {baseAddress(rewriter, loc, filter),
+                                  i64(dataType),
+                                  i64(g.channels),
+                                  i64(plan.taps),
+                                  i64(g.filters),
+                                  i64(g.channels * ops.filter.strides[0]),
+                                  i64(ops.filter.strides[1]),
+                                  i64(kChannelBlock),
+                                  i64(1),
+                                  i64(plan.tileN),
+                                  i64(kTmaSwizzle128B)};
   Value descB =
       func::CallOp::create(rewriter, loc, tiledFn, tiledArgs).getResult(0);
   Value zero = i64(0);
@@ -661,13 +674,6 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   auto launchIf = scf::IfOp::create(rewriter, loc, ready, false);
   rewriter.setInsertionPointToStart(launchIf.thenBlock());
 
-  KernelMath host{rewriter, loc, rewriter.getIndexType()};
-  auto tokenType = gpu::AsyncTokenType::get(rewriter.getContext());
-  Value start = gpu::WaitOp::create(rewriter, loc, tokenType, ValueRange{})
-                    .getAsyncToken();
-  Value one = host.constant(1);
-  Value sharedBytes = arith::ConstantIntOp::create(
-      rewriter, loc, rewriter.getI32Type(), plan.sharedBytes);
   // Persistent: one block per multiprocessor (the device's count, from the
   // runtime), or one per tile when there are fewer.
   func::FuncOp smCountFn = declareDescriptorFunction(module, kSMCountFn, 0);
@@ -675,38 +681,31 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
       rewriter, loc, rewriter.getIndexType(),
       func::CallOp::create(rewriter, loc, smCountFn, ValueRange{})
           .getResult(0));
-  Value blocks = arith::MinUIOp::create(rewriter, loc, smCount,
-                                        host.constant(numTiles));
-  auto launch =
-      gpu::LaunchOp::create(rewriter, loc, blocks, one, one,
-                            host.constant(plan.threads), one, one, sharedBytes,
-                            tokenType, ValueRange{start});
-
-  {
-    OpBuilder::InsertionGuard bodyGuard(rewriter);
-    rewriter.setInsertionPointToStart(&launch.getBody().front());
-    Type indexType = narrowIndices ? Type(rewriter.getI32Type())
-                                   : Type(rewriter.getIndexType());
-    SM90Kernel k{rewriter,
-                 loc,
-                 plan,
-                 g,
-                 inElem,
-                 kernel.outputElementType(),
-                 ops,
-                 kernel.store.getMode(),
-                 kernel.store.getActivation(),
-                 indexType};
-    k.descA = descA;
-    k.descB = descB;
-    k.numMT = numMT;
-    k.numNT = numNT;
-    k.numTiles = numTiles;
-    buildKernel(k, launch);
-    gpu::TerminatorOp::create(rewriter, loc);
-  }
-  gpu::WaitOp::create(rewriter, loc, Type(),
-                      ValueRange{launch.getAsyncToken()});
+  Value blocks = arith::MinUIOp::create(
+      rewriter, loc, smCount,
+      arith::ConstantIndexOp::create(rewriter, loc, numTiles));
+  createKernelLaunch(rewriter, loc, blocks, plan.threads, plan.sharedBytes,
+                     [&](gpu::LaunchOp launch) {
+                       Type indexType = narrowIndices
+                                            ? Type(rewriter.getI32Type())
+                                            : Type(rewriter.getIndexType());
+                       SM90Kernel k{rewriter,
+                                    loc,
+                                    plan,
+                                    g,
+                                    inElem,
+                                    kernel.outputElementType(),
+                                    ops,
+                                    kernel.store.getMode(),
+                                    kernel.store.getActivation(),
+                                    indexType};
+                       k.descA = descA;
+                       k.descB = descB;
+                       k.numMT = numMT;
+                       k.numNT = numNT;
+                       k.numTiles = numTiles;
+                       buildKernel(k, launch);
+                     });
   rewriter.eraseOp(grid);
   return success();
 }
@@ -715,15 +714,8 @@ namespace {
 struct LowerToSM90Pass
     : mlir::conv3d::impl::Conv3dLowerToSM90Base<LowerToSM90Pass> {
   void runOnOperation() override {
-    SmallVector<scf::ForallOp> grids;
-    getOperation()->walk([&](scf::ForallOp grid) {
-      if (grid->hasAttr(kIGemmConfigAttrName))
-        grids.push_back(grid);
-    });
-    IRRewriter rewriter(&getContext());
-    for (scf::ForallOp grid : grids)
-      if (failed(lowerGridToSM90(rewriter, grid)))
-        return signalPassFailure();
+    if (failed(lowerConfiguredGrids(getOperation(), lowerGridToSM90)))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -7,11 +7,12 @@
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm90;
 
-std::optional<std::string> SM90KernelPlan::build(
-    const ConvGeometry &g, int64_t tileM, int64_t tileN, int64_t tileK,
-    int64_t stages, int64_t warpsM, int64_t warpsN, KOrder kOrder,
-    int64_t splitK, int64_t epilogueAlignment, SM90KernelPlan &plan,
-    KernelSchedule schedule) {
+std::optional<std::string>
+SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
+                      int64_t tileK, int64_t stages, int64_t warpsM,
+                      int64_t warpsN, KOrder kOrder, int64_t splitK,
+                      int64_t epilogueAlignment, SM90KernelPlan &plan,
+                      KernelSchedule schedule) {
   auto fail = [](const llvm::Twine &message) { return message.str(); };
   if (tileK != kChannelBlock)
     return fail(llvm::formatv("tile_k must be {0} (one 128-byte TMA row of "
@@ -85,9 +86,8 @@ std::optional<std::string> SM90KernelPlan::build(
         "staging ({4} bytes) need {5} bytes of shared memory; an H100 block "
         "has {6}",
         stages, tileM, tileN, plan.pipelineBytes,
-        plan.stagingBytes * (plan.pingPong ? 2 : 1),
-        plan.sharedBytes, kMaxSharedBytes));
-  plan.outputVector =
-      g.filters % 8 == 0 && epilogueAlignment % 8 == 0 ? 8 : 1;
+        plan.stagingBytes * (plan.pingPong ? 2 : 1), plan.sharedBytes,
+        kMaxSharedBytes));
+  plan.outputVector = g.filters % 8 == 0 && epilogueAlignment % 8 == 0 ? 8 : 1;
   return std::nullopt;
 }

@@ -480,10 +480,12 @@ extern "C" int64_t conv3dTmaIm2colDescriptor(
   return uploadOrDefer(self, *driver, driver->encodeIm2col(params));
 }
 
-extern "C" int64_t conv3dTmaTiledDescriptor(
-    int64_t address, int64_t dataType, int64_t dim0, int64_t dim1,
-    int64_t dim2, int64_t stride1, int64_t stride2, int64_t box0, int64_t box1,
-    int64_t box2, int64_t swizzle) {
+extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
+                                            int64_t dim0, int64_t dim1,
+                                            int64_t dim2, int64_t stride1,
+                                            int64_t stride2, int64_t box0,
+                                            int64_t box1, int64_t box2,
+                                            int64_t swizzle) {
   const char *self = "conv3dTmaTiledDescriptor";
   CudaDriver *driver = activeDriver(self);
   if (!driver)

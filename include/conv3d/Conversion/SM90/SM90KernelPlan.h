@@ -9,10 +9,10 @@
 // one or two consumer warpgroups (wgmma, then the epilogue), persistent: as
 // many blocks as the device has multiprocessors walk the tiles, and the
 // producer loads the next tile's steps while the consumers run the
-// epilogue of the last one (its staging tile has its own shared memory). A K step is one
-// filter tap x 64 channels: the activation rows come from one rank-5 TMA
-// im2col load (tile_m output positions x 64 channels, 128-byte swizzle),
-// the filter rows from one tiled TMA load of the FQRSC filter (tile_n
+// epilogue of the last one (its staging tile has its own shared memory). A K
+// step is one filter tap x 64 channels: the activation rows come from one
+// rank-5 TMA im2col load (tile_m output positions x 64 channels, 128-byte
+// swizzle), the filter rows from one tiled TMA load of the FQRSC filter (tile_n
 // filters x 64 channels). Both tiles are then the canonical K-major
 // 128-byte-swizzled layout that wgmma reads: 8-row atoms of 1024 bytes,
 // each k16 slice 32 bytes further.
