@@ -303,6 +303,22 @@ struct SelectConfigPass
                          << *problem;
         return WalkResult::interrupt();
       }
+      // A forced sm90 config on a convolution that kernel cannot take is
+      // refused here, with the way out, rather than in the lowering.
+      if (forced && target == Target::sm90 &&
+          chosen.getKernel() == Target::sm90) {
+        if (std::optional<std::string> problem = getSM90KernelProblem(
+                geometry, conv.getFilterLayout(),
+                getElementTypeOrSelf(conv.getInput().getType()),
+                blockSize.has_value())) {
+          conv.emitError() << "cannot use tile configuration " << chosen
+                           << ": the sm90 kernel cannot take this "
+                              "convolution ("
+                           << *problem
+                           << "); force an sm80 configuration with kernel=sm80";
+          return WalkResult::interrupt();
+        }
+      }
       conv.setConfigAttr(chosen);
       return WalkResult::advance();
     });
