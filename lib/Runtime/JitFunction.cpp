@@ -7,6 +7,7 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <cstdlib>
 #include <mutex>
 
 using namespace mlir;
@@ -31,6 +32,12 @@ JitFunction::create(ModuleOp module, llvm::StringRef name,
                                                /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
+  // The perf listener writes a jitdump directory per process (under
+  // $JITDUMPDIR or ~/.debug/jit); only profiling wants that.
+  // CONV3D_JIT_PERF=1 turns it on.
+  const char *perf = std::getenv("CONV3D_JIT_PERF");
+  engineOptions.enablePerfNotificationListener =
+      perf && llvm::StringRef(perf) == "1";
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)

@@ -10,12 +10,14 @@
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <unistd.h>
 
 using namespace mlir::conv3d;
 using namespace conv3d_run;
@@ -34,6 +36,53 @@ static int fail(const llvm::Twine &message, int code = kUsageError) {
 static void progress(const RunRequest &request, const llvm::Twine &message) {
   if (!request.quiet)
     llvm::errs() << "conv3d-run: " << message << "\n";
+}
+
+/// The bytes of a tensor of `shape` with `bytesPerElement`, or none when
+/// that overflows int64.
+static std::optional<int64_t> bytesOf(llvm::ArrayRef<int64_t> shape,
+                                      int64_t bytesPerElement) {
+  int64_t total = bytesPerElement;
+  for (int64_t size : shape)
+    if (size < 0 || llvm::MulOverflow(total, size, total))
+      return std::nullopt;
+  return total;
+}
+
+/// Checks, before anything is allocated, that the host buffers a run needs
+/// (input, filter, bias, residual, initial and computed output, and the
+/// float64 reference when checking) fit the machine's memory: a spec too
+/// large is an error naming the bytes, never an out-of-memory abort.
+static llvm::Error checkHostMemory(const ConvSpec &spec, bool check) {
+  auto bytes = [](ElementType type) -> int64_t {
+    return type == ElementType::f32 ? 4 : 2;
+  };
+  std::optional<int64_t> input =
+      bytesOf(spec.inputShape(), bytes(spec.inputType));
+  std::optional<int64_t> filter =
+      bytesOf(spec.filterShape(), bytes(spec.inputType));
+  std::optional<int64_t> output =
+      bytesOf(spec.outputShape(), bytes(spec.outputType));
+  std::optional<int64_t> reference = bytesOf(spec.outputShape(), 8);
+  int64_t outputs = 0, total = 0;
+  bool overflow = !input || !filter || !output || !reference ||
+                  llvm::MulOverflow(*output, int64_t(3), outputs) ||
+                  llvm::AddOverflow(*input, *filter, total) ||
+                  llvm::AddOverflow(total, outputs, total) ||
+                  (check && llvm::AddOverflow(total, *reference, total));
+  if (overflow)
+    return llvm::createStringError("the spec's host buffers exceed 2^63 bytes");
+  int64_t physical =
+      int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGESIZE));
+  if (total > physical)
+    return llvm::createStringError(llvm::formatv(
+        "the spec's host buffers need {0} bytes (input {1}, filter {2}, "
+        "output {3} x 3{4}); this machine has {5}",
+        total, *input, *filter, *output,
+        check ? llvm::formatv(", float64 reference {0}", *reference).str()
+              : std::string(),
+        physical));
+  return llvm::Error::success();
 }
 
 /// Loads `path` as `type` with `shape`, or makes random normal data.
@@ -133,6 +182,8 @@ int conv3d_run::runSpec(const RunRequest &request) {
     return kOk;
   }
 
+  if (llvm::Error error = checkHostMemory(spec, request.check))
+    return fail(llvm::toString(std::move(error)));
   // Data: given files or fresh random values (never zeros); the output is
   // poisoned so that unwritten elements show as NaN.
   uint64_t seed = request.seed;

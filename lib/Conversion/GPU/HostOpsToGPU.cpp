@@ -137,6 +137,12 @@ struct LowerHostOpsToGPUPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (blockSize <= 0) {
+      getOperation()->emitError()
+          << "conv3d-lower-host-ops-to-gpu: block-size must be positive, got "
+          << static_cast<int64_t>(blockSize);
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> funcs;
     getOperation()->walk([&](func::FuncOp func) {
       if (isHostOp(func))
