@@ -140,6 +140,16 @@ public:
     }
   }
 
+  /// `config` with the K order a forced config needs: qslice_outer for the
+  /// fused Q-slice strategy, else sometimes split-K.
+  std::string withKOrder(std::string config, bool qsliceOuter) {
+    if (qsliceOuter)
+      return config + ",k_order=qslice_outer";
+    if (coin(0.2))
+      return config + ",split_k=" + std::to_string(pick({2, 3}));
+    return config;
+  }
+
   /// A forced configuration valid for the sm90 kernel: 64-row wgmmas in one
   /// or two consumer warpgroups, N tiles of 8-column multiples up to 256.
   std::string sm90Config(bool qsliceOuter) {
@@ -157,11 +167,7 @@ public:
     // Ping-pong: one warpgroup per tile of at most 128 rows.
     if (warpsM == 4 && coin(0.5))
       text += ",schedule=pingpong";
-    if (qsliceOuter)
-      text += ",k_order=qslice_outer";
-    else if (coin(0.2))
-      text += ",split_k=" + std::to_string(pick({2, 3}));
-    return text;
+    return withKOrder(text, qsliceOuter);
   }
 
   /// A forced configuration valid for sm80: warp tiles of 16-row and
@@ -176,14 +182,7 @@ public:
     std::string text = llvm::formatv(
         "tile_m={0},tile_n={1},tile_k={2},stages={3},warps_m={4},warps_n={5}",
         tileM, tileN, tileK, pick({2, 3, 4}), warpsM, warpsN);
-    // Ping-pong: one warpgroup per tile of at most 128 rows.
-    if (warpsM == 4 && coin(0.5))
-      text += ",schedule=pingpong";
-    if (qsliceOuter)
-      text += ",k_order=qslice_outer";
-    else if (coin(0.2))
-      text += ",split_k=" + std::to_string(pick({2, 3}));
-    return text;
+    return withKOrder(text, qsliceOuter);
   }
 
   /// A tile configuration with awkward sizes (not powers of two, larger
