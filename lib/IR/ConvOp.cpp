@@ -202,6 +202,8 @@ LogicalResult QuantizeOp::verify() {
   if (llvm::is_contained(inType.getShape(), 0))
     return emitOpError() << "input must not be empty, got shape "
                          << formatShape(inType.getShape());
+  if (failed(verifyElementCount(op, getInput(), "input")))
+    return failure();
   ArrayRef<int64_t> axes = getBlockAxes();
   if (axes.empty())
     return emitOpError("block_axes must name at least one dimension");
@@ -233,7 +235,9 @@ LogicalResult EpilogueOp::verify() {
   Operation *op = getOperation();
   if (failed(verifyDpsForm(op, getInit())) ||
       failed(verifyRank(op, getSum(), "sum", 5)) ||
-      failed(verifyRank(op, getInit(), "outs", 5)))
+      failed(verifyRank(op, getInit(), "outs", 5)) ||
+      failed(verifyElementCount(op, getSum(), "sum")) ||
+      failed(verifyElementCount(op, getInit(), "outs")))
     return failure();
   auto sumType = cast<ShapedType>(getSum().getType());
   auto outType = cast<ShapedType>(getInit().getType());

@@ -2,6 +2,8 @@
 
 #include "OpVerification.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include "conv3d/IR/Conv3dOps.h"
 
 using namespace mlir;
@@ -38,6 +40,23 @@ LogicalResult mlir::conv3d::detail::verifyRank(Operation *op, Value value,
   if (type.getRank() != rank)
     return op->emitOpError() << name << " must have rank " << rank
                              << ", got rank " << type.getRank();
+  return success();
+}
+
+LogicalResult mlir::conv3d::detail::verifyElementCount(Operation *op,
+                                                       Value value,
+                                                       StringRef name) {
+  auto type = cast<ShapedType>(value.getType());
+  constexpr int64_t kMaxElements = int64_t(1) << 62;
+  int64_t count = 1;
+  for (int64_t size : type.getShape()) {
+    if (ShapedType::isDynamic(size))
+      continue;
+    if (llvm::MulOverflow(count, size, count) || count > kMaxElements)
+      return op->emitOpError()
+             << name << " of shape " << formatShape(type.getShape())
+             << " has more than 2^62 elements, the supported maximum";
+  }
   return success();
 }
 

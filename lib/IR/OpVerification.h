@@ -35,6 +35,12 @@ LogicalResult verifyBias(Operation *op, Value bias, int64_t filters,
 LogicalResult verifyResidual(Operation *op, Value residual,
                              ArrayRef<int64_t> outShape, Type outElemType);
 
+/// Checks that the static sizes of `value`'s shape multiply to at most
+/// 2^62 elements (the bound every lowering's int64 index arithmetic is safe
+/// under; larger products used to overflow into zero-trip loops or fail in
+/// a later reshape). Dynamic sizes are skipped.
+LogicalResult verifyElementCount(Operation *op, Value value, StringRef name);
+
 /// Formats a shape as `AxBxC` with `?` for dynamic sizes.
 std::string formatShape(ArrayRef<int64_t> shape);
 

@@ -125,9 +125,36 @@ func.func @quantize_dynamic_block_axis(%x: tensor<?x?x32xf32>, %amax: f32, %out:
   return
 }
 
+// -----
+
+// 2 x 2^62 elements overflow the supported maximum (they used to pass the
+// verifier and fail later in a reshape).
+func.func @quantize_too_many_elements(%x: memref<2x4611686018427387904xf32>, %amax: f32, %out: memref<2x4611686018427387904xf32>) {
+  // expected-error @+1 {{'conv3d.quantize' op input of shape 2x4611686018427387904 has more than 2^62 elements, the supported maximum}}
+  conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [1] ins(%x : memref<2x4611686018427387904xf32>) amax(%amax) outs(%out : memref<2x4611686018427387904xf32>)
+  return
+}
+
+// -----
+
+// 2^40 x 2^40 overflows int64 (it used to become a zero-trip loop).
+func.func @quantize_overflowing_count(%x: memref<1099511627776x1099511627776xf32>, %amax: f32, %out: memref<1099511627776x1099511627776xf32>) {
+  // expected-error @+1 {{'conv3d.quantize' op input of shape 1099511627776x1099511627776 has more than 2^62 elements, the supported maximum}}
+  conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [1] ins(%x : memref<1099511627776x1099511627776xf32>) amax(%amax) outs(%out : memref<1099511627776x1099511627776xf32>)
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // conv3d.epilogue
 //===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @epilogue_too_many_elements(%sum: memref<1x1073741824x1073741824x16x16xf32>, %out: memref<1x1073741824x1073741824x16x16xbf16>) {
+  // expected-error @+1 {{'conv3d.epilogue' op sum of shape 1x1073741824x1073741824x16x16 has more than 2^62 elements, the supported maximum}}
+  conv3d.epilogue ins(%sum : memref<1x1073741824x1073741824x16x16xf32>) outs(%out : memref<1x1073741824x1073741824x16x16xbf16>)
+  return
+}
 
 // -----
 
