@@ -1,0 +1,398 @@
+//===- WarpSpecializedKernel.cpp - the sm90 kernel body
+//--------------------===//
+//
+// The persistent, warp-specialized kernel of conv3d-lower-to-sm90 (the
+// pipeline is described in LowerToSM90.cpp): thread 0 sets up the mbarrier
+// ring; the producer warpgroup's first thread issues the TMA loads of every
+// K step of every tile of its block; the consumer warpgroups wait on the
+// ring, issue the wgmmas, release the stages and run the staged epilogue.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SM90Kernel.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::sm90;
+
+namespace {
+
+/// A tile's origin: (m0, n0) and its split-K index (i32). N tiles vary
+/// fastest, so the blocks working at one time share input tiles in L2.
+struct TileOrigin {
+  Value m0, n0, split;
+};
+
+TileOrigin tileOrigin(SM90Kernel &k, Value tile) {
+  KernelMath m = k.i32();
+  Value tn = m.rem(tile, k.numNT);
+  Value rest = m.div(tile, k.numNT);
+  Value tm = m.rem(rest, k.numMT);
+  return {m.mul(tm, k.plan.tileM), m.mul(tn, k.plan.tileN),
+          k.plan.splitK > 1 ? m.div(rest, k.numMT) : Value()};
+}
+
+/// The step range [begin, end) of a tile (i32).
+std::pair<Value, Value> stepRange(SM90Kernel &k, const TileOrigin &tile) {
+  return buildStepRange(k.i32(), k.g, tile.m0, k.plan.tileM,
+                        k.plan.stepsPerSlice, k.plan.totalSteps, k.plan.kOrder,
+                        k.plan.splitK, tile.split);
+}
+
+/// The persistent loop over this block's tiles, carrying the count of K
+/// steps done so far (the ring position) and the block-local tile index;
+/// `body` emits one tile's work and returns its step count.
+void forEachTile(SM90Kernel &k,
+                 function_ref<Value(const TileOrigin &, Value, Value)> body) {
+  OpBuilder &b = k.b;
+  KernelMath m = k.i32();
+  auto loop =
+      scf::ForOp::create(b, k.loc, k.blockId, m.constant(k.numTiles),
+                         k.gridSize, ValueRange{m.constant(0), m.constant(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value done = loop.getRegionIterArgs()[0];
+  Value local = loop.getRegionIterArgs()[1];
+  Value steps = body(tileOrigin(k, loop.getInductionVar()), done, local);
+  scf::YieldOp::create(
+      b, k.loc, ValueRange{m.add(done, steps), m.add(local, m.constant(1))});
+}
+
+/// Thread 0 of the producer warpgroup: the TMA loads of every step of every
+/// tile of this block.
+void emitProducer(SM90Kernel &k) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const SM90KernelPlan &plan = k.plan;
+  const ConvGeometry &g = k.g;
+  KernelMath m = k.i32();
+  auto i16 = [&](Value v) {
+    return arith::TruncIOp::create(b, loc, b.getI16Type(), v).getResult();
+  };
+  forEachTile(k, [&](const TileOrigin &tile, Value done, Value) {
+    auto [begin, end] = stepRange(k, tile);
+    Value numSteps = m.sub(end, begin);
+    // The tile's first output position and its input corner: TMA walks
+    // the rows from there (W, then H, D and the batch), zeros in the halo
+    // and past the last row.
+    auto pos = g.decomposeM(m, tile.m0);
+    std::array<Value, 3> corner;
+    for (unsigned axis = 0; axis < 3; ++axis)
+      corner[axis] = m.add(m.mul(pos[axis + 1], g.strides[axis]),
+                           m.constant(-g.padLow[axis]));
+    auto loop =
+        scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    auto [stage, phase] = k.stageAndPhase(m.add(done, t));
+    // The empty barrier's phase before the first release counts as done.
+    NVVM::MBarrierTryWaitParityOp::create(
+        b, loc, k.emptyBarrier(stage),
+        arith::XOrIOp::create(b, loc, phase, m.constant(1)), m.constant(0));
+    Value full = k.fullBarrier(stage);
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, loc, Type(), full, m.constant(plan.stepBytes),
+        NVVM::MemScopeKind::CTA, false, Value());
+    Value step = m.add(begin, t);
+    Value tap = m.div(step, plan.channelBlocks);
+    Value c0 = m.mul(m.rem(step, plan.channelBlocks), kChannelBlock);
+    auto qrs = delinearize<KernelMath, 3>(
+        m, tap, {g.window[0], g.window[1], g.window[2]});
+    // Coordinates and im2col offsets list the innermost dimension first.
+    SmallVector<Value> aCoords = {c0, corner[kWidth], corner[kHeight],
+                                  corner[kDepth], pos[0]};
+    SmallVector<Value> offsets = {i16(m.mul(qrs[2], g.dilations[kWidth])),
+                                  i16(m.mul(qrs[1], g.dilations[kHeight])),
+                                  i16(m.mul(qrs[0], g.dilations[kDepth]))};
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full, offsets,
+        Value(), Value(), NVVM::TMALoadMode::IM2COL, false, nullptr, Value());
+    SmallVector<Value> bCoords = {c0, tap, tile.n0};
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, k.clusterPtr(k.bStage(stage)), k.descB, bCoords, full,
+        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false, nullptr,
+        Value());
+    return numSteps;
+  });
+}
+
+/// The consumer warpgroups: per tile, the wgmma mainloop and the epilogue.
+void emitConsumer(SM90Kernel &k) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const SM90KernelPlan &plan = k.plan;
+  MLIRContext *ctx = b.getContext();
+  KernelMath m = k.i32();
+  Value consumerTid = m.sub(k.tid, m.constant(kWarpgroupThreads));
+  Value group = m.div(consumerTid, kWarpgroupThreads);
+  Value warp = m.rem(m.div(consumerTid, 32), 4);
+  Value lane = m.rem(consumerTid, 32);
+  Value isLane0 = m.cmp(arith::CmpIPredicate::eq, lane, m.constant(0));
+
+  Type f32 = b.getF32Type();
+  int64_t accsPerTile = plan.tileN / 2;
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(accsPerTile, f32));
+  // This warpgroup's first A row in a stage (cooperative: its share of the
+  // tile's rows; ping-pong: the whole tile is its own).
+  Value groupRow =
+      plan.pingPong ? m.constant(0) : m.mul(group, plan.mmaTilesM * kWgmmaM);
+  Value rowBytes = m.mul(groupRow, kRowBytes);
+  auto wgmmaType =
+      k.inElem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  auto shape = NVVM::MMAShapeAttr::get(ctx, kWgmmaM, plan.tileN, kWgmmaK);
+  Value descTemplate = arith::ConstantIntOp::create(
+      b, loc, b.getI64Type(),
+      static_cast<int64_t>(SM90KernelPlan::descriptorTemplate()));
+  auto descriptor = [&](Value offset) {
+    // The aligned base + offset < 256 KiB: (address >> 4) fits the 14-bit
+    // field.
+    Value address = m.add(k.smemBase, offset);
+    Value field =
+        arith::ExtUIOp::create(b, loc, b.getI64Type(), m.div(address, 16));
+    return arith::OrIOp::create(b, loc, descTemplate, field).getResult();
+  };
+  auto release = [&](Value cond, Value step) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    NVVM::MBarrierArriveOp::create(
+        b, loc, Type(), k.emptyBarrier(k.stageAndPhase(step).first), Value());
+  };
+  // The threads that share a tile's epilogue sync on a named barrier:
+  // both consumer warpgroups (id 1), or in ping-pong one (id 1 + group).
+  int64_t epilogueThreads =
+      kWarpgroupThreads * (plan.pingPong ? 1 : plan.consumerGroups);
+  Value barrierId = plan.pingPong ? m.add(group, m.constant(1)) : m.constant(1);
+  Value epilogueTid =
+      plan.pingPong ? m.rem(consumerTid, kWarpgroupThreads) : consumerTid;
+  auto consumerBarrier = [&] {
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, barrierId,
+                            m.constant(epilogueThreads), nullptr, Value());
+  };
+  KernelMath math = k.math();
+  auto toKernel = [&](Value v) {
+    return k.indexType.isInteger(32)
+               ? v
+               : arith::ExtUIOp::create(b, loc, k.indexType, v).getResult();
+  };
+  Value staging = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get(
+          {plan.tileM * plan.stagingStride}, f32, nullptr,
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)),
+      k.dynamicSmem,
+      math.toIndex(arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          m.add(m.add(k.smemShift, m.constant(plan.stagingOffset)),
+                plan.pingPong ? m.mul(group, plan.stagingBytes)
+                              : m.constant(0)))),
+      ValueRange{});
+  Value laneRow = m.div(lane, 4);
+  Value laneCol = m.mul(m.rem(lane, 4), 2);
+
+  forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
+    auto [begin, end] = stepRange(k, tile);
+    Value numSteps = m.sub(end, begin);
+    // Ping-pong: this warpgroup takes every other tile; the steps of the
+    // other's tiles still advance the ring position.
+    OpBuilder::InsertionGuard tileGuard(b);
+    if (plan.pingPong) {
+      Value mine = m.cmp(arith::CmpIPredicate::eq, m.rem(local, 2), group);
+      auto ifMine = scf::IfOp::create(b, loc, mine, false);
+      b.setInsertionPointToStart(ifMine.thenBlock());
+    }
+    // Ping-pong: the mainloops alternate strictly. A warpgroup starts its
+    // tile's mainloop only once the other finished the previous tile's:
+    // its first full-barrier wait is then at most one ring phase ahead of
+    // the barrier, which a parity wait needs to tell phases apart.
+    if (plan.pingPong) {
+      Value later = m.cmp(arith::CmpIPredicate::ugt, local, m.constant(0));
+      auto ifLater = scf::IfOp::create(b, loc, later, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifLater.thenBlock());
+      Value parity = m.bitAnd(m.div(m.sub(local, m.constant(1)), 2), 1);
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, k.orderBarrier(group),
+                                            parity, m.constant(0));
+    }
+    SmallVector<Value> inits(plan.mmaTilesM,
+                             LLVM::ZeroOp::create(b, loc, accType).getResult());
+    auto loop = scf::ForOp::create(b, loc, m.constant(0), numSteps,
+                                   m.constant(1), inits);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value t = loop.getInductionVar();
+      Value step = m.add(done, t);
+      auto [stage, phase] = k.stageAndPhase(step);
+      NVVM::MBarrierTryWaitParityOp::create(b, loc, k.fullBarrier(stage), phase,
+                                            m.constant(0));
+      SmallVector<Value> accs(loop.getRegionIterArgs());
+      NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      Value aBase = m.add(k.aStage(stage), rowBytes);
+      Value bBase = k.bStage(stage);
+      for (int64_t kk = 0; kk < kChannelBlock / kWgmmaK; ++kk) {
+        // Each k16 slice is 32 bytes further along the swizzled rows.
+        Value descB = descriptor(m.add(bBase, m.constant(kk * 32)));
+        for (int64_t j = 0; j < plan.mmaTilesM; ++j) {
+          Value descA = descriptor(
+              m.add(aBase, m.constant(j * kWgmmaM * kRowBytes + kk * 32)));
+          accs[j] = NVVM::WgmmaMmaAsyncOp::create(
+              b, loc, accType, accs[j], descA, descB, shape, wgmmaType,
+              wgmmaType, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+              NVVM::MMALayout::row, NVVM::MMALayout::col, nullptr);
+        }
+      }
+      NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+      // Step t-1's wgmmas are done once at most this step's group is
+      // pending: its stage goes back to the producer (one arrival per
+      // consumer warp).
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+      release(
+          m.andI(m.cmp(arith::CmpIPredicate::ugt, t, m.constant(0)), isLane0),
+          m.sub(step, m.constant(1)));
+      scf::YieldOp::create(b, loc, accs);
+    }
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    if (plan.pingPong) {
+      // The other warpgroup may start its mainloop (one arrival per warp).
+      auto ifLane0 = scf::IfOp::create(b, loc, isLane0, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifLane0.thenBlock());
+      NVVM::MBarrierArriveOp::create(
+          b, loc, Type(), k.orderBarrier(m.sub(m.constant(1), group)), Value());
+    }
+    // The last step's stage goes back too: the producer is already loading
+    // the next tile while this one's epilogue runs.
+    release(m.andI(m.cmp(arith::CmpIPredicate::ugt, numSteps, m.constant(0)),
+                   isLane0),
+            m.sub(m.add(done, numSteps), m.constant(1)));
+
+    // The epilogue, one column chunk at a time through the staging tile.
+    // wgmma's accumulator layout: warp w of a warpgroup owns rows
+    // 16w..16w+15 of each m64 tile; per n8 column group, a lane holds
+    // (lane/4, 2*(lane%4) + {0, 1}) and the same 8 rows below, as
+    // mma.sync's m16n8 fragments.
+    int64_t chunk = plan.tileN / plan.epilogueChunks;
+    for (int64_t c = 0; c < plan.epilogueChunks; ++c) {
+      StagedTile staged{staging,
+                        plan.stagingStride,
+                        plan.tileM,
+                        chunk,
+                        plan.outputVector,
+                        toKernel(epilogueTid),
+                        epilogueThreads,
+                        toKernel(tile.m0),
+                        toKernel(m.add(tile.n0, m.constant(c * chunk)))};
+      // The previous pass (of this tile or the last) read the staging.
+      consumerBarrier();
+      for (int64_t j = 0; j < plan.mmaTilesM; ++j) {
+        Value tileRow =
+            m.add(groupRow, m.add(m.constant(j * kWgmmaM), m.mul(warp, 16)));
+        Value acc = loop.getResult(j);
+        for (int64_t i = 0; i < accsPerTile; i += 2) {
+          int64_t column = (i / 4) * 8;
+          if (column / chunk != c)
+            continue;
+          Value row = m.add(m.add(tileRow, laneRow), m.constant(i % 4 ? 8 : 0));
+          Value col = m.add(m.constant(column - c * chunk), laneCol);
+          Value first = LLVM::ExtractValueOp::create(b, loc, acc, i);
+          Value second = LLVM::ExtractValueOp::create(b, loc, acc, i + 1);
+          stageAccumulatorPair(math, staged, toKernel(row), toKernel(col),
+                               first, second);
+        }
+      }
+      consumerBarrier();
+      emitStagedEpilogue(math, staged, k.g, k.ops, k.mode, k.activation,
+                         k.outElem);
+    }
+    return numSteps;
+  });
+}
+
+} // namespace
+
+void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const SM90KernelPlan &plan = k.plan;
+  MLIRContext *ctx = b.getContext();
+  KernelMath m = k.i32();
+  auto toI32 = [&](Value index) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index)
+        .getResult();
+  };
+  k.tid = toI32(launch.getThreadIds().x);
+  k.blockId = toI32(launch.getBlockIds().x);
+  k.gridSize = toI32(launch.getGridSize().x);
+
+  // The ring's base, aligned to 1024 bytes (the 128-byte swizzle's atom).
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  k.dynamicSmem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                      workgroup));
+  Value raw = toI32(
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, k.dynamicSmem));
+  Value aligned =
+      arith::AndIOp::create(b, loc, m.add(raw, m.constant(kAlignmentSlack - 1)),
+                            m.constant(~(kAlignmentSlack - 1)));
+  k.smemBase = aligned;
+  k.smemShift = m.sub(aligned, raw);
+
+  // Descriptors travel as i64 kernel arguments.
+  Type genericPtr = LLVM::LLVMPointerType::get(ctx);
+  k.descA = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descA);
+  k.descB = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descB);
+
+  Value isThread0 = m.cmp(arith::CmpIPredicate::eq, k.tid, m.constant(0));
+  {
+    auto init = scf::IfOp::create(b, loc, isThread0, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(init.thenBlock());
+    for (int64_t s = 0; s < plan.stages; ++s) {
+      NVVM::MBarrierInitOp::create(b, loc, k.fullBarrier(m.constant(s)),
+                                   m.constant(1), Value());
+      NVVM::MBarrierInitOp::create(b, loc, k.emptyBarrier(m.constant(s)),
+                                   m.constant(plan.warpsPerTile), Value());
+    }
+    if (plan.pingPong)
+      for (int64_t group = 0; group < 2; ++group)
+        NVVM::MBarrierInitOp::create(b, loc, k.orderBarrier(m.constant(group)),
+                                     m.constant(4), Value());
+    // The TMA unit (the async proxy) must see the initialized barriers.
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+    NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descA, Value(),
+                             /*tensormap=*/true);
+    NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descB, Value(),
+                             /*tensormap=*/true);
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  Value isProducer =
+      m.cmp(arith::CmpIPredicate::ult, k.tid, m.constant(kWarpgroupThreads));
+  auto roles = scf::IfOp::create(b, loc, isProducer, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(roles.thenBlock());
+    NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                                   NVVM::SetMaxRegisterAction::decrease);
+    auto issuer = scf::IfOp::create(b, loc, isThread0, false);
+    b.setInsertionPointToStart(issuer.thenBlock());
+    emitProducer(k);
+  }
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(roles.elseBlock());
+    NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
+                                   NVVM::SetMaxRegisterAction::increase);
+    emitConsumer(k);
+  }
+}
