@@ -20,6 +20,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <thread>
 
 using namespace mlir::conv3d;
@@ -86,6 +88,55 @@ TEST(DiskCache, DamagedOrForeignEntriesAreMisses) {
   EXPECT_FALSE(cache.load("key A").has_value());
   writeFile(cache.pathFor("key A"), "not a cache entry");
   EXPECT_FALSE(cache.load("key A").has_value());
+}
+
+TEST(DiskCache, EveryBitFlipOfAnEntryIsAMiss) {
+  TempDir tmp;
+  DiskCache cache(tmp.path);
+  std::string payload = "lowered module bytes \x01\x02\x03 of some length";
+  ASSERT_FALSE(static_cast<bool>(cache.store("key A", payload)));
+  std::string entry = readFile(cache.pathFor("key A"));
+  // Flipping any bit of the stored entry never yields a different payload:
+  // the header no longer parses, the key differs, or the checksum fails.
+  for (size_t byte = 0; byte < entry.size(); ++byte)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string damaged = entry;
+      damaged[byte] = char(damaged[byte] ^ (1 << bit));
+      writeFile(cache.pathFor("key A"), damaged);
+      std::optional<std::string> loaded = cache.load("key A");
+      ASSERT_TRUE(!loaded || *loaded == payload)
+          << "byte " << byte << " bit " << bit;
+      EXPECT_FALSE(loaded.has_value()) << "byte " << byte << " bit " << bit;
+    }
+  // A damaged payload is reported with the file's name.
+  std::string damaged = entry;
+  damaged.back() ^= 1;
+  writeFile(cache.pathFor("key A"), damaged);
+  std::string warning;
+  EXPECT_FALSE(cache.load("key A", &warning).has_value());
+  EXPECT_NE(warning.find(cache.pathFor("key A")), std::string::npos);
+  EXPECT_NE(warning.find("checksum mismatch"), std::string::npos);
+}
+
+TEST(DiskCache, OnlyRegularFilesAreRead) {
+  TempDir tmp;
+  DiskCache cache(tmp.path);
+  // A FIFO would block a reader forever; a link to /dev/zero would be read
+  // without end. Both are misses with a warning, at once.
+  std::string fifo = cache.pathFor("fifo key");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string warning;
+  EXPECT_FALSE(cache.load("fifo key", &warning).has_value());
+  EXPECT_NE(warning.find("not a regular file"), std::string::npos);
+  std::string device = cache.pathFor("device key");
+  ASSERT_FALSE(llvm::sys::fs::create_link("/dev/zero", device));
+  warning.clear();
+  EXPECT_FALSE(cache.load("device key", &warning).has_value());
+  EXPECT_NE(warning.find("not a regular file"), std::string::npos);
+  // A missing entry is a plain miss, without a warning.
+  warning.clear();
+  EXPECT_FALSE(cache.load("absent key", &warning).has_value());
+  EXPECT_TRUE(warning.empty());
 }
 
 TEST(DiskCache, UnwritableDirectoryIsAnError) {

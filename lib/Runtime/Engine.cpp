@@ -310,11 +310,14 @@ std::string Engine::cacheKey(const ConvSpec &spec,
   return cacheKeyOfResolved(spec, resolveGpuChip(options));
 }
 
-/// The lowered module stored in the disk cache under `key`, if any.
+/// The lowered module stored in the disk cache under `key`, if any; an
+/// entry that cannot be trusted sets `warning` (it is replaced after the
+/// compilation).
 static OwningOpRef<ModuleOp> loadCachedModule(MLIRContext &context,
                                               const DiskCache &disk,
-                                              llvm::StringRef key) {
-  std::optional<std::string> bytes = disk.load(key);
+                                              llvm::StringRef key,
+                                              std::string &warning) {
+  std::optional<std::string> bytes = disk.load(key, &warning);
   if (!bytes)
     return nullptr;
   // An entry that does not parse (e.g. written by a damaged process) is a
@@ -350,7 +353,9 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
   if (!cache.directory.empty())
     disk.emplace(cache.directory);
   OwningOpRef<ModuleOp> module;
-  if (disk && (module = loadCachedModule(impl->context, *disk, key))) {
+  std::string ignoredEntry;
+  if (disk &&
+      (module = loadCachedModule(impl->context, *disk, key, ignoredEntry))) {
     stats.source = CacheSource::Disk;
   } else {
     // Only a compilation needs the toolkit; a cached kernel runs without.
@@ -369,6 +374,8 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
         stats.cacheWarning = "the lowered module has no bytecode form";
       else if (llvm::Error error = disk->store(key, bytes))
         stats.cacheWarning = llvm::toString(std::move(error));
+      else if (!ignoredEntry.empty())
+        stats.cacheWarning = ignoredEntry + "; recompiled and replaced";
     }
   }
   stats.pipelineMillis = millisSince(start);

@@ -17,7 +17,25 @@
 using namespace mlir::conv3d;
 
 /// Bumped whenever the entry format or what an entry holds changes.
-static constexpr llvm::StringLiteral kFormatTag = "conv3d-mlir cache v1\n";
+static constexpr llvm::StringLiteral kFormatTag = "conv3d-mlir cache v2\n";
+
+/// Entries larger than this are not read (a lowered module with its cubin
+/// is a few MB): a link to a device or a huge file is a miss, not an
+/// unbounded read.
+static constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 30;
+
+/// The checksum of an entry: xxh3 over its key text and payload.
+static std::string entryChecksum(llvm::StringRef keyText,
+                                 llvm::StringRef payload) {
+  std::string text = (keyText + llvm::StringRef("\0", 1) + payload).str();
+  return llvm::formatv(
+             "{0:x-16}",
+             llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
+                 text.data() ? reinterpret_cast<const uint8_t *>(text.data())
+                             : nullptr,
+                 text.size())))
+      .str();
+}
 
 static std::string hashHex(llvm::StringRef bytes) {
   llvm::XXH128_hash_t hash = llvm::xxh3_128bits(
@@ -99,22 +117,43 @@ std::string DiskCache::pathFor(llvm::StringRef keyText) const {
 }
 
 // An entry: the format tag, the key text's length in decimal and a newline,
-// the key text, then the payload.
-std::optional<std::string> DiskCache::load(llvm::StringRef keyText) const {
-  auto buffer = llvm::MemoryBuffer::getFile(pathFor(keyText),
-                                            /*IsText=*/false,
+// the key text, the checksum of key and payload (16 hex digits) and a
+// newline, then the payload.
+std::optional<std::string> DiskCache::load(llvm::StringRef keyText,
+                                           std::string *warning) const {
+  std::string path = pathFor(keyText);
+  auto reject = [&](llvm::StringRef why) -> std::optional<std::string> {
+    if (warning)
+      *warning = ("ignoring cache entry " + path + ": " + why).str();
+    return std::nullopt;
+  };
+  // Only regular files of bounded size are read: a FIFO would block, a
+  // link to a device would be read without end.
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status) || !llvm::sys::fs::exists(status))
+    return std::nullopt;
+  if (!llvm::sys::fs::is_regular_file(status))
+    return reject("not a regular file");
+  if (status.getSize() > kMaxEntryBytes)
+    return reject("larger than " + std::to_string(kMaxEntryBytes) + " bytes");
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return std::nullopt;
+    return reject("unreadable");
   llvm::StringRef rest = (*buffer)->getBuffer();
   if (!rest.consume_front(kFormatTag))
-    return std::nullopt;
+    return reject("not an entry of this format");
   auto [lengthText, afterLength] = rest.split('\n');
   size_t length = 0;
-  if (lengthText.getAsInteger(10, length) || afterLength.size() < length ||
-      afterLength.take_front(length) != keyText)
+  if (lengthText.getAsInteger(10, length) || afterLength.size() < length)
+    return reject("truncated");
+  // Another key's entry under this name is a hash collision: a plain miss.
+  if (afterLength.take_front(length) != keyText)
     return std::nullopt;
-  return afterLength.drop_front(length).str();
+  auto [checksum, payload] = afterLength.drop_front(length).split('\n');
+  if (checksum != entryChecksum(keyText, payload))
+    return reject("checksum mismatch (damaged)");
+  return payload.str();
 }
 
 llvm::Error DiskCache::store(llvm::StringRef keyText,
@@ -132,7 +171,9 @@ llvm::Error DiskCache::store(llvm::StringRef keyText,
                                            directory + ": " + ec.message());
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << kFormatTag << keyText.size() << "\n" << keyText << payload;
+    os << kFormatTag << keyText.size() << "\n"
+       << keyText << entryChecksum(keyText, payload) << "\n"
+       << payload;
     os.close();
     if (os.has_error()) {
       std::error_code ec = os.error();

@@ -246,7 +246,7 @@ int conv3d_run::runSpec(const RunRequest &request) {
     progress(request, llvm::formatv("compiled in {0:f1} ms", m.compileMillis));
   if (!stats.cacheWarning.empty())
     llvm::WithColor::warning(llvm::errs(), "conv3d-run")
-        << "not cached: " << stats.cacheWarning << "\n";
+        << "disk cache: " << stats.cacheWarning << "\n";
 
   HostTensor result = init;
   HostConvBuffers buffers;

@@ -63,7 +63,8 @@ struct CompileStats {
   /// Whether the pipeline ran or a cache supplied the compiled code.
   CacheSource source = CacheSource::Compiled;
   /// Why a compiled convolution could not be stored in the disk cache
-  /// (compilation itself succeeded); empty when it was, or no disk cache.
+  /// (compilation itself succeeded), or which damaged entry it replaced;
+  /// empty otherwise, or without a disk cache.
   std::string cacheWarning;
 };
 

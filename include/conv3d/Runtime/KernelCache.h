@@ -62,9 +62,13 @@ public:
   static std::string entryName(llvm::StringRef keyText);
   std::string pathFor(llvm::StringRef keyText) const;
 
-  /// The payload stored under `keyText`, or none: no entry, an unreadable
-  /// or truncated one, or one written for a different key.
-  std::optional<std::string> load(llvm::StringRef keyText) const;
+  /// The payload stored under `keyText`, or none: no entry, one written for
+  /// a different key, or one that cannot be trusted (not a regular file,
+  /// over 1 GiB, truncated, another format, or a checksum that does not
+  /// match its key and payload); for the last kind `warning` (if given)
+  /// names the file and why it was ignored.
+  std::optional<std::string> load(llvm::StringRef keyText,
+                                  std::string *warning = nullptr) const;
 
   /// Stores `payload` under `keyText`, creating the directory if needed.
   llvm::Error store(llvm::StringRef keyText, llvm::StringRef payload) const;
