@@ -267,6 +267,47 @@ TEST(KernelCache, DamagedEntryIsRecompiledAndReplaced) {
   EXPECT_EQ((*loaded)->getStats().source, CacheSource::Disk);
 }
 
+TEST(KernelCache, AnotherConvolutionsModuleIsRecompiled) {
+  // A valid entry of another convolution (a larger one) stored under this
+  // convolution's key, checksum and all: running it would read and write
+  // past this convolution's buffers. The module's key stamp tells.
+  TempDir tmp;
+  ConvSpec spec = smallSpec();
+  ConvSpec other = smallSpec();
+  other.geometry.inputSize = {9, 10, 11};
+  other.geometry.filters = 40;
+  CompileOptions options;
+  CacheOptions cache;
+  cache.directory = tmp.path;
+  DiskCache disk(tmp.path);
+  {
+    Engine engine(cache);
+    ASSERT_TRUE(static_cast<bool>(engine.compile(other, options)));
+  }
+  Engine probe(CacheOptions{});
+  std::string key = probe.cacheKey(spec, options);
+  std::optional<std::string> otherModule =
+      disk.load(probe.cacheKey(other, options));
+  ASSERT_TRUE(otherModule.has_value());
+  ASSERT_FALSE(static_cast<bool>(disk.store(key, *otherModule)));
+
+  Engine engine(cache);
+  auto compiled = engine.compile(spec, options);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  EXPECT_EQ((*compiled)->getStats().source, CacheSource::Compiled);
+  EXPECT_NE((*compiled)->getStats().cacheWarning.find(
+                "holds a module compiled for another convolution"),
+            std::string::npos)
+      << (*compiled)->getStats().cacheWarning;
+  EXPECT_LT(runAndCheck(**compiled, 23), defaultTolerance(spec.outputType));
+  // The entry was replaced by this convolution's own.
+  Engine third(cache);
+  auto loaded = third.compile(spec, options);
+  ASSERT_TRUE(static_cast<bool>(loaded));
+  EXPECT_EQ((*loaded)->getStats().source, CacheSource::Disk);
+}
+
 TEST(KernelCache, KeyCoversSpecOptionsAndCompiler) {
   Engine engine(CacheOptions{});
   ConvSpec spec = smallSpec();

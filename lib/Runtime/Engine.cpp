@@ -310,6 +310,10 @@ std::string Engine::cacheKey(const ConvSpec &spec,
   return cacheKeyOfResolved(spec, resolveGpuChip(options));
 }
 
+/// The module attribute naming the cache key (its hash) a lowered module was
+/// compiled for.
+static constexpr llvm::StringLiteral kCacheKeyAttr = "conv3d.cache_key";
+
 /// The lowered module stored in the disk cache under `key`, if any; an
 /// entry that cannot be trusted sets `warning` (it is replaced after the
 /// compilation).
@@ -324,7 +328,19 @@ static OwningOpRef<ModuleOp> loadCachedModule(MLIRContext &context,
   // miss; it is overwritten after the compilation.
   ScopedDiagnosticHandler silence(&context,
                                   [](Diagnostic &) { return success(); });
-  return parseSourceString<ModuleOp>(*bytes, ParserConfig(&context));
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(*bytes, ParserConfig(&context));
+  // The module must be the one compiled for this key: an entry whose file
+  // holds another convolution's module (a valid entry copied or crafted
+  // under this name) would run with the wrong buffer sizes.
+  auto stamp = module ? (*module)->getAttrOfType<StringAttr>(kCacheKeyAttr)
+                      : StringAttr();
+  if (module && (!stamp || stamp.getValue() != DiskCache::entryName(key))) {
+    warning = "ignoring cache entry " + disk.pathFor(key) +
+              ": it holds a module compiled for another convolution";
+    return nullptr;
+  }
+  return module;
 }
 
 llvm::Expected<std::shared_ptr<const CompiledConv>>
@@ -368,6 +384,9 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
             "compiling " + spec.describe() + " (" + resolved.describe() + ")"))
       return std::move(error);
     if (disk) {
+      (*module)->setAttr(
+          kCacheKeyAttr,
+          StringAttr::get(&impl->context, DiskCache::entryName(key)));
       std::string bytes;
       llvm::raw_string_ostream os(bytes);
       if (failed(writeBytecodeToFile(*module, os)))
