@@ -20,7 +20,11 @@
 //            commit; wait for step t-1's wgmmas; release empty[(t-1) % S]
 //   epilogue (consumers): accumulators -> f32 staging tile (its own shared
 //          memory: the producer is already loading the next tile) -> the
-//          shared staged epilogue
+//          shared staged epilogue; or, for an overwritten dense 16-bit
+//          output without residual and N tiles of whole 64-column boxes,
+//          the epilogue applied in registers -> a 16-bit swizzled staging
+//          tile -> TMA stores of the output's third descriptor, issued by
+//          one thread while the consumers go on with the next tile
 // The kernel is persistent: min(multiprocessors, tiles) blocks walk the
 // tiles, the ring's position carried across them. Cooperative: both
 // consumer warpgroups split every tile's rows. Ping-pong: each owns every
@@ -97,6 +101,29 @@ Value baseAddress(OpBuilder &b, Location loc, Value memref) {
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
 }
 
+/// Whether the output can take the TMA-store epilogue: a tile overwritten
+/// with no residual to read (no accumulate, no split-K partial sums), in a
+/// 16-bit type, whose (n, d, h, w) dimensions collapse into one of 16-byte
+/// rows: the dense [M][F] matrix a tiled descriptor describes.
+bool outputTakesTmaStore(const GridKernel &kernel) {
+  StoreOutputTileOp store = kernel.store;
+  if (store.getMode() != StoreMode::overwrite || store.getResidual())
+    return false;
+  Value output = store.getOutput();
+  auto type = cast<MemRefType>(output.getType());
+  Type elem = type.getElementType();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if ((!elem.isBF16() && !elem.isF16()) || type.getRank() != 5 ||
+      !type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)) || strides[4] != 1)
+    return false;
+  for (int64_t d = 0; d < 3; ++d)
+    if (strides[d] != strides[d + 1] * type.getDimSize(d + 1))
+      return false;
+  return strides[3] % 8 == 0 && elementAlignment(output) >= 8;
+}
+
 } // namespace
 
 LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
@@ -141,7 +168,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
           g, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
-          config.getSchedule()))
+          config.getSchedule(), outputTakesTmaStore(kernel)))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
@@ -220,13 +247,38 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                                   i64(kTmaSwizzle128B)};
   Value descB =
       func::CallOp::create(rewriter, loc, tiledFn, tiledArgs).getResult(0);
+  // The TMA-store epilogue's output: the [M][F] matrix (a third dimension
+  // of 1), stored in boxes of tile_m rows x 64 channels, 128-byte swizzled.
+  Value descC;
+  if (plan.tmaStore) {
+    Value output = kernel.store.getOutput();
+    Type outElem = kernel.outputElementType();
+    int64_t rowStride = ops.output.strides[3];
+    SmallVector<Value> outputArgs = {
+        baseAddress(rewriter, loc, output),
+        i64(outElem.isBF16() ? kTmaBFloat16 : kTmaFloat16),
+        i64(g.filters),
+        i64(g.gemmM()),
+        i64(1),
+        i64(rowStride),
+        i64(g.gemmM() * rowStride),
+        i64(kChannelBlock),
+        i64(plan.tileM),
+        i64(1),
+        i64(kTmaSwizzle128B)};
+    descC =
+        func::CallOp::create(rewriter, loc, tiledFn, outputArgs).getResult(0);
+  }
   Value zero = i64(0);
-  Value ready = arith::AndIOp::create(
-      rewriter, loc,
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, descA,
-                            zero),
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, descB,
-                            zero));
+  auto isSet = [&](Value descriptor) {
+    return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                 descriptor, zero)
+        .getResult();
+  };
+  Value aSet = isSet(descA), bSet = isSet(descB);
+  Value ready = arith::AndIOp::create(rewriter, loc, aSet, bSet);
+  if (descC)
+    ready = arith::AndIOp::create(rewriter, loc, ready, isSet(descC));
   auto launchIf = scf::IfOp::create(rewriter, loc, ready, false);
   rewriter.setInsertionPointToStart(launchIf.thenBlock());
 
@@ -257,6 +309,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                                     indexType};
                        k.descA = descA;
                        k.descB = descB;
+                       k.descC = descC;
                        k.numMT = numMT;
                        k.numNT = numNT;
                        k.numTiles = numTiles;

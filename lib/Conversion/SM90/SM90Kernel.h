@@ -36,10 +36,12 @@ struct SM90Kernel {
 
   // Set up at the top of the kernel (i32).
   Value tid = {}, blockId = {}, gridSize = {};
-  Value smemBase = {};          ///< shared address, 1024-byte aligned
-  Value smemShift = {};         ///< bytes from the dynamic base to smemBase
-  Value dynamicSmem = {};       ///< memref<?xi8, workgroup>
-  Value descA = {}, descB = {}; ///< generic pointers to the TMA descriptors
+  Value smemBase = {};    ///< shared address, 1024-byte aligned
+  Value smemShift = {};   ///< bytes from the dynamic base to smemBase
+  Value dynamicSmem = {}; ///< memref<?xi8, workgroup>
+  /// Generic pointers to the TMA descriptors: input (im2col), filter and,
+  /// with plan.tmaStore, the output.
+  Value descA = {}, descB = {}, descC = {};
 
   KernelMath math() const { return {b, loc, indexType}; }
   KernelMath i32() const { return {b, loc, b.getI32Type()}; }
@@ -93,6 +95,24 @@ struct SM90Kernel {
 /// Emits the kernel into `launch`'s body (`k` carries the host's values:
 /// descriptors, tiles, operands).
 void buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch);
+
+/// One consumer warpgroup's accumulators of a tile (i32 values).
+struct AccumulatorFragments {
+  /// One wgmma accumulator struct per m64 sub-tile.
+  ArrayRef<Value> accs;
+  /// The warpgroup's first row in the tile, its warp (0-3) and lane.
+  Value groupRow, warp, lane;
+};
+
+/// The TMA-store epilogue of a tile at (m0, n0) (TmaStoreEpilogue.cpp):
+/// the epilogue applied in registers, the 16-bit results written to the
+/// staging tile at shared offset `staging`, stored by the thread where
+/// `isIssuer` holds. `barrier` syncs the threads that share the tile.
+void emitTmaStoreEpilogue(SM90Kernel &k, const AccumulatorFragments &fragments,
+                          Value m0, Value n0, Value staging, Value isIssuer,
+                          function_ref<void()> barrier);
+/// Waits, in the issuing thread, until the last TMA stores are written.
+void emitTmaStoreDrain(SM90Kernel &k, Value isIssuer);
 
 } // namespace mlir::conv3d::sm90
 

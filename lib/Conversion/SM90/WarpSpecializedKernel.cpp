@@ -195,6 +195,8 @@ void emitConsumer(SM90Kernel &k) {
       ValueRange{});
   Value laneRow = m.div(lane, 4);
   Value laneCol = m.mul(m.rem(lane, 4), 2);
+  // The thread that issues the TMA stores of the tiles it shares.
+  Value isIssuer = m.cmp(arith::CmpIPredicate::eq, epilogueTid, m.constant(0));
 
   forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
     auto [begin, end] = stepRange(k, tile);
@@ -274,6 +276,15 @@ void emitConsumer(SM90Kernel &k) {
                    isLane0),
             m.sub(m.add(done, numSteps), m.constant(1)));
 
+    Value stagingOffset =
+        m.add(m.constant(plan.stagingOffset),
+              plan.pingPong ? m.mul(group, plan.stagingBytes) : m.constant(0));
+    if (plan.tmaStore) {
+      SmallVector<Value> accs(loop.getResults());
+      emitTmaStoreEpilogue(k, {accs, groupRow, warp, lane}, tile.m0, tile.n0,
+                           stagingOffset, isIssuer, consumerBarrier);
+      return numSteps;
+    }
     // The epilogue, one column chunk at a time through the staging tile.
     // wgmma's accumulator layout: warp w of a warpgroup owns rows
     // 16w..16w+15 of each m64 tile; per n8 column group, a lane holds
@@ -314,6 +325,8 @@ void emitConsumer(SM90Kernel &k) {
     }
     return numSteps;
   });
+  if (plan.tmaStore)
+    emitTmaStoreDrain(k, isIssuer);
 }
 
 } // namespace
@@ -351,6 +364,8 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
   Type genericPtr = LLVM::LLVMPointerType::get(ctx);
   k.descA = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descA);
   k.descB = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descB);
+  if (k.descC)
+    k.descC = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descC);
 
   Value isThread0 = m.cmp(arith::CmpIPredicate::eq, k.tid, m.constant(0));
   {
@@ -373,6 +388,9 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
                              /*tensormap=*/true);
     NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descB, Value(),
                              /*tensormap=*/true);
+    if (k.descC)
+      NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descC, Value(),
+                               /*tensormap=*/true);
   }
   gpu::BarrierOp::create(b, loc);
 
