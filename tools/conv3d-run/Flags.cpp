@@ -41,6 +41,12 @@ cl::opt<std::string> cudaHome(
              "(default: $CUDA_HOME, else the one the project was configured "
              "with)"),
     cl::cat(compileCategory));
+cl::opt<std::string> ptxasOptions(
+    "ptxas-options",
+    cl::desc("Extra ptxas options for GPU targets, after the compiler's own "
+             "(e.g. -O0 to compare with the default -O3 when isolating a "
+             "code-generation problem)"),
+    cl::cat(compileCategory));
 cl::opt<std::string> dtype("dtype",
                            cl::desc("Input and filter dtype: bf16, f16, f32"),
                            cl::init("bf16"), cl::cat(specCategory));
@@ -315,6 +321,11 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   options.target = *parsedTarget;
   options.gpuChip = gpuChip;
   options.cudaHome = cudaHome;
+  options.ptxasOptions = ptxasOptions;
+  // Checked by the pipeline's own validation (the other options are still
+  // at their valid defaults here).
+  if (llvm::Error e = verifyPipelineOptions(options))
+    return flagError("ptxas-options", llvm::toString(std::move(e)));
   if (!gpuChip.empty() && !llvm::StringRef(gpuChip).starts_with("sm_"))
     return flagError("gpu-chip", "expected a chip such as sm_80 or sm_90, "
                                  "got '" +
