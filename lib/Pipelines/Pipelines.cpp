@@ -57,6 +57,7 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   pm.addPass(createConv3dFuseQuant(
       Conv3dFuseQuantOptions{options.quantPlacement, target}));
   pm.addPass(createConv3dFuseEpilogue());
+  pm.addPass(createConv3dRelayoutFilter(Conv3dRelayoutFilterOptions{target}));
   // Configs are chosen before the Q-slice decomposition so that `fused`
   // can reorder the K loop of a forced configuration.
   pm.addPass(createConv3dSelectConfig(

@@ -22,8 +22,8 @@ namespace {
 /// Median of the timed runs of `run` (host clock on the CPU target; CUDA
 /// events on `stream` otherwise).
 llvm::Expected<double> timeRuns(const CompiledConv &conv, const ConvArgs &args,
-                                int repeat, CudaDriver *driver,
-                                void *begin, void *end) {
+                                int repeat, CudaDriver *driver, void *begin,
+                                void *end) {
   std::vector<double> times;
   for (int i = 0; i < repeat; ++i) {
     if (!driver) {
@@ -130,9 +130,8 @@ ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
   device.allocations.push_back(*output);
   args.output = *output;
   for (void **slot : {&device.stream, &device.begin, &device.end}) {
-    llvm::Expected<void *> created = slot == &device.stream
-                                         ? driver->createStream()
-                                         : driver->createEvent();
+    llvm::Expected<void *> created =
+        slot == &device.stream ? driver->createStream() : driver->createEvent();
     if (!created)
       return created.takeError();
     *slot = *created;
@@ -141,8 +140,8 @@ ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
   return std::move(session);
 }
 
-llvm::Expected<double> ConvRunSession::run(const CompiledConv &conv,
-                                           int repeat, HostTensor *result) {
+llvm::Expected<double> ConvRunSession::run(const CompiledConv &conv, int repeat,
+                                           HostTensor *result) {
   if (!device) {
     // The CPU target runs on the host tensors: the output starts from its
     // initial contents each time.
@@ -168,8 +167,8 @@ llvm::Expected<double> ConvRunSession::run(const CompiledConv &conv,
   if (result) {
     if (result->sizeInBytes() != bytes)
       *result = initialOutput;
-    if (llvm::Error error = driver.copyToHost(result->data(), args.output,
-                                              bytes))
+    if (llvm::Error error =
+            driver.copyToHost(result->data(), args.output, bytes))
       return std::move(error);
   }
   return timeRuns(conv, args, repeat, &driver, device->begin, device->end);
@@ -182,8 +181,7 @@ llvm::Error mlir::conv3d::runWithHostBuffers(const CompiledConv &conv,
   if (!session)
     return session.takeError();
   int repeat = timing ? std::max(timing->repeat, 0) : 0;
-  llvm::Expected<double> millis =
-      (*session)->run(conv, repeat, buffers.output);
+  llvm::Expected<double> millis = (*session)->run(conv, repeat, buffers.output);
   if (!millis)
     return millis.takeError();
   if (timing)

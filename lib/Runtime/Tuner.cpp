@@ -52,8 +52,8 @@ int repeatsFor(double firstMillis) {
 /// element, takes no time on the gigabyte tensors of large convolutions.
 void fillRepeatedRandom(HostTensor &tensor, uint64_t seed, double stddev) {
   int64_t n = tensor.numElements();
-  HostTensor block = HostTensor::zeros(
-      tensor.type, {std::min<int64_t>(n, int64_t(1) << 20)});
+  HostTensor block =
+      HostTensor::zeros(tensor.type, {std::min<int64_t>(n, int64_t(1) << 20)});
   fillRandomNormal(block, seed, stddev);
   for (size_t at = 0; at < tensor.bytes.size(); at += block.bytes.size())
     std::copy_n(block.bytes.begin(),
@@ -226,8 +226,8 @@ Engine::compileTuned(const ConvSpec &spec, const CompileOptions &options) {
   auto runError = [&](llvm::Error error) {
     return llvm::createStringError(
         "tuning runs candidate kernels" +
-        std::string(options.target == Target::cpu ? "" : " on the GPU") +
-        ": " + llvm::toString(std::move(error)));
+        std::string(options.target == Target::cpu ? "" : " on the GPU") + ": " +
+        llvm::toString(std::move(error)));
   };
   TuningData data(spec);
   auto session = ConvRunSession::create(options.target, data.buffers);
