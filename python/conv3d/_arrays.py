@@ -88,15 +88,22 @@ _TORCH_DTYPES = {"torch.float16": "f16", "torch.float32": "f32",
                  "torch.bfloat16": "bf16"}
 
 
+_torch_dtype_names = None
+
+
 def _torch_view(t):
-    dtype = _TORCH_DTYPES.get(str(t.dtype), str(t.dtype).replace("torch.", ""))
-    device = t.device
-    if device.type == "cpu":
-        dev = ("cpu", -1)
-    elif device.type == "cuda":
-        dev = ("cuda", device.index if device.index is not None else 0)
+    global _torch_dtype_names
+    if _torch_dtype_names is None:
+        torch = sys.modules["torch"]
+        _torch_dtype_names = {torch.float16: "f16", torch.float32: "f32",
+                              torch.bfloat16: "bf16"}
+    dtype = _torch_dtype_names.get(t.dtype) or str(t.dtype).replace("torch.", "")
+    if t.is_cuda:
+        dev = ("cuda", t.get_device())
     else:
-        dev = (device.type, device.index if device.index is not None else 0)
+        device = t.device
+        dev = ("cpu", -1) if device.type == "cpu" else (
+            device.type, device.index if device.index is not None else 0)
     return ArrayView("torch", dtype, t.shape, t.stride(), t.data_ptr(), dev, t,
                      t.element_size())
 
@@ -255,7 +262,9 @@ class Library:
         producers the legacy default stream, on which they were asked to make
         the data ready (__dlpack__(stream=1))."""
         if self.name == "torch":
-            handle = sys.modules["torch"].cuda.current_stream(device[1]).cuda_stream
+            torch = sys.modules["torch"]
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            handle = raw(device[1]) if raw else torch.cuda.current_stream(device[1]).cuda_stream
         elif self.name == "cupy":
             cupy = sys.modules["cupy"]
             with cupy.cuda.Device(device[1]):
