@@ -360,17 +360,17 @@ def check_cupy():
     except ImportError:
         print("SKIP CuPy: not installed")
         return
-    xf = x.float()
-    wf = w.float()
-    xc = cupy.from_dlpack(xf.detach())
-    wc = cupy.from_dlpack(wf.detach())
+    # GPU targets take bf16/f16; CuPy has no bfloat16, so float16 here.
+    xh, wh = x.half(), w.half()
+    xc = cupy.from_dlpack(xh.detach())
+    wc = cupy.from_dlpack(wh.detach())
     yc = conv3d.conv3d(xc, wc, padding=1)
     cupy.cuda.get_current_stream().synchronize()
     ok = isinstance(yc, cupy.ndarray)
     y = torch.from_dlpack(yc)
-    ref32 = torch_reference(xf, wf, None, (1, 1, 1), (1,) * 6, (1, 1, 1))
-    report("CuPy float32 arrays: CuPy result", ok and rel_l2(y, ref32) < 1e-4,
-           "%.2e" % rel_l2(y, ref32))
+    ref16 = torch_reference(xh, wh, None, (1, 1, 1), (1,) * 6, (1, 1, 1))
+    report("CuPy float16 arrays: CuPy result", ok and rel_l2(y, ref16) < 1e-3,
+           "%.2e" % rel_l2(y, ref16))
 
 
 def main():
