@@ -19,6 +19,12 @@ try:
     import torch as _torch
 except ImportError:  # keep `import conv3d.torch` working without PyTorch
     _torch = None
+    _MISSING = "PyTorch, which is not installed"
+else:
+    if not hasattr(getattr(_torch, "library", None), "custom_op"):
+        _MISSING = "PyTorch 2.4 or newer (torch.library.custom_op); found %s" % (
+            _torch.__version__)
+        _torch = None
 
 from . import _functional
 
@@ -62,9 +68,8 @@ if _torch is None:
 
     def __getattr__(name):
         if name in __all__:
-            raise ImportError("conv3d.torch.%s needs PyTorch, which is not installed "
-                              "(conv3d.conv3d works on any DLPack array without it)"
-                              % name)
+            raise ImportError("conv3d.torch.%s needs %s (conv3d.conv3d works on any "
+                              "DLPack array without it)" % (name, _MISSING))
         raise AttributeError(name)
 
 else:
