@@ -108,15 +108,26 @@ def _torch_view(t):
                      t.element_size())
 
 
+_numpy_dtype_names = {}
+
+
+def _numpy_dtype_name(dtype):
+    # dtype.name is slow (microseconds); dtypes hash, so cache by dtype.
+    name = _numpy_dtype_names.get(dtype)
+    if name is None:
+        name = _numpy_dtype_names[dtype] = _NUMPY_DTYPES.get(dtype.name, dtype.name)
+    return name
+
+
 def _numpy_view(a):
     itemsize = a.itemsize
     strides = a.strides
     if any(s % itemsize for s in strides):
         raise ValueError("array strides %s (bytes) are not multiples of the element "
                          "size %d" % (strides, itemsize))
-    dtype = _NUMPY_DTYPES.get(a.dtype.name, a.dtype.name)
-    return ArrayView("numpy", dtype, a.shape, tuple(s // itemsize for s in strides),
-                     a.ctypes.data, ("cpu", -1), a, itemsize)
+    return ArrayView("numpy", _numpy_dtype_name(a.dtype), a.shape,
+                     tuple(s // itemsize for s in strides), a.ctypes.data, ("cpu", -1), a,
+                     itemsize)
 
 
 def _cupy_view(a):
@@ -125,8 +136,7 @@ def _cupy_view(a):
     if any(s % itemsize for s in strides):
         raise ValueError("array strides %s (bytes) are not multiples of the element "
                          "size %d" % (strides, itemsize))
-    dtype = _NUMPY_DTYPES.get(a.dtype.name, a.dtype.name)
-    return ArrayView("cupy", dtype, a.shape, tuple(s // itemsize for s in strides),
+    return ArrayView("cupy", _numpy_dtype_name(a.dtype), a.shape, tuple(s // itemsize for s in strides),
                      a.data.ptr, ("cuda", a.device.id), a, itemsize)
 
 
@@ -228,6 +238,16 @@ class Library:
         xp = self._namespace("allocate the output (pass out=)")
         out = xp.empty((n, d, h, w, c), dtype=self.sample.dtype, device=self.sample.device)
         return xp.permute_dims(out, (0, 4, 1, 2, 3))
+
+    def data_ptr(self, a):
+        """The address of an array this library allocated."""
+        if self.name == "torch":
+            return a.data_ptr()
+        if self.name == "numpy":
+            return a.ctypes.data
+        if self.name == "cupy":
+            return a.data.ptr
+        return view(a, "out").ptr
 
     # Layout steps ---------------------------------------------------------
     def to_channels_last(self, a):

@@ -27,6 +27,7 @@ _engine_lock = threading.Lock()
 _plans = {}
 _device = None
 _errors = threading.local()
+_NO_AMAX = ctypes.c_float(0.0)  # no NVFP4 input quantization here
 
 
 def _default_engine():
@@ -390,24 +391,32 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
         b = _arrays.view(library.to_float32(bias), "bias")
     if plan.residual_step:
         res = _arrays.view(library.to_channels_last(residual), "residual")
+    alignment = plan.alignment
     if o is None:
         result = library.empty_channels_last(plan.output_shape, x.dtype, plan.device)
-        o = _arrays.view(result, "out")
+        out_ptr = library.data_ptr(result)
+        if out_ptr % alignment:
+            raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
     else:
         result = out
+        out_ptr = o.ptr
         for v, what in ((x, "input"), (w, "weight"), (b, "bias"), (res, "residual")):
             if v is not None and _overlaps(v, o):
                 raise ValueError("out overlaps %s in memory" % what)
-    for v, what in ((x, "input"), (w, "weight"), (res, "residual"), (o, "out")):
-        if v is not None:
-            _check_alignment(v, what, plan.alignment)
+        _check_alignment(o, "out", alignment)
+    if x.ptr % alignment:
+        _check_alignment(x, "input", alignment)
+    if w.ptr % alignment:
+        _check_alignment(w, "weight", alignment)
+    if res is not None:
+        _check_alignment(res, "residual", alignment)
     if b is not None:
         _check_alignment(b, "bias", 4)
     stream = library.stream(plan.device) if plan.gpu else None
     error = _error_buffer()
     if _library().conv3d_run(plan.handle, x.ptr, w.ptr, b.ptr if b is not None else None,
-                             res.ptr if res is not None else None, ctypes.c_float(0.0),
-                             o.ptr, stream, error, len(error)):
+                             res.ptr if res is not None else None, _NO_AMAX, out_ptr,
+                             stream, error, len(error)):
         raise Conv3dError(error.value.decode())
     if plan.output_back:
         result = library.to_contiguous(result)
