@@ -1,10 +1,14 @@
 """conv3d-mlir from Python.
 
-Compile a 3-D convolution once, run it many times: on host buffers (the CPU
-target) or on device pointers (GPU targets), for example torch tensors in
-``channels_last_3d`` memory format, which are NDHWC in memory::
+torch.nn.functional.conv3d's interface on any DLPack array (PyTorch and
+CuPy on a CUDA GPU, NumPy on the CPU target), compiled once per spec::
 
     import conv3d
+    y = conv3d.conv3d(x, w, b, stride=1, padding=(2, 0, 1, 1, 1, 1), activation="silu")
+
+conv3d.torch adds a PyTorch custom op, a drop-in nn.Conv3d and convert().
+The lower level compiles a Spec and runs it on raw addresses::
+
     engine = conv3d.Engine()
     conv = engine.compile(conv3d.Spec.from_shapes(
         input_shape=(1, 10, 32, 32, 64), filter_shape=(3, 3, 3, 64, 96),
@@ -14,7 +18,8 @@ target) or on device pointers (GPU targets), for example torch tensors in
 
 The package talks to libConv3d.so through its C API (ctypes), so it works
 with any Python 3 without compiled bindings. The library is found through
-$CONV3D_LIB, else next to the package in a build tree.
+$CONV3D_LIB, the install prefix, a build tree or the loader's path
+(_library_candidates); `python -m conv3d --info` shows which.
 """
 
 import ctypes
