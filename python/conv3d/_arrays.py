@@ -89,14 +89,19 @@ _TORCH_DTYPES = {"torch.float16": "f16", "torch.float32": "f32",
 
 
 _torch_dtype_names = None
+_torch_strided = None
 
 
 def _torch_view(t):
-    global _torch_dtype_names
+    global _torch_dtype_names, _torch_strided
     if _torch_dtype_names is None:
         torch = sys.modules["torch"]
         _torch_dtype_names = {torch.float16: "f16", torch.float32: "f32",
                               torch.bfloat16: "bf16"}
+        _torch_strided = torch.strided
+    if t.layout is not _torch_strided:
+        raise TypeError("a tensor with layout %s: conv3d takes dense (strided) tensors"
+                        % t.layout)
     dtype = _torch_dtype_names.get(t.dtype) or str(t.dtype).replace("torch.", "")
     if t.is_cuda:
         dev = ("cuda", t.get_device())
@@ -115,7 +120,11 @@ def _numpy_dtype_name(dtype):
     # dtype.name is slow (microseconds); dtypes hash, so cache by dtype.
     name = _numpy_dtype_names.get(dtype)
     if name is None:
-        name = _numpy_dtype_names[dtype] = _NUMPY_DTYPES.get(dtype.name, dtype.name)
+        if dtype.isnative:
+            name = _NUMPY_DTYPES.get(dtype.name, dtype.name)
+        else:
+            name = "%s in non-native byte order (%s)" % (dtype.name, dtype.str)
+        _numpy_dtype_names[dtype] = name
     return name
 
 

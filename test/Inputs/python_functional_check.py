@@ -193,6 +193,7 @@ def case_errors():
     expect(ValueError, "groups", lambda: f(x, w, groups=2))
     expect(TypeError, "int32", lambda: f(x.astype(np.int32), w.astype(np.int32)))
     expect(TypeError, "float64", lambda: f(x.astype(np.float64), w.astype(np.float64)))
+    expect(TypeError, "non-native byte order", lambda: f(x.astype(">f4"), w.astype(">f4")))
     expect(TypeError, "must match", lambda: f(x, w.astype(np.float16)))
     expect(ValueError, "rank 5", lambda: f(x[0], w))
     expect(ValueError, "rank 5", lambda: f(x, w[0]))
