@@ -11,6 +11,7 @@ allocation and the kernel launch.
 
 import ctypes
 import threading
+import weakref
 
 from . import _arrays
 from . import Conv3dError, Engine, Spec, _library, cuda_device
@@ -47,6 +48,27 @@ def clear_cache():
 def cached_plans():
     """How many (spec, layout) plans conv3d.conv3d holds."""
     return len(_plans)
+
+
+# Converted copies of PyTorch weights and biases (the layout step, the
+# float32 bias), reused while the source tensor lives, keeps its storage and
+# is not modified in place (its version counter): a model's parameters are
+# converted once instead of on every call. Entries go with their tensors.
+_converted = {}
+
+
+def _parameter_copy(library, array, convert, what):
+    if library.name != "torch":
+        return convert(array)
+    key = (id(array), what)
+    entry = _converted.get(key)
+    state = (array._version, array.data_ptr())
+    if entry is not None and entry[0]() is array and entry[1] == state:
+        return entry[2]
+    copy = convert(array)
+    _converted[key] = (weakref.ref(array, lambda _, key=key: _converted.pop(key, None)),
+                       state, copy)
+    return copy
 
 
 def _error_buffer():
@@ -354,7 +376,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     the weight) are used in place. NCDHW-contiguous input (and residual,
     weight) are copied into channels_last first and the output is copied
     back to NCDHW, as PyTorch's output follows the input's memory format:
-    each copy is one read and one write of the tensor. out=: a
+    each copy is one read and one write of the tensor (PyTorch weights and
+    biases are converted once and reused until modified). out=: a
     channels_last array of the output's shape and dtype to write into.
 
     target: 'auto' (sm90 on a compute capability 9.0 GPU, sm80 on other CUDA
@@ -386,9 +409,10 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     if plan.input_step:
         x = _arrays.view(library.to_channels_last(input), "input")
     if plan.weight_step:
-        w = _arrays.view(library.to_channels_last(weight), "weight")
+        w = _arrays.view(_parameter_copy(library, weight, library.to_channels_last,
+                                         "weight"), "weight")
     if plan.bias_step:
-        b = _arrays.view(library.to_float32(bias), "bias")
+        b = _arrays.view(_parameter_copy(library, bias, library.to_float32, "bias"), "bias")
     if plan.residual_step:
         res = _arrays.view(library.to_channels_last(residual), "residual")
     alignment = plan.alignment

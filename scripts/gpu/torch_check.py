@@ -21,6 +21,7 @@ if any step failed.
      producer on the GPU.
   8. The cost of the layout step for NCDHW-contiguous input (GPU time of the
      contiguous path minus the channels_last path).
+  9. Converted copies of weights and biases follow in-place updates.
 """
 
 import copy
@@ -330,6 +331,32 @@ def check_layout_cost():
     report("layout step measured", True)
 
 
+@step("9. converted weights and biases are reused until modified")
+def check_parameter_cache():
+    # A contiguous (FCQRS) weight and a bf16 bias are converted once; an
+    # in-place update (version counter) or a new storage must be picked up.
+    x = torch.randn(1, 64, 4, 8, 8, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    w = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16()   # contiguous
+    b = torch.randn(64, device="cuda").bfloat16()
+    errors = []
+    for change in ("first call", "same tensors", "bias.add_(1)", "weight.mul_(-1)",
+                   "weight.data = new storage"):
+        if change == "bias.add_(1)":
+            b.add_(1)
+        elif change == "weight.mul_(-1)":
+            w.mul_(-1)
+        elif change == "weight.data = new storage":
+            w.data = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16()
+        y = conv3d.conv3d(x, w, b, padding=1)
+        torch.cuda.synchronize()
+        errors.append((change, rel_l2(y, torch_reference(x, w, b, (1, 1, 1), (1,) * 6,
+                                                         (1, 1, 1)))))
+    report("parameter copies follow in-place updates",
+           all(e < BF16_TOL for _, e in errors),
+           ", ".join("%s %.1e" % pair for pair in errors))
+
+
 class DLPackOnly:
     def __init__(self, t):
         self.t = t
@@ -383,7 +410,8 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     for check in (check_against_cudnn, check_opcheck, check_network, check_stream,
-                  check_backward_state, check_overhead, check_cupy, check_layout_cost):
+                  check_backward_state, check_overhead, check_cupy, check_layout_cost,
+                  check_parameter_cache):
         check()
     print("\n%d failed: %s" % (len(failures), ", ".join(failures) or "none"))
     return 1 if failures else 0
