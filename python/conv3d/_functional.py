@@ -60,9 +60,12 @@ _converted = {}
 def _parameter_copy(library, array, convert, what):
     if library.name != "torch":
         return convert(array)
+    try:
+        state = (array._version, array.data_ptr())
+    except RuntimeError:  # inference-mode tensors have no version counter
+        return convert(array)
     key = (id(array), what)
     entry = _converted.get(key)
-    state = (array._version, array.data_ptr())
     if entry is not None and entry[0]() is array and entry[1] == state:
         return entry[2]
     copy = convert(array)

@@ -352,6 +352,13 @@ def check_parameter_cache():
         torch.cuda.synchronize()
         errors.append((change, rel_l2(y, torch_reference(x, w, b, (1, 1, 1), (1,) * 6,
                                                          (1, 1, 1)))))
+    with torch.inference_mode():  # inference tensors have no version counter
+        wi = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16()
+        bi = torch.randn(64, device="cuda").bfloat16()
+        y = conv3d.conv3d(x, wi, bi, padding=1)
+        torch.cuda.synchronize()
+        errors.append(("inference-mode tensors", rel_l2(
+            y, torch_reference(x, wi, bi, (1, 1, 1), (1,) * 6, (1, 1, 1)))))
     report("parameter copies follow in-place updates",
            all(e < BF16_TOL for _, e in errors),
            ", ".join("%s %.1e" % pair for pair in errors))
