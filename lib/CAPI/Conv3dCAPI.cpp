@@ -173,6 +173,10 @@ extern "C" double conv3d_compile_millis(const conv3d_conv *conv) {
   return conv ? conv->conv->getStats().totalMillis : 0.0;
 }
 
+extern "C" const char *conv3d_conv_config(const conv3d_conv *conv) {
+  return conv ? conv->conv->getOptions().config.c_str() : "";
+}
+
 extern "C" int conv3d_compile_source(const conv3d_conv *conv) {
   if (!conv)
     return CONV3D_COMPILED;

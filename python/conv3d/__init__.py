@@ -182,6 +182,8 @@ def _library():
         lib.conv3d_compile_millis.argtypes = [ctypes.c_void_p]
         lib.conv3d_compile_source.restype = ctypes.c_int
         lib.conv3d_compile_source.argtypes = [ctypes.c_void_p]
+        lib.conv3d_conv_config.restype = ctypes.c_char_p
+        lib.conv3d_conv_config.argtypes = [ctypes.c_void_p]
         lib.conv3d_conv_destroy.argtypes = [ctypes.c_void_p]
         lib.conv3d_run.restype = ctypes.c_int
         lib.conv3d_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p] * 4 + [
@@ -222,6 +224,9 @@ class Conv:
         # "compiled", "memory cache" or "disk cache".
         self.compile_source = ("compiled", "memory cache", "disk cache")[
             _library().conv3d_compile_source(handle)]
+        # The tile configuration (key=value pairs; the tuner's choice with
+        # tune=True), or "heuristic".
+        self.config = _library().conv3d_conv_config(handle).decode() or "heuristic"
 
     def run(self, input, filter, output, bias=None, residual=None, amax=0.0,
             stream=None):
@@ -262,8 +267,14 @@ class Engine:
                 (cache_dir or "").encode())
 
     def compile(self, spec, target="cpu", config=None, qslice=None,
-                quant_placement=None, lowering=None, gpu_chip=None):
+                quant_placement=None, lowering=None, gpu_chip=None, tune=False):
+        """Compiles `spec` (cached per spec and options). tune=True times the
+        heuristic's and nearby tile configurations on the device (the host
+        for "cpu") once per convolution and compiles the fastest; the choice
+        is kept in the disk cache, like cudnn.benchmark."""
         options = [f"target={target}"]
+        if tune:
+            options.append("tune=true")
         for key, value in (("config", config), ("qslice", qslice),
                            ("quant-placement", quant_placement),
                            ("lowering", lowering), ("gpu-chip", gpu_chip)):

@@ -82,8 +82,10 @@ int conv3d_spec_geometry(const conv3d_spec *spec, int64_t output_shape[5],
  * config=tile_m=..,tile_n=..,.. (quoted with "" if it holds spaces),
  * qslice=auto|none|fused|separate, quant-placement=auto|tile|prepass,
  * gpu-chip=sm_90a, cuda-home=/usr/local/cuda (default: $CUDA_HOME, else
- * the configured toolkit). An unknown key or value is an error naming it.
- * Returns null on error (message in `error`). */
+ * the configured toolkit), tune=true (time the heuristic's and nearby tile
+ * configurations on the device and compile the fastest, remembered in the
+ * disk cache; exclusive with config). An unknown key or value is an error
+ * naming it. Returns null on error (message in `error`). */
 conv3d_conv *conv3d_compile(conv3d_engine *engine, const conv3d_spec *spec,
                             const char *options, char *error,
                             size_t error_size);
@@ -96,6 +98,10 @@ enum {
   CONV3D_FROM_DISK_CACHE = 2
 };
 int conv3d_compile_source(const conv3d_conv *conv);
+/* The tile configuration the compiled convolution uses, as key=value pairs
+ * (the tuner's choice with tune=true); "" when it is the heuristic's. Valid
+ * as long as `conv`. */
+const char *conv3d_conv_config(const conv3d_conv *conv);
 void conv3d_conv_destroy(conv3d_conv *conv);
 
 /* CU_STREAM_LEGACY, the legacy default stream (a 0 CUstream to CUDA). */
