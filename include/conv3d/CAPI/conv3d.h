@@ -41,6 +41,24 @@ typedef struct conv3d_spec {
   int32_t quant_block_size; /* NVFP4 on the input; 0 = none */
 } conv3d_spec;
 
+/* The library's version, "MAJOR.MINOR.PATCH" (the CMake project version). */
+const char *conv3d_version(void);
+
+/* The CUDA device the runtime uses (the one of $CONV3D_CUDA_DEVICE, else 0),
+ * as the project's runtime sees it. */
+typedef struct conv3d_device_info {
+  int32_t ordinal;
+  int32_t cc_major, cc_minor; /* compute capability */
+  int32_t multiprocessors;
+  char name[256];
+} conv3d_device_info;
+
+/* Fills `info` with the device the runtime uses, initializing the CUDA
+ * driver (loaded with dlopen) on first call. Non-zero with the reason in
+ * `error` when there is no usable driver or device. */
+int conv3d_cuda_device(conv3d_device_info *info, char *error,
+                       size_t error_size);
+
 typedef struct conv3d_engine conv3d_engine;
 typedef struct conv3d_conv conv3d_conv;
 
