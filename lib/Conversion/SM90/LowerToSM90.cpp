@@ -66,7 +66,8 @@ using namespace mlir::conv3d::sm90;
 namespace {
 
 /// CUtensorMapDataType and CUtensorMapSwizzle values.
-constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle128B = 3;
+constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle64B = 2,
+                  kTmaSwizzle128B = 3;
 
 constexpr StringLiteral kIm2colDescriptorFn = "conv3dTmaIm2colDescriptor";
 constexpr StringLiteral kTiledDescriptorFn = "conv3dTmaTiledDescriptor";
@@ -248,7 +249,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   Value descB =
       func::CallOp::create(rewriter, loc, tiledFn, tiledArgs).getResult(0);
   // The TMA-store epilogue's output: the [M][F] matrix (a third dimension
-  // of 1), stored in boxes of tile_m rows x 64 channels, 128-byte swizzled.
+  // of 1), stored in boxes of tile_m rows x 64 channels (128-byte swizzle)
+  // or 32 (64-byte swizzle).
   Value descC;
   if (plan.tmaStore) {
     Value output = kernel.store.getOutput();
@@ -262,10 +264,11 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
         i64(1),
         i64(rowStride),
         i64(g.gemmM() * rowStride),
-        i64(kChannelBlock),
+        i64(plan.storeBoxColumns),
         i64(plan.tileM),
         i64(1),
-        i64(kTmaSwizzle128B)};
+        i64(plan.storeBoxColumns == kChannelBlock ? kTmaSwizzle128B
+                                                  : kTmaSwizzle64B)};
     descC =
         func::CallOp::create(rewriter, loc, tiledFn, outputArgs).getResult(0);
   }
