@@ -77,11 +77,12 @@ void mlir::conv3d::sm90::emitTmaStoreEpilogue(
     bool paired = stride == 1 && k.g.filters % 2 == 0 &&
                   elementAlignment(k.ops.bias.memref) >= 2;
     auto load = [&](Value f) -> Value {
-      Value index = math.mul(
-          k.indexType.isInteger(32)
-              ? f
-              : arith::ExtUIOp::create(b, loc, k.indexType, f).getResult(),
-          stride);
+      Value index =
+          math.mul(k.indexType.isInteger(32)
+                       ? f
+                       : arith::IndexCastUIOp::create(b, loc, k.indexType, f)
+                             .getResult(),
+                   stride);
       if (paired)
         return vector::LoadOp::create(
             b, loc, biasPairType, k.ops.bias.memref,

@@ -179,7 +179,8 @@ void emitConsumer(SM90Kernel &k) {
   auto toKernel = [&](Value v) {
     return k.indexType.isInteger(32)
                ? v
-               : arith::ExtUIOp::create(b, loc, k.indexType, v).getResult();
+               : arith::IndexCastUIOp::create(b, loc, k.indexType, v)
+                     .getResult();
   };
   Value staging = memref::ViewOp::create(
       b, loc,
