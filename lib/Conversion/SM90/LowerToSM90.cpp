@@ -59,46 +59,6 @@ using namespace mlir;
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm90;
 
-namespace {
-
-/// CUtensorMapDataType and CUtensorMapSwizzle values.
-constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle128B = 3;
-
-constexpr StringLiteral kIm2colDescriptorFn = "conv3dTmaIm2colDescriptor";
-constexpr StringLiteral kTiledDescriptorFn = "conv3dTmaTiledDescriptor";
-constexpr StringLiteral kSMCountFn = "conv3dMultiprocessorCount";
-
-/// Declares `name` as an external function of `module` (i64 arguments and
-/// result; the runtime's wrappers) unless it exists.
-func::FuncOp declareDescriptorFunction(ModuleOp module, StringRef name,
-                                       int64_t numArgs) {
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  Type i64 = b.getI64Type();
-  auto fn = func::FuncOp::create(
-      b, module.getLoc(), name,
-      b.getFunctionType(SmallVector<Type>(numArgs, i64), {i64}));
-  fn.setPrivate();
-  return fn;
-}
-
-/// The device address of a memref's first element (its offset applied), as
-/// i64.
-Value baseAddress(OpBuilder &b, Location loc, Value memref) {
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
-      b, loc, meta.getBaseBuffer());
-  int64_t bytes =
-      getElementTypeOrSelf(memref.getType()).getIntOrFloatBitWidth() / 8;
-  Value offset = arith::MulIOp::create(
-      b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
-  Value address = arith::AddIOp::create(b, loc, base, offset);
-  return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-}
-
-} // namespace
-
 LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                                             scf::ForallOp grid) {
   FailureOr<GridKernel> found = analyzeGrid(grid);
@@ -163,105 +123,26 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
            << "cannot lower " << config << " to the sm90 kernel: " << numTiles
            << " tiles or M = " << g.gemmM() << " do not fit 31 bits";
 
-  // Host: the two descriptors (device copies, cached by the runtime).
-  ModuleOp module = grid->getParentOfType<ModuleOp>();
-  if (!module)
-    return grid.emitError("conv3d-lower-to-sm90 needs an enclosing module "
-                          "(for the descriptor functions)");
-  func::FuncOp im2colFn =
-      declareDescriptorFunction(module, kIm2colDescriptorFn, 23);
-  func::FuncOp tiledFn =
-      declareDescriptorFunction(module, kTiledDescriptorFn, 11);
-  auto i64 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(), v)
-        .getResult();
-  };
-  int64_t dataType = inElem.isBF16() ? kTmaBFloat16 : kTmaFloat16;
-  std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
-                         upper = g.tmaIm2colUpperCorner();
-  SmallVector<Value> im2colArgs = {baseAddress(rewriter, loc, input),
-                                   i64(dataType),
-                                   i64(g.batch),
-                                   i64(g.inputSize[0]),
-                                   i64(g.inputSize[1]),
-                                   i64(g.inputSize[2]),
-                                   i64(g.channels),
-                                   i64(ops.input.strides[0]),
-                                   i64(ops.input.strides[1]),
-                                   i64(ops.input.strides[2]),
-                                   i64(ops.input.strides[3]),
-                                   i64(lower[0]),
-                                   i64(lower[1]),
-                                   i64(lower[2]),
-                                   i64(upper[0]),
-                                   i64(upper[1]),
-                                   i64(upper[2]),
-                                   i64(g.strides[0]),
-                                   i64(g.strides[1]),
-                                   i64(g.strides[2]),
-                                   i64(kChannelBlock),
-                                   i64(plan.tileM),
-                                   i64(kTmaSwizzle128B)};
-  Value descA =
-      func::CallOp::create(rewriter, loc, im2colFn, im2colArgs).getResult(0);
-  // The FQRSC filter as an [F][Q*R*S][C] tensor (its (q, r, s, c)
-  // dimensions collapse: flattenOperands checked it); a box is tile_n
-  // filters x one tap x 64 channels.
-  SmallVector<Value> tiledArgs = {baseAddress(rewriter, loc, filter),
-                                  i64(dataType),
-                                  i64(g.channels),
-                                  i64(plan.taps),
-                                  i64(g.filters),
-                                  i64(g.channels * ops.filter.strides[0]),
-                                  i64(ops.filter.strides[1]),
-                                  i64(kChannelBlock),
-                                  i64(1),
-                                  i64(plan.tileN),
-                                  i64(kTmaSwizzle128B)};
-  Value descB =
-      func::CallOp::create(rewriter, loc, tiledFn, tiledArgs).getResult(0);
-  Value zero = i64(0);
-  Value ready = arith::AndIOp::create(
-      rewriter, loc,
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, descA,
-                            zero),
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, descB,
-                            zero));
-  auto launchIf = scf::IfOp::create(rewriter, loc, ready, false);
-  rewriter.setInsertionPointToStart(launchIf.thenBlock());
-
-  // Persistent: one block per multiprocessor (the device's count, from the
-  // runtime), or one per tile when there are fewer.
-  func::FuncOp smCountFn = declareDescriptorFunction(module, kSMCountFn, 0);
-  Value smCount = arith::IndexCastOp::create(
-      rewriter, loc, rewriter.getIndexType(),
-      func::CallOp::create(rewriter, loc, smCountFn, ValueRange{})
-          .getResult(0));
-  Value blocks = arith::MinUIOp::create(
-      rewriter, loc, smCount,
-      arith::ConstantIndexOp::create(rewriter, loc, numTiles));
-  createKernelLaunch(rewriter, loc, blocks, plan.threads, plan.sharedBytes,
-                     [&](gpu::LaunchOp launch) {
-                       Type indexType = narrowIndices
-                                            ? Type(rewriter.getI32Type())
-                                            : Type(rewriter.getIndexType());
-                       SM90Kernel k{rewriter,
-                                    loc,
-                                    plan,
-                                    g,
-                                    inElem,
-                                    kernel.outputElementType(),
-                                    ops,
-                                    kernel.store.getMode(),
-                                    kernel.store.getActivation(),
-                                    indexType};
-                       k.descA = descA;
-                       k.descB = descB;
-                       k.numMT = numMT;
-                       k.numNT = numNT;
-                       k.numTiles = numTiles;
-                       buildSM90Kernel(k, launch);
-                     });
+  // Host: the two descriptors (device copies, cached by the runtime) and
+  // the persistent launch.
+  if (failed(createTmaLaunch(
+          rewriter, grid, "conv3d-lower-to-sm90", kernel, ops, plan.tileM,
+          plan.tileN, numTiles, plan.threads, plan.sharedBytes,
+          [&](gpu::LaunchOp launch, Value descA, Value descB) {
+            Type indexType = narrowIndices ? Type(rewriter.getI32Type())
+                                           : Type(rewriter.getIndexType());
+            SM90Kernel k(rewriter, loc, plan, g, inElem,
+                         kernel.outputElementType(), ops,
+                         kernel.store.getMode(), kernel.store.getActivation(),
+                         indexType);
+            k.descA = descA;
+            k.descB = descB;
+            k.numMT = numMT;
+            k.numNT = numNT;
+            k.numTiles = numTiles;
+            buildSM90Kernel(k, launch);
+          })))
+    return failure();
   rewriter.eraseOp(grid);
   return success();
 }
