@@ -82,8 +82,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   bool quantizes = kernel.im2col.getQuant().has_value();
   Value input = kernel.im2col.getInput(),
         filter = kernel.filterLoad.getFilter();
-  std::optional<std::string> problem =
-      getSM90KernelProblem(g, kernel.filterLayout(), inElem, quantizes);
+  std::optional<std::string> problem = getTmaKernelProblem(
+      g, kernel.filterLayout(), inElem, quantizes, Target::sm90);
   // TMA reads from 16-byte-aligned addresses with 16-byte strides.
   if (!problem && (elementAlignment(input) < 8 || elementAlignment(filter) < 8))
     problem = "TMA needs the input's and the filter's offsets and strides "
