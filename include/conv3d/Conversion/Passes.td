@@ -179,8 +179,8 @@ def Conv3dLowerToSM100 : Pass<"conv3d-lower-to-sm100"> {
 }
 
 def Conv3dSetKernelOccupancy : Pass<"conv3d-set-kernel-occupancy"> {
-  let summary = "Give kernels that move registers between warpgroups a "
-                "register count at entry";
+  let summary = "Give kernels that move registers between warpgroups, or "
+                "allocate tensor memory, a register count at entry";
   let description = [{
     `setmaxnreg` (warp-specialized kernels hand registers from the producer
     to the consumers) takes effect only when ptxas knows the register count
@@ -190,6 +190,10 @@ def Conv3dSetKernelOccupancy : Pass<"conv3d-set-kernel-occupancy"> {
     which with their fixed block size determines it. Runs after
     `gpu-kernel-outlining`; the attribute becomes the PTX directive in
     `convert-gpu-to-nvvm`.
+
+    Kernels that allocate tensor memory (`nvvm.tcgen05.alloc`: the sm100
+    kernel, persistent, one block per multiprocessor) get the same: without
+    it ptxas keeps a 192-thread kernel to 64 registers and spills.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
