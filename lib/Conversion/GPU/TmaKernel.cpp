@@ -2,6 +2,8 @@
 
 #include "TmaKernel.h"
 
+#include "conv3d/Transforms/ConfigHeuristics.h"
+
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -216,6 +218,28 @@ Value baseAddress(OpBuilder &b, Location loc, Value memref) {
 }
 
 } // namespace
+
+std::optional<std::string>
+mlir::conv3d::getTmaGridProblem(const GridKernel &kernel, Target target) {
+  if (std::optional<std::string> problem = getTmaKernelProblem(
+          kernel.geometry(), kernel.filterLayout(), kernel.inputElementType(),
+          kernel.im2col.getQuant().has_value(), target))
+    return problem;
+  if (elementAlignment(kernel.im2col.getInput()) < 8 ||
+      elementAlignment(kernel.filterLoad.getFilter()) < 8)
+    return std::string("TMA needs the input's and the filter's offsets and "
+                       "strides in multiples of 16 bytes");
+  return std::nullopt;
+}
+
+std::optional<std::string>
+mlir::conv3d::getTileIndexProblem(const ConvGeometry &g, int64_t tileM,
+                                  int64_t numTiles) {
+  if (numTiles < (int64_t(1) << 31) && g.gemmM() + tileM < (int64_t(1) << 31))
+    return std::nullopt;
+  return std::to_string(numTiles) +
+         " tiles or M = " + std::to_string(g.gemmM()) + " do not fit 31 bits";
+}
 
 LogicalResult mlir::conv3d::createTmaLaunch(
     RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,

@@ -109,6 +109,18 @@ void emitTmaKernelPrologue(TmaKernel &k, gpu::LaunchOp launch);
 /// filter tile.
 void emitTmaProducer(TmaKernel &k);
 
+/// Why the TMA kernel of `target` (sm90, sm100) cannot take the convolution
+/// of `kernel`, or none: its host-side canImplement (getTmaKernelProblem)
+/// and TMA's 16-byte alignment of the input's and the filter's offsets and
+/// strides.
+std::optional<std::string> getTmaGridProblem(const GridKernel &kernel,
+                                             Target target);
+
+/// Why `numTiles` tiles over M rows (plus a tile of `tileM`) do not fit the
+/// TMA kernels' i32 tile indices and rows, or none.
+std::optional<std::string> getTileIndexProblem(const ConvGeometry &g,
+                                               int64_t tileM, int64_t numTiles);
+
 /// The host side of a TMA kernel's launch, before `grid`: the two TMA
 /// descriptors of `kernel` (`tileM` x 64 activation boxes, `tileN` x 64
 /// filter boxes, 128-byte swizzle) and, if the driver encoded both, one

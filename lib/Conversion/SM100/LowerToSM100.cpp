@@ -58,15 +58,10 @@ LogicalResult mlir::conv3d::lowerGridToSM100(RewriterBase &rewriter,
   ConvGeometry g = kernel.geometry();
   Type inElem = kernel.inputElementType();
   Location loc = grid.getLoc();
-  bool quantizes = kernel.im2col.getQuant().has_value();
-  std::optional<std::string> problem = getTmaKernelProblem(
-      g, kernel.filterLayout(), inElem, quantizes, Target::sm100);
-  // TMA reads from 16-byte-aligned addresses with 16-byte strides.
-  if (!problem && (elementAlignment(kernel.im2col.getInput()) < 8 ||
-                   elementAlignment(kernel.filterLoad.getFilter()) < 8))
-    problem = "TMA needs the input's and the filter's offsets and strides "
-              "in multiples of 16 bytes";
-  if (problem)
+  // conv3d-select-config gives the sm80 kernel what this one cannot take;
+  // a grid configured otherwise is refused with the reason.
+  if (std::optional<std::string> problem =
+          getTmaGridProblem(kernel, Target::sm100))
     return grid.emitError()
            << "cannot lower " << config << " to the sm100 kernel: " << *problem;
 
@@ -101,11 +96,10 @@ LogicalResult mlir::conv3d::lowerGridToSM100(RewriterBase &rewriter,
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
   int64_t numTiles = numMT * numNT * plan.splitK;
   // Tile indices and rows are i32 in the kernel.
-  if (numTiles >= (int64_t(1) << 31) ||
-      g.gemmM() + plan.tileM >= (int64_t(1) << 31))
+  if (std::optional<std::string> problem =
+          getTileIndexProblem(g, plan.tileM, numTiles))
     return grid.emitError()
-           << "cannot lower " << config << " to the sm100 kernel: " << numTiles
-           << " tiles or M = " << g.gemmM() << " do not fit 31 bits";
+           << "cannot lower " << config << " to the sm100 kernel: " << *problem;
 
   if (failed(createTmaLaunch(
           rewriter, grid, "conv3d-lower-to-sm100", kernel, ops, plan.tileM,

@@ -96,7 +96,9 @@ SM100KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
                               warpsM, warpsN));
   if (tileM != kTmemLanes)
     return fail(llvm::formatv("tile_m must be 128 (one cta_group::1 "
-                              "tcgen05.mma, a row per TMEM lane), got {0}",
+                              "tcgen05.mma, a row per TMEM lane; the "
+                              "two-CTA M = 256 form is not implemented), "
+                              "got {0}",
                               tileM));
   if (std::optional<std::string> problem =
           Tcgen05InstrDescriptor::shapeProblem(tileM, tileN, 1))
