@@ -131,18 +131,25 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     buildConv3dCpuPipeline(pm, options);
 }
 
-llvm::Error checkTarget(const CompileOptions &options) {
+/// Whether `options` name a target and chip that can be compiled, and for
+/// `runs`, run.
+llvm::Error checkTarget(const CompileOptions &options, bool runs) {
   if (options.target == Target::sm90 && !options.gpuChip.empty() &&
       options.gpuChip != "sm_90a")
     return llvm::createStringError(
         "the sm90 kernel uses sm_90a instructions (wgmma, setmaxnreg); "
         "--gpu-chip=" +
         options.gpuChip + " cannot run it (use sm_90a, or --target=sm80)");
-  if (options.target == Target::sm100)
+  if (options.target == Target::sm100 && !options.gpuChip.empty() &&
+      options.gpuChip != "sm_100a")
     return llvm::createStringError(
-        "target '" + stringifyTarget(options.target).str() +
-        "' has no lowering yet; use --target=sm90 (H100/H200), sm80 (any "
-        "sm_80+ GPU) or cpu");
+        "the sm100 kernel uses sm_100a instructions (tcgen05); --gpu-chip=" +
+        options.gpuChip + " cannot run it (use sm_100a, or --target=sm80)");
+  if (options.target == Target::sm100 && runs)
+    return llvm::createStringError(
+        "target 'sm100' is generated and assembled, never run: no sm_100 GPU "
+        "has executed its code; emit it (--emit=mlir, lowered, llvm or ptx) "
+        "or run --target=sm90 (H100/H200), sm80 (any sm_80+ GPU) or cpu");
   return llvm::Error::success();
 }
 
@@ -343,7 +350,7 @@ Engine::compileConfigured(const ConvSpec &spec, const CompileOptions &options,
                           bool remember) {
   if (llvm::Error error = spec.validate())
     return std::move(error);
-  if (llvm::Error error = checkTarget(options))
+  if (llvm::Error error = checkTarget(options, /*runs=*/true))
     return std::move(error);
   CompileOptions resolved = resolveGpuChip(options);
   std::string key = cacheKeyOfResolved(spec, resolved);
@@ -418,7 +425,7 @@ llvm::Expected<std::string> Engine::emit(const ConvSpec &spec,
                                          EmitStage stage) {
   if (llvm::Error error = spec.validate())
     return std::move(error);
-  if (llvm::Error error = checkTarget(options))
+  if (llvm::Error error = checkTarget(options, /*runs=*/false))
     return std::move(error);
   if (stage == EmitStage::Ptx && !isGpuTarget(options.target))
     return llvm::createStringError("--emit=ptx needs a GPU target");

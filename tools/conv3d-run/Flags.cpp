@@ -28,7 +28,9 @@ cl::opt<std::string>
            cl::desc("cpu; sm80 (mma.sync, runs on any sm_80+ GPU); sm90 "
                     "(TMA im2col + wgmma, H100/H200; falls back to the sm80 "
                     "kernel, with a remark, for convolutions it cannot "
-                    "take); sm100 is reserved for its lowering"),
+                    "take); sm100 (TMA im2col + tcgen05, sm_100a, same "
+                    "fallback): generated and assembled with --emit, never "
+                    "run"),
            cl::init("cpu"), cl::cat(compileCategory));
 cl::opt<std::string> gpuChip(
     "gpu-chip",

@@ -78,7 +78,8 @@ int conv3d_spec_geometry(const conv3d_spec *spec, int64_t output_shape[5],
 
 /* Compiles `spec`. `options` holds space-separated key=value pairs:
  * the options of `conv3d-opt --conv3d-gpu-pipeline` with the same spelling
- * (one parser): target=cpu|sm80|sm90, lowering=igemm|reference,
+ * (one parser): target=cpu|sm80|sm90 (sm100 code is generated and
+ * assembled, never run: compiling it is an error), lowering=igemm|reference,
  * config=tile_m=..,tile_n=..,.. (quoted with "" if it holds spaces),
  * qslice=auto|none|fused|separate, quant-placement=auto|tile|prepass,
  * gpu-chip=sm_90a, cuda-home=/usr/local/cuda (default: $CUDA_HOME, else
