@@ -139,7 +139,9 @@ cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Disk cache of compiled convolutions (default: "
              "$CONV3D_CACHE_DIR, else $XDG_CACHE_HOME/conv3d-mlir, else "
-             "~/.cache/conv3d-mlir)"),
+             "~/.cache/conv3d-mlir); bounded by $CONV3D_CACHE_MAX_MB "
+             "(MiB, default 1024, 0: no bound), least recently used "
+             "entries evicted first"),
     cl::cat(compileCategory));
 cl::opt<bool> noCache("no-cache",
                       cl::desc("Compile even when the disk cache holds the "

@@ -230,6 +230,9 @@ int conv3d_run::runSpec(const RunRequest &request) {
     *filter = std::move(*quantized);
   }
 
+  if (!request.cache.warning.empty() && !request.cache.directory.empty())
+    llvm::WithColor::warning(llvm::errs(), "conv3d-run")
+        << "disk cache: " << request.cache.warning << "\n";
   progress(request, "compiling " + spec.describe());
   llvm::Expected<std::shared_ptr<const CompiledConv>> conv =
       engine.compile(spec, request.options);
