@@ -38,42 +38,40 @@ static void progress(const RunRequest &request, const llvm::Twine &message) {
     llvm::errs() << "conv3d-run: " << message << "\n";
 }
 
-/// The bytes of a tensor of `shape` with `bytesPerElement`, or none when
-/// that overflows int64.
-static std::optional<int64_t> bytesOf(llvm::ArrayRef<int64_t> shape,
-                                      int64_t bytesPerElement) {
-  int64_t total = bytesPerElement;
-  for (int64_t size : shape)
-    if (size < 0 || llvm::MulOverflow(total, size, total))
-      return std::nullopt;
-  return total;
-}
-
 /// Checks, before anything is allocated, that the host buffers a run needs
-/// (input, filter, bias, residual, initial and computed output, and the
-/// float64 reference when checking) fit the machine's memory: a spec too
-/// large is an error naming the bytes, never an out-of-memory abort.
+/// together (input, filter, bias, residual, initial and computed output,
+/// and the float64 reference when checking) fit the machine's memory: a
+/// spec too large is an error naming the bytes, never an out-of-memory
+/// abort. (Each allocation is checked on its own too: HostTensor::allocate.)
 static llvm::Error checkHostMemory(const ConvSpec &spec, bool check) {
-  auto bytes = [](ElementType type) -> int64_t {
-    return type == ElementType::f32 ? 4 : 2;
+  auto bytes = [](const std::vector<int64_t> &shape, ElementType type,
+                  const char *what) {
+    return tensorBytes(shape, int64_t(elementSize(type)), what);
   };
-  std::optional<int64_t> input =
-      bytesOf(spec.inputShape(), bytes(spec.inputType));
-  std::optional<int64_t> filter =
-      bytesOf(spec.filterShape(), bytes(spec.inputType));
-  std::optional<int64_t> output =
-      bytesOf(spec.outputShape(), bytes(spec.outputType));
-  std::optional<int64_t> reference = bytesOf(spec.outputShape(), 8);
+  llvm::Expected<int64_t> input =
+      bytes(spec.inputShape(), spec.inputType, "input");
+  if (!input)
+    return input.takeError();
+  llvm::Expected<int64_t> filter =
+      bytes(spec.filterShape(), spec.inputType, "filter");
+  if (!filter)
+    return filter.takeError();
+  llvm::Expected<int64_t> output =
+      bytes(spec.outputShape(), spec.outputType, "output");
+  if (!output)
+    return output.takeError();
+  llvm::Expected<int64_t> reference =
+      tensorBytes(spec.outputShape(), 8, "float64 reference");
+  if (!reference)
+    return reference.takeError();
   int64_t outputs = 0, total = 0;
-  bool overflow = !input || !filter || !output || !reference ||
-                  llvm::MulOverflow(*output, int64_t(3), outputs) ||
+  bool overflow = llvm::MulOverflow(*output, int64_t(3), outputs) ||
                   llvm::AddOverflow(*input, *filter, total) ||
                   llvm::AddOverflow(total, outputs, total) ||
                   (check && llvm::AddOverflow(total, *reference, total));
   if (overflow)
     return llvm::createStringError("the spec's host buffers exceed 2^63 bytes");
-  int64_t physical =
-      int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGESIZE));
+  int64_t physical = physicalMemoryBytes();
   if (total > physical)
     return llvm::createStringError(llvm::formatv(
         "the spec's host buffers need {0} bytes (input {1}, filter {2}, "
@@ -90,8 +88,9 @@ static llvm::Expected<HostTensor>
 loadOrRandom(const std::string &path, llvm::StringRef what, ElementType type,
              const std::vector<int64_t> &shape, uint64_t seed, double stddev) {
   if (path.empty()) {
-    HostTensor tensor = HostTensor::zeros(type, shape);
-    fillRandomNormal(tensor, seed, stddev);
+    llvm::Expected<HostTensor> tensor = HostTensor::allocate(type, shape, what);
+    if (tensor)
+      fillRandomNormal(*tensor, seed, stddev);
     return tensor;
   }
   llvm::Expected<HostTensor> tensor = readNpy(path, type);
@@ -196,12 +195,27 @@ int conv3d_run::runSpec(const RunRequest &request) {
                              spec.filterShape(), seed + 1, filterScale);
   if (!filter)
     return fail(llvm::toString(filter.takeError()));
-  HostTensor bias =
-      HostTensor::zeros(ElementType::f32, {spec.geometry.filters});
+  llvm::Expected<HostTensor> biasOr =
+      HostTensor::allocate(ElementType::f32, {spec.geometry.filters}, "bias");
+  if (!biasOr)
+    return fail(llvm::toString(biasOr.takeError()));
+  HostTensor bias = std::move(*biasOr);
   fillRandomNormal(bias, seed + 2, 0.5);
-  HostTensor residual = HostTensor::zeros(spec.outputType, spec.outputShape());
-  fillRandomNormal(residual, seed + 3, 1.0);
-  HostTensor init = HostTensor::zeros(spec.outputType, spec.outputShape());
+  // The residual is only allocated when used.
+  HostTensor residual;
+  if (spec.hasResidual) {
+    llvm::Expected<HostTensor> residualOr =
+        HostTensor::allocate(spec.outputType, spec.outputShape(), "residual");
+    if (!residualOr)
+      return fail(llvm::toString(residualOr.takeError()));
+    residual = std::move(*residualOr);
+    fillRandomNormal(residual, seed + 3, 1.0);
+  }
+  llvm::Expected<HostTensor> initOr =
+      HostTensor::allocate(spec.outputType, spec.outputShape(), "output");
+  if (!initOr)
+    return fail(llvm::toString(initOr.takeError()));
+  HostTensor init = std::move(*initOr);
   if (spec.accumulate)
     fillRandomNormal(init, seed + 4, 1.0);
   else
