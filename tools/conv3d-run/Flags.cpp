@@ -159,6 +159,14 @@ cl::opt<bool> check("check",
                              "relative L2 error exceeds the dtype's "
                              "tolerance"),
                     cl::init(true), cl::cat(runCategory));
+cl::opt<long long> checkRows(
+    "check-rows",
+    cl::desc("Check only this many output rows (voxels, all F outputs "
+             "each) against the reference instead of the whole output: "
+             "the first and last, those where the flat output offset "
+             "crosses 2^31 and 2^32, and random ones (--seed). For "
+             "outputs too large for the whole float64 reference (0: all)"),
+    cl::init(0), cl::cat(runCategory));
 cl::opt<int> repeat("repeat", cl::desc("Timed runs (median reported)"),
                     cl::init(1), cl::cat(runCategory));
 cl::opt<bool> json("json", cl::desc("Print one JSON result line"),
@@ -289,6 +297,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
 
   RunRequest request;
   request.check = check;
+  request.checkRows = checkRows;
   request.repeat = repeat;
   request.json = json;
   request.emit = emit;
@@ -296,6 +305,8 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   request.quiet = quiet || json;
   if (repeat < 1)
     return flagError("repeat", "must be at least 1");
+  if (checkRows < 0)
+    return flagError("check-rows", "must be non-negative");
   if (!emit.empty())
     if (llvm::Error e =
             checkChoice("emit", emit, {"mlir", "lowered", "llvm", "ptx"}))
