@@ -16,7 +16,7 @@ build="${CONV3D_BUILD_DIR:-$root/build}"
 jobs="${CONV3D_JOBS:-$(nproc)}"
 llvm=/usr/lib/llvm-22
 
-packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
+packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22 libclang-rt-22-dev
           ninja-build cmake libgtest-dev libgmock-dev python3 python3-numpy)
 
 log() { printf '[setup] %s\n' "$*"; }
