@@ -9,6 +9,14 @@
 // verifier off so that a broken invariant traps instead of failing
 // quietly).
 //
+// Most byte-level mutations of a module no longer parse, or no longer
+// verify (a changed size in one type disagrees with the others). Half of the
+// mutations are therefore made on the numbers of the text: one integer value
+// is replaced everywhere it occurs as a size or attribute (all 8s become
+// 5s, say), so that the types stay consistent and the result is a
+// different, often still valid, convolution: channel counts, windows,
+// strides, paddings, tile sizes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FuzzerSupport.h"
@@ -21,8 +29,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
+#include <cstring>
 #include <functional>
-#include <mutex>
+#include <random>
 
 using namespace mlir;
 using namespace mlir::conv3d;
@@ -93,7 +103,80 @@ const std::vector<PipelineBuilder> &pipelines() {
   return list;
 }
 
+/// The integer tokens of `text`: digit runs not part of a name (`f32`,
+/// `sm80`, `%arg0`, `@f1`); the `x` of a shape (`4x8xf32`) separates them.
+std::vector<std::pair<size_t, size_t>> integerTokens(llvm::StringRef text) {
+  std::vector<std::pair<size_t, size_t>> tokens;
+  for (size_t i = 0; i < text.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() &&
+           std::isdigit(static_cast<unsigned char>(text[end])))
+      ++end;
+    auto partOfName = [](char c) {
+      return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+             c == '%' || c == '@' || c == '#' || c == '.';
+    };
+    bool before = i > 0 && text[i - 1] != 'x' && partOfName(text[i - 1]);
+    bool after = end < text.size() && text[end] != 'x' && partOfName(text[end]);
+    if (!before && !after)
+      tokens.push_back({i, end - i});
+    i = end;
+  }
+  return tokens;
+}
+
+/// Replaces every occurrence of one integer value of `text` with another;
+/// empty when the text has no integers.
+std::string replaceOneValue(llvm::StringRef text, std::mt19937_64 &rng) {
+  std::vector<std::pair<size_t, size_t>> tokens = integerTokens(text);
+  if (tokens.empty())
+    return {};
+  auto [start, length] = tokens[rng() % tokens.size()];
+  llvm::StringRef old = text.substr(start, length);
+  static const char *interesting[] = {"0",  "1",  "2",  "3",  "4",   "5",  "7",
+                                      "8",  "15", "16", "17", "31",  "32", "33",
+                                      "63", "64", "65", "96", "128", "256"};
+  std::string replacement;
+  int64_t value = 0;
+  if (rng() % 2 && !old.getAsInteger(10, value))
+    replacement = std::to_string(value + int64_t(rng() % 5) - 2);
+  else
+    replacement = interesting[rng() % std::size(interesting)];
+  if (replacement.empty() || replacement[0] == '-' || replacement == old)
+    replacement = interesting[rng() % std::size(interesting)];
+  std::string result;
+  size_t last = 0;
+  for (auto [at, len] : tokens) {
+    if (text.substr(at, len) != old)
+      continue;
+    result += text.slice(last, at).str() + replacement;
+    last = at + len;
+  }
+  result += text.substr(last).str();
+  return result;
+}
+
 } // namespace
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
+                                          size_t maxSize, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  if (rng() % 2) {
+    std::string mutated = replaceOneValue(
+        llvm::StringRef(reinterpret_cast<const char *>(data), size), rng);
+    if (!mutated.empty() && mutated.size() <= maxSize) {
+      std::memcpy(data, mutated.data(), mutated.size());
+      return mutated.size();
+    }
+  }
+  return LLVMFuzzerMutate(data, size, maxSize);
+}
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   registerAllPasses();
