@@ -118,9 +118,20 @@ TEST(SM90Plan, TmaStoreStagesWholeBoxesInSixteenBits) {
             std::nullopt);
   EXPECT_TRUE(plan.tmaStore);
   EXPECT_EQ(plan.barrierOffset, plan.stagingOffset + 2 * 128 * 128 * 2);
-  // A ragged box (96 columns) would overwrite the next tile's columns;
-  // split-K adds partial sums: both keep the staged f32 epilogue.
-  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 96, 64, 4, 8, 1,
+  EXPECT_EQ(plan.storeBoxColumns, 64);
+  // 96 columns: three 32-column boxes (64-byte swizzle), none ragged.
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 256, 96, 64, 3, 8, 1,
+                                  KOrder::taps_outer, 1, 8, plan,
+                                  KernelSchedule::cooperative, true),
+            std::nullopt);
+  EXPECT_TRUE(plan.tmaStore);
+  EXPECT_EQ(plan.storeBoxColumns, 32);
+  EXPECT_EQ(plan.epilogueChunks, 3);
+  EXPECT_EQ(plan.stagingBytes, 256 * 96 * 2);
+  // 40 columns would need a ragged box, which would overwrite the next
+  // tile's columns; split-K adds partial sums: both keep the staged f32
+  // epilogue.
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 40, 64, 4, 8, 1,
                                   KOrder::taps_outer, 1, 8, plan,
                                   KernelSchedule::cooperative, true),
             std::nullopt);

@@ -57,6 +57,7 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   pm.addPass(createConv3dFuseQuant(
       Conv3dFuseQuantOptions{options.quantPlacement, target}));
   pm.addPass(createConv3dFuseEpilogue());
+  pm.addPass(createConv3dRelayoutFilter(Conv3dRelayoutFilterOptions{target}));
   // Configs are chosen before the Q-slice decomposition so that `fused`
   // can reorder the K loop of a forced configuration.
   pm.addPass(createConv3dSelectConfig(
@@ -167,11 +168,12 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16}));
   pm.addPass(
       createConv3dImplicitGemm(Conv3dImplicitGemmOptions{options.target}));
-  // The target's kernel lowering. sm90 also lowers the grids it left to the
-  // sm80 kernel; sm100 configurations have no lowering yet, and the sm80
-  // lowering refuses them by name.
+  // The target's kernel lowering. sm90 and sm100 also lower the grids they
+  // left to the sm80 kernel.
   if (options.target == Target::sm90)
     pm.addPass(createConv3dLowerToSM90());
+  else if (options.target == Target::sm100)
+    pm.addPass(createConv3dLowerToSM100());
   else
     pm.addPass(createConv3dLowerToSM80());
   pm.addPass(createConv3dLowerHostOpsToGPU());

@@ -131,18 +131,25 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     buildConv3dCpuPipeline(pm, options);
 }
 
-llvm::Error checkTarget(const CompileOptions &options) {
+/// Whether `options` name a target and chip that can be compiled, and for
+/// `runs`, run.
+llvm::Error checkTarget(const CompileOptions &options, bool runs) {
   if (options.target == Target::sm90 && !options.gpuChip.empty() &&
       options.gpuChip != "sm_90a")
     return llvm::createStringError(
         "the sm90 kernel uses sm_90a instructions (wgmma, setmaxnreg); "
         "--gpu-chip=" +
         options.gpuChip + " cannot run it (use sm_90a, or --target=sm80)");
-  if (options.target == Target::sm100)
+  if (options.target == Target::sm100 && !options.gpuChip.empty() &&
+      options.gpuChip != "sm_100a")
     return llvm::createStringError(
-        "target '" + stringifyTarget(options.target).str() +
-        "' has no lowering yet; use --target=sm90 (H100/H200), sm80 (any "
-        "sm_80+ GPU) or cpu");
+        "the sm100 kernel uses sm_100a instructions (tcgen05); --gpu-chip=" +
+        options.gpuChip + " cannot run it (use sm_100a, or --target=sm80)");
+  if (options.target == Target::sm100 && runs)
+    return llvm::createStringError(
+        "target 'sm100' is generated and assembled, never run: no sm_100 GPU "
+        "has executed its code; emit it (--emit=mlir, lowered, llvm or ptx) "
+        "or run --target=sm90 (H100/H200), sm80 (any sm_80+ GPU) or cpu");
   return llvm::Error::success();
 }
 
@@ -300,10 +307,10 @@ static constexpr llvm::StringLiteral kCacheKeyAttr = "conv3d.cache_key";
 /// The lowered module stored in the disk cache under `key`, if any; an
 /// entry that cannot be trusted sets `warning` (it is replaced after the
 /// compilation).
-static OwningOpRef<ModuleOp> loadCachedModule(MLIRContext &context,
-                                              const DiskCache &disk,
-                                              llvm::StringRef key,
-                                              std::string &warning) {
+static OwningOpRef<ModuleOp>
+loadCachedModule(MLIRContext &context, const DiskCache &disk,
+                 llvm::StringRef key, llvm::ArrayRef<JitArgument> arguments,
+                 std::string &warning) {
   std::optional<std::string> bytes = disk.load(key, &warning);
   if (!bytes)
     return nullptr;
@@ -322,6 +329,15 @@ static OwningOpRef<ModuleOp> loadCachedModule(MLIRContext &context,
     warning = "ignoring cache entry " + disk.pathFor(key) +
               ": it holds a module compiled for another convolution";
     return nullptr;
+  }
+  // Its function must take exactly the spec's buffers and scalars.
+  if (module) {
+    if (llvm::Error error =
+            verifyJitSignature(*module, kConvFunctionName, arguments)) {
+      warning = "ignoring cache entry " + disk.pathFor(key) + ": " +
+                llvm::toString(std::move(error));
+      return nullptr;
+    }
   }
   return module;
 }
@@ -343,7 +359,7 @@ Engine::compileConfigured(const ConvSpec &spec, const CompileOptions &options,
                           bool remember) {
   if (llvm::Error error = spec.validate())
     return std::move(error);
-  if (llvm::Error error = checkTarget(options))
+  if (llvm::Error error = checkTarget(options, /*runs=*/true))
     return std::move(error);
   CompileOptions resolved = resolveGpuChip(options);
   std::string key = cacheKeyOfResolved(spec, resolved);
@@ -363,11 +379,11 @@ Engine::compileConfigured(const ConvSpec &spec, const CompileOptions &options,
   CompileStats stats;
   std::optional<DiskCache> disk;
   if (!cache.directory.empty() && remember)
-    disk.emplace(cache.directory);
+    disk.emplace(cache.directory, cache.maxBytes);
   OwningOpRef<ModuleOp> module;
   std::string ignoredEntry;
-  if (disk &&
-      (module = loadCachedModule(impl->context, *disk, key, ignoredEntry))) {
+  if (disk && (module = loadCachedModule(impl->context, *disk, key,
+                                         convArguments(spec), ignoredEntry))) {
     stats.source = CacheSource::Disk;
   } else {
     // Only a compilation needs the toolkit; a cached kernel runs without.
@@ -418,7 +434,7 @@ llvm::Expected<std::string> Engine::emit(const ConvSpec &spec,
                                          EmitStage stage) {
   if (llvm::Error error = spec.validate())
     return std::move(error);
-  if (llvm::Error error = checkTarget(options))
+  if (llvm::Error error = checkTarget(options, /*runs=*/false))
     return std::move(error);
   if (stage == EmitStage::Ptx && !isGpuTarget(options.target))
     return llvm::createStringError("--emit=ptx needs a GPU target");

@@ -31,6 +31,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -39,9 +40,26 @@ using namespace mlir::conv3d;
 
 namespace {
 
-/// Timed runs per candidate: GPU kernels are short and their times steady;
-/// CPU runs are long.
-int repeatsFor(Target target) { return target == Target::cpu ? 3 : 10; }
+/// Timed runs per candidate: about 50 ms of kernel time (at least 3, at
+/// most 10 runs): short GPU kernels get ten, long CPU runs three.
+int repeatsFor(double firstMillis) {
+  return static_cast<int>(
+      std::clamp(std::ceil(50.0 / std::max(firstMillis, 1e-3)), 3.0, 10.0));
+}
+
+/// Random values (never zeros) for `tensor`: a random block of up to 2^20
+/// elements repeated, which times like fresh data and, unlike drawing every
+/// element, takes no time on the gigabyte tensors of large convolutions.
+void fillRepeatedRandom(HostTensor &tensor, uint64_t seed, double stddev) {
+  int64_t n = tensor.numElements();
+  HostTensor block =
+      HostTensor::zeros(tensor.type, {std::min<int64_t>(n, int64_t(1) << 20)});
+  fillRandomNormal(block, seed, stddev);
+  for (size_t at = 0; at < tensor.bytes.size(); at += block.bytes.size())
+    std::copy_n(block.bytes.begin(),
+                std::min(block.bytes.size(), tensor.bytes.size() - at),
+                tensor.bytes.begin() + at);
+}
 
 /// Random operands for `spec` (and the output's initial contents).
 struct TuningData {
@@ -50,47 +68,42 @@ struct TuningData {
         filter(HostTensor::zeros(spec.inputType, spec.filterShape())),
         bias(HostTensor::zeros(ElementType::f32, {spec.geometry.filters})),
         residual(HostTensor::zeros(spec.outputType, spec.outputShape())),
-        init(HostTensor::zeros(spec.outputType, spec.outputShape())) {
-    fillRandomNormal(input, 1, 1.0);
-    fillRandomNormal(filter, 2, 1.0 / std::sqrt(double(spec.geometry.gemmK())));
+        output(HostTensor::zeros(spec.outputType, spec.outputShape())) {
+    fillRepeatedRandom(input, 1, 1.0);
+    fillRepeatedRandom(filter, 2,
+                       1.0 / std::sqrt(double(spec.geometry.gemmK())));
     fillRandomNormal(bias, 3, 0.5);
-    fillRandomNormal(residual, 4, 1.0);
+    if (spec.hasResidual)
+      fillRepeatedRandom(residual, 4, 1.0);
     if (spec.accumulate)
-      fillRandomNormal(init, 5, 1.0);
+      fillRepeatedRandom(output, 5, 1.0);
     else
-      fillPoison(init);
-    for (int64_t i = 0, e = input.numElements(); i < e; ++i)
+      fillPoison(output);
+    for (int64_t i = 0, e = std::min<int64_t>(input.numElements(), 1 << 20);
+         i < e; ++i)
       amax = std::max(amax, static_cast<float>(std::fabs(input.get(i))));
-  }
-
-  /// Runs `conv` on this data: `result` receives the first run's output,
-  /// the median of the timed runs is returned.
-  llvm::Expected<double> time(const CompiledConv &conv, const ConvSpec &spec,
-                              int repeat, HostTensor &result) const {
-    result = init;
-    HostConvBuffers buffers;
     buffers.input = &input;
     buffers.filter = &filter;
     buffers.bias = spec.hasBias ? &bias : nullptr;
     buffers.residual = spec.hasResidual ? &residual : nullptr;
     buffers.amax = amax;
-    buffers.output = &result;
-    HostRunTiming timing;
-    timing.repeat = repeat;
-    if (llvm::Error error = runWithHostBuffers(conv, buffers, &timing))
-      return std::move(error);
-    return timing.medianMillis;
+    buffers.output = &output;
   }
 
-  HostTensor input, filter, bias, residual, init;
+  HostTensor input, filter, bias, residual, output;
   float amax = 0.0f;
+  HostConvBuffers buffers;
 };
 
-std::vector<double> toDoubles(const HostTensor &tensor) {
-  std::vector<double> values(tensor.numElements());
-  for (int64_t i = 0, e = tensor.numElements(); i < e; ++i)
-    values[i] = tensor.get(i);
-  return values;
+/// The elements candidates' results are compared on: about 2^20, evenly
+/// strided with an odd stride, so every output tile of a GPU kernel (its
+/// rows are contiguous runs of at least 512 elements) is sampled.
+std::vector<int64_t> sampleIndices(int64_t numElements) {
+  int64_t stride = std::max<int64_t>(1, numElements >> 20) | 1;
+  std::vector<int64_t> indices;
+  for (int64_t i = 0; i < numElements; i += stride)
+    indices.push_back(i);
+  return indices;
 }
 
 std::string describeTrial(const TuningTrial &trial) {
@@ -157,7 +170,7 @@ Engine::compileTuned(const ConvSpec &spec, const CompileOptions &options) {
     std::lock_guard<std::mutex> lock(impl->mutex);
     progress = impl->progress;
     if (!impl->cacheOptions.directory.empty())
-      disk.emplace(impl->cacheOptions.directory);
+      disk.emplace(impl->cacheOptions.directory, impl->cacheOptions.maxBytes);
     auto it = impl->tuned.find(key);
     if (it != impl->tuned.end())
       remembered = it->second;
@@ -210,10 +223,21 @@ Engine::compileTuned(const ConvSpec &spec, const CompileOptions &options) {
         llvm::formatv("tuning: timing {0} tile configurations", configs.size())
             .str());
 
+  auto runError = [&](llvm::Error error) {
+    return llvm::createStringError(
+        "tuning runs candidate kernels" +
+        std::string(options.target == Target::cpu ? "" : " on the GPU") + ": " +
+        llvm::toString(std::move(error)));
+  };
   TuningData data(spec);
+  auto session = ConvRunSession::create(options.target, data.buffers);
+  if (!session)
+    return runError(session.takeError());
+  std::vector<int64_t> samples = sampleIndices(data.output.numElements());
   std::vector<double> baseline;
+  HostTensor result;
   TuningReport report;
-  int repeat = repeatsFor(options.target);
+  int repeat = 0;
   double tolerance = defaultTolerance(spec.outputType);
   for (const std::string &config : configs) {
     TuningTrial trial;
@@ -230,18 +254,30 @@ Engine::compileTuned(const ConvSpec &spec, const CompileOptions &options) {
       if (trial.error.empty())
         trial.error = message;
     } else {
-      HostTensor result;
-      llvm::Expected<double> millis = data.time(**conv, spec, repeat, result);
-      if (!millis)
-        return llvm::createStringError(
-            "tuning runs candidate kernels" +
-            std::string(options.target == Target::cpu ? "" : " on the GPU") +
-            ": " + llvm::toString(millis.takeError()));
-      trial.medianMillis = *millis;
       if (config.empty()) {
-        baseline = toDoubles(result);
+        // One untimed run of the heuristic's kernel sizes the repeats.
+        auto first = (*session)->run(**conv, 1, &result);
+        if (!first)
+          return runError(first.takeError());
+        repeat = repeatsFor(*first);
+      }
+      llvm::Expected<double> millis = (*session)->run(**conv, repeat, &result);
+      if (!millis)
+        return runError(millis.takeError());
+      trial.medianMillis = *millis;
+      // The sampled output (unwritten elements are NaN poison) within the
+      // output type's tolerance of the heuristic's result.
+      std::vector<double> sampled;
+      HostTensor picked =
+          HostTensor::zeros(result.type, {int64_t(samples.size())});
+      for (auto [i, index] : llvm::enumerate(samples)) {
+        sampled.push_back(result.get(index));
+        picked.set(i, result.get(index));
+      }
+      if (config.empty()) {
+        baseline = std::move(sampled);
       } else {
-        double difference = relativeL2Error(baseline, result);
+        double difference = relativeL2Error(baseline, picked);
         if (!(difference <= tolerance))
           trial.error = llvm::formatv("result differs from the heuristic "
                                       "configuration's by {0:e2}",

@@ -71,10 +71,10 @@ static QuantPlacement costModel(const ConvGeometry &g, int64_t blockSize,
                                 Target target) {
   if (!prepassIsEquivalent(g, blockSize) || !g.hasStaticShape())
     return QuantPlacement::Tile;
-  // The sm90 kernel loads the input by TMA and does not quantize in the
-  // tile: a tile placement would move the whole convolution to the sm80
+  // The sm90 and sm100 kernels load the input by TMA and do not quantize in
+  // the tile: a tile placement would move the whole convolution to the sm80
   // kernel, which costs more than the bandwidth-bound prepass.
-  if (target == Target::sm90)
+  if (target == Target::sm90 || target == Target::sm100)
     return QuantPlacement::Prepass;
   double nTiles = double(ceilDiv(g.gemmN(), config.getTileN()));
   double tileCost = nTiles * double(g.gemmM()) * double(g.gemmK()) / kTileRate;

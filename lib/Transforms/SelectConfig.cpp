@@ -27,6 +27,7 @@
 #include "conv3d/Transforms/ConfigHeuristics.h"
 #include "conv3d/Transforms/Passes.h"
 
+#include "conv3d/Conversion/SM100/SM100KernelPlan.h"
 #include "conv3d/IR/Conv3dOps.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -175,10 +176,16 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
     break;
   }
   case Target::sm100:
-    tileN = pickTileN(n, 256);
-    tileM = 128; // one tcgen05 MMA covers 128 rows; accumulators in TMEM
+    // One cta_group::1 tcgen05.mma covers 128 rows (a TMEM lane each) and N
+    // in multiples of 16 up to 256; its accumulators live in TMEM, so the
+    // whole N tile costs no registers. As many stages (up to 6) as fit
+    // beside the epilogue's staging (the plan's own computation); the four
+    // epilogue warps are warps_m.
+    tileN = roundUp(pickTileN(n, 256), 16);
+    tileM = 128;
     tileK = 64;
-    stages = 6;
+    stages = std::max<int64_t>(
+        2, sm100::SM100KernelPlan::maxStages(tileM, tileN, /*limit=*/6));
     warpsM = 4;
     warpsN = 1;
     break;
@@ -195,17 +202,21 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
 }
 
 std::optional<std::string>
-mlir::conv3d::getSM90KernelProblem(const ConvGeometry &geometry,
-                                   FilterLayout layout, Type elementType,
-                                   bool quantizesInTile) {
+mlir::conv3d::getTmaKernelProblem(const ConvGeometry &geometry,
+                                  FilterLayout layout, Type elementType,
+                                  bool quantizesInTile, Target kernel) {
   if (!elementType.isBF16() && !elementType.isF16())
-    return "wgmma takes bf16 or f16 operands here";
+    return kernel == Target::sm100
+               ? "tcgen05.mma kind::f16 takes bf16 or f16 operands here"
+               : "wgmma takes bf16 or f16 operands here";
   if (layout != FilterLayout::fqrsc)
     return std::string("the filter is QRSCF; the TMA filter tiles are "
                        "K-major (FQRSC)");
   if (quantizesInTile)
-    return std::string("NVFP4 quantization in the tile load runs in the "
-                       "sm80 kernel (the prepass placement feeds sm90)");
+    return ("NVFP4 quantization in the tile load runs in the sm80 kernel "
+            "(the prepass placement feeds " +
+            stringifyTarget(kernel) + ")")
+        .str();
   if (geometry.channels < 64)
     return "C = " + std::to_string(geometry.channels) +
            " is under one 64-channel TMA box; the sm80 kernel reads "
@@ -222,15 +233,15 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
   if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
     blockSize = quant->getBlockSize();
   MLIRContext *context = conv.getContext();
-  if (target == Target::sm90) {
+  if (target == Target::sm90 || target == Target::sm100) {
     std::optional<std::string> problem =
-        getSM90KernelProblem(geometry, conv.getFilterLayout(),
-                             getElementTypeOrSelf(conv.getInput().getType()),
-                             /*quantizesInTile=*/blockSize.has_value());
+        getTmaKernelProblem(geometry, conv.getFilterLayout(),
+                            getElementTypeOrSelf(conv.getInput().getType()),
+                            /*quantizesInTile=*/blockSize.has_value(), target);
     if (problem) {
-      conv.emitRemark() << "conv3d: the sm90 kernel cannot take this "
-                           "convolution ("
-                        << *problem << "); it runs on the sm80 kernel";
+      conv.emitRemark() << "conv3d: the " << stringifyTarget(target)
+                        << " kernel cannot take this convolution (" << *problem
+                        << "); it runs on the sm80 kernel";
       IGemmConfigAttr sm80 =
           selectIGemmConfig(context, geometry, Target::sm80, blockSize);
       return withKernel(sm80, Target::sm80);
@@ -311,17 +322,17 @@ struct SelectConfigPass
                          << *problem;
         return WalkResult::interrupt();
       }
-      // A forced sm90 config on a convolution that kernel cannot take is
-      // refused here, with the way out, rather than in the lowering.
-      if (forced && target == Target::sm90 &&
-          chosen.getKernel() == Target::sm90) {
-        if (std::optional<std::string> problem = getSM90KernelProblem(
+      // A forced sm90 or sm100 config on a convolution that kernel cannot
+      // take is refused here, with the way out, rather than in the lowering.
+      if (forced && (target == Target::sm90 || target == Target::sm100) &&
+          chosen.getKernel() == target) {
+        if (std::optional<std::string> problem = getTmaKernelProblem(
                 geometry, conv.getFilterLayout(),
                 getElementTypeOrSelf(conv.getInput().getType()),
-                blockSize.has_value())) {
+                blockSize.has_value(), target)) {
           conv.emitError() << "cannot use tile configuration " << chosen
-                           << ": the sm90 kernel cannot take this "
-                              "convolution ("
+                           << ": the " << stringifyTarget(target)
+                           << " kernel cannot take this convolution ("
                            << *problem
                            << "); force an sm80 configuration with kernel=sm80";
           return WalkResult::interrupt();

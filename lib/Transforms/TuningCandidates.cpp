@@ -130,7 +130,8 @@ SmallVector<IGemmConfigAttr> mlir::conv3d::tuningCandidates(
     addSM80Candidates(context, geometry, Target::cpu, candidates);
     break;
   case Target::sm90:
-    if (getSM90KernelProblem(geometry, layout, elementType, quantizesInTile)) {
+    if (getTmaKernelProblem(geometry, layout, elementType, quantizesInTile,
+                            Target::sm90)) {
       addSM80Candidates(context, geometry, Target::sm80, candidates);
       heuristic = withKernel(
           selectIGemmConfig(context, geometry, Target::sm80, quantBlockSize),

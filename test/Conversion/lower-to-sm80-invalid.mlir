@@ -212,7 +212,8 @@ func.func @quant_blocks_across_slices(%x: memref<1x4x4x4x16xbf16>, %w: memref<3x
 //--- convs.mlir
 
 // A config for the sm90 kernel (conv3d-select-config's on target=sm90) is
-// for conv3d-lower-to-sm90, and one for the sm100 kernel for none yet.
+// for conv3d-lower-to-sm90, and one for the sm100 kernel for
+// conv3d-lower-to-sm100.
 func.func @sm90_kernel(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
   // expected-error @below {{conv3d-lower-to-sm80: #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> is for the sm90 kernel; run conv3d-lower-to-sm90}}
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
@@ -222,7 +223,7 @@ func.func @sm90_kernel(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>
 // -----
 
 func.func @sm100_kernel(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
-  // expected-error @below {{conv3d-lower-to-sm80: #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 6, warps_m = 4, kernel = sm100> is for the sm100 kernel, which has no lowering yet}}
+  // expected-error @below {{conv3d-lower-to-sm80: #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 6, warps_m = 4, kernel = sm100> is for the sm100 kernel; run conv3d-lower-to-sm100}}
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 6, warps_m = 4, kernel = sm100>
   return
 }

@@ -79,7 +79,7 @@ func.func @split_k_qslice_outer(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x1x1
 
 //--- convs.mlir
 
-// A config for the sm100 kernel (which has no lowering yet).
+// A config for the sm100 kernel (conv3d-lower-to-sm100 lowers it).
 func.func @sm100_kernel(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
   // expected-error @below {{conv3d-lower-to-sm90: #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 6, warps_m = 4, kernel = sm100> is for the sm100 kernel}}
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 6, warps_m = 4, kernel = sm100>

@@ -30,7 +30,9 @@
 // RUN: conv3d-opt %s -split-input-file -conv3d-implicit-gemm=target=sm90 -conv3d-lower-to-sm90 | FileCheck %s
 
 // A causal bf16 3x3x3 convolution, C = 64 (one channel block: 27 K steps),
-// F = 96, tiled 128 x 96 with two consumer warpgroups (warps_m = 8) and 4
+// F = 96, accumulated onto the output (so the staged epilogue, which reads
+// it; an overwritten output would be stored by TMA, see @tma_store),
+// tiled 128 x 96 with two consumer warpgroups (warps_m = 8) and 4
 // stages. M = 4*8*8 = 256 rows: 2 tiles. Shared memory: 4 stages of
 // 128x64 + 96x64 bf16 (16384 + 12288 = 28672 B per step, 114688 B), the
 // 128 x (96 + 4) f32 staging tile (51200 B) at 114688, 8 mbarriers at
@@ -231,7 +233,7 @@
 // CHECK-NEXT: func.func private @conv3dTmaTiledDescriptor({{i64(, i64){10}[)]}} -> i64
 // CHECK-NEXT: func.func private @conv3dMultiprocessorCount() -> i64
 func.func @bf16_causal_3x3x3(%x: memref<1x4x8x8x64xbf16>, %w: memref<96x3x3x3x64xbf16>, %o: memref<1x4x8x8x96xbf16>) {
-  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<96x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x96xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 96, tile_k = 64, stages = 4, warps_m = 8, warps_n = 1, kernel = sm90>
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<96x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x96xbf16>) padding = [2, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 96, tile_k = 64, stages = 4, warps_m = 8, warps_n = 1, kernel = sm90>
   return
 }
 

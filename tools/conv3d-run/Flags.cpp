@@ -28,7 +28,9 @@ cl::opt<std::string>
            cl::desc("cpu; sm80 (mma.sync, runs on any sm_80+ GPU); sm90 "
                     "(TMA im2col + wgmma, H100/H200; falls back to the sm80 "
                     "kernel, with a remark, for convolutions it cannot "
-                    "take); sm100 is reserved for its lowering"),
+                    "take); sm100 (TMA im2col + tcgen05, sm_100a, same "
+                    "fallback): generated and assembled with --emit, never "
+                    "run"),
            cl::init("cpu"), cl::cat(compileCategory));
 cl::opt<std::string> gpuChip(
     "gpu-chip",
@@ -153,7 +155,9 @@ cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Disk cache of compiled convolutions (default: "
              "$CONV3D_CACHE_DIR, else $XDG_CACHE_HOME/conv3d-mlir, else "
-             "~/.cache/conv3d-mlir)"),
+             "~/.cache/conv3d-mlir); bounded by $CONV3D_CACHE_MAX_MB "
+             "(MiB, default 1024, 0: no bound), least recently used "
+             "entries evicted first"),
     cl::cat(compileCategory));
 cl::opt<bool> noCache("no-cache",
                       cl::desc("Compile even when the disk cache holds the "
@@ -171,6 +175,14 @@ cl::opt<bool> check("check",
                              "relative L2 error exceeds the dtype's "
                              "tolerance"),
                     cl::init(true), cl::cat(runCategory));
+cl::opt<long long> checkRows(
+    "check-rows",
+    cl::desc("Check only this many output rows (voxels, all F outputs "
+             "each) against the reference instead of the whole output: "
+             "the first and last, those where the flat output offset "
+             "crosses 2^31 and 2^32, and random ones (--seed). For "
+             "outputs too large for the whole float64 reference (0: all)"),
+    cl::init(0), cl::cat(runCategory));
 cl::opt<int> repeat("repeat", cl::desc("Timed runs (median reported)"),
                     cl::init(1), cl::cat(runCategory));
 cl::opt<bool> json("json", cl::desc("Print one JSON result line"),
@@ -301,6 +313,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
 
   RunRequest request;
   request.check = check;
+  request.checkRows = checkRows;
   request.repeat = repeat;
   request.json = json;
   request.emit = emit;
@@ -308,6 +321,8 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   request.quiet = quiet || json;
   if (repeat < 1)
     return flagError("repeat", "must be at least 1");
+  if (checkRows < 0)
+    return flagError("check-rows", "must be non-negative");
   if (!emit.empty())
     if (llvm::Error e =
             checkChoice("emit", emit, {"mlir", "lowered", "llvm", "ptx"}))

@@ -41,14 +41,34 @@ typedef struct conv3d_spec {
   int32_t quant_block_size; /* NVFP4 on the input; 0 = none */
 } conv3d_spec;
 
+/* The library's version, "MAJOR.MINOR.PATCH" (the CMake project version). */
+const char *conv3d_version(void);
+
+/* The CUDA device the runtime uses (the one of $CONV3D_CUDA_DEVICE, else 0),
+ * as the project's runtime sees it. */
+typedef struct conv3d_device_info {
+  int32_t ordinal;
+  int32_t cc_major, cc_minor; /* compute capability */
+  int32_t multiprocessors;
+  char name[256];
+} conv3d_device_info;
+
+/* Fills `info` with the device the runtime uses, initializing the CUDA
+ * driver (loaded with dlopen) on first call. Non-zero with the reason in
+ * `error` when there is no usable driver or device. */
+int conv3d_cuda_device(conv3d_device_info *info, char *error,
+                       size_t error_size);
+
 typedef struct conv3d_engine conv3d_engine;
 typedef struct conv3d_conv conv3d_conv;
 
 /* An engine whose disk cache of compiled convolutions is $CONV3D_CACHE_DIR
  * (empty or "off": none), else $XDG_CACHE_HOME/conv3d-mlir, else
- * ~/.cache/conv3d-mlir. */
+ * ~/.cache/conv3d-mlir, bounded by $CONV3D_CACHE_MAX_MB (MiB, default 1024,
+ * 0: no bound; least recently used entries are evicted). */
 conv3d_engine *conv3d_engine_create(void);
-/* An engine with the disk cache in `cache_directory`; null or "": none. */
+/* An engine with the disk cache in `cache_directory`; null or "": none. The
+ * bound is $CONV3D_CACHE_MAX_MB's, as above. */
 conv3d_engine *conv3d_engine_create_with_cache(const char *cache_directory);
 void conv3d_engine_destroy(conv3d_engine *engine);
 
@@ -60,7 +80,8 @@ int conv3d_spec_geometry(const conv3d_spec *spec, int64_t output_shape[5],
 
 /* Compiles `spec`. `options` holds space-separated key=value pairs:
  * the options of `conv3d-opt --conv3d-gpu-pipeline` with the same spelling
- * (one parser): target=cpu|sm80|sm90, lowering=igemm|reference,
+ * (one parser): target=cpu|sm80|sm90 (sm100 code is generated and
+ * assembled, never run: compiling it is an error), lowering=igemm|reference,
  * config=tile_m=..,tile_n=..,.. (quoted with "" if it holds spaces),
  * qslice=auto|none|fused|separate, quant-placement=auto|tile|prepass,
  * gpu-chip=sm_90a, cuda-home=/usr/local/cuda (default: $CUDA_HOME, else

@@ -60,6 +60,12 @@ LogicalResult lowerGridToSM80(RewriterBase &rewriter, scf::ForallOp grid);
 /// on the loop when it cannot.
 LogicalResult lowerGridToSM90(RewriterBase &rewriter, scf::ForallOp grid);
 
+/// Lowers one implicit-GEMM grid loop to a launch of the sm100 kernel (TMA
+/// im2col + tcgen05.mma into TMEM, warp-specialized), or of the sm80 kernel
+/// when its config is for that one (conv3d-select-config's fallback);
+/// reports the reason on the loop when it cannot.
+LogicalResult lowerGridToSM100(RewriterBase &rewriter, scf::ForallOp grid);
+
 /// Patterns of `conv3d-lower-to-cpu`: tile ops to scalar loops, and
 /// conv3d.epilogue on memrefs to linalg.generic.
 void populateTileOpsToLoopsPatterns(RewritePatternSet &patterns);

@@ -139,9 +139,48 @@ def Conv3dLowerToSM90 : Pass<"conv3d-lower-to-sm90"> {
   ];
 }
 
+def Conv3dLowerToSM100 : Pass<"conv3d-lower-to-sm100"> {
+  let summary = "Lower implicit-GEMM grid loops to sm100 kernels (TMA im2col "
+                "+ tcgen05 + TMEM)";
+  let description = [{
+    Each `scf.forall` grid loop whose `#conv3d.igemm_config` is for the
+    sm100 kernel becomes one persistent `gpu.launch` of a warp-specialized
+    kernel for sm_100a (192 threads, a block per multiprocessor): warp 0's
+    first thread is the TMA producer shared with the sm90 kernel (per K
+    step, one filter tap x 64 channels, a rank-5 TMA im2col load of the
+    activation tile and a tiled TMA load of the FQRSC filter tile into a
+    128-byte-swizzled `mbarrier` ring); warp 1 allocates the tensor memory
+    (`tcgen05.alloc`, then `tcgen05.relinquish_alloc_permit`) and one
+    elected thread issues `tcgen05.mma.cta_group::1.kind::f16` (M = 128,
+    N = tile_n, bf16/f16 operands from tcgen05 shared-memory descriptors,
+    f32 accumulators in TMEM), committing (`tcgen05.commit`) each stage
+    back to the producer and each finished tile to the epilogue; warps 2-5
+    read the accumulator with `tcgen05.ld.32x32b` (each warp its 32 TMEM
+    lanes) and run the shared staged epilogue (bias, activation, residual,
+    accumulate or split-K atomics, cast). Two accumulator buffers in TMEM
+    let the epilogue of one tile overlap the MMAs of the next.
+    Grids whose config is for the sm80 kernel (the fallback
+    `conv3d-select-config` records, with a remark, for convolutions the TMA
+    kernel cannot take) are lowered as `conv3d-lower-to-sm80` does.
+    No sm_100 GPU has run this code: it is generated and assembled, and
+    checked structurally and by a host-side model of its plan.
+    See SM100KernelPlan.h for the constraints on the configuration.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def Conv3dSetKernelOccupancy : Pass<"conv3d-set-kernel-occupancy"> {
-  let summary = "Give kernels that move registers between warpgroups a "
-                "register count at entry";
+  let summary = "Give kernels that move registers between warpgroups, or "
+                "allocate tensor memory, a register count at entry";
   let description = [{
     `setmaxnreg` (warp-specialized kernels hand registers from the producer
     to the consumers) takes effect only when ptxas knows the register count
@@ -151,6 +190,10 @@ def Conv3dSetKernelOccupancy : Pass<"conv3d-set-kernel-occupancy"> {
     which with their fixed block size determines it. Runs after
     `gpu-kernel-outlining`; the attribute becomes the PTX directive in
     `convert-gpu-to-nvvm`.
+
+    Kernels that allocate tensor memory (`nvvm.tcgen05.alloc`: the sm100
+    kernel, persistent, one block per multiprocessor) get the same: without
+    it ptxas keeps a 192-thread kernel to 64 registers and spills.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }

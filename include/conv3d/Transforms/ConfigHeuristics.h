@@ -36,14 +36,13 @@ tuningCandidates(MLIRContext *context, const ConvGeometry &geometry,
                  Target target, FilterLayout layout, Type elementType,
                  std::optional<int64_t> quantBlockSize, bool quantizesInTile);
 
-/// Why the sm90 kernel (TMA im2col + wgmma) cannot compute a convolution,
-/// or none: the host-side `canImplement` of that kernel, made where the
-/// configuration is chosen so that a convolution it cannot take gets an
-/// sm80 configuration instead.
-std::optional<std::string> getSM90KernelProblem(const ConvGeometry &geometry,
-                                                FilterLayout layout,
-                                                Type elementType,
-                                                bool quantizesInTile);
+/// Why the TMA im2col kernel of `kernel` (sm90: wgmma, sm100: tcgen05)
+/// cannot compute a convolution, or none: the host-side `canImplement` of
+/// those kernels, made where the configuration is chosen so that a
+/// convolution they cannot take gets an sm80 configuration instead.
+std::optional<std::string>
+getTmaKernelProblem(const ConvGeometry &geometry, FilterLayout layout,
+                    Type elementType, bool quantizesInTile, Target kernel);
 
 /// The heuristic configuration of `conv` for `target`, falling back to the
 /// sm80 kernel (with a remark naming the reason) when the target's kernel

@@ -30,7 +30,12 @@ struct SetKernelOccupancyPass
                                   return WalkResult::interrupt();
                                 })
                                 .wasInterrupted();
-      if (movesRegisters)
+      bool allocatesTensorMemory = kernel
+                                       .walk([](NVVM::Tcgen05AllocOp) {
+                                         return WalkResult::interrupt();
+                                       })
+                                       .wasInterrupted();
+      if (movesRegisters || allocatesTensorMemory)
         kernel->setAttr(
             NVVM::NVVMDialect::getMinctasmAttrName(),
             IntegerAttr::get(IntegerType::get(&getContext(), 32), 1));

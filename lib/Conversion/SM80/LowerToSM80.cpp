@@ -194,9 +194,7 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
     return grid.emitError()
            << "conv3d-lower-to-sm80: " << config << " is for "
            << "the " << stringifyTarget(config.getKernel()) << " kernel"
-           << (config.getKernel() == Target::sm100
-                   ? ", which has no lowering yet"
-                   : "; run conv3d-lower-to-sm90");
+           << "; run conv3d-lower-to-" << stringifyTarget(config.getKernel());
   if (failed(checkGpuOperands(kernel, "sm80")))
     return failure();
   Value input = kernel.im2col.getInput(),

@@ -65,42 +65,6 @@ using namespace mlir::conv3d::sm90;
 
 namespace {
 
-/// CUtensorMapDataType and CUtensorMapSwizzle values.
-constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle128B = 3;
-
-constexpr StringLiteral kIm2colDescriptorFn = "conv3dTmaIm2colDescriptor";
-constexpr StringLiteral kTiledDescriptorFn = "conv3dTmaTiledDescriptor";
-constexpr StringLiteral kSMCountFn = "conv3dMultiprocessorCount";
-
-/// Declares `name` as an external function of `module` (i64 arguments and
-/// result; the runtime's wrappers) unless it exists.
-func::FuncOp declareDescriptorFunction(ModuleOp module, StringRef name,
-                                       int64_t numArgs) {
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  Type i64 = b.getI64Type();
-  auto fn = func::FuncOp::create(
-      b, module.getLoc(), name,
-      b.getFunctionType(SmallVector<Type>(numArgs, i64), {i64}));
-  fn.setPrivate();
-  return fn;
-}
-
-/// The device address of a memref's first element (its offset applied), as
-/// i64.
-Value baseAddress(OpBuilder &b, Location loc, Value memref) {
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
-      b, loc, meta.getBaseBuffer());
-  int64_t bytes =
-      getElementTypeOrSelf(memref.getType()).getIntOrFloatBitWidth() / 8;
-  Value offset = arith::MulIOp::create(
-      b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
-  Value address = arith::AddIOp::create(b, loc, base, offset);
-  return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-}
-
 /// Whether the output can take the TMA-store epilogue: a tile overwritten
 /// with no residual to read (no accumulate, no split-K partial sums), in a
 /// 16-bit type, whose (n, d, h, w) dimensions collapse into one of 16-byte
@@ -146,16 +110,10 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   ConvGeometry g = kernel.geometry();
   Type inElem = kernel.inputElementType();
   Location loc = grid.getLoc();
-  bool quantizes = kernel.im2col.getQuant().has_value();
-  Value input = kernel.im2col.getInput(),
-        filter = kernel.filterLoad.getFilter();
-  std::optional<std::string> problem =
-      getSM90KernelProblem(g, kernel.filterLayout(), inElem, quantizes);
-  // TMA reads from 16-byte-aligned addresses with 16-byte strides.
-  if (!problem && (elementAlignment(input) < 8 || elementAlignment(filter) < 8))
-    problem = "TMA needs the input's and the filter's offsets and strides "
-              "in multiples of 16 bytes";
-  if (problem)
+  // conv3d-select-config gives the sm80 kernel what this one cannot take;
+  // a grid configured otherwise is refused with the reason.
+  if (std::optional<std::string> problem =
+          getTmaGridProblem(kernel, Target::sm90))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
@@ -184,137 +142,36 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
   int64_t numTiles = numMT * numNT * plan.splitK;
   // Tile indices and rows are i32 in the kernel.
-  if (numTiles >= (int64_t(1) << 31) ||
-      g.gemmM() + plan.tileM >= (int64_t(1) << 31))
+  if (std::optional<std::string> problem =
+          getTileIndexProblem(g, plan.tileM, numTiles))
     return grid.emitError()
-           << "cannot lower " << config << " to the sm90 kernel: " << numTiles
-           << " tiles or M = " << g.gemmM() << " do not fit 31 bits";
+           << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
-  // Host: the two descriptors (device copies, cached by the runtime).
-  ModuleOp module = grid->getParentOfType<ModuleOp>();
-  if (!module)
-    return grid.emitError("conv3d-lower-to-sm90 needs an enclosing module "
-                          "(for the descriptor functions)");
-  func::FuncOp im2colFn =
-      declareDescriptorFunction(module, kIm2colDescriptorFn, 23);
-  func::FuncOp tiledFn =
-      declareDescriptorFunction(module, kTiledDescriptorFn, 11);
-  auto i64 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(), v)
-        .getResult();
-  };
-  int64_t dataType = inElem.isBF16() ? kTmaBFloat16 : kTmaFloat16;
-  std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
-                         upper = g.tmaIm2colUpperCorner();
-  SmallVector<Value> im2colArgs = {baseAddress(rewriter, loc, input),
-                                   i64(dataType),
-                                   i64(g.batch),
-                                   i64(g.inputSize[0]),
-                                   i64(g.inputSize[1]),
-                                   i64(g.inputSize[2]),
-                                   i64(g.channels),
-                                   i64(ops.input.strides[0]),
-                                   i64(ops.input.strides[1]),
-                                   i64(ops.input.strides[2]),
-                                   i64(ops.input.strides[3]),
-                                   i64(lower[0]),
-                                   i64(lower[1]),
-                                   i64(lower[2]),
-                                   i64(upper[0]),
-                                   i64(upper[1]),
-                                   i64(upper[2]),
-                                   i64(g.strides[0]),
-                                   i64(g.strides[1]),
-                                   i64(g.strides[2]),
-                                   i64(kChannelBlock),
-                                   i64(plan.tileM),
-                                   i64(kTmaSwizzle128B)};
-  Value descA =
-      func::CallOp::create(rewriter, loc, im2colFn, im2colArgs).getResult(0);
-  // The FQRSC filter as an [F][Q*R*S][C] tensor (its (q, r, s, c)
-  // dimensions collapse: flattenOperands checked it); a box is tile_n
-  // filters x one tap x 64 channels.
-  SmallVector<Value> tiledArgs = {baseAddress(rewriter, loc, filter),
-                                  i64(dataType),
-                                  i64(g.channels),
-                                  i64(plan.taps),
-                                  i64(g.filters),
-                                  i64(g.channels * ops.filter.strides[0]),
-                                  i64(ops.filter.strides[1]),
-                                  i64(kChannelBlock),
-                                  i64(1),
-                                  i64(plan.tileN),
-                                  i64(kTmaSwizzle128B)};
-  Value descB =
-      func::CallOp::create(rewriter, loc, tiledFn, tiledArgs).getResult(0);
-  // The TMA-store epilogue's output: the [M][F] matrix (a third dimension
-  // of 1), stored in boxes of tile_m rows x 64 channels, 128-byte swizzled.
-  Value descC;
-  if (plan.tmaStore) {
-    Value output = kernel.store.getOutput();
-    Type outElem = kernel.outputElementType();
-    int64_t rowStride = ops.output.strides[3];
-    SmallVector<Value> outputArgs = {
-        baseAddress(rewriter, loc, output),
-        i64(outElem.isBF16() ? kTmaBFloat16 : kTmaFloat16),
-        i64(g.filters),
-        i64(g.gemmM()),
-        i64(1),
-        i64(rowStride),
-        i64(g.gemmM() * rowStride),
-        i64(kChannelBlock),
-        i64(plan.tileM),
-        i64(1),
-        i64(kTmaSwizzle128B)};
-    descC =
-        func::CallOp::create(rewriter, loc, tiledFn, outputArgs).getResult(0);
-  }
-  Value zero = i64(0);
-  auto isSet = [&](Value descriptor) {
-    return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
-                                 descriptor, zero)
-        .getResult();
-  };
-  Value aSet = isSet(descA), bSet = isSet(descB);
-  Value ready = arith::AndIOp::create(rewriter, loc, aSet, bSet);
-  if (descC)
-    ready = arith::AndIOp::create(rewriter, loc, ready, isSet(descC));
-  auto launchIf = scf::IfOp::create(rewriter, loc, ready, false);
-  rewriter.setInsertionPointToStart(launchIf.thenBlock());
-
-  // Persistent: one block per multiprocessor (the device's count, from the
-  // runtime), or one per tile when there are fewer.
-  func::FuncOp smCountFn = declareDescriptorFunction(module, kSMCountFn, 0);
-  Value smCount = arith::IndexCastOp::create(
-      rewriter, loc, rewriter.getIndexType(),
-      func::CallOp::create(rewriter, loc, smCountFn, ValueRange{})
-          .getResult(0));
-  Value blocks = arith::MinUIOp::create(
-      rewriter, loc, smCount,
-      arith::ConstantIndexOp::create(rewriter, loc, numTiles));
-  createKernelLaunch(rewriter, loc, blocks, plan.threads, plan.sharedBytes,
-                     [&](gpu::LaunchOp launch) {
-                       Type indexType = narrowIndices
-                                            ? Type(rewriter.getI32Type())
-                                            : Type(rewriter.getIndexType());
-                       SM90Kernel k{rewriter,
-                                    loc,
-                                    plan,
-                                    g,
-                                    inElem,
-                                    kernel.outputElementType(),
-                                    ops,
-                                    kernel.store.getMode(),
-                                    kernel.store.getActivation(),
-                                    indexType};
-                       k.descA = descA;
-                       k.descB = descB;
-                       k.descC = descC;
-                       k.numMT = numMT;
-                       k.numNT = numNT;
-                       k.numTiles = numTiles;
-                       buildSM90Kernel(k, launch);
-                     });
+  // Host: the descriptors (device copies, cached by the runtime): input,
+  // filter and, for the TMA-store epilogue, the output; and the persistent
+  // launch.
+  std::optional<TmaOutputStore> outputStore;
+  if (plan.tmaStore)
+    outputStore = TmaOutputStore{ops.output.strides[3], plan.storeBoxColumns};
+  if (failed(createTmaLaunch(
+          rewriter, grid, "conv3d-lower-to-sm90", kernel, ops, plan.tileM,
+          plan.tileN, numTiles, plan.threads, plan.sharedBytes, outputStore,
+          [&](gpu::LaunchOp launch, Value descA, Value descB, Value descC) {
+            Type indexType = narrowIndices ? Type(rewriter.getI32Type())
+                                           : Type(rewriter.getIndexType());
+            SM90Kernel k(rewriter, loc, plan, g, inElem,
+                         kernel.outputElementType(), ops,
+                         kernel.store.getMode(), kernel.store.getActivation(),
+                         indexType);
+            k.descA = descA;
+            k.descB = descB;
+            k.descC = descC;
+            k.numMT = numMT;
+            k.numNT = numNT;
+            k.numTiles = numTiles;
+            buildSM90Kernel(k, launch);
+          })))
+    return failure();
   rewriter.eraseOp(grid);
   return success();
 }

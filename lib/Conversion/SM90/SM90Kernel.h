@@ -1,17 +1,17 @@
 //===- SM90Kernel.h - the sm90 kernel emitter's shared state ---*- C++ -*-===//
 //
 // Internal to lib/Conversion/SM90. LowerToSM90.cpp builds the host side (the
-// TMA descriptors and the persistent launch) and hands the launch to
-// buildSM90Kernel (WarpSpecializedKernel.cpp), which emits the kernel: the
-// mbarrier ring's setup, the TMA producer warpgroup and the wgmma consumer
-// warpgroups with their epilogue.
+// TMA descriptors and the persistent launch, GPU/TmaKernel.h) and hands the
+// launch to buildSM90Kernel (WarpSpecializedKernel.cpp), which emits the
+// kernel: the mbarrier ring's setup, the TMA producer warpgroup (the shared
+// producer) and the wgmma consumer warpgroups with their epilogue.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CONV3D_LIB_CONVERSION_SM90_SM90KERNEL_H
 #define CONV3D_LIB_CONVERSION_SM90_SM90KERNEL_H
 
-#include "../GPU/KernelCommon.h"
+#include "../GPU/TmaKernel.h"
 
 #include "conv3d/Conversion/SM90/SM90KernelPlan.h"
 
@@ -20,75 +20,54 @@
 
 namespace mlir::conv3d::sm90 {
 
-/// Everything the kernel's parts share.
-struct SM90Kernel {
-  OpBuilder &b;
-  Location loc;
+/// Everything the kernel's parts share: the TMA kernel layer's state plus
+/// the plan and what the consumers' epilogue needs.
+struct SM90Kernel : TmaKernel {
   const SM90KernelPlan &plan;
-  const ConvGeometry &g;
   Type inElem, outElem;
   const KernelOperands &ops;
   StoreMode mode;
   Activation activation;
   Type indexType;
 
-  int64_t numMT = 0, numNT = 0, numTiles = 0;
+  SM90Kernel(OpBuilder &b, Location loc, const SM90KernelPlan &plan,
+             const ConvGeometry &g, Type inElem, Type outElem,
+             const KernelOperands &ops, StoreMode mode, Activation activation,
+             Type indexType)
+      : TmaKernel(b, loc, g, ringOf(plan)), plan(plan), inElem(inElem),
+        outElem(outElem), ops(ops), mode(mode), activation(activation),
+        indexType(indexType) {}
 
-  // Set up at the top of the kernel (i32).
-  Value tid = {}, blockId = {}, gridSize = {};
-  Value smemBase = {};    ///< shared address, 1024-byte aligned
-  Value smemShift = {};   ///< bytes from the dynamic base to smemBase
-  Value dynamicSmem = {}; ///< memref<?xi8, workgroup>
-  /// Generic pointers to the TMA descriptors: input (im2col), filter and,
-  /// with plan.tmaStore, the output.
-  Value descA = {}, descB = {}, descC = {};
+  /// With plan.tmaStore: a generic pointer to the output's TMA descriptor
+  /// (descA and descB, of the TmaKernel, are the input's and the filter's).
+  Value descC = {};
+
+  static TmaRing ringOf(const SM90KernelPlan &plan) {
+    TmaRing ring;
+    ring.tileM = plan.tileM;
+    ring.tileN = plan.tileN;
+    ring.stages = plan.stages;
+    ring.aStageBytes = plan.aStageBytes;
+    ring.bStageBytes = plan.bStageBytes;
+    ring.stepBytes = plan.stepBytes;
+    ring.fullBarrierOffset = plan.barrierOffset;
+    ring.emptyBarrierOffset = plan.barrierOffset + 8 * plan.stages;
+    ring.channelBlocks = plan.channelBlocks;
+    ring.stepsPerSlice = plan.stepsPerSlice;
+    ring.totalSteps = plan.totalSteps;
+    ring.kOrder = plan.kOrder;
+    ring.splitK = plan.splitK;
+    return ring;
+  }
 
   KernelMath math() const { return {b, loc, indexType}; }
-  KernelMath i32() const { return {b, loc, b.getI32Type()}; }
 
-  Value i32Const(int64_t v) const {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-  }
-  /// A shared pointer to byte `offset` (i32) of the aligned region.
-  Value sharedPtr(Value offset) const {
-    Value address = arith::AddIOp::create(b, loc, smemBase, offset);
-    return LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
-  }
-  /// A shared::cluster pointer (the TMA destination's address space) to
-  /// byte `offset`: this CTA's shared window is part of its cluster's.
-  Value clusterPtr(Value offset) const {
-    return LLVM::AddrSpaceCastOp::create(
-        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7),
-        sharedPtr(offset));
-  }
-  Value fullBarrier(Value stage) const {
-    KernelMath m = i32();
-    return sharedPtr(m.add(m.constant(plan.barrierOffset), m.mul(stage, 8)));
-  }
-  Value emptyBarrier(Value stage) const {
-    KernelMath m = i32();
-    return sharedPtr(m.add(m.constant(plan.barrierOffset + 8 * plan.stages),
-                           m.mul(stage, 8)));
-  }
   /// Ping-pong: the barrier consumer warpgroup `group` waits on before its
   /// mainloop (the other one arrives when its own mainloop is done).
   Value orderBarrier(Value group) const {
     KernelMath m = i32();
     return sharedPtr(m.add(m.constant(plan.barrierOffset + 16 * plan.stages),
                            m.mul(group, 8)));
-  }
-  /// i32 shared offsets of A and B stage `stage`.
-  Value aStage(Value stage) const { return i32().mul(stage, plan.aStageBytes); }
-  Value bStage(Value stage) const {
-    KernelMath m = i32();
-    return m.add(m.constant(plan.stages * plan.aStageBytes),
-                 m.mul(stage, plan.bStageBytes));
-  }
-  /// (stage, phase parity) of K step t.
-  std::pair<Value, Value> stageAndPhase(Value t) const {
-    KernelMath m = i32();
-    return {m.rem(t, plan.stages), m.bitAnd(m.div(t, plan.stages), 1)};
   }
 };
 

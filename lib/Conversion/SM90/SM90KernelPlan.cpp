@@ -74,16 +74,19 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
     plan.sharedBytes = plan.barrierOffset + 2 * stages * 8 +
                        (plan.pingPong ? 16 : 0) + kAlignmentSlack;
   };
-  // TMA stores write whole boxes, so the N tile must be whole 64-column
-  // boxes (a ragged one would overwrite the next tile's columns). The
-  // 16-bit staging holds the whole tile: 1024-byte-aligned boxes of tile_m
-  // rows x 128 bytes. Where that does not fit beside the ring (the f32
-  // staging can be split into column chunks), the staged epilogue stores.
-  plan.tmaStore =
-      outputTakesTmaStore && splitK == 1 && tileN % kChannelBlock == 0;
+  // TMA stores write whole boxes, so the N tile must be whole boxes (a
+  // ragged one would overwrite the next tile's columns): 64 columns (one
+  // 128-byte swizzle span), or 32 (64-byte swizzle) for N tiles such as 96.
+  // The 16-bit staging holds the whole tile: boxes of tile_m rows, 1024-byte
+  // aligned. Where that does not fit beside the ring (the f32 staging can be
+  // split into column chunks), the staged epilogue stores.
+  plan.storeBoxColumns = tileN % kChannelBlock == 0         ? kChannelBlock
+                         : tileN % (kChannelBlock / 2) == 0 ? kChannelBlock / 2
+                                                            : 0;
+  plan.tmaStore = outputTakesTmaStore && splitK == 1 && plan.storeBoxColumns;
   if (plan.tmaStore) {
-    plan.epilogueChunks = tileN / kChannelBlock;
-    plan.stagingStride = kChannelBlock;
+    plan.epilogueChunks = tileN / plan.storeBoxColumns;
+    plan.stagingStride = plan.storeBoxColumns;
     layOut(tileM * tileN * 2);
     plan.tmaStore = plan.sharedBytes <= kMaxSharedBytes;
   }

@@ -7,9 +7,10 @@
 // writes them as 16-bit pairs into a staging tile laid out as the output
 // descriptor's boxes (tile_m rows x 64 channels, 128-byte swizzled: 16-byte
 // chunk j of row r at chunk j ^ (r % 8), which also spreads a fragment
-// store's 8 rows over all 32 banks). One thread then stores the tile with a
-// TMA store per box and the consumers go straight on with the next tile's
-// mainloop; the store reads the staging asynchronously, and the next
+// store's 8 rows over all 32 banks; or x 32 channels, 64-byte swizzled:
+// j ^ ((r / 2) % 4), equally conflict-free). One thread then stores the tile
+// with a TMA store per box and the consumers go straight on with the next
+// tile's mainloop; the store reads the staging asynchronously, and the next
 // epilogue waits for that read before writing the staging again.
 //
 //===----------------------------------------------------------------------===//
@@ -45,7 +46,12 @@ void mlir::conv3d::sm90::emitTmaStoreEpilogue(
   KernelMath m = k.i32();
   KernelMath math = k.math();
   Type i32 = b.getI32Type();
-  int64_t boxBytes = plan.tileM * kRowBytes;
+  // A box: tile_m rows of `rowBytes` (64 or 32 16-bit columns), swizzled
+  // over its 16-byte chunks: chunk j of row r at j ^ ((r * rowBytes / 128)
+  // % chunks), the TMA's 128- and 64-byte swizzle patterns.
+  int64_t rowBytes = plan.storeBoxColumns * 2;
+  int64_t chunksPerRow = rowBytes / 16;
+  int64_t boxBytes = plan.tileM * rowBytes;
 
   // The previous tile's stores must have read the staging before it is
   // written again (they were issued a whole mainloop ago).
@@ -71,11 +77,12 @@ void mlir::conv3d::sm90::emitTmaStoreEpilogue(
     bool paired = stride == 1 && k.g.filters % 2 == 0 &&
                   elementAlignment(k.ops.bias.memref) >= 2;
     auto load = [&](Value f) -> Value {
-      Value index = math.mul(
-          k.indexType.isInteger(32)
-              ? f
-              : arith::ExtUIOp::create(b, loc, k.indexType, f).getResult(),
-          stride);
+      Value index =
+          math.mul(k.indexType.isInteger(32)
+                       ? f
+                       : arith::IndexCastUIOp::create(b, loc, k.indexType, f)
+                             .getResult(),
+                   stride);
       if (paired)
         return vector::LoadOp::create(
             b, loc, biasPairType, k.ops.bias.memref,
@@ -102,10 +109,9 @@ void mlir::conv3d::sm90::emitTmaStoreEpilogue(
     int64_t column = group * 8;
     Value col = m.add(m.constant(column), laneColumn);
     std::array<Value, 2> bias = biasPairAt(col);
-    // Box column / 64, 16-byte chunk (column % 64) / 8 of the row, swizzled
-    // by the row.
-    int64_t box = column / kChannelBlock;
-    int64_t chunk = (column % kChannelBlock) / 8;
+    // Its box, and its 16-byte chunk of the box's row.
+    int64_t box = column / plan.storeBoxColumns;
+    int64_t chunk = (column % plan.storeBoxColumns) / 8;
     for (auto [j, acc] : llvm::enumerate(fragments.accs)) {
       Value tileRow =
           m.add(fragments.groupRow,
@@ -122,10 +128,12 @@ void mlir::conv3d::sm90::emitTmaStoreEpilogue(
                                  k.outElem);
           pair = vector::InsertOp::create(b, loc, y, pair, e);
         }
-        Value swizzled = m.bitXor(m.constant(chunk), m.bitAnd(row, 7));
+        Value swizzled = m.bitXor(
+            m.constant(chunk),
+            m.bitAnd(m.div(row, kRowBytes / rowBytes), chunksPerRow - 1));
         Value offset = m.add(
             m.add(staging, m.constant(box * boxBytes)),
-            m.add(m.add(m.mul(row, kRowBytes), m.mul(swizzled, 16)), laneByte));
+            m.add(m.add(m.mul(row, rowBytes), m.mul(swizzled, 16)), laneByte));
         Value word = LLVM::BitcastOp::create(b, loc, i32, pair);
         LLVM::StoreOp::create(b, loc, word, k.sharedPtr(offset), 4);
       }
@@ -140,8 +148,8 @@ void mlir::conv3d::sm90::emitTmaStoreEpilogue(
   barrier();
   ifThen(b, loc, isIssuer, [&] {
     for (int64_t box = 0; box < plan.epilogueChunks; ++box) {
-      SmallVector<Value> coords = {m.add(n0, m.constant(box * kChannelBlock)),
-                                   m0, m.constant(0)};
+      SmallVector<Value> coords = {
+          m.add(n0, m.constant(box * plan.storeBoxColumns)), m0, m.constant(0)};
       NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
           b, loc, k.descC,
           k.sharedPtr(m.add(staging, m.constant(box * boxBytes))), coords,

@@ -4,8 +4,9 @@
 // The persistent, warp-specialized kernel of conv3d-lower-to-sm90 (the
 // pipeline is described in LowerToSM90.cpp): thread 0 sets up the mbarrier
 // ring; the producer warpgroup's first thread issues the TMA loads of every
-// K step of every tile of its block; the consumer warpgroups wait on the
-// ring, issue the wgmmas, release the stages and run the staged epilogue.
+// K step of every tile of its block (the shared producer,
+// GPU/TmaKernel.h); the consumer warpgroups wait on the ring, issue the
+// wgmmas, release the stages and run the staged epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,106 +21,6 @@ using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm90;
 
 namespace {
-
-/// A tile's origin: (m0, n0) and its split-K index (i32). N tiles vary
-/// fastest, so the blocks working at one time share input tiles in L2.
-struct TileOrigin {
-  Value m0, n0, split;
-};
-
-TileOrigin tileOrigin(SM90Kernel &k, Value tile) {
-  KernelMath m = k.i32();
-  Value tn = m.rem(tile, k.numNT);
-  Value rest = m.div(tile, k.numNT);
-  Value tm = m.rem(rest, k.numMT);
-  return {m.mul(tm, k.plan.tileM), m.mul(tn, k.plan.tileN),
-          k.plan.splitK > 1 ? m.div(rest, k.numMT) : Value()};
-}
-
-/// The step range [begin, end) of a tile (i32).
-std::pair<Value, Value> stepRange(SM90Kernel &k, const TileOrigin &tile) {
-  return buildStepRange(k.i32(), k.g, tile.m0, k.plan.tileM,
-                        k.plan.stepsPerSlice, k.plan.totalSteps, k.plan.kOrder,
-                        k.plan.splitK, tile.split);
-}
-
-/// The persistent loop over this block's tiles, carrying the count of K
-/// steps done so far (the ring position) and the block-local tile index;
-/// `body` emits one tile's work and returns its step count.
-void forEachTile(SM90Kernel &k,
-                 function_ref<Value(const TileOrigin &, Value, Value)> body) {
-  OpBuilder &b = k.b;
-  KernelMath m = k.i32();
-  auto loop =
-      scf::ForOp::create(b, k.loc, k.blockId, m.constant(k.numTiles),
-                         k.gridSize, ValueRange{m.constant(0), m.constant(0)});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value done = loop.getRegionIterArgs()[0];
-  Value local = loop.getRegionIterArgs()[1];
-  Value steps = body(tileOrigin(k, loop.getInductionVar()), done, local);
-  scf::YieldOp::create(
-      b, k.loc, ValueRange{m.add(done, steps), m.add(local, m.constant(1))});
-}
-
-/// Thread 0 of the producer warpgroup: the TMA loads of every step of every
-/// tile of this block.
-void emitProducer(SM90Kernel &k) {
-  OpBuilder &b = k.b;
-  Location loc = k.loc;
-  const SM90KernelPlan &plan = k.plan;
-  const ConvGeometry &g = k.g;
-  KernelMath m = k.i32();
-  auto i16 = [&](Value v) {
-    return arith::TruncIOp::create(b, loc, b.getI16Type(), v).getResult();
-  };
-  forEachTile(k, [&](const TileOrigin &tile, Value done, Value) {
-    auto [begin, end] = stepRange(k, tile);
-    Value numSteps = m.sub(end, begin);
-    // The tile's first output position and its input corner: TMA walks
-    // the rows from there (W, then H, D and the batch), zeros in the halo
-    // and past the last row.
-    auto pos = g.decomposeM(m, tile.m0);
-    std::array<Value, 3> corner;
-    for (unsigned axis = 0; axis < 3; ++axis)
-      corner[axis] = m.add(m.mul(pos[axis + 1], g.strides[axis]),
-                           m.constant(-g.padLow[axis]));
-    auto loop =
-        scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value t = loop.getInductionVar();
-    auto [stage, phase] = k.stageAndPhase(m.add(done, t));
-    // The empty barrier's phase before the first release counts as done.
-    NVVM::MBarrierTryWaitParityOp::create(
-        b, loc, k.emptyBarrier(stage),
-        arith::XOrIOp::create(b, loc, phase, m.constant(1)), m.constant(0));
-    Value full = k.fullBarrier(stage);
-    NVVM::MBarrierArriveExpectTxOp::create(
-        b, loc, Type(), full, m.constant(plan.stepBytes),
-        NVVM::MemScopeKind::CTA, false, Value());
-    Value step = m.add(begin, t);
-    Value tap = m.div(step, plan.channelBlocks);
-    Value c0 = m.mul(m.rem(step, plan.channelBlocks), kChannelBlock);
-    auto qrs = delinearize<KernelMath, 3>(
-        m, tap, {g.window[0], g.window[1], g.window[2]});
-    // Coordinates and im2col offsets list the innermost dimension first.
-    SmallVector<Value> aCoords = {c0, corner[kWidth], corner[kHeight],
-                                  corner[kDepth], pos[0]};
-    SmallVector<Value> offsets = {i16(m.mul(qrs[2], g.dilations[kWidth])),
-                                  i16(m.mul(qrs[1], g.dilations[kHeight])),
-                                  i16(m.mul(qrs[0], g.dilations[kDepth]))};
-    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full, offsets,
-        Value(), Value(), NVVM::TMALoadMode::IM2COL, false, nullptr, Value());
-    SmallVector<Value> bCoords = {c0, tap, tile.n0};
-    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, k.clusterPtr(k.bStage(stage)), k.descB, bCoords, full,
-        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false, nullptr,
-        Value());
-    return numSteps;
-  });
-}
 
 /// The consumer warpgroups: per tile, the wgmma mainloop and the epilogue.
 void emitConsumer(SM90Kernel &k) {
@@ -179,7 +80,8 @@ void emitConsumer(SM90Kernel &k) {
   auto toKernel = [&](Value v) {
     return k.indexType.isInteger(32)
                ? v
-               : arith::ExtUIOp::create(b, loc, k.indexType, v).getResult();
+               : arith::IndexCastUIOp::create(b, loc, k.indexType, v)
+                     .getResult();
   };
   Value staging = memref::ViewOp::create(
       b, loc,
@@ -199,7 +101,7 @@ void emitConsumer(SM90Kernel &k) {
   Value isIssuer = m.cmp(arith::CmpIPredicate::eq, epilogueTid, m.constant(0));
 
   forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
-    auto [begin, end] = stepRange(k, tile);
+    auto [begin, end] = tileStepRange(k, tile);
     Value numSteps = m.sub(end, begin);
     // Ping-pong: this warpgroup takes every other tile; the steps of the
     // other's tiles still advance the ring position.
@@ -335,37 +237,12 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
   OpBuilder &b = k.b;
   Location loc = k.loc;
   const SM90KernelPlan &plan = k.plan;
-  MLIRContext *ctx = b.getContext();
   KernelMath m = k.i32();
-  auto toI32 = [&](Value index) {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index)
-        .getResult();
-  };
-  k.tid = toI32(launch.getThreadIds().x);
-  k.blockId = toI32(launch.getBlockIds().x);
-  k.gridSize = toI32(launch.getGridSize().x);
-
-  // The ring's base, aligned to 1024 bytes (the 128-byte swizzle's atom).
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  k.dynamicSmem = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
-                      workgroup));
-  Value raw = toI32(
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, k.dynamicSmem));
-  Value aligned =
-      arith::AndIOp::create(b, loc, m.add(raw, m.constant(kAlignmentSlack - 1)),
-                            m.constant(~(kAlignmentSlack - 1)));
-  k.smemBase = aligned;
-  k.smemShift = m.sub(aligned, raw);
-
-  // Descriptors travel as i64 kernel arguments.
-  Type genericPtr = LLVM::LLVMPointerType::get(ctx);
-  k.descA = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descA);
-  k.descB = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descB);
+  emitTmaKernelPrologue(k, launch);
+  // The output's descriptor travels as an i64 kernel argument too.
   if (k.descC)
-    k.descC = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descC);
+    k.descC = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), k.descC);
 
   Value isThread0 = m.cmp(arith::CmpIPredicate::eq, k.tid, m.constant(0));
   {
@@ -404,7 +281,7 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
                                    NVVM::SetMaxRegisterAction::decrease);
     auto issuer = scf::IfOp::create(b, loc, isThread0, false);
     b.setInsertionPointToStart(issuer.thenBlock());
-    emitProducer(k);
+    emitTmaProducer(k);
   }
   {
     OpBuilder::InsertionGuard guard(b);

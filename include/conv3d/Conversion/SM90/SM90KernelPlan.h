@@ -82,11 +82,13 @@ struct SM90KernelPlan {
   /// Output elements per epilogue access.
   int64_t outputVector = 1;
   /// The TMA-store epilogue: the accumulators, epilogue applied in
-  /// registers, go to a 16-bit staging tile in 128-byte-swizzled boxes of 64
-  /// columns (`epilogueChunks` of them, `stagingBytes` in all), which one
-  /// thread stores with TMA while the consumers go on with the next tile.
+  /// registers, go to a 16-bit staging tile in boxes of `storeBoxColumns`
+  /// (64, 128-byte swizzled; or 32, 64-byte swizzled, for N tiles such as
+  /// 96), `epilogueChunks` of them, `stagingBytes` in all, which one thread
+  /// stores with TMA while the consumers go on with the next tile.
   /// Otherwise the f32 staging above and the shared staged epilogue.
   bool tmaStore = false;
+  int64_t storeBoxColumns = 0;
 
   /// Builds the plan, or returns why the configuration cannot be lowered to
   /// the sm90 kernel for this convolution. `warpsM` (4 per consumer

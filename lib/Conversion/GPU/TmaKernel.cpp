@@ -1,0 +1,364 @@
+//===- TmaKernel.cpp - the TMA-fed persistent kernels' shared layer -------===//
+
+#include "TmaKernel.h"
+
+#include "conv3d/Transforms/ConfigHeuristics.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+//===----------------------------------------------------------------------===//
+// Kernel side
+//===----------------------------------------------------------------------===//
+
+Value TmaKernel::sharedPtr(Value offset) const {
+  Value address = arith::AddIOp::create(b, loc, smemBase, offset);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+}
+
+Value TmaKernel::clusterPtr(Value offset) const {
+  return LLVM::AddrSpaceCastOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7), sharedPtr(offset));
+}
+
+Value TmaKernel::fullBarrier(Value stage) const {
+  KernelMath m = i32();
+  return sharedPtr(m.add(m.constant(ring.fullBarrierOffset), m.mul(stage, 8)));
+}
+
+Value TmaKernel::emptyBarrier(Value stage) const {
+  KernelMath m = i32();
+  return sharedPtr(m.add(m.constant(ring.emptyBarrierOffset), m.mul(stage, 8)));
+}
+
+Value TmaKernel::aStage(Value stage) const {
+  return i32().mul(stage, ring.aStageBytes);
+}
+
+Value TmaKernel::bStage(Value stage) const {
+  KernelMath m = i32();
+  return m.add(m.constant(ring.stages * ring.aStageBytes),
+               m.mul(stage, ring.bStageBytes));
+}
+
+std::pair<Value, Value> TmaKernel::stageAndPhase(Value t) const {
+  KernelMath m = i32();
+  return {m.rem(t, ring.stages), m.bitAnd(m.div(t, ring.stages), 1)};
+}
+
+TileOrigin mlir::conv3d::tileOrigin(TmaKernel &k, Value tile) {
+  KernelMath m = k.i32();
+  Value tn = m.rem(tile, k.numNT);
+  Value rest = m.div(tile, k.numNT);
+  Value tm = m.rem(rest, k.numMT);
+  return {m.mul(tm, k.ring.tileM), m.mul(tn, k.ring.tileN),
+          k.ring.splitK > 1 ? m.div(rest, k.numMT) : Value()};
+}
+
+std::pair<Value, Value> mlir::conv3d::tileStepRange(TmaKernel &k,
+                                                    const TileOrigin &tile) {
+  return buildStepRange(k.i32(), k.g, tile.m0, k.ring.tileM,
+                        k.ring.stepsPerSlice, k.ring.totalSteps, k.ring.kOrder,
+                        k.ring.splitK, tile.split);
+}
+
+void mlir::conv3d::forEachTile(
+    TmaKernel &k, function_ref<Value(const TileOrigin &, Value, Value)> body) {
+  OpBuilder &b = k.b;
+  KernelMath m = k.i32();
+  auto loop =
+      scf::ForOp::create(b, k.loc, k.blockId, m.constant(k.numTiles),
+                         k.gridSize, ValueRange{m.constant(0), m.constant(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value done = loop.getRegionIterArgs()[0];
+  Value local = loop.getRegionIterArgs()[1];
+  Value steps = body(tileOrigin(k, loop.getInductionVar()), done, local);
+  scf::YieldOp::create(
+      b, k.loc, ValueRange{m.add(done, steps), m.add(local, m.constant(1))});
+}
+
+void mlir::conv3d::emitTmaKernelPrologue(TmaKernel &k, gpu::LaunchOp launch) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  MLIRContext *ctx = b.getContext();
+  KernelMath m = k.i32();
+  auto toI32 = [&](Value index) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index)
+        .getResult();
+  };
+  k.tid = toI32(launch.getThreadIds().x);
+  k.blockId = toI32(launch.getBlockIds().x);
+  k.gridSize = toI32(launch.getGridSize().x);
+
+  // The ring's base, aligned to 1024 bytes (the 128-byte swizzle's atom).
+  constexpr int64_t kAlignment = 1024;
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  k.dynamicSmem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                      workgroup));
+  Value raw = toI32(
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, k.dynamicSmem));
+  Value aligned =
+      arith::AndIOp::create(b, loc, m.add(raw, m.constant(kAlignment - 1)),
+                            m.constant(~(kAlignment - 1)));
+  k.smemBase = aligned;
+  k.smemShift = m.sub(aligned, raw);
+
+  // Descriptors travel as i64 kernel arguments.
+  Type genericPtr = LLVM::LLVMPointerType::get(ctx);
+  k.descA = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descA);
+  k.descB = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descB);
+}
+
+void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const TmaRing &ring = k.ring;
+  const ConvGeometry &g = k.g;
+  KernelMath m = k.i32();
+  auto i16 = [&](Value v) {
+    return arith::TruncIOp::create(b, loc, b.getI16Type(), v).getResult();
+  };
+  forEachTile(k, [&](const TileOrigin &tile, Value done, Value) {
+    auto [begin, end] = tileStepRange(k, tile);
+    Value numSteps = m.sub(end, begin);
+    // The tile's first output position and its input corner: TMA walks
+    // the rows from there (W, then H, D and the batch), zeros in the halo
+    // and past the last row.
+    auto pos = g.decomposeM(m, tile.m0);
+    std::array<Value, 3> corner;
+    for (unsigned axis = 0; axis < 3; ++axis)
+      corner[axis] = m.add(m.mul(pos[axis + 1], g.strides[axis]),
+                           m.constant(-g.padLow[axis]));
+    auto loop =
+        scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    auto [stage, phase] = k.stageAndPhase(m.add(done, t));
+    // The empty barrier's phase before the first release counts as done.
+    NVVM::MBarrierTryWaitParityOp::create(
+        b, loc, k.emptyBarrier(stage),
+        arith::XOrIOp::create(b, loc, phase, m.constant(1)), m.constant(0));
+    Value full = k.fullBarrier(stage);
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, loc, Type(), full, m.constant(ring.stepBytes),
+        NVVM::MemScopeKind::CTA, false, Value());
+    Value step = m.add(begin, t);
+    Value tap = m.div(step, ring.channelBlocks);
+    Value c0 = m.mul(m.rem(step, ring.channelBlocks), kTmaChannelBlock);
+    auto qrs = delinearize<KernelMath, 3>(
+        m, tap, {g.window[0], g.window[1], g.window[2]});
+    // Coordinates and im2col offsets list the innermost dimension first.
+    SmallVector<Value> aCoords = {c0, corner[kWidth], corner[kHeight],
+                                  corner[kDepth], pos[0]};
+    SmallVector<Value> offsets = {i16(m.mul(qrs[2], g.dilations[kWidth])),
+                                  i16(m.mul(qrs[1], g.dilations[kHeight])),
+                                  i16(m.mul(qrs[0], g.dilations[kDepth]))};
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full, offsets,
+        Value(), Value(), NVVM::TMALoadMode::IM2COL, false, nullptr, Value());
+    SmallVector<Value> bCoords = {c0, tap, tile.n0};
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, k.clusterPtr(k.bStage(stage)), k.descB, bCoords, full,
+        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false, nullptr,
+        Value());
+    return numSteps;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Host side
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// CUtensorMapDataType and CUtensorMapSwizzle values.
+constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle64B = 2,
+                  kTmaSwizzle128B = 3;
+
+constexpr StringLiteral kIm2colDescriptorFn = "conv3dTmaIm2colDescriptor";
+constexpr StringLiteral kTiledDescriptorFn = "conv3dTmaTiledDescriptor";
+constexpr StringLiteral kSMCountFn = "conv3dMultiprocessorCount";
+
+/// Declares `name` as an external function of `module` (i64 arguments and
+/// result; the runtime's wrappers) unless it exists.
+func::FuncOp declareDescriptorFunction(ModuleOp module, StringRef name,
+                                       int64_t numArgs) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Type i64 = b.getI64Type();
+  auto fn = func::FuncOp::create(
+      b, module.getLoc(), name,
+      b.getFunctionType(SmallVector<Type>(numArgs, i64), {i64}));
+  fn.setPrivate();
+  return fn;
+}
+
+/// The device address of a memref's first element (its offset applied), as
+/// i64.
+Value baseAddress(OpBuilder &b, Location loc, Value memref) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, meta.getBaseBuffer());
+  int64_t bytes =
+      getElementTypeOrSelf(memref.getType()).getIntOrFloatBitWidth() / 8;
+  Value offset = arith::MulIOp::create(
+      b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
+  Value address = arith::AddIOp::create(b, loc, base, offset);
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+}
+
+} // namespace
+
+std::optional<std::string>
+mlir::conv3d::getTmaGridProblem(const GridKernel &kernel, Target target) {
+  if (std::optional<std::string> problem = getTmaKernelProblem(
+          kernel.geometry(), kernel.filterLayout(), kernel.inputElementType(),
+          kernel.im2col.getQuant().has_value(), target))
+    return problem;
+  if (elementAlignment(kernel.im2col.getInput()) < 8 ||
+      elementAlignment(kernel.filterLoad.getFilter()) < 8)
+    return std::string("TMA needs the input's and the filter's offsets and "
+                       "strides in multiples of 16 bytes");
+  return std::nullopt;
+}
+
+std::optional<std::string>
+mlir::conv3d::getTileIndexProblem(const ConvGeometry &g, int64_t tileM,
+                                  int64_t numTiles) {
+  if (numTiles < (int64_t(1) << 31) && g.gemmM() + tileM < (int64_t(1) << 31))
+    return std::nullopt;
+  return std::to_string(numTiles) +
+         " tiles or M = " + std::to_string(g.gemmM()) + " do not fit 31 bits";
+}
+
+LogicalResult mlir::conv3d::createTmaLaunch(
+    RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,
+    const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,
+    int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
+    std::optional<TmaOutputStore> outputStore,
+    function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody) {
+  Location loc = grid.getLoc();
+  ConvGeometry g = kernel.geometry();
+  Value input = kernel.im2col.getInput(),
+        filter = kernel.filterLoad.getFilter();
+  ModuleOp module = grid->getParentOfType<ModuleOp>();
+  if (!module)
+    return grid.emitError() << pass
+                            << " needs an enclosing module (for the "
+                               "descriptor functions)";
+  func::FuncOp im2colFn =
+      declareDescriptorFunction(module, kIm2colDescriptorFn, 23);
+  func::FuncOp tiledFn =
+      declareDescriptorFunction(module, kTiledDescriptorFn, 11);
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(), v)
+        .getResult();
+  };
+  int64_t dataType =
+      kernel.inputElementType().isBF16() ? kTmaBFloat16 : kTmaFloat16;
+  std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
+                         upper = g.tmaIm2colUpperCorner();
+  SmallVector<Value> im2colArgs = {baseAddress(rewriter, loc, input),
+                                   i64(dataType),
+                                   i64(g.batch),
+                                   i64(g.inputSize[0]),
+                                   i64(g.inputSize[1]),
+                                   i64(g.inputSize[2]),
+                                   i64(g.channels),
+                                   i64(ops.input.strides[0]),
+                                   i64(ops.input.strides[1]),
+                                   i64(ops.input.strides[2]),
+                                   i64(ops.input.strides[3]),
+                                   i64(lower[0]),
+                                   i64(lower[1]),
+                                   i64(lower[2]),
+                                   i64(upper[0]),
+                                   i64(upper[1]),
+                                   i64(upper[2]),
+                                   i64(g.strides[0]),
+                                   i64(g.strides[1]),
+                                   i64(g.strides[2]),
+                                   i64(kTmaChannelBlock),
+                                   i64(tileM),
+                                   i64(kTmaSwizzle128B)};
+  Value descA =
+      func::CallOp::create(rewriter, loc, im2colFn, im2colArgs).getResult(0);
+  // The FQRSC filter as an [F][Q*R*S][C] tensor (its (q, r, s, c)
+  // dimensions collapse: flattenOperands checked it); a box is tile_n
+  // filters x one tap x 64 channels.
+  int64_t taps = g.window[0] * g.window[1] * g.window[2];
+  SmallVector<Value> tiledArgs = {baseAddress(rewriter, loc, filter),
+                                  i64(dataType),
+                                  i64(g.channels),
+                                  i64(taps),
+                                  i64(g.filters),
+                                  i64(g.channels * ops.filter.strides[0]),
+                                  i64(ops.filter.strides[1]),
+                                  i64(kTmaChannelBlock),
+                                  i64(1),
+                                  i64(tileN),
+                                  i64(kTmaSwizzle128B)};
+  Value descB =
+      func::CallOp::create(rewriter, loc, tiledFn, tiledArgs).getResult(0);
+  // The stored output: the [M][F] matrix (a third dimension of 1), in boxes
+  // of tile_m rows.
+  Value descC;
+  if (outputStore) {
+    Value output = kernel.store.getOutput();
+    Type outElem = kernel.outputElementType();
+    int64_t rowStride = outputStore->rowStride;
+    SmallVector<Value> outputArgs = {
+        baseAddress(rewriter, loc, output),
+        i64(outElem.isBF16() ? kTmaBFloat16 : kTmaFloat16),
+        i64(g.filters),
+        i64(g.gemmM()),
+        i64(1),
+        i64(rowStride),
+        i64(g.gemmM() * rowStride),
+        i64(outputStore->boxColumns),
+        i64(tileM),
+        i64(1),
+        i64(outputStore->boxColumns == kTmaChannelBlock ? kTmaSwizzle128B
+                                                        : kTmaSwizzle64B)};
+    descC =
+        func::CallOp::create(rewriter, loc, tiledFn, outputArgs).getResult(0);
+  }
+  Value zero = i64(0);
+  auto isSet = [&](Value descriptor) {
+    return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                 descriptor, zero)
+        .getResult();
+  };
+  Value aSet = isSet(descA), bSet = isSet(descB);
+  Value ready = arith::AndIOp::create(rewriter, loc, aSet, bSet);
+  if (descC)
+    ready = arith::AndIOp::create(rewriter, loc, ready, isSet(descC));
+  auto launchIf = scf::IfOp::create(rewriter, loc, ready, false);
+  rewriter.setInsertionPointToStart(launchIf.thenBlock());
+
+  // Persistent: one block per multiprocessor (the device's count, from the
+  // runtime), or one per tile when there are fewer.
+  func::FuncOp smCountFn = declareDescriptorFunction(module, kSMCountFn, 0);
+  Value smCount = arith::IndexCastOp::create(
+      rewriter, loc, rewriter.getIndexType(),
+      func::CallOp::create(rewriter, loc, smCountFn, ValueRange{})
+          .getResult(0));
+  Value blocks = arith::MinUIOp::create(
+      rewriter, loc, smCount,
+      arith::ConstantIndexOp::create(rewriter, loc, numTiles));
+  createKernelLaunch(
+      rewriter, loc, blocks, threads, sharedBytes,
+      [&](gpu::LaunchOp launch) { buildBody(launch, descA, descB, descC); });
+  return success();
+}

@@ -1,0 +1,148 @@
+//===- TmaKernel.h - the TMA-fed persistent kernels' shared layer -*- C++ -*-//
+//
+// Internal to lib/Conversion. The sm90 and sm100 kernels have the same
+// scheduler and the same producer; they differ in the MMA and where the
+// accumulator lives. What they share is written once here:
+// - the host side: the input's rank-5 im2col TMA descriptor, the FQRSC
+//   filter's tiled one, and the persistent launch (a block per
+//   multiprocessor, or per tile when there are fewer) under a check that
+//   the driver encoded both descriptors;
+// - in the kernel: the aligned dynamic shared memory, the ring's stages and
+//   full/empty mbarriers, the persistent tile loop carrying the ring
+//   position, and the TMA producer (one thread issuing per K step, one
+//   filter tap x 64 channels, an im2col load of the activation tile and a
+//   tiled load of the filter tile).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_LIB_CONVERSION_GPU_TMAKERNEL_H
+#define CONV3D_LIB_CONVERSION_GPU_TMAKERNEL_H
+
+#include "KernelCommon.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+namespace mlir::conv3d {
+
+/// Channels of one TMA box row: 64 16-bit elements = one 128-byte swizzle
+/// span.
+inline constexpr int64_t kTmaChannelBlock = 64;
+
+/// What the producer, the ring's barriers and the tile loop need to know of
+/// a target's plan.
+struct TmaRing {
+  int64_t tileM = 0, tileN = 0, stages = 0;
+  /// Shared offsets (from the aligned base) of A stage 0 (B follows the A
+  /// ring) and of the stage-0 full and empty barriers (8 bytes a stage).
+  int64_t aStageBytes = 0, bStageBytes = 0, stepBytes = 0;
+  int64_t fullBarrierOffset = 0, emptyBarrierOffset = 0;
+  int64_t channelBlocks = 0, stepsPerSlice = 0, totalSteps = 0;
+  KOrder kOrder = KOrder::taps_outer;
+  int64_t splitK = 1;
+};
+
+/// A TMA-fed persistent kernel under construction.
+struct TmaKernel {
+  OpBuilder &b;
+  Location loc;
+  const ConvGeometry &g;
+  TmaRing ring;
+
+  int64_t numMT = 0, numNT = 0, numTiles = 0;
+
+  // Set up at the top of the kernel (i32).
+  Value tid = {}, blockId = {}, gridSize = {};
+  Value smemBase = {};          ///< shared address, 1024-byte aligned
+  Value smemShift = {};         ///< bytes from the dynamic base to smemBase
+  Value dynamicSmem = {};       ///< memref<?xi8, workgroup>
+  Value descA = {}, descB = {}; ///< generic pointers to the TMA descriptors
+
+  TmaKernel(OpBuilder &b, Location loc, const ConvGeometry &g, TmaRing ring)
+      : b(b), loc(loc), g(g), ring(ring) {}
+
+  KernelMath i32() const { return {b, loc, b.getI32Type()}; }
+  Value i32Const(int64_t v) const {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  /// A shared pointer to byte `offset` (i32) of the aligned region.
+  Value sharedPtr(Value offset) const;
+  /// A shared::cluster pointer (the TMA destination's address space) to
+  /// byte `offset`: this CTA's shared window is part of its cluster's.
+  Value clusterPtr(Value offset) const;
+  Value fullBarrier(Value stage) const;
+  Value emptyBarrier(Value stage) const;
+  /// i32 shared offsets of A and B stage `stage`.
+  Value aStage(Value stage) const;
+  Value bStage(Value stage) const;
+  /// (stage, phase parity) of K step t.
+  std::pair<Value, Value> stageAndPhase(Value t) const;
+};
+
+/// A tile's origin: (m0, n0) and its split-K index (i32). N tiles vary
+/// fastest, so the blocks working at one time share input tiles in L2.
+struct TileOrigin {
+  Value m0, n0, split;
+};
+
+TileOrigin tileOrigin(TmaKernel &k, Value tile);
+
+/// The step range [begin, end) of a tile (i32).
+std::pair<Value, Value> tileStepRange(TmaKernel &k, const TileOrigin &tile);
+
+/// The persistent loop over this block's tiles, carrying the count of K
+/// steps done so far (the ring position) and the block-local tile index;
+/// `body` emits one tile's work and returns its step count.
+void forEachTile(TmaKernel &k,
+                 function_ref<Value(const TileOrigin &, Value, Value)> body);
+
+/// The top of the kernel in `launch`: thread and block ids, the dynamic
+/// shared memory and its base aligned to 1024 bytes (the 128-byte swizzle's
+/// atom), the TMA descriptors (i64 kernel arguments in k.descA / k.descB)
+/// as generic pointers.
+void emitTmaKernelPrologue(TmaKernel &k, gpu::LaunchOp launch);
+
+/// The TMA loads of every step of every tile of this block, issued by the
+/// calling thread: wait for the stage's empty barrier, expect the step's
+/// bytes on its full barrier, load the activation tile (im2col) and the
+/// filter tile.
+void emitTmaProducer(TmaKernel &k);
+
+/// Why the TMA kernel of `target` (sm90, sm100) cannot take the convolution
+/// of `kernel`, or none: its host-side canImplement (getTmaKernelProblem)
+/// and TMA's 16-byte alignment of the input's and the filter's offsets and
+/// strides.
+std::optional<std::string> getTmaGridProblem(const GridKernel &kernel,
+                                             Target target);
+
+/// Why `numTiles` tiles over M rows (plus a tile of `tileM`) do not fit the
+/// TMA kernels' i32 tile indices and rows, or none.
+std::optional<std::string> getTileIndexProblem(const ConvGeometry &g,
+                                               int64_t tileM, int64_t numTiles);
+
+/// An output a TMA kernel stores by TMA (the sm90 TMA-store epilogue): the
+/// dense [M][F] matrix with rows `rowStride` elements apart, in boxes of
+/// tile_m rows x `boxColumns` (64: 128-byte swizzle; 32: 64-byte swizzle).
+struct TmaOutputStore {
+  int64_t rowStride = 0;
+  int64_t boxColumns = 0;
+};
+
+/// The host side of a TMA kernel's launch, before `grid`: the TMA
+/// descriptors of `kernel` (`tileM` x 64 activation boxes, `tileN` x 64
+/// filter boxes, 128-byte swizzle; with `outputStore`, the output's) and, if
+/// the driver encoded them all, one persistent launch of min(multiprocessors,
+/// `numTiles`) blocks whose body `buildBody` emits from the descriptors (i64;
+/// the output's is null without `outputStore`). `pass` names the pass in the
+/// error when there is no enclosing module.
+LogicalResult createTmaLaunch(
+    RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,
+    const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,
+    int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
+    std::optional<TmaOutputStore> outputStore,
+    function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody);
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_LIB_CONVERSION_GPU_TMAKERNEL_H

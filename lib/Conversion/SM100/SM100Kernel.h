@@ -1,0 +1,90 @@
+//===- SM100Kernel.h - the sm100 kernel emitter's shared state --*- C++ -*-===//
+//
+// Internal to lib/Conversion/SM100. LowerToSM100.cpp builds the host side
+// (the TMA descriptors and the persistent launch, GPU/TmaKernel.h) and
+// hands the launch to buildSM100Kernel (Tcgen05Kernel.cpp), which emits the
+// kernel: the barriers and the TMEM allocation, the TMA producer warp (the
+// shared producer), the MMA warp and the epilogue warps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_LIB_CONVERSION_SM100_SM100KERNEL_H
+#define CONV3D_LIB_CONVERSION_SM100_SM100KERNEL_H
+
+#include "../GPU/TmaKernel.h"
+
+#include "conv3d/Conversion/SM100/SM100KernelPlan.h"
+
+namespace mlir::conv3d::sm100 {
+
+struct SM100Kernel : TmaKernel {
+  const SM100KernelPlan &plan;
+  Type inElem, outElem;
+  const KernelOperands &ops;
+  StoreMode mode;
+  Activation activation;
+  Type indexType;
+
+  /// The TMEM address tcgen05.alloc returned (i32: lane << 16 | column).
+  Value tmemBase = {};
+
+  SM100Kernel(OpBuilder &b, Location loc, const SM100KernelPlan &plan,
+              const ConvGeometry &g, Type inElem, Type outElem,
+              const KernelOperands &ops, StoreMode mode, Activation activation,
+              Type indexType)
+      : TmaKernel(b, loc, g, ringOf(plan)), plan(plan), inElem(inElem),
+        outElem(outElem), ops(ops), mode(mode), activation(activation),
+        indexType(indexType) {}
+
+  static TmaRing ringOf(const SM100KernelPlan &plan) {
+    TmaRing ring;
+    ring.tileM = plan.tileM;
+    ring.tileN = plan.tileN;
+    ring.stages = plan.stages;
+    ring.aStageBytes = plan.aStageBytes;
+    ring.bStageBytes = plan.bStageBytes;
+    ring.stepBytes = plan.stepBytes;
+    ring.fullBarrierOffset = plan.fullBarrierOffset(0);
+    ring.emptyBarrierOffset = plan.emptyBarrierOffset(0);
+    ring.channelBlocks = plan.channelBlocks;
+    ring.stepsPerSlice = plan.stepsPerSlice;
+    ring.totalSteps = plan.totalSteps;
+    ring.kOrder = plan.kOrder;
+    ring.splitK = plan.splitK;
+    return ring;
+  }
+
+  KernelMath math() const { return {b, loc, indexType}; }
+
+  /// The accumulator-full (MMA -> epilogue) and accumulator-empty (epilogue
+  /// -> MMA) barriers of accumulator buffer `buffer` (i32).
+  Value accFullBarrier(Value buffer) const {
+    KernelMath m = i32();
+    return sharedPtr(
+        m.add(m.constant(plan.accFullBarrierOffset(0)), m.mul(buffer, 8)));
+  }
+  Value accEmptyBarrier(Value buffer) const {
+    KernelMath m = i32();
+    return sharedPtr(
+        m.add(m.constant(plan.accEmptyBarrierOffset(0)), m.mul(buffer, 8)));
+  }
+  /// (buffer, phase parity) of the block-local tile `local`.
+  std::pair<Value, Value> bufferAndPhase(Value local) const {
+    KernelMath m = i32();
+    return {m.rem(local, plan.accumulatorBuffers),
+            m.bitAnd(m.div(local, plan.accumulatorBuffers), 1)};
+  }
+  /// A tensor-memory pointer to `address` (i32).
+  Value tmemPtr(Value address) const {
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 6), address);
+  }
+};
+
+/// Emits the kernel into `launch`'s body (`k` carries the host's values:
+/// descriptors, tiles, operands).
+void buildSM100Kernel(SM100Kernel &k, gpu::LaunchOp launch);
+
+} // namespace mlir::conv3d::sm100
+
+#endif // CONV3D_LIB_CONVERSION_SM100_SM100KERNEL_H

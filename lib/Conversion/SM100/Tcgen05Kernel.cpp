@@ -1,0 +1,289 @@
+//===- Tcgen05Kernel.cpp - the sm100 kernel body --------------------------===//
+//
+// The persistent, warp-specialized kernel of conv3d-lower-to-sm100 (the
+// roles are described in SM100KernelPlan.h). The hand-offs:
+//   full[s]      producer -> MMA: expect_tx by the producer, completed by
+//                the two TMA loads (1 arrival)
+//   empty[s]     MMA -> producer: tcgen05.commit after the step's MMAs
+//                (1 arrival: the commit arrives once they have read the
+//                stage)
+//   accFull[b]   MMA -> epilogue: tcgen05.commit after the tile's last
+//                step (1 arrival, once every MMA into buffer b is done)
+//   accEmpty[b]  epilogue -> MMA: every epilogue thread once its
+//                tcgen05.ld of buffer b completed (128 arrivals)
+// A barrier's phase parity for its n-th use is (n / uses per cycle) & 1;
+// the waits that release resources (empty, accEmpty) start one phase ahead,
+// so their first wait passes. tcgen05 work is ordered around each
+// thread-synchronizing hand-off of TMEM with tcgen05.fence: before_thread_sync
+// ahead of the arrival or barrier, after_thread_sync behind the wait.
+//
+// TMEM: the MMA warp allocates plan.tmemColumns columns at the start (the
+// address comes back through shared memory, read by every warp after a CTA
+// barrier) and relinquishes the right to allocate more; after the roles are
+// done, a CTA barrier, then the same warp frees them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SM100Kernel.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::sm100;
+
+namespace {
+
+void fence(SM100Kernel &k, NVVM::Tcgen05FenceKind kind) {
+  NVVM::Tcgen05FenceOp::create(k.b, k.loc, kind);
+}
+
+void waitParity(SM100Kernel &k, Value barrier, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(k.b, k.loc, barrier, parity,
+                                        k.i32Const(0));
+}
+
+/// Builds the then-block of `if (cond)` with `body`.
+void ifThen(SM100Kernel &k, Value cond, function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(k.b, k.loc, cond, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(k.b);
+  k.b.setInsertionPointToStart(ifOp.thenBlock());
+  body();
+}
+
+/// The MMA warp: per tile, wait for its accumulator buffer to be free, then
+/// per K step wait for the stage, issue the 4 k16 MMAs (the first of the
+/// tile overwrites the accumulator) and commit the stage back; after the
+/// last step commit the accumulator to the epilogue. One elected thread
+/// issues (the commits track the MMAs of the thread that issues them).
+void emitMma(SM100Kernel &k) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const SM100KernelPlan &plan = k.plan;
+  KernelMath m = k.i32();
+  Value leader = NVVM::ElectSyncOp::create(b, loc, b.getI1Type(), Value());
+  Type i64 = b.getI64Type();
+  Value idesc = k.i32Const(plan.instructionDescriptor(k.inElem.isBF16()));
+  Value descTemplate = arith::ConstantIntOp::create(
+      b, loc, i64, static_cast<int64_t>(SM100KernelPlan::descriptorTemplate()));
+  auto descriptor = [&](Value offset) {
+    // The aligned base + offset < 256 KiB: (address >> 4) fits the 14-bit
+    // field.
+    Value address = m.add(k.smemBase, offset);
+    Value field = arith::ExtUIOp::create(b, loc, i64, m.div(address, 16));
+    return arith::OrIOp::create(b, loc, descTemplate, field).getResult();
+  };
+  Value trueValue = m.trueValue();
+  forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
+    auto [begin, end] = tileStepRange(k, tile);
+    Value numSteps = m.sub(end, begin);
+    Value buffer, accPhase;
+    std::tie(buffer, accPhase) = k.bufferAndPhase(local);
+    waitParity(k, k.accEmptyBarrier(buffer),
+               arith::XOrIOp::create(b, loc, accPhase, m.constant(1)));
+    fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    Value accumulator = k.tmemPtr(m.add(k.tmemBase, m.mul(buffer, plan.tileN)));
+    auto loop =
+        scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value t = loop.getInductionVar();
+      Value stage, phase;
+      std::tie(stage, phase) = k.stageAndPhase(m.add(done, t));
+      waitParity(k, k.fullBarrier(stage), phase);
+      ifThen(k, leader, [&] {
+        Value aBase = k.aStage(stage), bBase = k.bStage(stage);
+        Value accumulate = m.cmp(arith::CmpIPredicate::ne, t, m.constant(0));
+        for (int64_t kk = 0; kk < kChannelBlock / kMmaK; ++kk) {
+          // Each k16 slice is 32 bytes further along the swizzled rows.
+          Value descA = descriptor(m.add(aBase, m.constant(kk * 32)));
+          Value descB = descriptor(m.add(bBase, m.constant(kk * 32)));
+          NVVM::Tcgen05MMAOp::create(
+              b, loc, NVVM::Tcgen05MMAKind::F16, NVVM::CTAGroupKind::CTA_1,
+              NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false,
+              accumulator, descA, descB, idesc,
+              kk == 0 ? accumulate : trueValue, Value(), Value());
+        }
+        NVVM::Tcgen05CommitOp::create(b, loc, k.emptyBarrier(stage), Value());
+      });
+    }
+    // Arrives once every MMA issued so far (the tile's) is done; at once
+    // for a tile without steps, whose epilogue writes zeros.
+    ifThen(k, leader, [&] {
+      NVVM::Tcgen05CommitOp::create(b, loc, k.accFullBarrier(buffer), Value());
+    });
+    return numSteps;
+  });
+}
+
+/// The epilogue warps: per tile, wait for the accumulator, read it from
+/// TMEM chunk by chunk into the staging tile (a row per thread), hand the
+/// buffer back after the last read and run the shared staged epilogue.
+void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const SM100KernelPlan &plan = k.plan;
+  MLIRContext *ctx = b.getContext();
+  KernelMath m = k.i32();
+  Type f32 = b.getF32Type();
+  // A warp reaches the TMEM lanes 32 (warp % 4) .. + 31 only; lane i holds
+  // the tile's row i.
+  Value laneBase = m.mul(m.rem(warp, 4), kWarpThreads);
+  Value row = m.add(laneBase, lane);
+  Value epilogueTid =
+      m.sub(k.tid, m.constant(kFirstEpilogueWarp * kWarpThreads));
+  KernelMath math = k.math();
+  auto toKernel = [&](Value v) {
+    return k.indexType.isInteger(32)
+               ? v
+               : arith::ExtUIOp::create(b, loc, k.indexType, v).getResult();
+  };
+  auto epilogueBarrier = [&] {
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, m.constant(kEpilogueBarrierId),
+                            m.constant(kEpilogueThreads), nullptr, Value());
+  };
+  Value staging = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get(
+          {plan.tileM * plan.stagingStride}, f32, nullptr,
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)),
+      k.dynamicSmem,
+      math.toIndex(arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          m.add(k.smemShift, m.constant(plan.stagingOffset)))),
+      ValueRange{});
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  auto loadType = VectorType::get({plan.loadColumns}, b.getI32Type());
+  Value laneAddress = m.add(k.tmemBase, m.mul(laneBase, 1 << 16));
+
+  forEachTile(k, [&](const TileOrigin &tile, Value, Value local) {
+    auto [begin, end] = tileStepRange(k, tile);
+    Value numSteps = m.sub(end, begin);
+    Value hasSteps = m.cmp(arith::CmpIPredicate::ugt, numSteps, m.constant(0));
+    auto [buffer, accPhase] = k.bufferAndPhase(local);
+    waitParity(k, k.accFullBarrier(buffer), accPhase);
+    fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    Value bufferAddress = m.add(laneAddress, m.mul(buffer, plan.tileN));
+    for (int64_t c = 0; c < plan.epilogueChunks; ++c) {
+      StagedTile staged{
+          staging,
+          plan.stagingStride,
+          plan.tileM,
+          plan.chunkColumns,
+          plan.outputVector,
+          toKernel(epilogueTid),
+          kEpilogueThreads,
+          toKernel(tile.m0),
+          toKernel(m.add(tile.n0, m.constant(c * plan.chunkColumns)))};
+      // The previous pass (of this tile or the last) read the staging.
+      epilogueBarrier();
+      for (int64_t j = 0; j < plan.chunkColumns; j += plan.loadColumns) {
+        int64_t column = c * plan.chunkColumns + j;
+        Value values = NVVM::Tcgen05LdOp::create(
+            b, loc, loadType, /*pack=*/false,
+            NVVM::Tcgen05LdStShape::SHAPE_32X32B,
+            k.tmemPtr(m.add(bufferAddress, m.constant(column))), Value());
+        NVVM::Tcgen05WaitOp::create(b, loc, NVVM::Tcgen05WaitKind::LOAD);
+        bool lastRead = c + 1 == plan.epilogueChunks &&
+                        j + plan.loadColumns == plan.chunkColumns;
+        if (lastRead) {
+          // Every read of the buffer is done: the MMA warp may reuse it.
+          fence(k, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+          NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                         k.accEmptyBarrier(buffer), Value());
+        }
+        for (int64_t i = 0; i < plan.loadColumns; i += 2) {
+          auto element = [&](int64_t index) {
+            Value word = vector::ExtractOp::create(b, loc, values, index);
+            Value value = arith::BitcastOp::create(b, loc, f32, word);
+            // A tile without K steps never wrote its accumulator.
+            return arith::SelectOp::create(b, loc, hasSteps, value, zero)
+                .getResult();
+          };
+          Value first = element(i), second = element(i + 1);
+          stageAccumulatorPair(math, staged, toKernel(row),
+                               toKernel(m.constant(j + i)), first, second);
+        }
+      }
+      epilogueBarrier();
+      emitStagedEpilogue(math, staged, k.g, k.ops, k.mode, k.activation,
+                         k.outElem);
+    }
+    return numSteps;
+  });
+}
+
+} // namespace
+
+void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
+                                           gpu::LaunchOp launch) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  const SM100KernelPlan &plan = k.plan;
+  KernelMath m = k.i32();
+  emitTmaKernelPrologue(k, launch);
+  Value warp = m.div(k.tid, kWarpThreads);
+  Value lane = m.rem(k.tid, kWarpThreads);
+  auto isWarp = [&](int64_t role) {
+    return m.cmp(arith::CmpIPredicate::eq, warp, m.constant(role));
+  };
+  Value isThread0 = m.cmp(arith::CmpIPredicate::eq, k.tid, m.constant(0));
+  ifThen(k, isThread0, [&] {
+    for (int64_t s = 0; s < plan.stages; ++s) {
+      NVVM::MBarrierInitOp::create(b, loc, k.fullBarrier(m.constant(s)),
+                                   m.constant(1), Value());
+      NVVM::MBarrierInitOp::create(b, loc, k.emptyBarrier(m.constant(s)),
+                                   m.constant(1), Value());
+    }
+    for (int64_t buffer = 0; buffer < plan.accumulatorBuffers; ++buffer) {
+      NVVM::MBarrierInitOp::create(b, loc, k.accFullBarrier(m.constant(buffer)),
+                                   m.constant(1), Value());
+      NVVM::MBarrierInitOp::create(b, loc,
+                                   k.accEmptyBarrier(m.constant(buffer)),
+                                   m.constant(kEpilogueThreads), Value());
+    }
+    // The TMA unit and the tensor cores (the async proxy) must see the
+    // initialized barriers.
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+    NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descA, Value(),
+                             /*tensormap=*/true);
+    NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descB, Value(),
+                             /*tensormap=*/true);
+  });
+  Value tmemSlot = k.sharedPtr(m.constant(plan.tmemSlotOffset));
+  Value columns = m.constant(plan.tmemColumns);
+  ifThen(k, isWarp(kMmaWarp), [&] {
+    NVVM::Tcgen05AllocOp::create(b, loc, tmemSlot, columns);
+    NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
+  });
+  fence(k, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  gpu::BarrierOp::create(b, loc);
+  fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  k.tmemBase = LLVM::LoadOp::create(b, loc, b.getI32Type(), tmemSlot);
+
+  auto producer = scf::IfOp::create(b, loc, isWarp(kProducerWarp), true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(producer.thenBlock());
+    ifThen(k, isThread0, [&] { emitTmaProducer(k); });
+    b.setInsertionPointToStart(producer.elseBlock());
+    auto mma = scf::IfOp::create(b, loc, isWarp(kMmaWarp), true);
+    b.setInsertionPointToStart(mma.thenBlock());
+    emitMma(k);
+    b.setInsertionPointToStart(mma.elseBlock());
+    emitEpilogue(k, warp, lane);
+  }
+
+  // Every role is done with TMEM (the epilogue waited for its last loads):
+  // the allocating warp frees it.
+  fence(k, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  gpu::BarrierOp::create(b, loc);
+  ifThen(k, isWarp(kMmaWarp), [&] {
+    fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    NVVM::Tcgen05DeallocOp::create(b, loc, k.tmemPtr(k.tmemBase), columns);
+  });
+}

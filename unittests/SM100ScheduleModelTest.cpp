@@ -1,0 +1,589 @@
+//===- SM100ScheduleModelTest.cpp - the sm100 kernel's plan replayed -----===//
+//
+// A host-side model of the sm100 kernel's schedule, without a GPU: the plan
+// (SM100KernelPlan) and the descriptors it encodes are replayed on host
+// memory, and the result must be the convolution (the independent reference
+// of lib/Reference). It tests the plan the lowering emits from, not the
+// hardware; no sm_100 GPU has run the kernel.
+//
+// What is modelled, each from its documented semantics rather than from the
+// lowering's code:
+// - the CTAs (fewer than tiles, so each walks several: the ring wraps and
+//   both TMEM accumulator buffers are used), their roles as three actors
+//   (TMA producer, MMA issuer, epilogue) interleaved by a scheduler that
+//   runs whichever actor can proceed, each waiting on mbarriers by phase
+//   parity exactly as the kernel does (a wait for parity p passes once the
+//   barrier has completed a phase of parity p; empty and accumulator-empty
+//   waits start one phase ahead), so a wrong phase or count shows up as a
+//   deadlock or as data overwritten before it was read;
+// - TMA im2col loads (coordinates of the tile's first output position, the
+//   im2col offsets of the tap, the traversal of the box's pixels W first
+//   between the corners, zeros outside the tensor and past the last
+//   batch) and tiled loads of the FQRSC filter, written with the 128-byte
+//   swizzle (16-byte chunk j of row i at chunk j ^ (i % 8));
+// - each tcgen05.mma reading A and B through its shared-memory descriptors
+//   (start address, stride byte offset, the 128-byte swizzle applied to the
+//   address bits as the hardware does) with M and N from the instruction
+//   descriptor, accumulating into the TMEM columns of its buffer (the first
+//   MMA of a tile overwrites);
+// - the epilogue warps reading TMEM lanes 32 (warp % 4) .. + 31 through the
+//   staging tile in column chunks, and the output written (or added, for
+//   split-K) at the tile's rows and columns inside the GEMM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Conversion/SM100/SM100KernelPlan.h"
+#include "conv3d/Reference/ReferenceConv.h"
+#include "conv3d/Support/HostTensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::sm100;
+
+namespace {
+
+/// bf16 bits of a float that bf16 holds exactly.
+uint16_t toBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return static_cast<uint16_t>(bits >> 16);
+}
+float fromBF16(uint16_t bits) {
+  uint32_t word = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &word, 4);
+  return value;
+}
+
+/// An mbarrier: an expected arrival count and the number of completed
+/// phases.
+struct Barrier {
+  int64_t count = 0, pending = 0, phases = 0;
+  void init(int64_t arrivals) { count = pending = arrivals; }
+  void arrive() {
+    if (--pending == 0) {
+      ++phases;
+      pending = count;
+    }
+  }
+  /// try_wait.parity(p): the phase of parity p has completed (the current,
+  /// incomplete phase has the other parity).
+  bool passes(int64_t parity) const { return (phases & 1) != parity; }
+};
+
+/// The K step range [begin, end) of a tile (split-K ranges of the flat
+/// steps, or the depth slices the tile reads outside the halo).
+std::pair<int64_t, int64_t> stepRange(const ConvGeometry &g,
+                                      const SM100KernelPlan &plan, int64_t m0,
+                                      int64_t split) {
+  if (plan.kOrder == KOrder::qslice_outer) {
+    ScalarIndexMath math;
+    int64_t last = std::min(m0 + plan.tileM - 1, g.gemmM() - 1);
+    auto first = g.decomposeM(math, m0), final = g.decomposeM(math, last);
+    int64_t begin = g.window[kDepth], end = 0;
+    for (int64_t q = 0; q < g.window[kDepth]; ++q) {
+      auto [lo, hi] = g.validOutputRange(kDepth, q);
+      bool reads = lo < hi &&
+                   (first[0] != final[0] || (first[1] < hi && final[1] >= lo));
+      if (reads) {
+        begin = std::min(begin, q);
+        end = std::max(end, q + 1);
+      }
+    }
+    if (end < begin)
+      end = begin;
+    return {begin * plan.stepsPerSlice, end * plan.stepsPerSlice};
+  }
+  int64_t per = (plan.totalSteps + plan.splitK - 1) / plan.splitK;
+  int64_t begin = split * per;
+  int64_t end = std::max(begin, std::min(begin + per, plan.totalSteps));
+  return {begin, end};
+}
+
+struct Problem {
+  ConvGeometry g;
+  HostTensor input, filter; // NDHWC, FQRSC (bf16)
+  int64_t tileN = 0, stages = 0, splitK = 1, blocks = 2;
+  KOrder kOrder = KOrder::taps_outer;
+};
+
+/// One CTA's replay state.
+struct Cta {
+  std::vector<uint8_t> shared;
+  std::vector<float> tmem; // kTmemLanes x plan.tmemColumns
+  std::vector<Barrier> full, empty, accFull, accEmpty;
+  std::vector<int64_t> tiles;
+  // Actor positions: the tile index into `tiles` and the step within it.
+  size_t producerTile = 0, mmaTile = 0, epilogueTile = 0;
+  int64_t producerStep = 0, mmaStep = -1; // -1: before the tile's wait
+  int64_t producerDone = 0, mmaDone = 0;
+};
+
+class Model {
+public:
+  Model(const Problem &p, const SM100KernelPlan &plan,
+        std::vector<float> &output, bool mmaFirst)
+      : p(p), g(p.g), plan(plan), output(output), mmaFirst(mmaFirst) {}
+
+  /// Runs every CTA to completion; false on a deadlock.
+  bool run() {
+    numMT = (g.gemmM() + plan.tileM - 1) / plan.tileM;
+    numNT = (g.gemmN() + plan.tileN - 1) / plan.tileN;
+    int64_t numTiles = numMT * numNT * plan.splitK;
+    int64_t blocks = std::min(p.blocks, numTiles);
+    ctas.resize(blocks);
+    for (int64_t b = 0; b < blocks; ++b) {
+      Cta &cta = ctas[b];
+      cta.shared.assign(plan.sharedBytes - kAlignmentSlack, 0xFF);
+      cta.tmem.assign(kTmemLanes * plan.tmemColumns, std::nanf(""));
+      // The kernel's barrier counts: full (the producer's expect_tx), empty
+      // (one tcgen05.commit), accumulator full (one commit), accumulator
+      // empty (every epilogue thread).
+      cta.full.resize(plan.stages);
+      cta.empty.resize(plan.stages);
+      for (int64_t s = 0; s < plan.stages; ++s) {
+        cta.full[s].init(1);
+        cta.empty[s].init(1);
+      }
+      cta.accFull.resize(plan.accumulatorBuffers);
+      cta.accEmpty.resize(plan.accumulatorBuffers);
+      for (int64_t a = 0; a < plan.accumulatorBuffers; ++a) {
+        cta.accFull[a].init(1);
+        cta.accEmpty[a].init(kEpilogueThreads);
+      }
+      for (int64_t tile = b; tile < numTiles; tile += blocks)
+        cta.tiles.push_back(tile);
+    }
+    for (Cta &cta : ctas) {
+      // Greedy: the producer runs as far ahead as its barriers allow, then
+      // the MMA issuer (or the other way round), then the epilogue.
+      while (true) {
+        bool moved = false;
+        if (mmaFirst) {
+          moved |= stepMma(cta);
+          moved |= stepProducer(cta);
+        } else {
+          moved |= stepProducer(cta);
+          moved |= stepMma(cta);
+        }
+        moved |= stepEpilogue(cta);
+        if (!moved)
+          break;
+      }
+      if (cta.producerTile != cta.tiles.size() ||
+          cta.mmaTile != cta.tiles.size() ||
+          cta.epilogueTile != cta.tiles.size())
+        return false;
+    }
+    return true;
+  }
+
+  int64_t mmaCount = 0, loads = 0;
+
+private:
+  struct Origin {
+    int64_t m0, n0, split;
+  };
+  // The kernel's tile order: N tiles fastest, then M tiles, then splits.
+  Origin origin(int64_t tile) const {
+    return {((tile / numNT) % numMT) * plan.tileM, (tile % numNT) * plan.tileN,
+            tile / (numNT * numMT)};
+  }
+
+  int64_t aStage(int64_t s) const { return s * plan.aStageBytes; }
+  int64_t bStage(int64_t s) const {
+    return plan.stages * plan.aStageBytes + s * plan.bStageBytes;
+  }
+  /// Writes a box row (64 bf16 channels) to row `row` of a 128-byte
+  /// swizzled tile at `base`.
+  void writeSwizzledRow(Cta &cta, int64_t base, int64_t row,
+                        const uint16_t *values) {
+    ASSERT_EQ(base % 1024, 0) << "swizzled tiles start on a 1024-byte atom";
+    for (int64_t chunk = 0; chunk < 8; ++chunk) {
+      int64_t at = base + row * kRowBytes + ((chunk ^ (row % 8)) * 16);
+      ASSERT_LE(at + 16, plan.stagingOffset) << "a TMA box spills out of the "
+                                                "ring";
+      std::memcpy(&cta.shared[at], values + chunk * 8, 16);
+    }
+  }
+
+  bool stepProducer(Cta &cta) {
+    if (cta.producerTile == cta.tiles.size())
+      return false;
+    Origin o = origin(cta.tiles[cta.producerTile]);
+    auto [begin, end] = stepRange(g, plan, o.m0, o.split);
+    if (cta.producerStep == end - begin) {
+      cta.producerDone += end - begin;
+      ++cta.producerTile;
+      cta.producerStep = 0;
+      return true;
+    }
+    int64_t position = cta.producerDone + cta.producerStep;
+    int64_t stage = position % plan.stages;
+    int64_t phase = (position / plan.stages) & 1;
+    if (!cta.empty[stage].passes(phase ^ 1))
+      return false;
+    int64_t step = begin + cta.producerStep;
+    loadStep(cta, stage, step, o);
+    // The two loads complete the transaction the producer expected.
+    cta.full[stage].arrive();
+    ++cta.producerStep;
+    return true;
+  }
+
+  /// The two TMA loads of K step `step` into stage `stage`.
+  void loadStep(Cta &cta, int64_t stage, int64_t step, const Origin &o) {
+    ++loads;
+    int64_t tap = step / plan.channelBlocks;
+    int64_t c0 = (step % plan.channelBlocks) * kChannelBlock;
+    ScalarIndexMath math;
+    auto qrs = delinearize<ScalarIndexMath, 3>(
+        math, tap, {g.window[0], g.window[1], g.window[2]});
+    // Activation: the im2col box from the coordinates the producer gives,
+    // the tile's first output position's input corner, pixel by pixel
+    // between the descriptor's corners.
+    auto pos = g.decomposeM(math, o.m0);
+    std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
+                           upper = g.tmaIm2colUpperCorner();
+    std::array<int64_t, 3> base;
+    for (unsigned axis = 0; axis < 3; ++axis)
+      base[axis] = pos[axis + 1] * g.strides[axis] - g.padLow[axis];
+    int64_t n = pos[0];
+    std::array<int64_t, 3> offset = {qrs[0] * g.dilations[0],
+                                     qrs[1] * g.dilations[1],
+                                     qrs[2] * g.dilations[2]};
+    uint16_t row[kChannelBlock];
+    int64_t boxBytes = 0;
+    for (int64_t i = 0; i < plan.tileM; ++i) {
+      for (int64_t c = 0; c < kChannelBlock; ++c) {
+        float value = 0.f;
+        std::array<int64_t, 3> at;
+        bool inside = n < g.batch && c0 + c < g.channels;
+        for (unsigned axis = 0; axis < 3; ++axis) {
+          at[axis] = base[axis] + offset[axis];
+          inside &= at[axis] >= 0 && at[axis] < g.inputSize[axis];
+        }
+        if (inside)
+          value = float(p.input.get(
+              (((n * g.inputSize[0] + at[0]) * g.inputSize[1] + at[1]) *
+                   g.inputSize[2] +
+               at[2]) *
+                  g.channels +
+              c0 + c));
+        row[c] = toBF16(value);
+      }
+      writeSwizzledRow(cta, aStage(stage), i, row);
+      boxBytes += kRowBytes;
+      // The next pixel: W first, wrapping at the upper corner to the lower
+      // one, then H, D and the batch.
+      for (int axis = 2; axis >= 0; --axis) {
+        base[axis] += g.strides[axis];
+        if (base[axis] <= g.inputSize[axis] - 1 + upper[axis])
+          break;
+        base[axis] = lower[axis];
+        if (axis == 0)
+          ++n;
+      }
+    }
+    // Filter: the tiled box {64 channels, 1 tap, tileN filters} at
+    // {c0, tap, n0}; zeros past F and C.
+    for (int64_t f = 0; f < plan.tileN; ++f) {
+      for (int64_t c = 0; c < kChannelBlock; ++c) {
+        int64_t filter = o.n0 + f, channel = c0 + c;
+        float value = 0.f;
+        if (filter < g.filters && channel < g.channels)
+          value = float(p.filter.get(
+              (filter * (g.window[0] * g.window[1] * g.window[2]) + tap) *
+                  g.channels +
+              channel));
+        row[c] = toBF16(value);
+      }
+      writeSwizzledRow(cta, bStage(stage), f, row);
+      boxBytes += kRowBytes;
+    }
+    EXPECT_EQ(boxBytes, plan.stepBytes)
+        << "the full barrier's transaction count is not the boxes' bytes";
+  }
+
+  /// A K-major, 128-byte-swizzled operand as its tcgen05 shared-memory
+  /// descriptor describes it.
+  struct Operand {
+    int64_t start = 0, strideBytes = 0;
+  };
+  static Operand decode(uint64_t descriptor) {
+    EXPECT_EQ((descriptor >> 46) & 7, 1u) << "bits 46-48 must be 0b001";
+    EXPECT_EQ(descriptor >> 61, 2u) << "not the 128-byte swizzle";
+    EXPECT_EQ((descriptor >> 49) & 7, 0u) << "a nonzero base offset";
+    EXPECT_EQ((descriptor >> 52) & 1, 0u) << "an absolute leading offset";
+    return {int64_t(descriptor & 0x3FFF) << 4,
+            int64_t((descriptor >> 32) & 0x3FFF) << 4};
+  }
+  /// Its bf16 element (row, k): rows in 8-row groups `strideBytes` apart,
+  /// 128 bytes a row inside a group, 2 bytes an element; the swizzle XORs
+  /// address bits 4-6 with bits 7-9.
+  static float element(const Cta &cta, const Operand &operand, int64_t row,
+                       int64_t k) {
+    int64_t address = operand.start + (row / 8) * operand.strideBytes +
+                      (row % 8) * 128 + k * 2;
+    address ^= ((address >> 7) & 7) << 4;
+    uint16_t bits;
+    std::memcpy(&bits, &cta.shared[address], 2);
+    return fromBF16(bits);
+  }
+
+  bool stepMma(Cta &cta) {
+    if (cta.mmaTile == cta.tiles.size())
+      return false;
+    int64_t local = cta.mmaTile;
+    int64_t buffer = local % plan.accumulatorBuffers;
+    int64_t accPhase = (local / plan.accumulatorBuffers) & 1;
+    Origin o = origin(cta.tiles[cta.mmaTile]);
+    auto [begin, end] = stepRange(g, plan, o.m0, o.split);
+    if (cta.mmaStep == -1) {
+      if (!cta.accEmpty[buffer].passes(accPhase ^ 1))
+        return false;
+      cta.mmaStep = 0;
+      return true;
+    }
+    if (cta.mmaStep == end - begin) {
+      cta.accFull[buffer].arrive(); // tcgen05.commit
+      cta.mmaDone += end - begin;
+      ++cta.mmaTile;
+      cta.mmaStep = -1;
+      return true;
+    }
+    int64_t position = cta.mmaDone + cta.mmaStep;
+    int64_t stage = position % plan.stages;
+    if (!cta.full[stage].passes((position / plan.stages) & 1))
+      return false;
+    uint32_t idesc = plan.instructionDescriptor(/*bf16=*/true);
+    int64_t m = int64_t((idesc >> 24) & 0x1F) << 4;
+    int64_t n = int64_t((idesc >> 17) & 0x3F) << 3;
+    EXPECT_EQ(m, plan.tileM);
+    EXPECT_EQ(n, plan.tileN);
+    EXPECT_EQ((idesc >> 15) & 3, 0u) << "A and B must be K-major";
+    // The accumulator's columns: buffer b from column b * tileN.
+    int64_t column0 = buffer * plan.tileN;
+    EXPECT_LE(column0 + n, plan.tmemColumns);
+    for (int64_t kk = 0; kk < kChannelBlock / kMmaK; ++kk) {
+      Operand a = decode(SM100KernelPlan::sharedMemoryDescriptor(
+          uint32_t(aStage(stage) + kk * 32)));
+      Operand b = decode(SM100KernelPlan::sharedMemoryDescriptor(
+          uint32_t(bStage(stage) + kk * 32)));
+      bool accumulate = kk > 0 || cta.mmaStep != 0;
+      std::vector<float> rowsA(m * kMmaK), rowsB(n * kMmaK);
+      for (int64_t k = 0; k < kMmaK; ++k) {
+        for (int64_t r = 0; r < m; ++r)
+          rowsA[r * kMmaK + k] = element(cta, a, r, k);
+        for (int64_t c = 0; c < n; ++c)
+          rowsB[c * kMmaK + k] = element(cta, b, c, k);
+      }
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t c = 0; c < n; ++c) {
+          float &d = cta.tmem[r * plan.tmemColumns + column0 + c];
+          float sum = accumulate ? d : 0.f;
+          for (int64_t k = 0; k < kMmaK; ++k)
+            sum += rowsA[r * kMmaK + k] * rowsB[c * kMmaK + k];
+          d = sum;
+        }
+      ++mmaCount;
+    }
+    cta.empty[stage].arrive(); // tcgen05.commit
+    ++cta.mmaStep;
+    return true;
+  }
+
+  bool stepEpilogue(Cta &cta) {
+    if (cta.epilogueTile == cta.tiles.size())
+      return false;
+    int64_t local = cta.epilogueTile;
+    int64_t buffer = local % plan.accumulatorBuffers;
+    if (!cta.accFull[buffer].passes((local / plan.accumulatorBuffers) & 1))
+      return false;
+    Origin o = origin(cta.tiles[local]);
+    auto [begin, end] = stepRange(g, plan, o.m0, o.split);
+    bool hasSteps = end > begin;
+    std::vector<float> staging(plan.tileM * plan.stagingStride, std::nanf(""));
+    std::vector<int> rowsRead(plan.tileM, 0);
+    for (int64_t c = 0; c < plan.epilogueChunks; ++c) {
+      for (int64_t warp = kFirstEpilogueWarp;
+           warp < kFirstEpilogueWarp + kEpilogueWarps; ++warp)
+        for (int64_t lane = 0; lane < kWarpThreads; ++lane) {
+          // tcgen05.ld 32x32b: thread `lane` of the warp reads TMEM lane
+          // 32 (warp % 4) + lane, the tile's row.
+          int64_t row = 32 * (warp % 4) + lane;
+          if (c == 0)
+            ++rowsRead[row];
+          for (int64_t j = 0; j < plan.chunkColumns; j += plan.loadColumns)
+            for (int64_t i = 0; i < plan.loadColumns; ++i) {
+              int64_t column = buffer * plan.tileN + c * plan.chunkColumns + j;
+              float value = cta.tmem[row * plan.tmemColumns + column + i];
+              staging[row * plan.stagingStride + j + i] =
+                  hasSteps ? value : 0.f;
+            }
+        }
+      // The staged pass: row-major over the chunk, inside the GEMM only.
+      for (int64_t row = 0; row < plan.tileM; ++row)
+        for (int64_t col = 0; col < plan.chunkColumns; ++col) {
+          int64_t m = o.m0 + row, f = o.n0 + c * plan.chunkColumns + col;
+          if (m >= g.gemmM() || f >= g.filters)
+            continue;
+          float value = staging[row * plan.stagingStride + col];
+          float &out = output[m * g.filters + f];
+          out = plan.splitK > 1 ? out + value : value;
+        }
+    }
+    for (int64_t row = 0; row < plan.tileM; ++row)
+      EXPECT_EQ(rowsRead[row], 1) << "TMEM lane " << row;
+    for (int64_t t = 0; t < kEpilogueThreads; ++t)
+      cta.accEmpty[buffer].arrive();
+    // TMEM is stale once handed back: poison it, so that a reuse before the
+    // next tile's first MMA overwrote it shows.
+    for (int64_t r = 0; r < kTmemLanes; ++r)
+      for (int64_t col = 0; col < plan.tileN; ++col)
+        cta.tmem[r * plan.tmemColumns + buffer * plan.tileN + col] =
+            std::nanf("");
+    ++cta.epilogueTile;
+    return true;
+  }
+
+  const Problem &p;
+  const ConvGeometry &g;
+  const SM100KernelPlan &plan;
+  std::vector<float> &output;
+  bool mmaFirst;
+  int64_t numMT = 0, numNT = 0;
+  std::vector<Cta> ctas;
+};
+
+Problem makeProblem(std::array<int64_t, 5> inputShape,
+                    std::array<int64_t, 5> filterShape,
+                    std::array<int64_t, 3> strides,
+                    std::array<int64_t, 3> dilations,
+                    std::array<int64_t, 6> padding, uint64_t seed) {
+  Problem p;
+  p.g = ConvGeometry::fromShapes(inputShape, filterShape, FilterLayout::fqrsc,
+                                 strides, dilations, padding);
+  p.input = HostTensor::zeros(
+      ElementType::bf16,
+      std::vector<int64_t>(inputShape.begin(), inputShape.end()));
+  p.filter = HostTensor::zeros(
+      ElementType::bf16,
+      std::vector<int64_t>(filterShape.begin(), filterShape.end()));
+  // Small integers: every product and sum is exact in f32, so the model
+  // must equal the reference exactly.
+  std::mt19937_64 rng(seed);
+  for (HostTensor *t : {&p.input, &p.filter})
+    for (int64_t i = 0; i < t->numElements(); ++i)
+      t->set(i, double(int64_t(rng() % 9) - 4));
+  return p;
+}
+
+/// Builds the plan, replays it with both actor orders and compares with the
+/// reference.
+void expectComputesConvolution(const Problem &p) {
+  SM100KernelPlan plan;
+  ASSERT_EQ(SM100KernelPlan::build(p.g, 128, p.tileN, 64, p.stages, 4, 1,
+                                   p.kOrder, p.splitK, 8, plan),
+            std::nullopt);
+  ReferenceConvProblem ref;
+  ref.geometry = p.g;
+  ref.filterLayout = FilterLayout::fqrsc;
+  ref.input = &p.input;
+  ref.filter = &p.filter;
+  std::vector<double> expected = referenceConv(ref);
+  for (bool mmaFirst : {false, true}) {
+    // Split-K adds onto zeros; an overwrite must write every element.
+    std::vector<float> output(expected.size(),
+                              p.splitK > 1 ? 0.f : std::nanf(""));
+    Model model(p, plan, output, mmaFirst);
+    ASSERT_TRUE(model.run()) << "the barriers deadlock";
+    EXPECT_GT(model.mmaCount, 0);
+    int64_t mismatches = 0;
+    for (size_t i = 0; i < expected.size(); ++i)
+      if (!(double(output[i]) == expected[i]) && mismatches++ < 5)
+        ADD_FAILURE() << "element " << i << ": " << output[i] << " vs "
+                      << expected[i];
+    EXPECT_EQ(mismatches, 0);
+  }
+}
+
+TEST(SM100ScheduleModel, CausalTailsAndPersistence) {
+  // Causal 3x3x3, C = 64, F = 96; M = 6 x 9 x 7 = 378 (3 M tiles, the last
+  // partial); one CTA walks all three (both accumulator buffers, one twice)
+  // through a 3-stage ring that wraps.
+  Problem p = makeProblem({1, 6, 9, 7, 64}, {96, 3, 3, 3, 64}, {1, 1, 1},
+                          {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 1);
+  p.tileN = 96;
+  p.stages = 3;
+  p.blocks = 1;
+  expectComputesConvolution(p);
+}
+
+TEST(SM100ScheduleModel, ChannelAndFilterTailsStridesDilations) {
+  // C = 72 (two channel blocks, the second mostly TMA zeros), F = 40 (a
+  // 48-wide N tile, its last 8 columns past F), stride 2 in H/W, dilation 2
+  // in W, batch 2 (tiles cross the batch boundary), 3 CTAs.
+  Problem p = makeProblem({2, 5, 10, 11, 72}, {40, 2, 3, 3, 72}, {1, 2, 2},
+                          {1, 1, 2}, {1, 0, 1, 1, 2, 2}, 2);
+  p.tileN = 48;
+  p.stages = 4;
+  p.blocks = 3;
+  expectComputesConvolution(p);
+}
+
+TEST(SM100ScheduleModel, WideTileChunkedEpilogue) {
+  // F = 256 with 4 stages: all 512 TMEM columns, the staging in 32-column
+  // chunks; pointwise over two channel blocks; M = 192 (2 M tiles).
+  Problem p = makeProblem({1, 2, 8, 12, 128}, {256, 1, 1, 1, 128}, {1, 1, 1},
+                          {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 3);
+  p.tileN = 256;
+  p.stages = 4;
+  p.blocks = 1;
+  expectComputesConvolution(p);
+}
+
+TEST(SM100ScheduleModel, SplitK) {
+  // 27 taps x 1 channel block in 4 ranges of 7 (the last 6); F = 80 in two
+  // N tiles of 64 (the second partial).
+  Problem p = makeProblem({1, 4, 6, 6, 64}, {80, 3, 3, 3, 64}, {1, 1, 1},
+                          {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 4);
+  p.tileN = 64;
+  p.stages = 3;
+  p.splitK = 4;
+  p.blocks = 3;
+  expectComputesConvolution(p);
+}
+
+TEST(SM100ScheduleModel, SplitKWithEmptyRanges) {
+  // 2 x 1 x 1 window, C = 64: 2 steps split 3 ways, the last range empty:
+  // its tiles hand over an unwritten accumulator, read as zeros.
+  Problem p = makeProblem({1, 3, 4, 8, 64}, {32, 2, 1, 1, 64}, {1, 1, 1},
+                          {1, 1, 1}, {1, 0, 0, 0, 0, 0}, 5);
+  p.tileN = 32;
+  p.stages = 2;
+  p.splitK = 3;
+  p.blocks = 2;
+  expectComputesConvolution(p);
+}
+
+TEST(SM100ScheduleModel, QSlicesFusedWithSkippedSlices) {
+  // k_order = qslice_outer with depth padding 3 and Q = 3: the first
+  // output frame (16 x 16 = 256 rows, two whole tiles) reads only padding,
+  // its tiles have no K steps; the next frames skip some slices.
+  Problem p = makeProblem({1, 4, 16, 16, 64}, {64, 3, 3, 3, 64}, {1, 1, 1},
+                          {1, 1, 1}, {3, 0, 1, 1, 1, 1}, 6);
+  p.tileN = 64;
+  p.stages = 4;
+  p.kOrder = KOrder::qslice_outer;
+  p.blocks = 3;
+  expectComputesConvolution(p);
+}
+
+} // namespace
