@@ -293,3 +293,17 @@ func.func @cta_pair(%x: memref<1x6x8x8x64xbf16>, %w: memref<96x3x3x3x64xbf16>, %
   conv3d.conv ins(%x, %w : memref<1x6x8x8x64xbf16>, memref<96x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x96xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 256, tile_n = 96, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100>
   return
 }
+
+// -----
+
+// 2^32 input elements: the kernel's epilogue indexes in 64 bits, the i32
+// rows and columns widened with index_castui (arith.extui cannot produce an
+// index).
+// CHECK-LABEL: func.func @wide_indices
+// CHECK: nvvm.tcgen05.ld
+// CHECK: arith.index_castui %{{.*}} : i32 to index
+// CHECK-NOT: arith.extui %{{.*}} : i32 to index
+func.func @wide_indices(%x: memref<1x64x512x512x256xbf16>, %w: memref<64x1x1x1x256xbf16>, %o: memref<1x64x512x512x64xbf16>) {
+  conv3d.conv ins(%x, %w : memref<1x64x512x512x256xbf16>, memref<64x1x1x1x256xbf16>) outs(%o : memref<1x64x512x512x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100>
+  return
+}

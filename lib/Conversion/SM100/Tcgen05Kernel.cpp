@@ -171,7 +171,8 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
   auto toKernel = [&](Value v) {
     return k.indexType.isInteger(32)
                ? v
-               : arith::ExtUIOp::create(b, loc, k.indexType, v).getResult();
+               : arith::IndexCastUIOp::create(b, loc, k.indexType, v)
+                     .getResult();
   };
   auto epilogueBarrier = [&] {
     NVVM::BarrierOp::create(b, loc, TypeRange{}, m.constant(kEpilogueBarrierId),
