@@ -1,6 +1,7 @@
 # lit configuration of the conv3d test suite.
 #
 # Features:
+#   cmake-build-tree  this is a CMake build tree (cmake --install, examples)
 #   ptxas       the CUDA toolkit's ptxas is available (PTX assembly checks)
 #   cuda-driver a CUDA driver and a GPU are present (GPU execution tests)
 #   sm90        that GPU is Hopper (sm_90) or newer
@@ -37,6 +38,14 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 config.substitutions.append(("%shapes_json", os.path.join(config.conv3d_src_root, "bench", "shapes.json")))
 config.substitutions.append(("%cuda_home", config.cuda_home))
 config.substitutions.append(("%conv3d_src_root", config.conv3d_src_root))
+config.substitutions.append(("%conv3d_obj_root", config.conv3d_obj_root))
+# The install test configures the examples with this build's CMake and
+# compiler (absent from site configs written by scripts/gpu/run.sh).
+if getattr(config, "cmake_command", None):
+    config.available_features.add("cmake-build-tree")
+    config.substitutions.append(("%cmake_generator", config.cmake_generator))
+    config.substitutions.append(("%cmake", config.cmake_command))
+    config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(
     ("%conv3d_lib", os.path.join(os.path.dirname(config.conv3d_tools_dir), "lib", "libConv3d.so")))
 

@@ -96,6 +96,61 @@ TEST(SM90Plan, TwoWgmmasPerWarpgroupFor256Rows) {
   EXPECT_EQ(plan.threads, 256);
 }
 
+TEST(SM90Plan, TmaStoreStagesWholeBoxesInSixteenBits) {
+  SM90KernelPlan plan;
+  // 128 x 192: three 64-column boxes of 128 rows x 128 bytes (49152 B)
+  // after the 4-stage ring, 1024-aligned, barriers after them.
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 192, 64, 4, 8, 1,
+                                  KOrder::taps_outer, 1, 8, plan,
+                                  KernelSchedule::cooperative,
+                                  /*outputTakesTmaStore=*/true),
+            std::nullopt);
+  EXPECT_TRUE(plan.tmaStore);
+  EXPECT_EQ(plan.epilogueChunks, 3);
+  EXPECT_EQ(plan.stagingBytes, 128 * 192 * 2);
+  EXPECT_EQ(plan.stagingOffset, 4 * (128 + 192) * 128);
+  EXPECT_EQ(plan.stagingOffset % 1024, 0);
+  EXPECT_EQ(plan.barrierOffset, plan.stagingOffset + plan.stagingBytes);
+  // Ping-pong: one staging tile per consumer warpgroup.
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 128, 64, 3, 4, 1,
+                                  KOrder::taps_outer, 1, 8, plan,
+                                  KernelSchedule::pingpong, true),
+            std::nullopt);
+  EXPECT_TRUE(plan.tmaStore);
+  EXPECT_EQ(plan.barrierOffset, plan.stagingOffset + 2 * 128 * 128 * 2);
+  EXPECT_EQ(plan.storeBoxColumns, 64);
+  // 96 columns: three 32-column boxes (64-byte swizzle), none ragged.
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 256, 96, 64, 3, 8, 1,
+                                  KOrder::taps_outer, 1, 8, plan,
+                                  KernelSchedule::cooperative, true),
+            std::nullopt);
+  EXPECT_TRUE(plan.tmaStore);
+  EXPECT_EQ(plan.storeBoxColumns, 32);
+  EXPECT_EQ(plan.epilogueChunks, 3);
+  EXPECT_EQ(plan.stagingBytes, 256 * 96 * 2);
+  // 40 columns would need a ragged box, which would overwrite the next
+  // tile's columns; split-K adds partial sums: both keep the staged f32
+  // epilogue.
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 40, 64, 4, 8, 1,
+                                  KOrder::taps_outer, 1, 8, plan,
+                                  KernelSchedule::cooperative, true),
+            std::nullopt);
+  EXPECT_FALSE(plan.tmaStore);
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 128, 64, 4, 8, 1,
+                                  KOrder::taps_outer, 2, 8, plan,
+                                  KernelSchedule::cooperative, true),
+            std::nullopt);
+  EXPECT_FALSE(plan.tmaStore);
+  // 256 x 256 with 2 stages: the whole 16-bit tile (131072 B) does not fit
+  // beside the ring; the f32 staging in column quarters does.
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 256, 256, 64, 2, 8, 1,
+                                  KOrder::taps_outer, 1, 8, plan,
+                                  KernelSchedule::cooperative, true),
+            std::nullopt);
+  EXPECT_FALSE(plan.tmaStore);
+  EXPECT_EQ(plan.epilogueChunks, 4);
+}
+
 TEST(SM90Plan, NamesWhatItRefuses) {
   SM90KernelPlan plan;
   auto refuse = [&](int64_t tileM, int64_t tileN, int64_t tileK, int64_t stages,

@@ -2,6 +2,7 @@
 
 #include "conv3d/CAPI/conv3d.h"
 
+#include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/Engine.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -80,6 +81,30 @@ static llvm::Expected<CompileOptions> toOptions(llvm::StringRef text) {
   return parsePipelineOptions(text);
 }
 
+extern "C" const char *conv3d_version(void) { return CONV3D_VERSION; }
+
+extern "C" int conv3d_cuda_device(conv3d_device_info *info, char *error,
+                                  size_t errorSize) {
+  if (!info) {
+    setError(error, errorSize, "conv3d_cuda_device: null argument");
+    return 1;
+  }
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  llvm::Expected<DeviceInfo> device =
+      driver ? driver->deviceInfo()
+             : llvm::Expected<DeviceInfo>(driver.takeError());
+  if (!device) {
+    setError(error, errorSize, llvm::toString(device.takeError()));
+    return 1;
+  }
+  info->ordinal = device->ordinal;
+  info->cc_major = device->ccMajor;
+  info->cc_minor = device->ccMinor;
+  info->multiprocessors = device->multiprocessors;
+  setError(info->name, sizeof(info->name), device->name);
+  return 0;
+}
+
 extern "C" conv3d_engine *conv3d_engine_create(void) {
   return new conv3d_engine(CacheOptions::fromEnvironment());
 }
@@ -146,6 +171,10 @@ extern "C" conv3d_conv *conv3d_compile(conv3d_engine *engine,
 
 extern "C" double conv3d_compile_millis(const conv3d_conv *conv) {
   return conv ? conv->conv->getStats().totalMillis : 0.0;
+}
+
+extern "C" const char *conv3d_conv_config(const conv3d_conv *conv) {
+  return conv ? conv->conv->getOptions().config.c_str() : "";
 }
 
 extern "C" int conv3d_compile_source(const conv3d_conv *conv) {

@@ -104,3 +104,17 @@ IGemmConfigAttr mlir::conv3d::parseIGemmConfig(MLIRContext *context,
             (diagnostics.empty() ? "" : ": " + diagnostics);
   return config;
 }
+
+std::string mlir::conv3d::formatIGemmConfig(IGemmConfigAttr config) {
+  // The attribute's own printer writes `#conv3d.igemm_config<a = 1, b = 2>`
+  // without its defaulted parameters; the option form drops the spaces.
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  Attribute(config).print(os);
+  StringRef body = StringRef(printed).split('<').second.rsplit('>').first;
+  std::string text;
+  for (char c : body)
+    if (c != ' ')
+      text += c;
+  return text;
+}

@@ -25,7 +25,8 @@ std::string PipelineOptions::describe() const {
                        stringifyTarget(target),
                        lowering == CpuLowering::Reference ? "reference"
                                                           : "igemm",
-                       config.empty() ? "auto" : config, qslice, quantPlacement)
+                       config.empty() ? (tune ? "tuned" : "auto") : config,
+                       qslice, quantPlacement)
       .str();
 }
 
@@ -56,6 +57,7 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   pm.addPass(createConv3dFuseQuant(
       Conv3dFuseQuantOptions{options.quantPlacement, target}));
   pm.addPass(createConv3dFuseEpilogue());
+  pm.addPass(createConv3dRelayoutFilter(Conv3dRelayoutFilterOptions{target}));
   // Configs are chosen before the Q-slice decomposition so that `fused`
   // can reorder the K loop of a forced configuration.
   pm.addPass(createConv3dSelectConfig(
@@ -253,6 +255,13 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "gpu-binary-format",
       llvm::cl::desc("GPU binary: bin (cubin) or isa (PTX)"),
       llvm::cl::init("bin")};
+  Option<bool> tune{
+      *this, "tune",
+      llvm::cl::desc("Engine only (C API, Python): time the heuristic's and "
+                     "nearby tile configurations on the device and compile "
+                     "the fastest, remembered in the disk cache; exclusive "
+                     "with config. The pass pipelines refuse it"),
+      llvm::cl::init(false)};
 
   PipelineOptions get() const {
     PipelineOptions options;
@@ -265,6 +274,7 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
     options.gpuChip = gpuChip;
     options.cudaHome = cudaHome;
     options.gpuBinaryFormat = gpuBinaryFormat;
+    options.tune = tune;
     return options;
   }
 };
@@ -287,6 +297,10 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
   if (llvm::Error e = check("quant-placement", options.quantPlacement,
                             {"auto", "tile", "prepass"}))
     return e;
+  if (options.tune && !options.config.empty())
+    return llvm::createStringError(
+        "tune=true times candidate tile configurations; it cannot be "
+        "combined with a forced config");
   return check("gpu-binary-format", options.gpuBinaryFormat, {"bin", "isa"});
 }
 
@@ -318,6 +332,12 @@ static void registerPipeline(StringRef name, StringRef description,
         llvm::Expected<PipelineOptions> options = parsePipelineOptions(text);
         if (!options)
           return errorHandler(llvm::toString(options.takeError()));
+        // Tuning runs candidate kernels; a pass pipeline only compiles.
+        if (options->tune)
+          return errorHandler("tune=true is an option of the engine "
+                              "(conv3d-run --tune, the C API, Python); a "
+                              "pass pipeline takes a tile configuration "
+                              "through config=");
         build(pm, *options);
         return success();
       },

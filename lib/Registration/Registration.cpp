@@ -8,8 +8,6 @@
 #include "conv3d/Registration.h"
 
 #include "conv3d/Conversion/Passes.h"
-#include "conv3d/IR/Conv3dDialect.h"
-#include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/Pipelines/Pipelines.h"
 #include "conv3d/Transforms/Passes.h"
 
@@ -19,11 +17,10 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void mlir::conv3d::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<Conv3dDialect>();
+  registerConv3dDialects(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
-  registerBufferizableOpInterfaceExternalModels(registry);
 }
 
 void mlir::conv3d::registerAllPasses() {

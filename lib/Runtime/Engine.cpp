@@ -2,6 +2,7 @@
 
 #include "conv3d/Runtime/Engine.h"
 
+#include "EngineImpl.h"
 #include "JitFunction.h"
 
 #include "conv3d/IR/Conv3dAttrs.h"
@@ -265,24 +266,6 @@ llvm::Error CompiledFunction::run(llvm::ArrayRef<void *> buffers,
 // Engine
 //===----------------------------------------------------------------------===//
 
-struct Engine::Impl {
-  static DialectRegistry makeRegistry() {
-    DialectRegistry registry;
-    registerAllDialects(registry);
-    return registry;
-  }
-
-  explicit Impl(CacheOptions cacheOptions)
-      : context(makeRegistry()), cacheOptions(std::move(cacheOptions)) {}
-
-  MLIRContext context;
-  CacheOptions cacheOptions;
-  /// One compilation at a time on the shared context; also guards `memory`.
-  std::mutex mutex;
-  /// Compiled convolutions by cache key.
-  llvm::StringMap<std::shared_ptr<const CompiledConv>> memory;
-};
-
 Engine::Engine() : Engine(CacheOptions::fromEnvironment()) {}
 
 Engine::Engine(CacheOptions cache) {
@@ -350,8 +333,21 @@ static OwningOpRef<ModuleOp> loadCachedModule(MLIRContext &context,
   return module;
 }
 
+void Engine::setProgressHandler(std::function<void(llvm::StringRef)> handler) {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  impl->progress = std::move(handler);
+}
+
 llvm::Expected<std::shared_ptr<const CompiledConv>>
 Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
+  if (options.tune)
+    return compileTuned(spec, options);
+  return compileConfigured(spec, options, /*remember=*/true);
+}
+
+llvm::Expected<std::shared_ptr<const CompiledConv>>
+Engine::compileConfigured(const ConvSpec &spec, const CompileOptions &options,
+                          bool remember) {
   if (llvm::Error error = spec.validate())
     return std::move(error);
   if (llvm::Error error = checkTarget(options, /*runs=*/true))
@@ -373,7 +369,7 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
 
   CompileStats stats;
   std::optional<DiskCache> disk;
-  if (!cache.directory.empty())
+  if (!cache.directory.empty() && remember)
     disk.emplace(cache.directory);
   OwningOpRef<ModuleOp> module;
   std::string ignoredEntry;
@@ -419,7 +415,7 @@ Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
   auto compiled = std::make_shared<const CompiledConv>(
       spec, resolved, std::shared_ptr<const JitFunction>(std::move(*function)),
       std::move(stats));
-  if (cache.inMemory)
+  if (cache.inMemory && remember)
     impl->memory[key] = compiled;
   return compiled;
 }

@@ -18,47 +18,48 @@ static double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-static llvm::Error runOnHost(const CompiledConv &conv,
-                             const HostConvBuffers &buffers,
-                             HostRunTiming *timing) {
-  HostTensor initial = *buffers.output;
-  ConvArgs args;
-  args.input = buffers.input->data();
-  args.filter = buffers.filter->data();
-  args.bias = buffers.bias ? buffers.bias->data() : nullptr;
-  args.residual = buffers.residual ? buffers.residual->data() : nullptr;
-  args.amax = buffers.amax;
-  args.output = buffers.output->data();
-  if (llvm::Error error = conv.run(args))
-    return error;
-  if (!timing || timing->repeat <= 0)
-    return llvm::Error::success();
-  HostTensor scratch = initial;
-  args.output = scratch.data();
-  std::vector<double> times;
-  for (int i = 0; i < timing->repeat; ++i) {
-    scratch.bytes = initial.bytes;
-    auto start = std::chrono::steady_clock::now();
-    if (llvm::Error error = conv.run(args))
-      return error;
-    times.push_back(std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  timing->medianMillis = median(times);
-  return llvm::Error::success();
-}
-
 namespace {
-/// Device allocations and a stream, released on scope exit.
-class DeviceScope {
-public:
-  explicit DeviceScope(CudaDriver &driver) : driver(driver) {}
-  ~DeviceScope() {
+/// Median of the timed runs of `run` (host clock on the CPU target; CUDA
+/// events on `stream` otherwise).
+llvm::Expected<double> timeRuns(const CompiledConv &conv, const ConvArgs &args,
+                                int repeat, CudaDriver *driver, void *begin,
+                                void *end) {
+  std::vector<double> times;
+  for (int i = 0; i < repeat; ++i) {
+    if (!driver) {
+      auto start = std::chrono::steady_clock::now();
+      if (llvm::Error error = conv.run(args))
+        return std::move(error);
+      times.push_back(std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+      continue;
+    }
+    if (llvm::Error e = driver->recordEvent(begin, args.stream))
+      return std::move(e);
+    if (llvm::Error e = conv.run(args))
+      return std::move(e);
+    if (llvm::Error e = driver->recordEvent(end, args.stream))
+      return std::move(e);
+    if (llvm::Error e = driver->synchronizeEvent(end))
+      return std::move(e);
+    llvm::Expected<float> ms = driver->elapsedMillis(begin, end);
+    if (!ms)
+      return ms.takeError();
+    times.push_back(*ms);
+  }
+  return median(times);
+}
+} // namespace
+
+struct ConvRunSession::Device {
+  explicit Device(CudaDriver &driver) : driver(driver) {}
+  ~Device() {
     for (void *ptr : allocations)
       llvm::consumeError(driver.free(ptr));
-    for (void *event : events)
-      llvm::consumeError(driver.destroyEvent(event));
+    for (void *event : {begin, end})
+      if (event)
+        llvm::consumeError(driver.destroyEvent(event));
     if (stream)
       llvm::consumeError(driver.destroyStream(stream));
   }
@@ -76,90 +77,116 @@ public:
     return *ptr;
   }
 
-  llvm::Expected<void *> event() {
-    llvm::Expected<void *> e = driver.createEvent();
-    if (e)
-      events.push_back(*e);
-    return e;
-  }
-
   CudaDriver &driver;
-  std::vector<void *> allocations, events;
-  void *stream = nullptr;
+  std::vector<void *> allocations;
+  void *stream = nullptr, *begin = nullptr, *end = nullptr;
+  /// The output's initial contents, copied to the output before each
+  /// checked run.
+  void *initial = nullptr;
 };
-} // namespace
 
-static llvm::Error runOnDevice(const CompiledConv &conv,
-                               const HostConvBuffers &buffers,
-                               HostRunTiming *timing) {
+ConvRunSession::ConvRunSession() = default;
+ConvRunSession::~ConvRunSession() = default;
+
+llvm::Expected<std::unique_ptr<ConvRunSession>>
+ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
+  if (!buffers.input || !buffers.filter || !buffers.output)
+    return llvm::createStringError("missing input, filter or output buffer");
+  std::unique_ptr<ConvRunSession> session(new ConvRunSession());
+  session->buffers = buffers;
+  session->initialOutput = *buffers.output;
+  ConvArgs &args = session->args;
+  args.amax = buffers.amax;
+  if (target == Target::cpu) {
+    args.input = buffers.input->data();
+    args.filter = buffers.filter->data();
+    args.bias = buffers.bias ? buffers.bias->data() : nullptr;
+    args.residual = buffers.residual ? buffers.residual->data() : nullptr;
+    args.output = buffers.output->data();
+    return std::move(session);
+  }
   llvm::Expected<CudaDriver &> driver = CudaDriver::get();
   if (!driver)
     return driver.takeError();
-  DeviceScope scope(*driver);
-  ConvArgs args;
-  args.amax = buffers.amax;
+  session->device = std::make_unique<Device>(*driver);
+  Device &device = *session->device;
   const HostTensor *tensors[] = {buffers.input, buffers.filter, buffers.bias,
                                  buffers.residual, buffers.output};
   const void **slots[] = {&args.input, &args.filter, &args.bias,
                           &args.residual};
   for (int i = 0; i < 5; ++i) {
-    llvm::Expected<void *> ptr = scope.upload(tensors[i]);
+    llvm::Expected<void *> ptr = device.upload(tensors[i]);
     if (!ptr)
       return ptr.takeError();
     if (i < 4)
       *slots[i] = *ptr;
     else
-      args.output = *ptr;
+      device.initial = *ptr;
   }
-  llvm::Expected<void *> stream = driver->createStream();
-  if (!stream)
-    return stream.takeError();
-  scope.stream = *stream;
-  args.stream = *stream;
-  if (llvm::Error error = conv.run(args))
-    return error;
-  if (llvm::Error error = driver->synchronize(*stream))
-    return error;
-  if (llvm::Error error = driver->copyToHost(
-          buffers.output->data(), args.output, buffers.output->sizeInBytes()))
-    return error;
-  if (!timing || timing->repeat <= 0)
-    return llvm::Error::success();
+  llvm::Expected<void *> output =
+      driver->allocate(buffers.output->sizeInBytes());
+  if (!output)
+    return output.takeError();
+  device.allocations.push_back(*output);
+  args.output = *output;
+  for (void **slot : {&device.stream, &device.begin, &device.end}) {
+    llvm::Expected<void *> created =
+        slot == &device.stream ? driver->createStream() : driver->createEvent();
+    if (!created)
+      return created.takeError();
+    *slot = *created;
+  }
+  args.stream = device.stream;
+  return std::move(session);
+}
 
-  llvm::Expected<void *> begin = scope.event();
-  if (!begin)
-    return begin.takeError();
-  llvm::Expected<void *> end = scope.event();
-  if (!end)
-    return end.takeError();
-  std::vector<double> times;
-  for (int i = 0; i < timing->repeat; ++i) {
-    if (llvm::Error e = driver->recordEvent(*begin, *stream))
-      return e;
-    if (llvm::Error e = conv.run(args))
-      return e;
-    if (llvm::Error e = driver->recordEvent(*end, *stream))
-      return e;
-    if (llvm::Error e = driver->synchronizeEvent(*end))
-      return e;
-    llvm::Expected<float> ms = driver->elapsedMillis(*begin, *end);
-    if (!ms)
-      return ms.takeError();
-    times.push_back(*ms);
+llvm::Expected<double> ConvRunSession::run(const CompiledConv &conv, int repeat,
+                                           HostTensor *result) {
+  if (!device) {
+    // The CPU target runs on the host tensors: the output starts from its
+    // initial contents each time.
+    *buffers.output = initialOutput;
+    if (llvm::Error error = conv.run(args))
+      return std::move(error);
+    if (result && result != buffers.output)
+      *result = *buffers.output;
+    HostTensor scratch = initialOutput;
+    ConvArgs timed = args;
+    timed.output = scratch.data();
+    return timeRuns(conv, timed, repeat, nullptr, nullptr, nullptr);
   }
-  timing->medianMillis = median(times);
-  return llvm::Error::success();
+  CudaDriver &driver = device->driver;
+  size_t bytes = initialOutput.sizeInBytes();
+  if (llvm::Error error =
+          driver.copy(args.output, device->initial, bytes, device->stream))
+    return std::move(error);
+  if (llvm::Error error = conv.run(args))
+    return std::move(error);
+  if (llvm::Error error = driver.synchronize(device->stream))
+    return std::move(error);
+  if (result) {
+    if (result->sizeInBytes() != bytes)
+      *result = initialOutput;
+    if (llvm::Error error =
+            driver.copyToHost(result->data(), args.output, bytes))
+      return std::move(error);
+  }
+  return timeRuns(conv, args, repeat, &driver, device->begin, device->end);
 }
 
 llvm::Error mlir::conv3d::runWithHostBuffers(const CompiledConv &conv,
                                              const HostConvBuffers &buffers,
                                              HostRunTiming *timing) {
-  if (!buffers.input || !buffers.filter || !buffers.output)
-    return llvm::createStringError("runWithHostBuffers: missing input, filter "
-                                   "or output");
-  if (conv.getOptions().target == Target::cpu)
-    return runOnHost(conv, buffers, timing);
-  return runOnDevice(conv, buffers, timing);
+  auto session = ConvRunSession::create(conv.getOptions().target, buffers);
+  if (!session)
+    return session.takeError();
+  int repeat = timing ? std::max(timing->repeat, 0) : 0;
+  llvm::Expected<double> millis = (*session)->run(conv, repeat, buffers.output);
+  if (!millis)
+    return millis.takeError();
+  if (timing)
+    timing->medianMillis = *millis;
+  return llvm::Error::success();
 }
 
 ReferenceConvProblem

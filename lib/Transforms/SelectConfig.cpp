@@ -55,6 +55,22 @@ static int64_t pickTileN(int64_t filters, int64_t maxTile) {
   return maxTile;
 }
 
+int64_t mlir::conv3d::sm90StagesFor(int64_t tileM, int64_t tileN,
+                                    KernelSchedule schedule) {
+  int64_t stageBytes = (tileM + tileN) * 128;
+  // Ping-pong gives each consumer warpgroup its own staging tile.
+  int64_t stagingTiles = schedule == KernelSchedule::pingpong ? 2 : 1;
+  constexpr int64_t kBudget = 232448 - 2048; // the block's shared memory
+  int64_t stages = 0;
+  for (int64_t chunks = 1; chunks <= 4; chunks *= 2) {
+    int64_t staging = stagingTiles * tileM * (tileN / chunks + 4) * 4;
+    stages = (kBudget - staging) / stageBytes;
+    if (stages >= 4 || (tileN / chunks) % 16 != 0)
+      break;
+  }
+  return std::clamp<int64_t>(stages, 2, 6);
+}
+
 IGemmConfigAttr
 mlir::conv3d::selectIGemmConfig(MLIRContext *context,
                                 const ConvGeometry &geometry, Target target,
@@ -154,15 +170,7 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
     if (tileN > 64 && tileN <= 96 && ceilDiv(m, 256) >= 2 * kH100SMs)
       tileM = 256;
     tileK = 64;
-    int64_t stageBytes = (tileM + tileN) * 128;
-    constexpr int64_t kBudget = 232448 - 2048; // the block's shared memory
-    for (int64_t chunks = 1; chunks <= 4; chunks *= 2) {
-      int64_t staging = tileM * (tileN / chunks + 4) * 4;
-      stages = (kBudget - staging) / stageBytes;
-      if (stages >= 4 || (tileN / chunks) % 16 != 0)
-        break;
-    }
-    stages = std::clamp<int64_t>(stages, 2, 6);
+    stages = sm90StagesFor(tileM, tileN, KernelSchedule::cooperative);
     warpsM = tileM >= 128 ? 8 : 4;
     warpsN = 1;
     break;

@@ -1,10 +1,14 @@
 """conv3d-mlir from Python.
 
-Compile a 3-D convolution once, run it many times: on host buffers (the CPU
-target) or on device pointers (GPU targets), for example torch tensors in
-``channels_last_3d`` memory format, which are NDHWC in memory::
+torch.nn.functional.conv3d's interface on any DLPack array (PyTorch and
+CuPy on a CUDA GPU, NumPy on the CPU target), compiled once per spec::
 
     import conv3d
+    y = conv3d.conv3d(x, w, b, stride=1, padding=(2, 0, 1, 1, 1, 1), activation="silu")
+
+conv3d.torch adds a PyTorch custom op, a drop-in nn.Conv3d and convert().
+The lower level compiles a Spec and runs it on raw addresses::
+
     engine = conv3d.Engine()
     conv = engine.compile(conv3d.Spec.from_shapes(
         input_shape=(1, 10, 32, 32, 64), filter_shape=(3, 3, 3, 64, 96),
@@ -14,13 +18,20 @@ target) or on device pointers (GPU targets), for example torch tensors in
 
 The package talks to libConv3d.so through its C API (ctypes), so it works
 with any Python 3 without compiled bindings. The library is found through
-$CONV3D_LIB, else next to the package in a build tree.
+$CONV3D_LIB, the install prefix, a build tree or the loader's path
+(_library_candidates); `python -m conv3d --info` shows which.
 """
 
 import ctypes
 import os
 
-__all__ = ["Engine", "Conv", "Spec", "Conv3dError"]
+__all__ = ["Engine", "Conv", "Spec", "Conv3dError", "conv3d", "clear_cache",
+           "cached_plans", "library_path", "library_version", "cuda_device",
+           "__version__"]
+
+# The package's version; libConv3d.so reports its own (library_version()),
+# the CMake project version, and `python -m conv3d --info` shows both.
+__version__ = "0.1.0"
 
 _DTYPES = {"bf16": 0, "f16": 1, "f32": 2}
 _LAYOUTS = {"qrscf": 0, "fqrsc": 1}
@@ -94,25 +105,67 @@ class Spec(ctypes.Structure):
         return self._geometry()[1]
 
 
+_LIBRARY_NAME = "libConv3d.so"
+
+
+def _library_candidates():
+    """Where libConv3d.so is looked for, in order: $CONV3D_LIB (the file, or
+    a folder holding it); the install prefix the package sits in
+    (PREFIX/lib/libConv3d.so for PREFIX/lib/python3.../conv3d, as
+    `cmake --install` and `pip install --prefix` lay them out); a build tree
+    beside a source checkout (python/conv3d -> build/lib); then the system's
+    loader path (LD_LIBRARY_PATH, ldconfig)."""
+    env = os.environ.get("CONV3D_LIB", "")
+    if env:
+        yield os.path.join(env, _LIBRARY_NAME) if os.path.isdir(env) else env
+        return
+    folder = os.path.dirname(os.path.abspath(__file__))
+    while True:
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+        yield os.path.join(folder, "lib", _LIBRARY_NAME)
+        yield os.path.join(folder, "build", "lib", _LIBRARY_NAME)
+        yield os.path.join(folder, ".gpu-carry", "lib", _LIBRARY_NAME)
+    yield _LIBRARY_NAME
+
+
 def _find_library():
-    candidates = [os.environ.get("CONV3D_LIB", "")]
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(here))
-    candidates += [os.path.join(root, "build", "lib", "libConv3d.so"),
-                   os.path.join(root, ".gpu-carry", "lib", "libConv3d.so")]
-    for path in candidates:
-        if path and os.path.exists(path):
-            return path
-    raise Conv3dError("libConv3d.so not found: set CONV3D_LIB")
+    tried = []
+    for path in _library_candidates():
+        if os.sep not in path or os.path.exists(path):
+            try:
+                return ctypes.CDLL(path), os.path.abspath(path) if os.sep in path else path
+            except OSError as e:
+                tried.append(f"{path} ({e})")
+        else:
+            tried.append(path)
+    raise Conv3dError("libConv3d.so not found (set CONV3D_LIB to its path); tried: "
+                      + "; ".join(tried))
 
 
 _lib = None
+_lib_path = None
+
+
+class DeviceInfo(ctypes.Structure):
+    """conv3d_device_info of conv3d/CAPI/conv3d.h."""
+
+    _fields_ = [("ordinal", ctypes.c_int32), ("cc_major", ctypes.c_int32),
+                ("cc_minor", ctypes.c_int32), ("multiprocessors", ctypes.c_int32),
+                ("name", ctypes.c_char * 256)]
 
 
 def _library():
-    global _lib
+    global _lib, _lib_path
     if _lib is None:
-        lib = ctypes.CDLL(_find_library())
+        lib, path = _find_library()
+        lib.conv3d_version.restype = ctypes.c_char_p
+        lib.conv3d_version.argtypes = []
+        lib.conv3d_cuda_device.restype = ctypes.c_int
+        lib.conv3d_cuda_device.argtypes = [ctypes.POINTER(DeviceInfo), ctypes.c_char_p,
+                                           ctypes.c_size_t]
         lib.conv3d_engine_create.restype = ctypes.c_void_p
         lib.conv3d_engine_create_with_cache.restype = ctypes.c_void_p
         lib.conv3d_engine_create_with_cache.argtypes = [ctypes.c_char_p]
@@ -129,13 +182,36 @@ def _library():
         lib.conv3d_compile_millis.argtypes = [ctypes.c_void_p]
         lib.conv3d_compile_source.restype = ctypes.c_int
         lib.conv3d_compile_source.argtypes = [ctypes.c_void_p]
+        lib.conv3d_conv_config.restype = ctypes.c_char_p
+        lib.conv3d_conv_config.argtypes = [ctypes.c_void_p]
         lib.conv3d_conv_destroy.argtypes = [ctypes.c_void_p]
         lib.conv3d_run.restype = ctypes.c_int
         lib.conv3d_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p] * 4 + [
             ctypes.c_float, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
             ctypes.c_size_t]
-        _lib = lib
+        _lib, _lib_path = lib, path
     return _lib
+
+
+def library_path():
+    """The libConv3d.so this package uses (see _library_candidates)."""
+    _library()
+    return _lib_path
+
+
+def library_version():
+    """The version libConv3d.so reports (the CMake project version)."""
+    return _library().conv3d_version().decode()
+
+
+def cuda_device():
+    """The CUDA device the runtime uses (CONV3D_CUDA_DEVICE, else 0), as a
+    DeviceInfo; Conv3dError naming the reason without a driver or device."""
+    info = DeviceInfo()
+    error = ctypes.create_string_buffer(1024)
+    if _library().conv3d_cuda_device(ctypes.byref(info), error, len(error)):
+        raise Conv3dError(error.value.decode())
+    return info
 
 
 class Conv:
@@ -148,6 +224,9 @@ class Conv:
         # "compiled", "memory cache" or "disk cache".
         self.compile_source = ("compiled", "memory cache", "disk cache")[
             _library().conv3d_compile_source(handle)]
+        # The tile configuration (key=value pairs; the tuner's choice with
+        # tune=True), or "heuristic".
+        self.config = _library().conv3d_conv_config(handle).decode() or "heuristic"
 
     def run(self, input, filter, output, bias=None, residual=None, amax=0.0,
             stream=None):
@@ -188,8 +267,14 @@ class Engine:
                 (cache_dir or "").encode())
 
     def compile(self, spec, target="cpu", config=None, qslice=None,
-                quant_placement=None, lowering=None, gpu_chip=None):
+                quant_placement=None, lowering=None, gpu_chip=None, tune=False):
+        """Compiles `spec` (cached per spec and options). tune=True times the
+        heuristic's and nearby tile configurations on the device (the host
+        for "cpu") once per convolution and compiles the fastest; the choice
+        is kept in the disk cache, like cudnn.benchmark."""
         options = [f"target={target}"]
+        if tune:
+            options.append("tune=true")
         for key, value in (("config", config), ("qslice", qslice),
                            ("quant-placement", quant_placement),
                            ("lowering", lowering), ("gpu-chip", gpu_chip)):
@@ -207,3 +292,6 @@ class Engine:
         if self._handle and _lib is not None:
             _lib.conv3d_engine_destroy(self._handle)
             self._handle = None
+
+
+from ._functional import cached_plans, clear_cache, conv3d  # noqa: E402

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see scripts/gpu/stage.sh). Usage:
-#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|bench|all
+#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|bench|torch|all
 # TARGET=sm90 makes `sweep` and `sanitize` exercise the sm90 kernel (H100).
 # Logs go to $OUT (when set) so they come back from the device tool.
 set -uo pipefail
@@ -91,6 +91,10 @@ run_smoke() {
       $args 2>&1 | tail -2 | tee -a "$out/smoke.log" || status=1
   done
 }
+run_torch() {
+  step "PyTorch path (python/conv3d, conv3d.torch)"
+  python3 scripts/gpu/torch_check.py 2>&1 | tee "$out/torch.log" || status=1
+}
 run_bench() { step benchmark; python3 bench/run_bench.py --out "$out" "$@" || status=1; }
 
 case "${1:-all}" in
@@ -101,7 +105,8 @@ case "${1:-all}" in
   sanitize) run_sanitize ;;
   smoke) run_smoke ;;
   bench) shift; run_bench "$@" ;;
+  torch) run_torch ;;
   all) run_info; run_unit; run_lit; run_sweep "${2:-120}"; run_sanitize ;;
-  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|bench|all"; exit 2 ;;
+  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|bench|torch|all"; exit 2 ;;
 esac
 exit $status

@@ -30,7 +30,9 @@
 // RUN: conv3d-opt %s -split-input-file -conv3d-implicit-gemm=target=sm90 -conv3d-lower-to-sm90 | FileCheck %s
 
 // A causal bf16 3x3x3 convolution, C = 64 (one channel block: 27 K steps),
-// F = 96, tiled 128 x 96 with two consumer warpgroups (warps_m = 8) and 4
+// F = 96, accumulated onto the output (so the staged epilogue, which reads
+// it; an overwritten output would be stored by TMA, see @tma_store),
+// tiled 128 x 96 with two consumer warpgroups (warps_m = 8) and 4
 // stages. M = 4*8*8 = 256 rows: 2 tiles. Shared memory: 4 stages of
 // 128x64 + 96x64 bf16 (16384 + 12288 = 28672 B per step, 114688 B), the
 // 128 x (96 + 4) f32 staging tile (51200 B) at 114688, 8 mbarriers at
@@ -231,14 +233,16 @@
 // CHECK-NEXT: func.func private @conv3dTmaTiledDescriptor({{i64(, i64){10}[)]}} -> i64
 // CHECK-NEXT: func.func private @conv3dMultiprocessorCount() -> i64
 func.func @bf16_causal_3x3x3(%x: memref<1x4x8x8x64xbf16>, %w: memref<96x3x3x3x64xbf16>, %o: memref<1x4x8x8x96xbf16>) {
-  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<96x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x96xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 96, tile_k = 64, stages = 4, warps_m = 8, warps_n = 1, kernel = sm90>
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<96x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x96xbf16>) padding = [2, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 96, tile_k = 64, stages = 4, warps_m = 8, warps_n = 1, kernel = sm90>
   return
 }
 
 // -----
 
 // A 256-row tile: two m64 wgmmas per consumer warpgroup and k16, so 8 per
-// step (1x1x1, C = 128: 2 steps per tile; 2048 rows: 8 tiles). Shared
+// step (1x1x1, C = 128: 2 steps per tile; 2048 rows: 8 tiles). The output
+// is accumulated onto, so the epilogue is the staged one (an overwritten
+// output would be stored by TMA, see @tma_store). Shared
 // memory: 3 stages of 256x64 + 128x64 (49152 B per step, 147456 B); the
 // whole 256 x 132 f32 staging tile (135168 B) would not fit beside them, so
 // the epilogue runs in two 64-column chunks (256 x 68 floats, 69632 B):
@@ -266,7 +270,7 @@ func.func @bf16_causal_3x3x3(%x: memref<1x4x8x8x64xbf16>, %w: memref<96x3x3x3x64
 // CHECK-NOT: nvvm.barrier id
 // CHECK: gpu.terminator
 func.func @tile_m_256(%x: memref<1x8x16x16x128xbf16>, %w: memref<128x1x1x1x128xbf16>, %o: memref<1x8x16x16x128xbf16>) {
-  conv3d.conv ins(%x, %w : memref<1x8x16x16x128xbf16>, memref<128x1x1x1x128xbf16>) outs(%o : memref<1x8x16x16x128xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 256, tile_n = 128, tile_k = 64, stages = 3, warps_m = 8, warps_n = 1, kernel = sm90>
+  conv3d.conv ins(%x, %w : memref<1x8x16x16x128xbf16>, memref<128x1x1x1x128xbf16>) outs(%o : memref<1x8x16x16x128xbf16>) filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 256, tile_n = 128, tile_k = 64, stages = 3, warps_m = 8, warps_n = 1, kernel = sm90>
   return
 }
 
@@ -396,7 +400,8 @@ func.func @mixed(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: 
 // The ping-pong schedule (schedule = pingpong, warps_m = 4): two consumer
 // warpgroups (384 threads), each owning whole 128-row tiles (two m64
 // wgmmas per k16) in turn by the block-local tile index, with its own
-// staging tile (128 x 68 f32, 34816 B, at 98304 + 34816 * group) and named
+// staging tile (the output is accumulated onto, so the staged epilogue:
+// 128 x 68 f32, 34816 B, at 98304 + 34816 * group) and named
 // barrier (id 1 + group, 128 threads). A stage is released by the 4 warps
 // of the warpgroup that read it; two order barriers alternate the
 // warpgroups' mainloops. Shared memory: 4 x (16384 + 8192) + 2 x 34816 +
@@ -433,6 +438,52 @@ func.func @mixed(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: 
 // CHECK: nvvm.barrier id = %[[BARRIER]] number_of_threads = %c128_i32{{[_0-9]*}}
 // CHECK: gpu.terminator
 func.func @pingpong(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
-  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, warps_n = 1, kernel = sm90, schedule = pingpong>
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, warps_n = 1, kernel = sm90, schedule = pingpong>
+  return
+}
+
+// -----
+
+// The TMA-store epilogue: an overwritten bf16 output (no residual) with
+// 16-byte rows and an N tile of whole 64-column boxes. The host encodes a
+// third descriptor for the output as an [M][F] matrix (F = 128, M = 256,
+// row stride 128, boxes of 64 channels x 128 rows, 128-byte swizzle); the
+// launch waits for all three. The consumers apply bias and SiLU in
+// registers (one 8-byte bias load per 8-column group: 16), write 16-bit
+// pairs to the swizzled staging (32 stores: 16 groups x 2 row halves),
+// fence the async proxy, meet, and one thread issues one TMA store per box
+// and commits them; before the next tile's staging writes it waits until
+// the stores have read the staging, and before exiting until they are
+// written. Shared memory: 4 x (16384 + 16384) + 128 x 128 x 2 + 64 + 1024 =
+// 164928 B (the f32 staging would need 67584).
+
+// CHECK-LABEL: func.func @tma_store
+// CHECK: %[[DESCC:.*]] = call @conv3dTmaTiledDescriptor(%{{.*}}, %c9_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c256_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c32768_i64{{[_0-9]*}}, %c64_i64{{[_0-9]*}}, %c128_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}})
+// CHECK: %[[AB:.*]] = arith.andi
+// CHECK-NEXT: %[[COK:.*]] = arith.cmpi ne, %[[DESCC]], %{{.*}} : i64
+// CHECK-NEXT: %[[OK:.*]] = arith.andi %[[AB]], %[[COK]] : i1
+// CHECK-NEXT: scf.if %[[OK]] {
+// CHECK: dynamic_shared_memory_size %c164928_i32
+// CHECK: %[[TMAPC:.*]] = llvm.inttoptr %[[DESCC]] : i64 to !llvm.ptr
+// CHECK: nvvm.prefetch tensormap, %[[TMAPC]] : !llvm.ptr
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK-COUNT-16: vector.load %{{.*}} : memref<128xf32>, vector<2xf32>
+// CHECK-NOT: vector.load
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32{{[_0-9]*}}
+// CHECK-NEXT: scf.if %[[ISSUER:.*]] {
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[TMAPC]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr, <3>
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[TMAPC]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr, <3>
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK: scf.if %[[ISSUER]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0
+// CHECK-NOT: {read}
+// CHECK: gpu.terminator
+func.func @tma_store(%x: memref<1x4x8x8x64xbf16>, %w: memref<128x3x3x3x64xbf16>, %b: memref<128xf32>, %o: memref<1x4x8x8x128xbf16>) {
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<128x3x3x3x64xbf16>) bias(%b : memref<128xf32>) outs(%o : memref<1x4x8x8x128xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc activation = silu config = #conv3d.igemm_config<tile_m = 128, tile_n = 128, tile_k = 64, stages = 4, warps_m = 8, warps_n = 1, kernel = sm90>
   return
 }

@@ -55,6 +55,23 @@ def main():
     print(f"no disk cache, forced config: {uncached.compile_source}, rel_l2={err:.2e}")
     assert uncached.compile_source == "compiled" and err < 1e-5, err
 
+    # Tuning: the configuration is chosen by timing, checked like any other
+    # compilation, and remembered in the disk cache for the next engine.
+    tuned = conv3d.Engine(cache_dir=cache_dir).compile(spec, target="cpu", tune=True)
+    err = run_and_check(tuned, spec, rng, padding, strides)
+    print(f"tuned: {tuned.config}, rel_l2={err:.2e}")
+    assert err < 1e-5, err
+    again = conv3d.Engine(cache_dir=cache_dir).compile(spec, target="cpu", tune=True)
+    assert again.config == tuned.config, (again.config, tuned.config)
+    print("tuned again: same config")
+    try:
+        conv3d.Engine(cache_dir=None).compile(spec, target="cpu", tune=True, config="tile_m=16,tile_n=8,tile_k=8")
+        print("FAIL: tune with a forced config compiled")
+        return 1
+    except conv3d.Conv3dError as e:
+        assert "tune" in str(e), str(e)
+        print("error:", str(e).splitlines()[0])
+
     try:
         bad = conv3d.Spec.from_shapes(input_shape=(1, 2, 2, 2, 4), filter_shape=(3, 3, 3, 4, 4))
         conv3d.Engine(cache_dir=None).compile(bad, target="cpu")

@@ -12,6 +12,11 @@
 // TARGET: for the --target option: Cannot find option named 'sm70'
 // RUN: not conv3d-opt %s --conv3d-cpu-pipeline='quant_placement=tile' 2>&1 | FileCheck %s --check-prefix=SPELLING
 // SPELLING: error: <Pass-Options-Parser>: no such option quant_placement
+// Tuning is the engine's: a pass pipeline only compiles.
+// RUN: not conv3d-opt %s --conv3d-cpu-pipeline='tune=true' 2>&1 | FileCheck %s --check-prefix=TUNE
+// TUNE: error: tune=true is an option of the engine
+// RUN: not conv3d-opt %s --conv3d-cpu-pipeline='tune=true config="tile_m=16,tile_n=8,tile_k=8"' 2>&1 | FileCheck %s --check-prefix=TUNECONFIG
+// TUNECONFIG: error: tune=true times candidate tile configurations; it cannot be combined with a forced config
 
 func.func @f() {
   return

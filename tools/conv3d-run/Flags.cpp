@@ -127,6 +127,14 @@ cl::opt<std::string> config(
              "warps_m=..,warps_n=..,k_order=taps_outer|qslice_outer,"
              "split_k=..]"),
     cl::cat(compileCategory));
+cl::opt<bool> tune(
+    "tune",
+    cl::desc("Choose the tile configuration by timing the heuristic's and "
+             "nearby ones on the device (the host for --target=cpu), each "
+             "checked against the heuristic's result; the choice is kept in "
+             "the disk cache, so later runs compile it directly. Exclusive "
+             "with --config"),
+    cl::cat(compileCategory));
 cl::opt<std::string> qslice("qslice",
                             cl::desc("Q-slice decomposition: auto (fused when "
                                      "depth padding makes slices skippable), "
@@ -340,6 +348,18 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     if (!parseIGemmConfig(&context, config, error))
       return flagError("config", error);
     options.config = config;
+  }
+  if (tune) {
+    if (!config.empty())
+      return flagError("tune", "chooses the tile configuration and cannot be "
+                               "combined with --config");
+    if (!emit.empty())
+      return flagError("tune", "times kernels and cannot be combined with "
+                               "--emit");
+    if (options.lowering == CpuLowering::Reference)
+      return flagError("tune", "chooses implicit-GEMM tile configurations; "
+                               "--lowering=reference has none");
+    options.tune = true;
   }
 
   if (!moduleFile.empty()) {

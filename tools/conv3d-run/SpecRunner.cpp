@@ -126,6 +126,11 @@ struct Measurement {
   std::optional<double> relativeError;
   double tolerance = 0;
   bool passed = true;
+  /// --tune: the configuration chosen ("heuristic" or key=value pairs),
+  /// the time tuning took and whether the choice was remembered.
+  std::string tunedConfig;
+  double tuneMillis = 0;
+  bool tuneRemembered = false;
 };
 } // namespace
 
@@ -144,6 +149,11 @@ static void printResult(const RunRequest &request, const Measurement &m) {
         {"gflops", gflops}};
     if (!request.presetName.empty())
       object["preset"] = request.presetName;
+    if (!m.tunedConfig.empty()) {
+      object["tuned_config"] = m.tunedConfig;
+      object["tune_ms"] = m.tuneMillis;
+      object["tune_remembered"] = m.tuneRemembered;
+    }
     if (m.relativeError) {
       object["rel_l2"] = *m.relativeError;
       object["tolerance"] = m.tolerance;
@@ -157,6 +167,12 @@ static void printResult(const RunRequest &request, const Measurement &m) {
   if (m.compileSource != CacheSource::Compiled)
     llvm::outs() << " (" << stringifyCacheSource(m.compileSource) << ")";
   llvm::outs() << "\n";
+  if (!m.tunedConfig.empty())
+    llvm::outs() << llvm::formatv(
+        "tuned config: {0} ({1})\n", m.tunedConfig,
+        m.tuneRemembered
+            ? "remembered"
+            : llvm::formatv("tuned in {0:f0} ms", m.tuneMillis).str());
   llvm::outs() << llvm::formatv("run: {0:f3} ms (median of {1}), {2:f2} "
                                 "GFLOP/s\n",
                                 m.runMillis, request.repeat, gflops);
@@ -231,6 +247,9 @@ int conv3d_run::runSpec(const RunRequest &request) {
   }
 
   progress(request, "compiling " + spec.describe());
+  if (!request.quiet)
+    engine.setProgressHandler(
+        [&](llvm::StringRef line) { progress(request, line); });
   llvm::Expected<std::shared_ptr<const CompiledConv>> conv =
       engine.compile(spec, request.options);
   if (!conv)
@@ -247,6 +266,12 @@ int conv3d_run::runSpec(const RunRequest &request) {
   if (!stats.cacheWarning.empty())
     llvm::WithColor::warning(llvm::errs(), "conv3d-run")
         << "disk cache: " << stats.cacheWarning << "\n";
+  if (stats.tuning) {
+    m.tunedConfig =
+        stats.tuning->chosen.empty() ? "heuristic" : stats.tuning->chosen;
+    m.tuneMillis = stats.tuning->millis;
+    m.tuneRemembered = stats.tuning->remembered;
+  }
 
   HostTensor result = init;
   HostConvBuffers buffers;

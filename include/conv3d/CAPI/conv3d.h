@@ -41,6 +41,24 @@ typedef struct conv3d_spec {
   int32_t quant_block_size; /* NVFP4 on the input; 0 = none */
 } conv3d_spec;
 
+/* The library's version, "MAJOR.MINOR.PATCH" (the CMake project version). */
+const char *conv3d_version(void);
+
+/* The CUDA device the runtime uses (the one of $CONV3D_CUDA_DEVICE, else 0),
+ * as the project's runtime sees it. */
+typedef struct conv3d_device_info {
+  int32_t ordinal;
+  int32_t cc_major, cc_minor; /* compute capability */
+  int32_t multiprocessors;
+  char name[256];
+} conv3d_device_info;
+
+/* Fills `info` with the device the runtime uses, initializing the CUDA
+ * driver (loaded with dlopen) on first call. Non-zero with the reason in
+ * `error` when there is no usable driver or device. */
+int conv3d_cuda_device(conv3d_device_info *info, char *error,
+                       size_t error_size);
+
 typedef struct conv3d_engine conv3d_engine;
 typedef struct conv3d_conv conv3d_conv;
 
@@ -65,8 +83,10 @@ int conv3d_spec_geometry(const conv3d_spec *spec, int64_t output_shape[5],
  * config=tile_m=..,tile_n=..,.. (quoted with "" if it holds spaces),
  * qslice=auto|none|fused|separate, quant-placement=auto|tile|prepass,
  * gpu-chip=sm_90a, cuda-home=/usr/local/cuda (default: $CUDA_HOME, else
- * the configured toolkit). An unknown key or value is an error naming it.
- * Returns null on error (message in `error`). */
+ * the configured toolkit), tune=true (time the heuristic's and nearby tile
+ * configurations on the device and compile the fastest, remembered in the
+ * disk cache; exclusive with config). An unknown key or value is an error
+ * naming it. Returns null on error (message in `error`). */
 conv3d_conv *conv3d_compile(conv3d_engine *engine, const conv3d_spec *spec,
                             const char *options, char *error,
                             size_t error_size);
@@ -79,6 +99,10 @@ enum {
   CONV3D_FROM_DISK_CACHE = 2
 };
 int conv3d_compile_source(const conv3d_conv *conv);
+/* The tile configuration the compiled convolution uses, as key=value pairs
+ * (the tuner's choice with tune=true); "" when it is the heuristic's. Valid
+ * as long as `conv`. */
+const char *conv3d_conv_config(const conv3d_conv *conv);
 void conv3d_conv_destroy(conv3d_conv *conv);
 
 /* CU_STREAM_LEGACY, the legacy default stream (a 0 CUstream to CUDA). */

@@ -23,6 +23,11 @@ bool isValidNVFP4BlockSize(int64_t blockSize);
 IGemmConfigAttr parseIGemmConfig(MLIRContext *context, StringRef text,
                                  std::string &error);
 
+/// The `key=value,...` text of `config` that parseIGemmConfig reads back as
+/// the same attribute (parameters at their defaults are left out), for
+/// options, logs and the tuner's cache entries.
+std::string formatIGemmConfig(IGemmConfigAttr config);
+
 } // namespace mlir::conv3d
 
 #endif // CONV3D_IR_CONV3DATTRS_H

@@ -61,6 +61,12 @@ struct PipelineOptions {
   std::string cudaHome;
   /// GPU binary format: bin (cubin, runnable) or isa (PTX, for inspection).
   std::string gpuBinaryFormat = "bin";
+  /// Engine only: time the heuristic's configuration and the nearby ones of
+  /// `tuningCandidates` on the device (the host for cpu) and compile the
+  /// fastest; the choice is remembered per convolution in the engine and
+  /// its disk cache, as cuDNN's benchmark mode does. Exclusive with
+  /// `config`; the registered pass pipelines refuse it.
+  bool tune = false;
 
   /// The options most logs need: target, lowering, config, qslice, quant.
   std::string describe() const;

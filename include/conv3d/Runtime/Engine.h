@@ -22,7 +22,9 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,29 @@ struct ConvArgs {
 /// wherever the driver takes a stream.
 inline void *const kLegacyDefaultStream = reinterpret_cast<void *>(0x1);
 
+/// One tile configuration the tuner tried.
+struct TuningTrial {
+  /// The configuration (`key=value,...`); empty for the heuristic's.
+  std::string config;
+  /// Median run time; meaningful when `error` is empty.
+  double medianMillis = 0;
+  /// Why the configuration was not a contender: a kernel plan refused it,
+  /// or its result differed from the heuristic configuration's.
+  std::string error;
+};
+
+/// How a tuned compilation chose its configuration.
+struct TuningReport {
+  /// The configuration compiled; empty: the heuristic's won.
+  std::string chosen;
+  /// The choice was remembered (this engine, or the disk cache) and nothing
+  /// was timed.
+  bool remembered = false;
+  /// Time spent compiling and timing the candidates.
+  double millis = 0;
+  std::vector<TuningTrial> trials;
+};
+
 struct CompileStats {
   double pipelineMillis = 0; ///< MLIR passes (or reading the disk cache)
   double jitMillis = 0;      ///< LLVM code generation
@@ -66,6 +91,8 @@ struct CompileStats {
   /// (compilation itself succeeded), or which damaged entry it replaced;
   /// empty otherwise, or without a disk cache.
   std::string cacheWarning;
+  /// Set by a compilation with `options.tune`.
+  std::optional<TuningReport> tuning;
 };
 
 /// A compiled convolution. Safe to run from several threads at once.
@@ -142,8 +169,20 @@ public:
   /// Compiles a convolution for `options.target`, or returns it from the
   /// engine's memory cache or the disk cache (KernelCache.h). Safe to call
   /// from several threads (compilations are serialized).
+  ///
+  /// With `options.tune`, the configuration is chosen by timing: the
+  /// heuristic's and `tuningCandidates`' configurations are compiled and run
+  /// on random data (device buffers the engine allocates for GPU targets,
+  /// so tuning a GPU target needs a GPU), each checked against the
+  /// heuristic's result, and the fastest is compiled. The choice is kept
+  /// per convolution in the engine and in the disk cache, so tuning happens
+  /// once per convolution and machine (stats().tuning says what was timed).
   llvm::Expected<std::shared_ptr<const CompiledConv>>
   compile(const ConvSpec &spec, const CompileOptions &options);
+
+  /// Receives progress lines of long work (each tuning trial as it
+  /// finishes); none by default.
+  void setProgressHandler(std::function<void(llvm::StringRef)> handler);
 
   /// The text of one compilation stage.
   llvm::Expected<std::string>
@@ -173,6 +212,15 @@ public:
                        const CompileOptions &options) const;
 
 private:
+  /// compile() without tuning; `remember` keeps the result in the memory
+  /// and disk caches (the tuner's losing candidates are not kept).
+  llvm::Expected<std::shared_ptr<const CompiledConv>>
+  compileConfigured(const ConvSpec &spec, const CompileOptions &options,
+                    bool remember);
+  /// compile() with options.tune (Tuner.cpp).
+  llvm::Expected<std::shared_ptr<const CompiledConv>>
+  compileTuned(const ConvSpec &spec, const CompileOptions &options);
+
   struct Impl;
   std::unique_ptr<Impl> impl;
 };

@@ -46,6 +46,31 @@ llvm::Error runWithHostBuffers(const CompiledConv &conv,
                                const HostConvBuffers &buffers,
                                HostRunTiming *timing = nullptr);
 
+/// Host buffers made ready once (copied to the device for GPU targets) so
+/// that several compiled convolutions of one spec run on the same data
+/// without copying it again: what the tuner times its candidates on. The
+/// host tensors must outlive the session.
+class ConvRunSession {
+public:
+  static llvm::Expected<std::unique_ptr<ConvRunSession>>
+  create(Target target, const HostConvBuffers &buffers);
+  ~ConvRunSession();
+
+  /// Runs `conv` once from the output's initial contents (downloaded into
+  /// `result` when given), then `repeat` more times, timed; returns their
+  /// median in milliseconds (0 without timed runs).
+  llvm::Expected<double> run(const CompiledConv &conv, int repeat,
+                             HostTensor *result);
+
+private:
+  ConvRunSession();
+  struct Device;
+  HostConvBuffers buffers;
+  HostTensor initialOutput;
+  ConvArgs args;
+  std::unique_ptr<Device> device;
+};
+
 } // namespace mlir::conv3d
 
 #endif // CONV3D_RUNTIME_HOSTRUNNER_H

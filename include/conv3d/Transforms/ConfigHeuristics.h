@@ -19,6 +19,23 @@ IGemmConfigAttr selectIGemmConfig(MLIRContext *context,
                                   const ConvGeometry &geometry, Target target,
                                   std::optional<int64_t> quantBlockSize);
 
+/// The sm90 kernel's ring depth for a tile: as many stages as fit beside
+/// the epilogue's staging (in column halves or quarters when whole rows
+/// would leave fewer than 4), between 2 and 6. SM90KernelPlan splits the
+/// staging the same way.
+int64_t sm90StagesFor(int64_t tileM, int64_t tileN, KernelSchedule schedule);
+
+/// What a tuner times for a convolution on `target`, besides the heuristic
+/// configuration (which it always times first, and which is not repeated
+/// here): variations of the tile shape, pipeline depth and schedule for the
+/// kernel that runs it (the sm80 kernel where the sm90 kernel cannot take
+/// the convolution, with `kernel` set accordingly). A candidate may still be
+/// refused by a kernel plan (e.g. shared memory): the tuner skips those.
+SmallVector<IGemmConfigAttr>
+tuningCandidates(MLIRContext *context, const ConvGeometry &geometry,
+                 Target target, FilterLayout layout, Type elementType,
+                 std::optional<int64_t> quantBlockSize, bool quantizesInTile);
+
 /// Why the TMA im2col kernel of `kernel` (sm90: wgmma, sm100: tcgen05)
 /// cannot compute a convolution, or none: the host-side `canImplement` of
 /// those kernels, made where the configuration is chosen so that a

@@ -50,6 +50,14 @@ void populateFuseQuantPatterns(
     std::function<void(ConvOp, StringRef)> onImpossible = nullptr);
 
 //===----------------------------------------------------------------------===//
+// conv3d-relayout-filter
+//===----------------------------------------------------------------------===//
+
+/// For `target` = sm90: convolutions on tensors with a QRSCF filter that the
+/// sm90 kernel could otherwise take get their filter transposed to FQRSC.
+void populateFilterRelayoutPatterns(RewritePatternSet &patterns, Target target);
+
+//===----------------------------------------------------------------------===//
 // conv3d-fuse-epilogue
 //===----------------------------------------------------------------------===//
 

@@ -61,6 +61,25 @@ def Conv3dFuseEpilogue : Pass<"conv3d-fuse-epilogue"> {
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
 }
 
+def Conv3dRelayoutFilter : Pass<"conv3d-relayout-filter"> {
+  let summary = "Give the sm90 kernel K-major (FQRSC) filters";
+  let description = [{
+    The sm90 kernel loads filter tiles K-major by TMA, so it takes FQRSC
+    filters; `linalg.conv_3d_ndhwc_dhwcf` and most C++ callers hand over
+    QRSCF. For `target=sm90`, a convolution on tensors with a QRSCF filter
+    that the sm90 kernel could otherwise take gets a `linalg.transpose` of
+    its filter to FQRSC (one pass over the filter, a few microseconds on
+    a GPU: filters are small next to activations) instead of falling back
+    to the sm80 kernel. Other targets and convolutions are left alone.
+  }];
+  let options = [
+    Conv3dTargetOption<"Target whose kernel the filters are laid out for">
+  ];
+  let dependentDialects = ["::mlir::conv3d::Conv3dDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def Conv3dSelectConfig : Pass<"conv3d-select-config"> {
   let summary = "Attach an implicit-GEMM tile configuration to convolutions";
   let description = [{

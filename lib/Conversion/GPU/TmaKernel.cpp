@@ -207,7 +207,8 @@ void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
 namespace {
 
 /// CUtensorMapDataType and CUtensorMapSwizzle values.
-constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle128B = 3;
+constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle64B = 2,
+                  kTmaSwizzle128B = 3;
 
 constexpr StringLiteral kIm2colDescriptorFn = "conv3dTmaIm2colDescriptor";
 constexpr StringLiteral kTiledDescriptorFn = "conv3dTmaTiledDescriptor";
@@ -270,7 +271,8 @@ LogicalResult mlir::conv3d::createTmaLaunch(
     RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,
     const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,
     int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
-    function_ref<void(gpu::LaunchOp, Value, Value)> buildBody,
+    std::optional<TmaOutputStore> outputStore,
+    function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody,
     int64_t clusterSize) {
   Location loc = grid.getLoc();
   ConvGeometry g = kernel.geometry();
@@ -335,13 +337,39 @@ LogicalResult mlir::conv3d::createTmaLaunch(
                                   i64(kTmaSwizzle128B)};
   Value descB =
       func::CallOp::create(rewriter, loc, tiledFn, tiledArgs).getResult(0);
+  // The stored output: the [M][F] matrix (a third dimension of 1), in boxes
+  // of tile_m rows.
+  Value descC;
+  if (outputStore) {
+    Value output = kernel.store.getOutput();
+    Type outElem = kernel.outputElementType();
+    int64_t rowStride = outputStore->rowStride;
+    SmallVector<Value> outputArgs = {
+        baseAddress(rewriter, loc, output),
+        i64(outElem.isBF16() ? kTmaBFloat16 : kTmaFloat16),
+        i64(g.filters),
+        i64(g.gemmM()),
+        i64(1),
+        i64(rowStride),
+        i64(g.gemmM() * rowStride),
+        i64(outputStore->boxColumns),
+        i64(tileM),
+        i64(1),
+        i64(outputStore->boxColumns == kTmaChannelBlock ? kTmaSwizzle128B
+                                                        : kTmaSwizzle64B)};
+    descC =
+        func::CallOp::create(rewriter, loc, tiledFn, outputArgs).getResult(0);
+  }
   Value zero = i64(0);
-  Value ready = arith::AndIOp::create(
-      rewriter, loc,
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, descA,
-                            zero),
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, descB,
-                            zero));
+  auto isSet = [&](Value descriptor) {
+    return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                 descriptor, zero)
+        .getResult();
+  };
+  Value aSet = isSet(descA), bSet = isSet(descB);
+  Value ready = arith::AndIOp::create(rewriter, loc, aSet, bSet);
+  if (descC)
+    ready = arith::AndIOp::create(rewriter, loc, ready, isSet(descC));
   auto launchIf = scf::IfOp::create(rewriter, loc, ready, false);
   rewriter.setInsertionPointToStart(launchIf.thenBlock());
 
@@ -365,7 +393,7 @@ LogicalResult mlir::conv3d::createTmaLaunch(
         arith::ConstantIndexOp::create(rewriter, loc, clusterSize));
   createKernelLaunch(
       rewriter, loc, blocks, threads, sharedBytes,
-      [&](gpu::LaunchOp launch) { buildBody(launch, descA, descB); },
+      [&](gpu::LaunchOp launch) { buildBody(launch, descA, descB, descC); },
       clusterSize);
   return success();
 }

@@ -127,20 +127,29 @@ std::optional<std::string> getTmaGridProblem(const GridKernel &kernel,
 std::optional<std::string> getTileIndexProblem(const ConvGeometry &g,
                                                int64_t tileM, int64_t numTiles);
 
-/// The host side of a TMA kernel's launch, before `grid`: the two TMA
+/// An output a TMA kernel stores by TMA (the sm90 TMA-store epilogue): the
+/// dense [M][F] matrix with rows `rowStride` elements apart, in boxes of
+/// tile_m rows x `boxColumns` (64: 128-byte swizzle; 32: 64-byte swizzle).
+struct TmaOutputStore {
+  int64_t rowStride = 0;
+  int64_t boxColumns = 0;
+};
+
+/// The host side of a TMA kernel's launch, before `grid`: the TMA
 /// descriptors of `kernel` (`tileM` x 64 activation boxes, `tileN` x 64
-/// filter boxes, 128-byte swizzle) and, if the driver encoded both, one
-/// persistent launch of min(multiprocessors, `numTiles`) blocks (with
-/// `clusterSize` 2: clusters of two blocks, as many as the multiprocessors
-/// hold) whose body `buildBody` emits from the descriptors (i64). `pass`
+/// filter boxes, 128-byte swizzle; with `outputStore`, the output's) and, if
+/// the driver encoded them all, one persistent launch of min(multiprocessors,
+/// `numTiles`) blocks (with `clusterSize` 2: clusters of two blocks, as many
+/// as the multiprocessors hold) whose body `buildBody` emits from the
+/// descriptors (i64; the output's is null without `outputStore`). `pass`
 /// names the pass in the error when there is no enclosing module.
-LogicalResult
-createTmaLaunch(RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,
-                const GridKernel &kernel, const KernelOperands &ops,
-                int64_t tileM, int64_t tileN, int64_t numTiles, int64_t threads,
-                int64_t sharedBytes,
-                function_ref<void(gpu::LaunchOp, Value, Value)> buildBody,
-                int64_t clusterSize = 1);
+LogicalResult createTmaLaunch(
+    RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,
+    const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,
+    int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
+    std::optional<TmaOutputStore> outputStore,
+    function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody,
+    int64_t clusterSize = 1);
 
 } // namespace mlir::conv3d
 

@@ -105,7 +105,8 @@ LogicalResult mlir::conv3d::lowerGridToSM100(RewriterBase &rewriter,
   if (failed(createTmaLaunch(
           rewriter, grid, "conv3d-lower-to-sm100", kernel, ops, kTmemLanes,
           plan.tileN / plan.ctaGroup, numTiles, kThreads, plan.sharedBytes,
-          [&](gpu::LaunchOp launch, Value descA, Value descB) {
+          /*outputStore=*/std::nullopt,
+          [&](gpu::LaunchOp launch, Value descA, Value descB, Value) {
             Type indexType = narrowIndices ? Type(rewriter.getI32Type())
                                            : Type(rewriter.getIndexType());
             SM100Kernel k(rewriter, loc, plan, g, inElem,

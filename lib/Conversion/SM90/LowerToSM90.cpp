@@ -20,7 +20,11 @@
 //            commit; wait for step t-1's wgmmas; release empty[(t-1) % S]
 //   epilogue (consumers): accumulators -> f32 staging tile (its own shared
 //          memory: the producer is already loading the next tile) -> the
-//          shared staged epilogue
+//          shared staged epilogue; or, for an overwritten dense 16-bit
+//          output without residual and N tiles of whole 64-column boxes,
+//          the epilogue applied in registers -> a 16-bit swizzled staging
+//          tile -> TMA stores of the output's third descriptor, issued by
+//          one thread while the consumers go on with the next tile
 // The kernel is persistent: min(multiprocessors, tiles) blocks walk the
 // tiles, the ring's position carried across them. Cooperative: both
 // consumer warpgroups split every tile's rows. Ping-pong: each owns every
@@ -59,6 +63,33 @@ using namespace mlir;
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm90;
 
+namespace {
+
+/// Whether the output can take the TMA-store epilogue: a tile overwritten
+/// with no residual to read (no accumulate, no split-K partial sums), in a
+/// 16-bit type, whose (n, d, h, w) dimensions collapse into one of 16-byte
+/// rows: the dense [M][F] matrix a tiled descriptor describes.
+bool outputTakesTmaStore(const GridKernel &kernel) {
+  StoreOutputTileOp store = kernel.store;
+  if (store.getMode() != StoreMode::overwrite || store.getResidual())
+    return false;
+  Value output = store.getOutput();
+  auto type = cast<MemRefType>(output.getType());
+  Type elem = type.getElementType();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if ((!elem.isBF16() && !elem.isF16()) || type.getRank() != 5 ||
+      !type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)) || strides[4] != 1)
+    return false;
+  for (int64_t d = 0; d < 3; ++d)
+    if (strides[d] != strides[d + 1] * type.getDimSize(d + 1))
+      return false;
+  return strides[3] % 8 == 0 && elementAlignment(output) >= 8;
+}
+
+} // namespace
+
 LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                                             scf::ForallOp grid) {
   FailureOr<GridKernel> found = analyzeGrid(grid);
@@ -95,7 +126,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
           g, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
-          config.getSchedule()))
+          config.getSchedule(), outputTakesTmaStore(kernel)))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
@@ -116,12 +147,16 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
-  // Host: the two descriptors (device copies, cached by the runtime) and
-  // the persistent launch.
+  // Host: the descriptors (device copies, cached by the runtime): input,
+  // filter and, for the TMA-store epilogue, the output; and the persistent
+  // launch.
+  std::optional<TmaOutputStore> outputStore;
+  if (plan.tmaStore)
+    outputStore = TmaOutputStore{ops.output.strides[3], plan.storeBoxColumns};
   if (failed(createTmaLaunch(
           rewriter, grid, "conv3d-lower-to-sm90", kernel, ops, plan.tileM,
-          plan.tileN, numTiles, plan.threads, plan.sharedBytes,
-          [&](gpu::LaunchOp launch, Value descA, Value descB) {
+          plan.tileN, numTiles, plan.threads, plan.sharedBytes, outputStore,
+          [&](gpu::LaunchOp launch, Value descA, Value descB, Value descC) {
             Type indexType = narrowIndices ? Type(rewriter.getI32Type())
                                            : Type(rewriter.getIndexType());
             SM90Kernel k(rewriter, loc, plan, g, inElem,
@@ -130,6 +165,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                          indexType);
             k.descA = descA;
             k.descB = descB;
+            k.descC = descC;
             k.numMT = numMT;
             k.numNT = numNT;
             k.numTiles = numTiles;

@@ -38,6 +38,10 @@ struct SM90Kernel : TmaKernel {
         outElem(outElem), ops(ops), mode(mode), activation(activation),
         indexType(indexType) {}
 
+  /// With plan.tmaStore: a generic pointer to the output's TMA descriptor
+  /// (descA and descB, of the TmaKernel, are the input's and the filter's).
+  Value descC = {};
+
   static TmaRing ringOf(const SM90KernelPlan &plan) {
     TmaRing ring;
     ring.tileM = plan.tileM;
@@ -70,6 +74,24 @@ struct SM90Kernel : TmaKernel {
 /// Emits the kernel into `launch`'s body (`k` carries the host's values:
 /// descriptors, tiles, operands).
 void buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch);
+
+/// One consumer warpgroup's accumulators of a tile (i32 values).
+struct AccumulatorFragments {
+  /// One wgmma accumulator struct per m64 sub-tile.
+  ArrayRef<Value> accs;
+  /// The warpgroup's first row in the tile, its warp (0-3) and lane.
+  Value groupRow, warp, lane;
+};
+
+/// The TMA-store epilogue of a tile at (m0, n0) (TmaStoreEpilogue.cpp):
+/// the epilogue applied in registers, the 16-bit results written to the
+/// staging tile at shared offset `staging`, stored by the thread where
+/// `isIssuer` holds. `barrier` syncs the threads that share the tile.
+void emitTmaStoreEpilogue(SM90Kernel &k, const AccumulatorFragments &fragments,
+                          Value m0, Value n0, Value staging, Value isIssuer,
+                          function_ref<void()> barrier);
+/// Waits, in the issuing thread, until the last TMA stores are written.
+void emitTmaStoreDrain(SM90Kernel &k, Value isIssuer);
 
 } // namespace mlir::conv3d::sm90
 

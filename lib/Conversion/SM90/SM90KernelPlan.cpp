@@ -12,7 +12,7 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
                       int64_t tileK, int64_t stages, int64_t warpsM,
                       int64_t warpsN, KOrder kOrder, int64_t splitK,
                       int64_t epilogueAlignment, SM90KernelPlan &plan,
-                      KernelSchedule schedule) {
+                      KernelSchedule schedule, bool outputTakesTmaStore) {
   auto fail = [](const llvm::Twine &message) { return message.str(); };
   if (tileK != kChannelBlock)
     return fail(llvm::formatv("tile_k must be {0} (one 128-byte TMA row of "
@@ -62,23 +62,47 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
   plan.bStageBytes = tileN * kRowBytes;
   plan.stepBytes = plan.aStageBytes + plan.bStageBytes;
   plan.pipelineBytes = stages * plan.stepBytes;
-  // The staging tile in 1, 2 or 4 column chunks (of 8-column multiples),
-  // the fewest that fit beside the ring. Padding the staging rows by 4
-  // floats spreads a fragment store's 8 rows over distinct banks.
-  for (plan.epilogueChunks = 1;; plan.epilogueChunks *= 2) {
-    int64_t chunk = tileN / plan.epilogueChunks;
-    plan.stagingStride = chunk + 4;
-    plan.stagingBytes = tileM * plan.stagingStride * 4;
+  // Shared memory after the ring: the staging tile(s) (one per consumer
+  // warpgroup in ping-pong), then the full and empty barriers per stage
+  // and, in ping-pong, the two order barriers that alternate the consumers'
+  // mainloops.
+  auto layOut = [&](int64_t stagingBytes) {
+    plan.stagingBytes = stagingBytes;
     plan.stagingOffset = plan.pipelineBytes;
     plan.barrierOffset =
-        plan.stagingOffset + plan.stagingBytes * (plan.pingPong ? 2 : 1);
-    // Full and empty barriers per stage; ping-pong adds the two order
-    // barriers that alternate the consumers' mainloops.
+        plan.stagingOffset + stagingBytes * (plan.pingPong ? 2 : 1);
     plan.sharedBytes = plan.barrierOffset + 2 * stages * 8 +
                        (plan.pingPong ? 16 : 0) + kAlignmentSlack;
-    bool canSplit = plan.epilogueChunks < 4 && chunk % 16 == 0;
-    if (plan.sharedBytes <= kMaxSharedBytes || !canSplit)
-      break;
+  };
+  // TMA stores write whole boxes, so the N tile must be whole boxes (a
+  // ragged one would overwrite the next tile's columns): 64 columns (one
+  // 128-byte swizzle span), or 32 (64-byte swizzle) for N tiles such as 96.
+  // The 16-bit staging holds the whole tile: boxes of tile_m rows, 1024-byte
+  // aligned. Where that does not fit beside the ring (the f32 staging can be
+  // split into column chunks), the staged epilogue stores.
+  plan.storeBoxColumns = tileN % kChannelBlock == 0         ? kChannelBlock
+                         : tileN % (kChannelBlock / 2) == 0 ? kChannelBlock / 2
+                                                            : 0;
+  plan.tmaStore = outputTakesTmaStore && splitK == 1 && plan.storeBoxColumns;
+  if (plan.tmaStore) {
+    plan.epilogueChunks = tileN / plan.storeBoxColumns;
+    plan.stagingStride = plan.storeBoxColumns;
+    layOut(tileM * tileN * 2);
+    plan.tmaStore = plan.sharedBytes <= kMaxSharedBytes;
+  }
+  if (!plan.tmaStore) {
+    // The f32 staging tile in 1, 2 or 4 column chunks (of 8-column
+    // multiples), the fewest that fit beside the ring. Padding the staging
+    // rows by 4 floats spreads a fragment store's 8 rows over distinct
+    // banks.
+    for (plan.epilogueChunks = 1;; plan.epilogueChunks *= 2) {
+      int64_t chunk = tileN / plan.epilogueChunks;
+      plan.stagingStride = chunk + 4;
+      layOut(tileM * plan.stagingStride * 4);
+      bool canSplit = plan.epilogueChunks < 4 && chunk % 16 == 0;
+      if (plan.sharedBytes <= kMaxSharedBytes || !canSplit)
+        break;
+    }
   }
   if (plan.sharedBytes > kMaxSharedBytes)
     return fail(llvm::formatv(

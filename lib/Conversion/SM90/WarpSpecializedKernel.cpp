@@ -80,7 +80,8 @@ void emitConsumer(SM90Kernel &k) {
   auto toKernel = [&](Value v) {
     return k.indexType.isInteger(32)
                ? v
-               : arith::ExtUIOp::create(b, loc, k.indexType, v).getResult();
+               : arith::IndexCastUIOp::create(b, loc, k.indexType, v)
+                     .getResult();
   };
   Value staging = memref::ViewOp::create(
       b, loc,
@@ -96,6 +97,8 @@ void emitConsumer(SM90Kernel &k) {
       ValueRange{});
   Value laneRow = m.div(lane, 4);
   Value laneCol = m.mul(m.rem(lane, 4), 2);
+  // The thread that issues the TMA stores of the tiles it shares.
+  Value isIssuer = m.cmp(arith::CmpIPredicate::eq, epilogueTid, m.constant(0));
 
   forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
     auto [begin, end] = tileStepRange(k, tile);
@@ -175,6 +178,15 @@ void emitConsumer(SM90Kernel &k) {
                    isLane0),
             m.sub(m.add(done, numSteps), m.constant(1)));
 
+    Value stagingOffset =
+        m.add(m.constant(plan.stagingOffset),
+              plan.pingPong ? m.mul(group, plan.stagingBytes) : m.constant(0));
+    if (plan.tmaStore) {
+      SmallVector<Value> accs(loop.getResults());
+      emitTmaStoreEpilogue(k, {accs, groupRow, warp, lane}, tile.m0, tile.n0,
+                           stagingOffset, isIssuer, consumerBarrier);
+      return numSteps;
+    }
     // The epilogue, one column chunk at a time through the staging tile.
     // wgmma's accumulator layout: warp w of a warpgroup owns rows
     // 16w..16w+15 of each m64 tile; per n8 column group, a lane holds
@@ -215,6 +227,8 @@ void emitConsumer(SM90Kernel &k) {
     }
     return numSteps;
   });
+  if (plan.tmaStore)
+    emitTmaStoreDrain(k, isIssuer);
 }
 
 } // namespace
@@ -225,6 +239,10 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
   const SM90KernelPlan &plan = k.plan;
   KernelMath m = k.i32();
   emitTmaKernelPrologue(k, launch);
+  // The output's descriptor travels as an i64 kernel argument too.
+  if (k.descC)
+    k.descC = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), k.descC);
 
   Value isThread0 = m.cmp(arith::CmpIPredicate::eq, k.tid, m.constant(0));
   {
@@ -247,6 +265,9 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
                              /*tensormap=*/true);
     NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descB, Value(),
                              /*tensormap=*/true);
+    if (k.descC)
+      NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descC, Value(),
+                               /*tensormap=*/true);
   }
   gpu::BarrierOp::create(b, loc);
 

@@ -81,16 +81,29 @@ struct SM90KernelPlan {
   int64_t stepBytes = 0;
   /// Output elements per epilogue access.
   int64_t outputVector = 1;
+  /// The TMA-store epilogue: the accumulators, epilogue applied in
+  /// registers, go to a 16-bit staging tile in boxes of `storeBoxColumns`
+  /// (64, 128-byte swizzled; or 32, 64-byte swizzled, for N tiles such as
+  /// 96), `epilogueChunks` of them, `stagingBytes` in all, which one thread
+  /// stores with TMA while the consumers go on with the next tile.
+  /// Otherwise the f32 staging above and the shared staged epilogue.
+  bool tmaStore = false;
+  int64_t storeBoxColumns = 0;
 
   /// Builds the plan, or returns why the configuration cannot be lowered to
   /// the sm90 kernel for this convolution. `warpsM` (4 per consumer
   /// warpgroup) and `tileK` (64) come from the configuration.
+  /// `outputTakesTmaStore`: the output is a dense 16-bit [M][F] matrix with
+  /// 16-byte rows that is overwritten without a residual (the lowering
+  /// checks); the plan then stores N tiles that are whole 64-column boxes
+  /// by TMA.
   static std::optional<std::string>
   build(const ConvGeometry &geometry, int64_t tileM, int64_t tileN,
         int64_t tileK, int64_t stages, int64_t warpsM, int64_t warpsN,
         KOrder kOrder, int64_t splitK, int64_t epilogueAlignment,
         SM90KernelPlan &plan,
-        KernelSchedule schedule = KernelSchedule::cooperative);
+        KernelSchedule schedule = KernelSchedule::cooperative,
+        bool outputTakesTmaStore = false);
 
   /// A wgmma shared-memory matrix descriptor for a 128-byte-swizzled
   /// K-major tile at shared address `address` (a multiple of 16):

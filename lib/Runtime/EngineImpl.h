@@ -1,0 +1,47 @@
+//===- EngineImpl.h - the engine's state (internal) -------------*- C++ -*-===//
+//
+// Shared by Engine.cpp (compilation and the caches) and Tuner.cpp (tuned
+// compilation).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONV3D_LIB_RUNTIME_ENGINEIMPL_H
+#define CONV3D_LIB_RUNTIME_ENGINEIMPL_H
+
+#include "conv3d/Registration.h"
+#include "conv3d/Runtime/Engine.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+#include <mutex>
+
+namespace mlir::conv3d {
+
+struct Engine::Impl {
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    return registry;
+  }
+
+  explicit Impl(CacheOptions cacheOptions)
+      : context(makeRegistry()), cacheOptions(std::move(cacheOptions)) {}
+
+  MLIRContext context;
+  CacheOptions cacheOptions;
+  /// One compilation at a time on the shared context; also guards the maps
+  /// and the progress handler.
+  std::mutex mutex;
+  /// Compiled convolutions by cache key.
+  llvm::StringMap<std::shared_ptr<const CompiledConv>> memory;
+  /// Tuned configurations by tuning key (Tuner.cpp); "" = the heuristic's.
+  llvm::StringMap<std::string> tuned;
+  std::function<void(llvm::StringRef)> progress;
+};
+
+} // namespace mlir::conv3d
+
+#endif // CONV3D_LIB_RUNTIME_ENGINEIMPL_H

@@ -1,0 +1,157 @@
+//===- TuningCandidates.cpp - what the tuner times
+//-------------------------===//
+//
+// The heuristic (SelectConfig.cpp) encodes what measured well on average;
+// the tuner times a small neighbourhood of it on the convolution at hand,
+// as cuDNN's benchmark mode does. The neighbourhood is the decisions the
+// heuristic makes with the least margin:
+//
+// - sm90: the N tile (F itself, or the largest divisor up to 128 or 256, or
+//   64), 64/128/256-row M tiles, and the cooperative or ping-pong schedule
+//   (ping-pong overlaps one tile's epilogue with the next one's MMAs, which
+//   pays on shapes with few K steps per tile).
+// - sm80: 64/128/256-row M tiles with 64- and 128-wide N tiles, and the
+//   K depth of a stage.
+// - cpu: a few cache-sized tiles.
+//
+// Stages follow the heuristic's rules for each tile, so every candidate is
+// a configuration the heuristic could have picked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Transforms/ConfigHeuristics.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+static int64_t roundUpTo(int64_t value, int64_t multiple) {
+  return ceilDiv(value, multiple) * multiple;
+}
+
+/// N tiles up to `maxTile` worth trying for F = `filters`: F itself (when it
+/// fits), the largest multiples of 32 dividing F up to 128 and up to
+/// `maxTile`, and 64.
+static SmallVector<int64_t> candidateTileNs(int64_t filters, int64_t maxTile) {
+  SmallVector<int64_t> tiles;
+  auto add = [&](int64_t tile) {
+    if (tile >= 8 && tile <= maxTile && !llvm::is_contained(tiles, tile))
+      tiles.push_back(tile);
+  };
+  if (filters <= maxTile)
+    add(roundUpTo(filters, 8));
+  for (int64_t limit : {maxTile, int64_t(128)})
+    for (int64_t tile = limit; tile >= 64; tile -= 32)
+      if (filters % tile == 0) {
+        add(tile);
+        break;
+      }
+  if (filters > 64)
+    add(64);
+  return tiles;
+}
+
+static void addSM90Candidates(MLIRContext *context, const ConvGeometry &g,
+                              SmallVectorImpl<IGemmConfigAttr> &out) {
+  struct Shape {
+    int64_t tileM, warpsM;
+    KernelSchedule schedule;
+  };
+  const Shape shapes[] = {{128, 8, KernelSchedule::cooperative},
+                          {256, 8, KernelSchedule::cooperative},
+                          {64, 4, KernelSchedule::cooperative},
+                          {128, 4, KernelSchedule::pingpong},
+                          {64, 4, KernelSchedule::pingpong}};
+  for (int64_t tileN : candidateTileNs(g.gemmN(), 256)) {
+    for (const Shape &shape : shapes) {
+      // 256-row tiles pay only when they still fill the machine.
+      if (shape.tileM == 256 && g.gemmM() < 256 * 132)
+        continue;
+      int64_t stages = sm90StagesFor(shape.tileM, tileN, shape.schedule);
+      out.push_back(IGemmConfigAttr::get(
+          context, shape.tileM, tileN, /*tileK=*/64, stages, shape.warpsM,
+          /*warpsN=*/1, KOrder::taps_outer, /*splitK=*/1, Target::sm90,
+          shape.schedule));
+    }
+  }
+}
+
+static void addSM80Candidates(MLIRContext *context, const ConvGeometry &g,
+                              Target kernel,
+                              SmallVectorImpl<IGemmConfigAttr> &out) {
+  // The register-staged path of odd channel counts keeps its thin tiles.
+  if (g.channels % 2 != 0)
+    return;
+  int64_t n = g.gemmN();
+  for (int64_t tileN : {int64_t(64), int64_t(128)}) {
+    if (tileN > roundUpTo(n, 8) && tileN != 64)
+      continue;
+    int64_t warpsN = tileN == 128 ? 2 : 1;
+    for (int64_t tileM : {int64_t(64), int64_t(128), int64_t(256)}) {
+      // At most 64 x 64 accumulators per warp, at most 8 warps.
+      int64_t warpsM = std::min<int64_t>(tileM / 32, 8 / warpsN);
+      if (tileM / warpsM > 64 || tileN / warpsN > 64)
+        continue;
+      for (int64_t tileK : {int64_t(32), int64_t(64)}) {
+        if (tileK == 64 && g.channels < 64)
+          continue;
+        int64_t stages = tileK == 64 || tileM >= 256 ? 3 : 4;
+        out.push_back(IGemmConfigAttr::get(context, tileM, tileN, tileK, stages,
+                                           warpsM, warpsN, KOrder::taps_outer,
+                                           /*splitK=*/1, kernel,
+                                           KernelSchedule::cooperative));
+      }
+    }
+  }
+}
+
+static void addCpuCandidates(MLIRContext *context, const ConvGeometry &g,
+                             SmallVectorImpl<IGemmConfigAttr> &out) {
+  const int64_t tiles[][3] = {{16, 64, 64}, {32, 32, 32}, {64, 32, 64}};
+  for (const auto &tile : tiles)
+    out.push_back(IGemmConfigAttr::get(
+        context, std::min(tile[0], roundUpTo(g.gemmM(), 4)),
+        std::min(tile[1], g.gemmN()), std::min(tile[2], g.gemmK()),
+        /*stages=*/1, /*warpsM=*/1, /*warpsN=*/1, KOrder::taps_outer,
+        /*splitK=*/1, Target::cpu, KernelSchedule::cooperative));
+}
+
+SmallVector<IGemmConfigAttr> mlir::conv3d::tuningCandidates(
+    MLIRContext *context, const ConvGeometry &geometry, Target target,
+    FilterLayout layout, Type elementType,
+    std::optional<int64_t> quantBlockSize, bool quantizesInTile) {
+  SmallVector<IGemmConfigAttr> candidates;
+  IGemmConfigAttr heuristic =
+      selectIGemmConfig(context, geometry, target, quantBlockSize);
+  switch (target) {
+  case Target::cpu:
+    addCpuCandidates(context, geometry, candidates);
+    break;
+  case Target::sm80:
+    addSM80Candidates(context, geometry, Target::cpu, candidates);
+    break;
+  case Target::sm90:
+    if (getTmaKernelProblem(geometry, layout, elementType, quantizesInTile,
+                            Target::sm90)) {
+      addSM80Candidates(context, geometry, Target::sm80, candidates);
+      heuristic = withKernel(
+          selectIGemmConfig(context, geometry, Target::sm80, quantBlockSize),
+          Target::sm80);
+    } else {
+      addSM90Candidates(context, geometry, candidates);
+    }
+    break;
+  case Target::sm100:
+    break; // no lowering to time yet
+  }
+  // Tile loads quantize whole NVFP4 blocks; the heuristic's own choice is
+  // timed anyway.
+  SmallVector<IGemmConfigAttr> result;
+  for (IGemmConfigAttr config : candidates) {
+    if (quantBlockSize && config.getTileK() % *quantBlockSize != 0)
+      continue;
+    if (config == heuristic || llvm::is_contained(result, config))
+      continue;
+    result.push_back(config);
+  }
+  return result;
+}

@@ -1,0 +1,237 @@
+"""conv3d for PyTorch: a custom op, a drop-in nn.Conv3d and convert().
+
+    import conv3d.torch
+    y = conv3d.torch.conv3d(x, w, b, stride=1, padding=1)    # like F.conv3d
+    layer = conv3d.torch.Conv3d(64, 64, 3, padding=1)         # like nn.Conv3d
+    report = conv3d.torch.convert(model)                      # in place
+    print(report)                                             # what was left, and why
+
+`torch.ops.conv3d.conv3d` is a `torch.library` custom op with a fake (meta)
+kernel, so `torch.compile` traces models that use it without graph breaks.
+It runs on the caller's current CUDA stream and adds no synchronization.
+Inference only: backward through it raises an error.
+
+Importing this module without PyTorch installed works; using anything in it
+then raises ImportError.
+"""
+
+try:
+    import torch as _torch
+except ImportError:  # keep `import conv3d.torch` working without PyTorch
+    _torch = None
+    _MISSING = "PyTorch, which is not installed"
+else:
+    if not hasattr(getattr(_torch, "library", None), "custom_op"):
+        _MISSING = "PyTorch 2.4 or newer (torch.library.custom_op); found %s" % (
+            _torch.__version__)
+        _torch = None
+
+from . import _functional
+
+__all__ = ["conv3d", "Conv3d", "convert", "ConvertReport"]
+
+_INFERENCE_ONLY = ("conv3d.torch is inference only: the conv3d kernels have no "
+                   "backward. Run the model under torch.no_grad() / "
+                   "torch.inference_mode(), or keep torch.nn.Conv3d for training.")
+
+
+def _six(padding):
+    """The op's padding: 6 ints (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi) or
+    [-1] for 'same' (-2 for 'valid')."""
+    if isinstance(padding, str):
+        return [{"same": -1, "valid": -2}.get(padding, -3)]
+    if isinstance(padding, int):
+        return [padding] * 6
+    padding = list(padding)
+    if len(padding) == 3:
+        return [padding[0], padding[0], padding[1], padding[1], padding[2], padding[2]]
+    return padding
+
+
+def _from_six(padding):
+    if len(padding) == 1 and padding[0] < 0:
+        return {-1: "same", -2: "valid"}.get(padding[0], "invalid")
+    return tuple(padding)
+
+
+def _triple(value):
+    return [value] * 3 if isinstance(value, int) else list(value)
+
+
+def _output_size(size, k, stride, dilation, lo, hi):
+    # PyTorch's formula, for the fake kernel (which may see symbolic sizes);
+    # real runs take the output shape from the library's ConvGeometry.
+    return (size + lo + hi - dilation * (k - 1) - 1) // stride + 1
+
+
+if _torch is None:
+
+    def __getattr__(name):
+        if name in __all__:
+            raise ImportError("conv3d.torch.%s needs %s (conv3d.conv3d works on any "
+                              "DLPack array without it)" % (name, _MISSING))
+        raise AttributeError(name)
+
+else:
+    from typing import List, Optional
+
+    @_torch.library.custom_op("conv3d::conv3d", mutates_args=())
+    def _conv3d_op(input: _torch.Tensor, weight: _torch.Tensor,
+                   bias: Optional[_torch.Tensor], stride: List[int], padding: List[int],
+                   dilation: List[int], activation: str,
+                   residual: Optional[_torch.Tensor], target: str) -> _torch.Tensor:
+        return _functional.conv3d(input, weight, bias, stride, _from_six(padding), dilation,
+                                  activation=None if activation == "none" else activation,
+                                  residual=residual, target=target)
+
+    @_conv3d_op.register_fake
+    def _conv3d_fake(input, weight, bias, stride, padding, dilation, activation, residual,
+                     target):
+        if input.dim() != 5 or weight.dim() != 5:
+            raise ValueError("conv3d: input and weight must have rank 5")
+        window = weight.shape[2:]
+        pads = _from_six(padding)
+        if pads == "valid":
+            pads = (0,) * 6
+        elif pads == "same":
+            pads = []
+            for k, d in zip(window, dilation):
+                pads += [d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2]
+        spatial = [_output_size(input.shape[2 + i], window[i], stride[i], dilation[i],
+                                pads[2 * i], pads[2 * i + 1]) for i in range(3)]
+        shape = (input.shape[0], weight.shape[0], *spatial)
+        # The output follows the input's memory format, as in conv3d.conv3d.
+        channels_last = input.is_contiguous(memory_format=_torch.channels_last_3d)
+        return _torch.empty(shape, dtype=input.dtype, device=input.device,
+                            memory_format=_torch.channels_last_3d if channels_last
+                            else _torch.contiguous_format)
+
+    def _setup_context(ctx, inputs, output):
+        pass
+
+    def _backward(ctx, grad):
+        raise RuntimeError(_INFERENCE_ONLY)
+
+    _conv3d_op.register_autograd(_backward, setup_context=_setup_context)
+
+    def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
+               activation=None, residual=None, target="auto"):
+        """torch.nn.functional.conv3d through the conv3d custom op (see
+        conv3d.conv3d for the arguments; padding also as a 6-tuple
+        (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi), activation None, 'relu',
+        'silu' or 'gelu_tanh' fused after the bias, residual added last)."""
+        if groups != 1:
+            raise ValueError("groups=%r: conv3d computes ungrouped convolutions only "
+                             "(groups=1)" % (groups,))
+        if isinstance(padding, str) and padding not in ("same", "valid"):
+            raise ValueError("padding must be an int, a 3-tuple, a 6-tuple, 'valid' or "
+                             "'same', got %r" % padding)
+        return _torch.ops.conv3d.conv3d(input, weight, bias, _triple(stride), _six(padding),
+                                        _triple(dilation), activation or "none", residual,
+                                        target)
+
+    def _ineligible(module):
+        """Why an nn.Conv3d cannot run on conv3d, or None."""
+        if module.groups != 1:
+            return "grouped (groups=%d)" % module.groups
+        if module.padding_mode != "zeros":
+            return "padding_mode=%r (only zeros)" % module.padding_mode
+        if module.weight.dtype not in (_torch.float32, _torch.float16, _torch.bfloat16):
+            return "dtype %s (bfloat16, float16 or float32 only)" % module.weight.dtype
+        if module.weight.device.type not in ("cpu", "cuda"):
+            return "device %s" % module.weight.device
+        return None
+
+    class Conv3d(_torch.nn.Conv3d):
+        """A drop-in torch.nn.Conv3d computed by conv3d: the same
+        constructor and parameters (its state_dict is interchangeable with
+        nn.Conv3d's), plus `activation` (fused after the bias) and `target`.
+        The weight is kept in channels_last_3d memory (FQRSC), the layout the
+        kernels read; feed channels_last_3d input to avoid a layout copy in
+        and out of every call. forward(input, residual=None)."""
+
+        def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                     dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                     dtype=None, *, activation=None, target="auto"):
+            if groups != 1:
+                raise ValueError("conv3d.torch.Conv3d: groups=%d is not supported "
+                                 "(groups=1 only)" % groups)
+            if padding_mode != "zeros":
+                raise ValueError("conv3d.torch.Conv3d: padding_mode=%r is not supported "
+                                 "(zeros only)" % padding_mode)
+            super().__init__(in_channels, out_channels, kernel_size, stride, padding,
+                             dilation, groups, bias, padding_mode, device, dtype)
+            self._adopt(activation, target)
+
+        def _adopt(self, activation, target):
+            if activation not in (None, "relu", "silu", "gelu_tanh"):
+                raise ValueError("activation must be None, 'relu', 'silu' or 'gelu_tanh', "
+                                 "got %r" % (activation,))
+            self.activation = activation
+            self.target = target
+            with _torch.no_grad():
+                self.weight.data = self.weight.data.contiguous(
+                    memory_format=_torch.channels_last_3d)
+
+        @classmethod
+        def from_conv(cls, module, activation=None, target="auto"):
+            """Turns an nn.Conv3d into a conv3d.torch.Conv3d in place (same
+            object, parameters and hooks) and returns it."""
+            reason = _ineligible(module)
+            if reason:
+                raise ValueError("this nn.Conv3d cannot run on conv3d: %s" % reason)
+            module.__class__ = cls
+            module._adopt(activation, target)
+            return module
+
+        def forward(self, input, residual=None):
+            return conv3d(input, self.weight, self.bias, self.stride, self.padding,
+                          self.dilation, activation=self.activation, residual=residual,
+                          target=self.target)
+
+        def extra_repr(self):
+            text = super().extra_repr()
+            if self.activation:
+                text += ", activation=%s" % self.activation
+            return text
+
+    class ConvertReport:
+        """What convert() did: `converted` (qualified names) and `skipped`
+        ((name, reason) pairs)."""
+
+        def __init__(self):
+            self.converted = []
+            self.skipped = []
+
+        def __str__(self):
+            lines = ["conv3d.torch.convert: %d converted, %d left"
+                     % (len(self.converted), len(self.skipped))]
+            lines += ["  left %s: %s" % (name, reason) for name, reason in self.skipped]
+            return "\n".join(lines)
+
+        __repr__ = __str__
+
+    def convert(model, target="auto"):
+        """Replaces every eligible torch.nn.Conv3d in `model` (in place; a
+        bare nn.Conv3d is converted and returned in the report's `module`)
+        by conv3d.torch.Conv3d, and reports the ones it left: grouped,
+        transposed, non-zero padding modes, unsupported dtypes or devices.
+        Returns a ConvertReport; the model's state_dict is unchanged."""
+        report = ConvertReport()
+        transposed = (_torch.nn.ConvTranspose3d,)
+        for name, module in model.named_modules():
+            label = name or type(model).__name__
+            if type(module) is _torch.nn.Conv3d:  # subclasses may change forward
+                reason = _ineligible(module)
+                if reason:
+                    report.skipped.append((label, reason))
+                else:
+                    Conv3d.from_conv(module, target=target)
+                    report.converted.append(label)
+            elif isinstance(module, transposed):
+                report.skipped.append((label, "transposed convolution"))
+            elif isinstance(module, _torch.nn.Conv3d) and not isinstance(module, Conv3d):
+                report.skipped.append((label, "subclass %s of nn.Conv3d"
+                                       % type(module).__name__))
+        report.module = model
+        return report

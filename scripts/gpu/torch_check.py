@@ -1,0 +1,428 @@
+#!/usr/bin/env python3
+"""The PyTorch path of conv3d on the GPU machine (run by scripts/gpu/run.sh
+torch). Every step prints PASS/FAIL/SKIP with numbers; the exit status is 1
+if any step failed.
+
+  1. conv3d.conv3d and the custom op against cuDNN (torch F.conv3d) on fresh
+     random bf16 data, both measured against a float32 cuDNN reference:
+     channels_last and contiguous layouts, bias, stride, dilation, causal
+     6-tuple padding, fused activation and residual, out=.
+  2. torch.library.opcheck of the custom op (schema, fake kernel, autograd
+     registration).
+  3. A small video network (several Conv3d + activations, a strided conv, a
+     residual block): convert() on a copy, results against the original on
+     cuDNN; torch.compile(fullgraph=True) of the converted net (no graph
+     breaks), results again.
+  4. The caller's stream: a conv enqueued on a side stream, no added sync.
+  5. backward raises the inference-only error; state_dict round trip.
+  6. Per-call host time on a cached kernel (conv3d.conv3d, the custom op,
+     the module; torch's F.conv3d for comparison): conv3d.conv3d < 15 us.
+  7. CuPy arrays (skipped when CuPy is not installed) and a generic DLPack
+     producer on the GPU.
+  8. The cost of the layout step for NCDHW-contiguous input (GPU time of the
+     contiguous path minus the channels_last path).
+  9. Converted copies of weights and biases follow in-place updates.
+"""
+
+import copy
+import os
+import sys
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import conv3d  # noqa: E402
+import conv3d.torch as ct  # noqa: E402
+
+BF16_TOL = 4e-3  # the README's bf16 tolerance (relative L2)
+OVERHEAD_LIMIT_US = 15.0
+failures = []
+
+
+def report(name, ok, detail=""):
+    print("%s %s%s" % ("PASS" if ok else "FAIL", name, (": " + detail) if detail else ""),
+          flush=True)
+    if not ok:
+        failures.append(name)
+
+
+def step(name):
+    def wrap(fn):
+        def run():
+            print("\n=== %s ===" % name, flush=True)
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - every step reports and continues
+                traceback.print_exc()
+                report(name, False, "exception")
+        return run
+    return wrap
+
+
+def rel_l2(actual, expected):
+    a, e = actual.double(), expected.double()
+    if not torch.isfinite(a).all():
+        return float("inf")
+    return ((a - e).norm() / e.norm()).item()
+
+
+def torch_reference(x, w, b, stride, pad6, dilation, activation=None, residual=None):
+    """float32 cuDNN on the same (bf16-valued) data, with explicit padding."""
+    d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = pad6
+    xp = F.pad(x.float(), (w_lo, w_hi, h_lo, h_hi, d_lo, d_hi))
+    y = F.conv3d(xp, w.float(), None if b is None else b.float(), stride, 0, dilation)
+    if activation == "relu":
+        y = F.relu(y)
+    elif activation == "silu":
+        y = F.silu(y)
+    elif activation == "gelu_tanh":
+        y = F.gelu(y, approximate="tanh")
+    if residual is not None:
+        y = y + residual.float()
+    return y
+
+
+CASES = [
+    # (N, C, D, H, W), (F, Q, R, S), stride, pad6, dilation, activation, residual
+    ((1, 64, 8, 32, 32), (128, 3, 3, 3), (1, 1, 1), (2, 0, 1, 1, 1, 1), (1, 1, 1), None, False),
+    ((2, 128, 5, 16, 16), (128, 3, 3, 3), (1, 2, 2), (1, 1, 1, 1, 1, 1), (1, 1, 1), "silu", True),
+    ((1, 96, 6, 20, 20), (64, 3, 3, 3), (1, 1, 1), (2, 2, 1, 1, 2, 2), (2, 1, 2), "relu", False),
+    ((1, 3, 9, 32, 32), (64, 3, 3, 3), (1, 1, 1), (2, 0, 1, 1, 1, 1), (1, 1, 1), "gelu_tanh", False),
+    ((1, 256, 4, 16, 16), (256, 1, 1, 1), (1, 1, 1), (0,) * 6, (1, 1, 1), None, True),
+]
+
+
+@step("1. conv3d.conv3d and the custom op vs cuDNN")
+def check_against_cudnn():
+    torch.manual_seed(int(time.time()))
+    for shape, (f, q, r, s), stride, pad6, dil, act, with_res in CASES:
+        n, c, d, h, w_ = shape
+        for layout in ("channels_last", "contiguous"):
+            fmt = torch.channels_last_3d if layout == "channels_last" else torch.contiguous_format
+            x = torch.randn(shape, device="cuda").bfloat16().contiguous(memory_format=fmt)
+            w = (torch.randn(f, c, q, r, s, device="cuda") / (c * q * r * s) ** 0.5
+                 ).bfloat16().contiguous(memory_format=fmt)
+            b = torch.randn(f, device="cuda").bfloat16()
+            ref = torch_reference(x, w, b, stride, pad6, dil, act)
+            res = None
+            if with_res:
+                res = torch.randn(ref.shape, device="cuda").bfloat16().contiguous(
+                    memory_format=fmt)
+                ref = ref + res.float()
+            y = conv3d.conv3d(x, w, b, stride, pad6, dil, activation=act, residual=res)
+            torch.cuda.synchronize()
+            err = rel_l2(y, ref)
+            # cuDNN in bf16 on the same data, for scale (symmetric padding only:
+            # F.conv3d has no causal padding, so pad explicitly).
+            cud = F.conv3d(F.pad(x, (pad6[4], pad6[5], pad6[2], pad6[3], pad6[0], pad6[1])),
+                           w, b, stride, 0, dil)
+            if act == "relu":
+                cud = F.relu(cud)
+            elif act == "silu":
+                cud = F.silu(cud)
+            elif act == "gelu_tanh":
+                cud = F.gelu(cud, approximate="tanh")
+            if res is not None:
+                cud = cud + res
+            cud_err = rel_l2(cud, ref)
+            same_format = y.is_contiguous(memory_format=fmt)
+            op = ct.conv3d(x, w, b, stride, pad6, dil, activation=act, residual=res)
+            op_err = rel_l2(op, ref)
+            report("%s %s w%s stride%s pad%s dil%s %s%s" % (
+                layout, tuple(shape), (f, q, r, s), stride, pad6, dil, act or "",
+                " +res" if with_res else ""),
+                err < BF16_TOL and op_err < BF16_TOL and same_format,
+                "ours %.2e, op %.2e, cuDNN bf16 %.2e (vs f32 cuDNN), output %s"
+                % (err, op_err, cud_err, layout if same_format else "WRONG FORMAT"))
+    # out=: a poisoned channels_last output written in place.
+    x = torch.randn(1, 64, 6, 16, 16, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    w = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    out = torch.full((1, 64, 6, 16, 16), float("nan"), device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    y = conv3d.conv3d(x, w, padding=1, out=out)
+    torch.cuda.synchronize()
+    err = rel_l2(out, torch_reference(x, w, None, (1, 1, 1), (1,) * 6, (1, 1, 1)))
+    report("out= (poisoned, channels_last)", y is out and err < BF16_TOL, "%.2e" % err)
+
+
+@step("2. torch.library.opcheck")
+def check_opcheck():
+    x = torch.randn(1, 64, 4, 8, 8, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    w = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    b = torch.randn(64, device="cuda")
+    args = (x, w, b, [1, 1, 1], [2, 0, 1, 1, 1, 1], [1, 1, 1], "silu", None, "auto")
+    result = torch.library.opcheck(torch.ops.conv3d.conv3d.default, args,
+                                   test_utils=("test_schema", "test_faketensor",
+                                               "test_autograd_registration"))
+    ok = all(v == "SUCCESS" for v in result.values())
+    report("opcheck", ok, str(result))
+
+
+class VideoNet(torch.nn.Module):
+    """A small causal video encoder block: RGB -> 64 -> 128 channels."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv3d(3, 64, 3, padding=1)
+        self.conv1 = torch.nn.Conv3d(64, 64, 3, padding=1)
+        self.conv2 = torch.nn.Conv3d(64, 64, 3, padding=1)
+        self.down = torch.nn.Conv3d(64, 128, 3, stride=(1, 2, 2), padding=1)
+        self.proj = torch.nn.Conv3d(128, 128, 1)
+        self.grouped = torch.nn.Conv3d(128, 128, 3, padding=1, groups=4)  # left by convert
+        self.act = torch.nn.SiLU()
+
+    def forward(self, x):
+        x = self.act(self.stem(x))
+        x = x + self.conv2(self.act(self.conv1(x)))
+        x = torch.relu(self.down(x))
+        return self.grouped(self.proj(x))
+
+
+@step("3. convert() and torch.compile of a video network")
+def check_network():
+    torch.manual_seed(1)
+    net = VideoNet().cuda().bfloat16().eval()
+    ours = copy.deepcopy(net)
+    report_ = ct.convert(ours)
+    print(report_)
+    report("convert: 5 converted, grouped left",
+           len(report_.converted) == 5 and [n for n, _ in report_.skipped] == ["grouped"],
+           "converted %s" % report_.converted)
+    state_ok = all(torch.equal(a, b) for a, b in zip(net.state_dict().values(),
+                                                    ours.state_dict().values()))
+    report("state_dict unchanged by convert", state_ok)
+    for layout in ("contiguous", "channels_last"):
+        fmt = torch.channels_last_3d if layout == "channels_last" else torch.contiguous_format
+        x = torch.randn(2, 3, 8, 64, 64, device="cuda").bfloat16().contiguous(memory_format=fmt)
+        with torch.no_grad():
+            ref = net.float()(x.float())
+            net.bfloat16()
+            cud = net(x)
+            y = ours(x)
+        torch.cuda.synchronize()
+        report("converted net, %s input" % layout, rel_l2(y, ref) < 2 * BF16_TOL,
+               "ours %.2e, cuDNN bf16 %.2e (vs f32)" % (rel_l2(y, ref), rel_l2(cud, ref)))
+    compiled = torch.compile(ours, fullgraph=True)
+    x = torch.randn(2, 3, 8, 64, 64, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    with torch.no_grad():
+        ref = net.float()(x.float())
+        net.bfloat16()
+        y = compiled(x)
+        y2 = compiled(torch.randn_like(x))
+    torch.cuda.synchronize()
+    report("torch.compile(fullgraph=True) of the converted net", rel_l2(y, ref) < 2 * BF16_TOL
+           and torch.isfinite(y2.float()).all().item(), "%.2e" % rel_l2(y, ref))
+
+
+@step("4. the caller's stream")
+def check_stream():
+    x = torch.randn(1, 64, 8, 32, 32, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    w = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        y = conv3d.conv3d(x, w, padding=1)
+        y2 = y * 2  # ordered after the conv on the same stream
+    side.synchronize()
+    ref = torch_reference(x, w, None, (1, 1, 1), (1,) * 6, (1, 1, 1))
+    report("conv on a side stream", rel_l2(y2 / 2, ref) < BF16_TOL, "%.2e" % rel_l2(y2 / 2, ref))
+
+
+@step("5. backward and state_dict")
+def check_backward_state():
+    layer = ct.Conv3d(64, 64, 3, padding=1).cuda().bfloat16()
+    x = torch.randn(1, 64, 4, 8, 8, device="cuda").bfloat16().requires_grad_()
+    try:
+        layer(x).float().sum().backward()
+        report("backward raises", False, "no error")
+    except RuntimeError as e:
+        report("backward raises", "inference only" in str(e), str(e).splitlines()[0])
+    plain = torch.nn.Conv3d(64, 64, 3, padding=1).cuda().bfloat16()
+    plain.load_state_dict(layer.state_dict())
+    layer2 = ct.Conv3d(64, 64, 3, padding=1).cuda().bfloat16()
+    layer2.load_state_dict(plain.state_dict())
+    with torch.no_grad():
+        xs = x.detach()
+        err = rel_l2(layer2(xs), plain.float()(xs.float()))
+    report("state_dict interchangeable with nn.Conv3d", err < BF16_TOL, "%.2e" % err)
+
+
+def host_us_per_call(fn, calls=2000):
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = (time.perf_counter() - start) / calls * 1e6
+    torch.cuda.synchronize()
+    return host
+
+
+@step("6. per-call host time on a cached kernel")
+def check_overhead():
+    # A small conv, so the GPU keeps up and the loop measures the host side.
+    x = torch.randn(1, 64, 2, 8, 8, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    w = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    b = torch.randn(64, device="cuda")
+    layer = ct.Conv3d(64, 64, 3, padding=1).cuda().bfloat16()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(200):
+        conv3d.conv3d(x, w, b, 1, 1)
+    end.record()
+    torch.cuda.synchronize()
+    gpu_us = start.elapsed_time(end) / 200 * 1e3
+    with torch.no_grad():
+        fn = host_us_per_call(lambda: conv3d.conv3d(x, w, b, 1, 1))
+        op = host_us_per_call(lambda: ct.conv3d(x, w, b, 1, 1))
+        mod = host_us_per_call(lambda: layer(x))
+        cudnn = host_us_per_call(lambda: F.conv3d(x, w, b.bfloat16(), 1, 1))
+    print("host us/call: conv3d.conv3d %.1f, custom op %.1f, Conv3d module %.1f, "
+          "F.conv3d (cuDNN) %.1f; GPU time per call %.1f us"
+          % (fn, op, mod, cudnn, gpu_us))
+    report("conv3d.conv3d host time < %.0f us" % OVERHEAD_LIMIT_US, fn < OVERHEAD_LIMIT_US,
+           "%.1f us" % fn)
+
+
+def gpu_ms(fn, calls=20):
+    for _ in range(3):
+        fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / calls
+
+
+@step("8. cost of the NCDHW layout step")
+def check_layout_cost():
+    # The contiguous path = copy in to channels_last + conv + copy out; the
+    # difference to the channels_last path is the layout steps' cost.
+    for shape, f in (((1, 128, 8, 64, 64), 128), ((1, 512, 4, 32, 32), 512)):
+        x_cl = torch.randn(shape, device="cuda").bfloat16().contiguous(
+            memory_format=torch.channels_last_3d)
+        x_c = x_cl.contiguous()
+        w = (torch.randn(f, shape[1], 3, 3, 3, device="cuda") / 60).bfloat16().contiguous(
+            memory_format=torch.channels_last_3d)
+        cl = gpu_ms(lambda: conv3d.conv3d(x_cl, w, padding=1))
+        c = gpu_ms(lambda: conv3d.conv3d(x_c, w, padding=1))
+        copy_in = gpu_ms(lambda: x_c.contiguous(memory_format=torch.channels_last_3d))
+        mbytes = x_c.numel() * 2 / 1e6
+        print("%s bf16 (%.0f MB in and out): channels_last %.3f ms, NCDHW %.3f ms "
+              "(+%.3f ms, %.0f%%); one copy of the input %.3f ms"
+              % (tuple(shape), mbytes, cl, c, c - cl, 100 * (c - cl) / cl, copy_in))
+    report("layout step measured", True)
+
+
+@step("9. converted weights and biases are reused until modified")
+def check_parameter_cache():
+    # A contiguous (FCQRS) weight and a bf16 bias are converted once; an
+    # in-place update (version counter) or a new storage must be picked up.
+    x = torch.randn(1, 64, 4, 8, 8, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    w = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16()   # contiguous
+    b = torch.randn(64, device="cuda").bfloat16()
+    errors = []
+    for change in ("first call", "same tensors", "bias.add_(1)", "weight.mul_(-1)",
+                   "weight.data = new storage"):
+        if change == "bias.add_(1)":
+            b.add_(1)
+        elif change == "weight.mul_(-1)":
+            w.mul_(-1)
+        elif change == "weight.data = new storage":
+            w.data = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16()
+        y = conv3d.conv3d(x, w, b, padding=1)
+        torch.cuda.synchronize()
+        errors.append((change, rel_l2(y, torch_reference(x, w, b, (1, 1, 1), (1,) * 6,
+                                                         (1, 1, 1)))))
+    with torch.inference_mode():  # inference tensors have no version counter
+        wi = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16()
+        bi = torch.randn(64, device="cuda").bfloat16()
+        y = conv3d.conv3d(x, wi, bi, padding=1)
+        torch.cuda.synchronize()
+        errors.append(("inference-mode tensors", rel_l2(
+            y, torch_reference(x, wi, bi, (1, 1, 1), (1,) * 6, (1, 1, 1)))))
+    report("parameter copies follow in-place updates",
+           all(e < BF16_TOL for _, e in errors),
+           ", ".join("%s %.1e" % pair for pair in errors))
+
+
+class DLPackOnly:
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, stream=None):
+        return self.t.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+@step("7. CuPy arrays and a generic DLPack producer")
+def check_cupy():
+    x = torch.randn(1, 64, 4, 16, 16, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    w = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    ref = torch_reference(x, w, None, (1, 1, 1), (1,) * 6, (1, 1, 1))
+    out = torch.full(ref.shape, float("nan"), device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    torch.cuda.synchronize()
+    conv3d.conv3d(DLPackOnly(x), DLPackOnly(w), padding=1, out=DLPackOnly(out))
+    torch.cuda.synchronize()
+    report("generic DLPack producer (torch behind __dlpack__), out=",
+           rel_l2(out, ref) < BF16_TOL, "%.2e" % rel_l2(out, ref))
+    try:
+        import cupy
+    except ImportError:
+        print("SKIP CuPy: not installed")
+        return
+    # GPU targets take bf16/f16; CuPy has no bfloat16, so float16 here.
+    xh, wh = x.half(), w.half()
+    xc = cupy.from_dlpack(xh.detach())
+    wc = cupy.from_dlpack(wh.detach())
+    yc = conv3d.conv3d(xc, wc, padding=1)
+    cupy.cuda.get_current_stream().synchronize()
+    ok = isinstance(yc, cupy.ndarray)
+    y = torch.from_dlpack(yc)
+    ref16 = torch_reference(xh, wh, None, (1, 1, 1), (1,) * 6, (1, 1, 1))
+    report("CuPy float16 arrays: CuPy result", ok and rel_l2(y, ref16) < 1e-3,
+           "%.2e" % rel_l2(y, ref16))
+
+
+def main():
+    print("conv3d %s, library %s (%s)" % (conv3d.__version__, conv3d.library_path(),
+                                          conv3d.library_version()))
+    dev = conv3d.cuda_device()
+    print("device %d: %s, cc %d.%d; torch %s, cuDNN %s" % (
+        dev.ordinal, dev.name.decode(), dev.cc_major, dev.cc_minor, torch.__version__,
+        torch.backends.cudnn.version()))
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for check in (check_against_cudnn, check_opcheck, check_network, check_stream,
+                  check_backward_state, check_overhead, check_cupy, check_layout_cost,
+                  check_parameter_cache):
+        check()
+    print("\n%d failed: %s" % (len(failures), ", ".join(failures) or "none"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""`pip install` of the Python package into a temporary prefix, offline
+(--no-build-isolation --no-index: Debian's setuptools builds it), then, in a
+fresh process that sees only that prefix: import, `python -m conv3d --info`,
+and a CPU convolution checked against the independent float64 NumPy
+convolution on fresh random data with a poisoned output.
+
+usage: pip_install_check.py SOURCE_PYTHON_DIR WORK_DIR
+(the package is copied into WORK_DIR first: setuptools builds in the tree it
+is given, and tests never write into the source tree)
+"""
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+CHECK = r'''
+import os, sys
+import numpy as np
+import conv3d
+prefix = os.environ["PREFIX"]
+assert os.path.realpath(conv3d.__file__).startswith(os.path.realpath(prefix)), conv3d.__file__
+sys.path.insert(0, os.environ["INPUTS"])
+import np_conv3d
+rng = np.random.default_rng()
+x = np.ascontiguousarray(rng.standard_normal((1, 5, 6, 7, 4)).astype(np.float32))  # NDHWC
+w = (rng.standard_normal((6, 3, 3, 3, 4)) * 0.2).astype(np.float32)                  # FQRSC
+out = np.full((1, 5, 6, 7, 6), np.nan, np.float32)
+y = conv3d.conv3d(x.transpose(0, 4, 1, 2, 3), w.transpose(0, 4, 1, 2, 3), padding=(2, 0, 1, 1, 1, 1),
+                  out=out.transpose(0, 4, 1, 2, 3))
+ref = np_conv3d.conv3d(x, w, padding=(2, 0, 1, 1, 1, 1), layout="fqrsc")
+err = np.linalg.norm(out - ref) / np.linalg.norm(ref)
+assert np.isfinite(out).all() and err < 1e-5, err
+print("installed package: conv3d %s from the prefix, rel_l2=%.2e" % (conv3d.__version__, err))
+'''
+
+
+def main():
+    source, work = sys.argv[1], sys.argv[2]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    tree = os.path.join(work, "src")
+    shutil.copytree(source, tree, ignore=shutil.ignore_patterns("build", "*.egg-info",
+                                                                "__pycache__"))
+    prefix = os.path.join(work, "prefix")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-build-isolation",
+                    "--no-index", "--no-deps", "--disable-pip-version-check",
+                    "--no-warn-script-location", "--quiet", "--prefix", prefix, tree],
+                   check=True, cwd=work)
+    found = glob.glob(os.path.join(prefix, "**", "conv3d", "__init__.py"), recursive=True)
+    assert len(found) == 1, found
+    site = os.path.dirname(os.path.dirname(found[0]))
+    print("installed into", os.path.relpath(site, work), flush=True)
+    env = dict(os.environ, PYTHONPATH=site, PREFIX=prefix,
+               INPUTS=os.path.dirname(os.path.abspath(__file__)))
+    info = subprocess.run([sys.executable, "-m", "conv3d", "--info"], env=env, cwd=work,
+                          check=True, capture_output=True, text=True).stdout
+    print(info, end="", flush=True)
+    subprocess.run([sys.executable, "-c", CHECK], env=env, cwd=work, check=True)
+    print("PIP-INSTALL-OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

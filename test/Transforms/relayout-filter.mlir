@@ -1,0 +1,62 @@
+// RUN: conv3d-opt %s -split-input-file -conv3d-relayout-filter=target=sm90 | FileCheck %s
+// RUN: conv3d-opt %s -split-input-file -conv3d-relayout-filter=target=sm80 | FileCheck %s --check-prefix=SM80
+
+// For the sm90 kernel (K-major filter tiles by TMA) a QRSCF filter is
+// transposed to FQRSC: [Q, R, S, C, F] -> [F, Q, R, S, C].
+// CHECK-LABEL: func.func @qrscf
+// CHECK-SAME: (%{{.*}}: tensor<1x6x8x8x64xbf16>, %[[W:.*]]: tensor<3x3x3x64x96xbf16>
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<96x3x3x3x64xbf16>
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[W]] : tensor<3x3x3x64x96xbf16>) outs(%[[EMPTY]] : tensor<96x3x3x3x64xbf16>) permutation = [4, 0, 1, 2, 3]
+// CHECK: conv3d.conv ins(%{{.*}}, %[[T]] : tensor<1x6x8x8x64xbf16>, tensor<96x3x3x3x64xbf16>) {{.*}} filter_layout = fqrsc
+// Other targets keep the layout their kernels read.
+// SM80-LABEL: func.func @qrscf
+// SM80-NOT: linalg.transpose
+func.func @qrscf(%x: tensor<1x6x8x8x64xbf16>, %w: tensor<3x3x3x64x96xbf16>, %o: tensor<1x4x6x6x96xbf16>) -> tensor<1x4x6x6x96xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x6x8x8x64xbf16>, tensor<3x3x3x64x96xbf16>) outs(%o : tensor<1x4x6x6x96xbf16>) overwrite -> tensor<1x4x6x6x96xbf16>
+  return %y : tensor<1x4x6x6x96xbf16>
+}
+
+// -----
+
+// Already K-major: unchanged.
+// CHECK-LABEL: func.func @fqrsc
+// CHECK-NOT: linalg.transpose
+func.func @fqrsc(%x: tensor<1x6x8x8x64xbf16>, %w: tensor<96x3x3x3x64xbf16>, %o: tensor<1x4x6x6x96xbf16>) -> tensor<1x4x6x6x96xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x6x8x8x64xbf16>, tensor<96x3x3x3x64xbf16>) outs(%o : tensor<1x4x6x6x96xbf16>) overwrite filter_layout = fqrsc -> tensor<1x4x6x6x96xbf16>
+  return %y : tensor<1x4x6x6x96xbf16>
+}
+
+// -----
+
+// Convolutions the sm90 kernel cannot take for other reasons keep their
+// filter (they run on the sm80 kernel, which reads QRSCF): C = 32 is under
+// one TMA box, f32 has no wgmma here.
+// CHECK-LABEL: func.func @narrow
+// CHECK-NOT: linalg.transpose
+// CHECK-LABEL: func.func @f32
+// CHECK-NOT: linalg.transpose
+func.func @narrow(%x: tensor<1x6x8x8x32xbf16>, %w: tensor<3x3x3x32x96xbf16>, %o: tensor<1x4x6x6x96xbf16>) -> tensor<1x4x6x6x96xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x6x8x8x32xbf16>, tensor<3x3x3x32x96xbf16>) outs(%o : tensor<1x4x6x6x96xbf16>) overwrite -> tensor<1x4x6x6x96xbf16>
+  return %y : tensor<1x4x6x6x96xbf16>
+}
+func.func @f32(%x: tensor<1x6x8x8x64xf32>, %w: tensor<3x3x3x64x96xf32>, %o: tensor<1x4x6x6x96xf32>) -> tensor<1x4x6x6x96xf32> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x6x8x8x64xf32>, tensor<3x3x3x64x96xf32>) outs(%o : tensor<1x4x6x6x96xf32>) overwrite -> tensor<1x4x6x6x96xf32>
+  return %y : tensor<1x4x6x6x96xf32>
+}
+
+// -----
+
+// A configuration for the sm80 kernel keeps the layout; buffers are left to
+// their owner.
+// CHECK-LABEL: func.func @configured_sm80
+// CHECK-NOT: linalg.transpose
+// CHECK-LABEL: func.func @memref
+// CHECK-NOT: linalg.transpose
+func.func @configured_sm80(%x: tensor<1x6x8x8x64xbf16>, %w: tensor<3x3x3x64x96xbf16>, %o: tensor<1x4x6x6x96xbf16>) -> tensor<1x4x6x6x96xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x6x8x8x64xbf16>, tensor<3x3x3x64x96xbf16>) outs(%o : tensor<1x4x6x6x96xbf16>) overwrite config = #conv3d.igemm_config<tile_m = 64, tile_n = 32, tile_k = 32, stages = 3, warps_m = 2, warps_n = 1, kernel = sm80> -> tensor<1x4x6x6x96xbf16>
+  return %y : tensor<1x4x6x6x96xbf16>
+}
+func.func @memref(%x: memref<1x6x8x8x64xbf16>, %w: memref<3x3x3x64x96xbf16>, %o: memref<1x4x6x6x96xbf16>) {
+  conv3d.conv ins(%x, %w : memref<1x6x8x8x64xbf16>, memref<3x3x3x64x96xbf16>) outs(%o : memref<1x4x6x6x96xbf16>) overwrite
+  return
+}

@@ -1,0 +1,147 @@
+//===- TuningCandidatesTest.cpp - what the tuner times --------------------===//
+//
+// The tuner's candidates are configurations the kernels accept: for the
+// sm90 kernel every candidate's plan builds (shared memory fits, warp
+// layouts and schedules are valid), the heuristic's own configuration is not
+// repeated, nothing is timed twice, NVFP4 tile loads keep whole blocks, and
+// convolutions the sm90 kernel cannot take get sm80 candidates. The text
+// form of a configuration reads back as the same attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
+#include "conv3d/IR/Conv3dAttrs.h"
+#include "conv3d/IR/Conv3dDialect.h"
+#include "conv3d/Transforms/ConfigHeuristics.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+namespace {
+
+struct TuningCandidatesTest : ::testing::Test {
+  TuningCandidatesTest() { context.getOrLoadDialect<Conv3dDialect>(); }
+
+  SmallVector<IGemmConfigAttr>
+  candidates(const ConvGeometry &g, Target target,
+             FilterLayout layout = FilterLayout::fqrsc,
+             std::optional<int64_t> block = std::nullopt) {
+    return tuningCandidates(&context, g, target, layout,
+                            BFloat16Type::get(&context), block,
+                            /*quantizesInTile=*/false);
+  }
+
+  MLIRContext context;
+};
+
+ConvGeometry geometry(std::array<int64_t, 5> input,
+                      std::array<int64_t, 5> filter,
+                      std::array<int64_t, 3> stride = {1, 1, 1},
+                      std::array<int64_t, 6> padding = {0, 0, 1, 1, 1, 1}) {
+  return ConvGeometry::fromShapes(input, filter, FilterLayout::qrscf, stride,
+                                  {1, 1, 1}, padding);
+}
+
+// The suite's sm90 shapes: wide, narrow, pointwise, strided.
+std::vector<ConvGeometry> sm90Shapes() {
+  return {geometry({1, 23, 60, 104, 384}, {3, 3, 3, 384, 384}),
+          geometry({1, 23, 480, 832, 96}, {3, 3, 3, 96, 96}),
+          geometry({8, 16, 56, 56, 64}, {3, 3, 3, 64, 64}, {1, 1, 1},
+                   {1, 1, 1, 1, 1, 1}),
+          geometry({1, 21, 60, 104, 384}, {1, 1, 1, 384, 384}, {1, 1, 1},
+                   {0, 0, 0, 0, 0, 0}),
+          geometry({1, 23, 60, 104, 384}, {3, 1, 1, 384, 384}, {2, 1, 1},
+                   {0, 0, 0, 0, 0, 0}),
+          geometry({1, 4, 6, 6, 64}, {3, 3, 3, 64, 40})};
+}
+
+TEST_F(TuningCandidatesTest, SM90CandidatesAreValidPlans) {
+  for (const ConvGeometry &g : sm90Shapes()) {
+    SmallVector<IGemmConfigAttr> configs = candidates(g, Target::sm90);
+    ASSERT_FALSE(configs.empty());
+    IGemmConfigAttr heuristic =
+        selectIGemmConfig(&context, g, Target::sm90, std::nullopt);
+    for (auto [i, config] : llvm::enumerate(configs)) {
+      EXPECT_EQ(config.getKernel(), Target::sm90);
+      EXPECT_NE(config, heuristic);
+      for (size_t j = 0; j < i; ++j)
+        EXPECT_NE(config, configs[j]);
+      sm90::SM90KernelPlan plan;
+      std::optional<std::string> problem = sm90::SM90KernelPlan::build(
+          g, config.getTileM(), config.getTileN(), config.getTileK(),
+          config.getStages(), config.getWarpsM(), config.getWarpsN(),
+          config.getKOrder(), config.getSplitK(), /*epilogueAlignment=*/16,
+          plan, config.getSchedule());
+      EXPECT_FALSE(problem) << formatIGemmConfig(config) << ": " << *problem;
+    }
+  }
+}
+
+TEST_F(TuningCandidatesTest, SM90TriesBothSchedulesAndNarrowerTiles) {
+  ConvGeometry pointwise = sm90Shapes()[3];
+  SmallVector<IGemmConfigAttr> configs = candidates(pointwise, Target::sm90);
+  auto has = [&](int64_t tileM, int64_t tileN, KernelSchedule schedule) {
+    return llvm::any_of(configs, [&](IGemmConfigAttr c) {
+      return c.getTileM() == tileM && c.getTileN() == tileN &&
+             c.getSchedule() == schedule;
+    });
+  };
+  // F = 384: 192- and 128-wide N tiles, cooperative and ping-pong.
+  EXPECT_TRUE(has(128, 128, KernelSchedule::pingpong));
+  EXPECT_TRUE(has(128, 192, KernelSchedule::pingpong));
+  EXPECT_TRUE(has(256, 128, KernelSchedule::cooperative));
+}
+
+TEST_F(TuningCandidatesTest, FallbackConvolutionsGetSM80Candidates) {
+  // C = 32 is under one 64-channel TMA box; a QRSCF filter is not K-major.
+  ConvGeometry narrow = geometry({1, 16, 32, 32, 32}, {3, 3, 3, 32, 32});
+  for (auto [g, layout] : {std::pair{narrow, FilterLayout::fqrsc},
+                           std::pair{sm90Shapes()[0], FilterLayout::qrscf}}) {
+    SmallVector<IGemmConfigAttr> configs = candidates(g, Target::sm90, layout);
+    ASSERT_FALSE(configs.empty());
+    for (IGemmConfigAttr config : configs) {
+      EXPECT_EQ(config.getKernel(), Target::sm80);
+      EXPECT_LE(config.getTileM() / config.getWarpsM(), 64);
+      EXPECT_LE(config.getTileN() / config.getWarpsN(), 64);
+    }
+  }
+}
+
+TEST_F(TuningCandidatesTest, QuantizedTileLoadsKeepWholeBlocks) {
+  ConvGeometry g = geometry({1, 6, 16, 16, 64}, {3, 3, 3, 64, 64});
+  for (Target target : {Target::cpu, Target::sm80})
+    for (IGemmConfigAttr config :
+         candidates(g, target, FilterLayout::qrscf, /*block=*/64))
+      EXPECT_EQ(config.getTileK() % 64, 0) << formatIGemmConfig(config);
+}
+
+TEST_F(TuningCandidatesTest, CpuCandidatesFitTheProblem) {
+  ConvGeometry tiny =
+      geometry({1, 3, 3, 3, 4}, {1, 1, 1, 4, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0});
+  for (IGemmConfigAttr config : candidates(tiny, Target::cpu)) {
+    EXPECT_LE(config.getTileN(), tiny.gemmN());
+    EXPECT_LE(config.getTileK(), tiny.gemmK());
+  }
+}
+
+TEST_F(TuningCandidatesTest, ConfigTextRoundTrips) {
+  for (const ConvGeometry &g : sm90Shapes())
+    for (IGemmConfigAttr config : candidates(g, Target::sm90)) {
+      std::string text = formatIGemmConfig(config), error;
+      EXPECT_EQ(parseIGemmConfig(&context, text, error), config)
+          << text << ": " << error;
+      EXPECT_EQ(text.find(' '), std::string::npos) << text;
+    }
+  // Defaulted parameters are left out.
+  IGemmConfigAttr plain =
+      IGemmConfigAttr::get(&context, 64, 32, 16, 1, 1, 1, KOrder::taps_outer, 1,
+                           Target::cpu, KernelSchedule::cooperative);
+  EXPECT_EQ(formatIGemmConfig(plain), "tile_m=64,tile_n=32,tile_k=16");
+}
+
+} // namespace
