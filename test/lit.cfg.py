@@ -79,3 +79,7 @@ if cc is not None:
         config.available_features.add("sm90")
     if cc == 90:
         config.available_features.add("cuda-sm90")
+
+# The libFuzzer targets exist in the sanitizer build (CONV3D_SANITIZE).
+if os.path.exists(os.path.join(config.conv3d_tools_dir, "conv3d-pass-fuzzer")):
+    config.available_features.add("fuzzers")

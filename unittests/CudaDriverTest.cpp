@@ -641,8 +641,36 @@ TEST(CudaDriverGpu, FailedCallNamesCallAndError) {
   auto huge = driver.allocate(size_t(1) << 50);
   ASSERT_FALSE(bool(huge));
   std::string message = llvm::toString(huge.takeError());
-  EXPECT_EQ(message.rfind("cuMemAlloc_v2 failed: CUDA_ERROR_", 0), 0u)
+  // Out of memory names the bytes asked for.
+  EXPECT_EQ(message.rfind("cuMemAlloc_v2 of 1125899906842624 bytes failed: "
+                          "CUDA_ERROR_",
+                          0),
+            0u)
       << message;
+}
+
+TEST(CudaDriverGpu, DeviceOutOfMemoryIsAnErrorNamingTheBytes) {
+  // What lowered host code calls: out of memory, and a size that went
+  // negative, come back as deferred errors naming the bytes; the next call
+  // works again.
+  SKIP_WITHOUT_GPU(driver);
+  (void)driver; // the wrappers find it themselves
+  llvm::consumeError(CudaDriver::takeDeferredError());
+  EXPECT_EQ(mgpuMemAlloc(uint64_t(1) << 50, nullptr, false), nullptr);
+  std::string message = takeDeferred();
+  EXPECT_NE(message.find("mgpuMemAlloc: cuMemAlloc"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("of 1125899906842624 bytes failed: CUDA_ERROR_"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(mgpuMemAlloc(~uint64_t(0) - 7, nullptr, false), nullptr);
+  EXPECT_EQ(takeDeferred(), "mgpuMemAlloc: a request for "
+                            "18446744073709551608 bytes (a negative size)");
+  void *small = mgpuMemAlloc(4096, nullptr, false);
+  EXPECT_NE(small, nullptr);
+  EXPECT_EQ(takeDeferred(), "");
+  mgpuMemFree(small, nullptr);
+  EXPECT_EQ(takeDeferred(), "");
 }
 
 TEST(CudaDriverGpu, ModuleLaunchWithLargeSharedMemory) {

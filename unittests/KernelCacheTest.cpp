@@ -13,6 +13,9 @@
 #include "conv3d/Runtime/Engine.h"
 #include "conv3d/Runtime/HostRunner.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -21,7 +24,9 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <thread>
 
 using namespace mlir::conv3d;
@@ -148,6 +153,125 @@ TEST(DiskCache, UnwritableDirectoryIsAnError) {
   ASSERT_TRUE(static_cast<bool>(error));
   EXPECT_NE(llvm::toString(std::move(error)).find("cache directory"),
             std::string::npos);
+}
+
+/// Sets a file's modification time `secondsAgo` seconds in the past.
+void age(llvm::StringRef path, int secondsAgo) {
+  int fd = -1;
+  ASSERT_FALSE(llvm::sys::fs::openFileForWrite(
+      path, fd, llvm::sys::fs::CD_OpenExisting, llvm::sys::fs::OF_Append));
+  auto then = std::chrono::time_point_cast<std::chrono::nanoseconds>(
+      std::chrono::system_clock::now() - std::chrono::seconds(secondsAgo));
+  EXPECT_FALSE(llvm::sys::fs::setLastAccessAndModificationTime(fd, then));
+  ::close(fd);
+}
+
+uint64_t fileSize(llvm::StringRef path) {
+  uint64_t size = 0;
+  EXPECT_FALSE(llvm::sys::fs::file_size(path, size)) << path.str();
+  return size;
+}
+
+TEST(DiskCache, EvictsTheLeastRecentlyUsedBeyondTheBound) {
+  TempDir tmp;
+  std::string payload(1000, 'p');
+  // Measure one entry, then bound the directory to two and a half of them.
+  uint64_t entryBytes;
+  {
+    DiskCache probe(tmp.sub("probe"));
+    ASSERT_FALSE(static_cast<bool>(probe.store("key A", payload)));
+    entryBytes = fileSize(probe.pathFor("key A"));
+  }
+  DiskCache cache(tmp.path, entryBytes * 5 / 2);
+  ASSERT_FALSE(static_cast<bool>(cache.store("key A", payload)));
+  ASSERT_FALSE(static_cast<bool>(cache.store("key B", payload)));
+  age(cache.pathFor("key A"), 300);
+  age(cache.pathFor("key B"), 200);
+  // Files that are not entries are never touched; a temporary abandoned
+  // by a dead writer (hours old) is deleted, a fresh one (being written)
+  // is not.
+  writeFile(tmp.sub("notes.txt"), std::string(5000, 'n'));
+  age(tmp.sub("notes.txt"), 9000);
+  writeFile(tmp.sub("tmp-abandoned"), "partial");
+  age(tmp.sub("tmp-abandoned"), 7200);
+  writeFile(tmp.sub("tmp-writing"), "partial");
+
+  // A hit makes A the most recently used: storing C evicts B, the older.
+  EXPECT_EQ(cache.load("key A").value_or(""), payload);
+  ASSERT_FALSE(static_cast<bool>(cache.store("key C", payload)));
+  EXPECT_TRUE(cache.load("key A").has_value());
+  EXPECT_FALSE(llvm::sys::fs::exists(cache.pathFor("key B")));
+  EXPECT_TRUE(cache.load("key C").has_value());
+  EXPECT_TRUE(llvm::sys::fs::exists(tmp.sub("notes.txt")));
+  EXPECT_FALSE(llvm::sys::fs::exists(tmp.sub("tmp-abandoned")));
+  EXPECT_TRUE(llvm::sys::fs::exists(tmp.sub("tmp-writing")));
+
+  // The entry just stored stays even when it alone exceeds the bound.
+  DiskCache tiny(tmp.path, 10);
+  ASSERT_FALSE(static_cast<bool>(tiny.store("key D", payload)));
+  EXPECT_EQ(tiny.load("key D").value_or(""), payload);
+  EXPECT_FALSE(tiny.load("key A").has_value());
+  EXPECT_FALSE(tiny.load("key C").has_value());
+
+  // 0: no bound.
+  DiskCache unbounded(tmp.path, 0);
+  for (const char *key : {"key E", "key F", "key G"})
+    ASSERT_FALSE(static_cast<bool>(unbounded.store(key, payload)));
+  for (const char *key : {"key D", "key E", "key F", "key G"})
+    EXPECT_TRUE(unbounded.load(key).has_value()) << key;
+}
+
+TEST(DiskCache, ConcurrentEvictionIsNeverAnError) {
+  // Threads standing in for processes store and load in one small
+  // directory, evicting each other's entries: a store always succeeds, a
+  // load is a hit with the right payload or a plain miss, never a warning.
+  TempDir tmp;
+  constexpr int kThreads = 4, kKeys = 40;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      DiskCache cache(tmp.path, 8 * 1024);
+      for (int i = 0; i < kKeys; ++i) {
+        std::string key = "key " + std::to_string((i * 7 + t) % kKeys);
+        std::string payload(1000, char('a' + (i * 7 + t) % kKeys));
+        if (llvm::Error error = cache.store(key, payload))
+          failures[t] += llvm::toString(std::move(error)) + "\n";
+        for (int j = 0; j < kKeys; j += 5) {
+          std::string other = "key " + std::to_string(j);
+          std::string warning;
+          std::optional<std::string> loaded = cache.load(other, &warning);
+          if (!warning.empty())
+            failures[t] += warning + "\n";
+          if (loaded && *loaded != std::string(1000, char('a' + j)))
+            failures[t] += "wrong payload for " + other + "\n";
+        }
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_TRUE(failures[t].empty()) << failures[t];
+  // A last store brings the directory within the bound.
+  DiskCache cache(tmp.path, 8 * 1024);
+  ASSERT_FALSE(static_cast<bool>(cache.store("last", "x")));
+  uint64_t total = 0;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(tmp.path, ec), end;
+       !ec && it != end; it.increment(ec))
+    total += fileSize(it->path());
+  EXPECT_LE(total, 8u * 1024);
+}
+
+TEST(DiskCache, EntryDeletedByAnotherProcessIsAPlainMiss) {
+  TempDir tmp;
+  DiskCache cache(tmp.path);
+  ASSERT_FALSE(static_cast<bool>(cache.store("key", "payload")));
+  ASSERT_FALSE(llvm::sys::fs::remove(cache.pathFor("key")));
+  std::string warning;
+  EXPECT_FALSE(cache.load("key", &warning).has_value());
+  EXPECT_TRUE(warning.empty()) << warning;
+  EXPECT_EQ(cache.evict(), 0u);
 }
 
 ConvSpec smallSpec() {
@@ -306,6 +430,116 @@ TEST(KernelCache, AnotherConvolutionsModuleIsRecompiled) {
   auto loaded = third.compile(spec, options);
   ASSERT_TRUE(static_cast<bool>(loaded));
   EXPECT_EQ((*loaded)->getStats().source, CacheSource::Disk);
+}
+
+TEST(KernelCache, EntryWhoseFunctionDiffersFromTheSpecIsRecompiled) {
+  // A module stamped with this convolution's key (checksum and all) whose
+  // function takes other parameters (here: no bias) must not be called:
+  // its signature is checked against the spec before the first call.
+  TempDir tmp;
+  ConvSpec spec = smallSpec();
+  ConvSpec noBias = smallSpec();
+  noBias.hasBias = false;
+  CompileOptions options;
+  CacheOptions cache;
+  cache.directory = tmp.path;
+  DiskCache disk(tmp.path);
+  Engine probe(CacheOptions{});
+  std::string key = probe.cacheKey(spec, options);
+  {
+    Engine engine(cache);
+    ASSERT_TRUE(static_cast<bool>(engine.compile(noBias, options)));
+  }
+  std::optional<std::string> bytes = disk.load(probe.cacheKey(noBias, options));
+  ASSERT_TRUE(bytes.has_value());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(
+          *bytes, mlir::ParserConfig(&probe.getContext()));
+  ASSERT_TRUE(module);
+  (*module)->setAttr(
+      "conv3d.cache_key",
+      mlir::StringAttr::get(&probe.getContext(), DiskCache::entryName(key)));
+  std::string restamped;
+  llvm::raw_string_ostream os(restamped);
+  ASSERT_TRUE(mlir::succeeded(mlir::writeBytecodeToFile(*module, os)));
+  ASSERT_FALSE(static_cast<bool>(disk.store(key, restamped)));
+
+  Engine engine(cache);
+  auto compiled = engine.compile(spec, options);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  EXPECT_EQ((*compiled)->getStats().source, CacheSource::Compiled);
+  const std::string &warning = (*compiled)->getStats().cacheWarning;
+  EXPECT_NE(warning.find(disk.pathFor(key)), std::string::npos) << warning;
+  EXPECT_NE(warning.find("function 'conv3d' does not match its spec"),
+            std::string::npos)
+      << warning;
+  EXPECT_LT(runAndCheck(**compiled, 27), defaultTolerance(spec.outputType));
+  Engine third(cache);
+  auto loaded = third.compile(spec, options);
+  ASSERT_TRUE(static_cast<bool>(loaded));
+  EXPECT_EQ((*loaded)->getStats().source, CacheSource::Disk);
+}
+
+TEST(KernelCache, EngineBoundsTheDirectory) {
+  // Three convolutions in a directory bounded to about two entries: the
+  // least recently used is evicted, and compiling it again works.
+  TempDir tmp;
+  ConvSpec specs[3] = {smallSpec(), smallSpec(), smallSpec()};
+  specs[1].geometry.filters = 16;
+  specs[2].geometry.filters = 20;
+  CompileOptions options;
+  Engine probe(CacheOptions{});
+  DiskCache disk(tmp.path);
+  CacheOptions cache;
+  cache.directory = tmp.path;
+  cache.inMemory = false;
+  {
+    Engine engine(cache);
+    ASSERT_TRUE(static_cast<bool>(engine.compile(specs[0], options)));
+  }
+  uint64_t entryBytes =
+      fileSize(disk.pathFor(probe.cacheKey(specs[0], options)));
+  cache.maxBytes = entryBytes * 5 / 2;
+  Engine engine(cache);
+  ASSERT_TRUE(static_cast<bool>(engine.compile(specs[1], options)));
+  age(disk.pathFor(probe.cacheKey(specs[0], options)), 100);
+  ASSERT_TRUE(static_cast<bool>(engine.compile(specs[2], options)));
+  EXPECT_FALSE(
+      llvm::sys::fs::exists(disk.pathFor(probe.cacheKey(specs[0], options))));
+  for (int i : {1, 2}) {
+    auto loaded = engine.compile(specs[i], options);
+    ASSERT_TRUE(static_cast<bool>(loaded));
+    EXPECT_EQ((*loaded)->getStats().source, CacheSource::Disk) << i;
+  }
+  auto again = engine.compile(specs[0], options);
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ((*again)->getStats().source, CacheSource::Compiled);
+  EXPECT_LT(runAndCheck(**again, 28), defaultTolerance(specs[0].outputType));
+}
+
+TEST(CacheOptions, MaxMBFromEnvironment) {
+  const char *saved = getenv("CONV3D_CACHE_MAX_MB");
+  std::string savedValue = saved ? saved : "";
+  unsetenv("CONV3D_CACHE_MAX_MB");
+  EXPECT_EQ(CacheOptions::fromEnvironment().maxBytes, uint64_t(1) << 30);
+  setenv("CONV3D_CACHE_MAX_MB", "5", 1);
+  EXPECT_EQ(CacheOptions::fromEnvironment().maxBytes, uint64_t(5) << 20);
+  EXPECT_TRUE(CacheOptions::fromEnvironment().warning.empty());
+  setenv("CONV3D_CACHE_MAX_MB", "0", 1);
+  EXPECT_EQ(CacheOptions::fromEnvironment().maxBytes, 0u);
+  for (const char *bad : {"lots", "-1", "1.5", "99999999999999999999"}) {
+    setenv("CONV3D_CACHE_MAX_MB", bad, 1);
+    CacheOptions options = CacheOptions::fromEnvironment();
+    EXPECT_EQ(options.maxBytes, CacheOptions::kDefaultMaxBytes) << bad;
+    EXPECT_NE(options.warning.find(std::string("got '") + bad + "'"),
+              std::string::npos)
+        << options.warning;
+  }
+  if (saved)
+    setenv("CONV3D_CACHE_MAX_MB", savedValue.c_str(), 1);
+  else
+    unsetenv("CONV3D_CACHE_MAX_MB");
 }
 
 TEST(KernelCache, KeyCoversSpecOptionsAndCompiler) {

@@ -435,6 +435,54 @@ TEST(ReferenceConv, QuantizedRowsSpanTapsAndFeedTheConvolution) {
   EXPECT_EQ(referenceQuantizedIm2colRow(p, 3), referenceIm2colRow(p, 3));
 }
 
+TEST(ReferenceConv, RowsAreTheWholeConvolutionsRows) {
+  // The sampled check's rows are exactly the whole reference's, with every
+  // epilogue input, both layouts and NVFP4 quantization.
+  ConvGeometry g = makeGeometry(2, {4, 3, 5}, 20, {2, 3, 1}, 4, {1, 2, 1},
+                                {1, 1, 2}, {1, 1, 0}, {0, 1, 0});
+  auto in = g.inputShape();
+  auto fs = g.filterShape(FilterLayout::qrscf);
+  auto os = g.outputShape();
+  std::vector<int64_t> outShape(os.begin(), os.end());
+  HostTensor x = HostTensor::zeros(ElementType::bf16,
+                                   std::vector<int64_t>(in.begin(), in.end()));
+  HostTensor w = HostTensor::zeros(ElementType::bf16,
+                                   std::vector<int64_t>(fs.begin(), fs.end()));
+  HostTensor bias = HostTensor::zeros(ElementType::f32, {4});
+  HostTensor residual = HostTensor::zeros(ElementType::bf16, outShape);
+  HostTensor init = HostTensor::zeros(ElementType::f32, outShape);
+  fillRandomNormal(x, 11);
+  fillRandomNormal(w, 12, 0.3);
+  fillRandomNormal(bias, 13);
+  fillRandomNormal(residual, 14);
+  fillRandomNormal(init, 15);
+  HostTensor wf = transposeToFQRSC(w);
+  int64_t rows = g.gemmM();
+  std::vector<int64_t> picked = {rows - 1, 0, 7, rows / 2, 7};
+  for (int variant = 0; variant < 4; ++variant) {
+    ReferenceConvProblem p;
+    p.geometry = g;
+    p.input = &x;
+    p.filter = variant % 2 ? &wf : &w;
+    p.filterLayout = variant % 2 ? FilterLayout::fqrsc : FilterLayout::qrscf;
+    p.activation = Activation::silu;
+    if (variant >= 2) {
+      p.bias = &bias;
+      p.residual = &residual;
+      p.init = &init;
+      p.inputQuantBlockSize = 16;
+      p.inputQuantAmax = float(maxAbs(x));
+    }
+    std::vector<double> whole = referenceConv(p);
+    std::vector<double> sampled = referenceConvRows(p, picked);
+    ASSERT_EQ(sampled.size(), picked.size() * 4);
+    for (size_t i = 0; i < picked.size(); ++i)
+      for (int64_t f = 0; f < 4; ++f)
+        EXPECT_EQ(sampled[i * 4 + f], whole[picked[i] * 4 + f])
+            << "variant " << variant << " row " << picked[i] << " f " << f;
+  }
+}
+
 TEST(ReferenceConv, RelativeL2Error) {
   HostTensor out = HostTensor::zeros(ElementType::bf16, {2});
   out.set(0, 3.0);

@@ -111,9 +111,10 @@ extern "C" conv3d_engine *conv3d_engine_create(void) {
 
 extern "C" conv3d_engine *
 conv3d_engine_create_with_cache(const char *cache_directory) {
-  CacheOptions cache;
-  if (cache_directory)
-    cache.directory = cache_directory;
+  // The directory is the caller's; its bound still comes from
+  // $CONV3D_CACHE_MAX_MB.
+  CacheOptions cache = CacheOptions::fromEnvironment();
+  cache.directory = cache_directory ? cache_directory : "";
   return new conv3d_engine(std::move(cache));
 }
 

@@ -32,9 +32,9 @@ std::string PipelineOptions::describe() const {
 
 std::string PipelineOptions::fingerprint() const {
   return llvm::formatv("{0} results-to-out-params={1} gpu-chip={2} "
-                       "cuda-home={3} gpu-binary-format={4}",
+                       "cuda-home={3} gpu-binary-format={4} ptxas-options={5}",
                        describe(), resultsToOutParams, gpuChip, cudaHome,
-                       gpuBinaryFormat)
+                       gpuBinaryFormat, ptxasOptions)
       .str();
 }
 
@@ -202,8 +202,11 @@ void mlir::conv3d::buildConv3dGpuPipeline(OpPassManager &pm,
   // verifyPipelineOptions admits bin and isa; anything else reaching here
   // is refused by gpu-module-to-binary itself.
   std::string format = options.gpuBinaryFormat;
-  addPipeline(pm, "gpu-module-to-binary{format=" + format +
-                      " toolkit=" + cudaHomeFor(options) + "}");
+  std::string binary = "gpu-module-to-binary{format=" + format +
+                       " toolkit=" + cudaHomeFor(options);
+  if (!options.ptxasOptions.empty())
+    binary += " opts=\"" + options.ptxasOptions + "\"";
+  addPipeline(pm, binary + "}");
   buildConv3dHostToLLVMPipeline(pm);
 }
 
@@ -255,6 +258,10 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "gpu-binary-format",
       llvm::cl::desc("GPU binary: bin (cubin) or isa (PTX)"),
       llvm::cl::init("bin")};
+  Option<std::string> ptxasOptions{
+      *this, "ptxas-options",
+      llvm::cl::desc("Extra ptxas options for gpu-binary-format=bin, after "
+                     "the pipeline's own (e.g. -O0)")};
   Option<bool> tune{
       *this, "tune",
       llvm::cl::desc("Engine only (C API, Python): time the heuristic's and "
@@ -274,6 +281,7 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
     options.gpuChip = gpuChip;
     options.cudaHome = cudaHome;
     options.gpuBinaryFormat = gpuBinaryFormat;
+    options.ptxasOptions = ptxasOptions;
     options.tune = tune;
     return options;
   }
@@ -301,6 +309,10 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
     return llvm::createStringError(
         "tune=true times candidate tile configurations; it cannot be "
         "combined with a forced config");
+  // Spliced into a textual pipeline as a quoted option value.
+  if (options.ptxasOptions.find_first_of("\"{}") != std::string::npos)
+    return llvm::createStringError("ptxas-options=" + options.ptxasOptions +
+                                   ": quotes and braces are not allowed");
   return check("gpu-binary-format", options.gpuBinaryFormat, {"bin", "isa"});
 }
 

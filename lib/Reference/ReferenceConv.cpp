@@ -236,6 +236,36 @@ std::vector<double> mlir::conv3d::referenceConv(const ReferenceConvProblem &p) {
   return result;
 }
 
+std::vector<double>
+mlir::conv3d::referenceConvRows(const ReferenceConvProblem &p,
+                                llvm::ArrayRef<int64_t> rows) {
+  const Dims d = checkProblem(p);
+  const std::vector<double> w = filterQRSCF(p, d);
+  std::vector<double> result;
+  result.reserve(rows.size() * size_t(d.f));
+  std::vector<double> acc(static_cast<size_t>(d.f));
+  for (int64_t m : rows) {
+    // The row as the convolution consumes it (quantized when asked; halo
+    // entries are zeros), times the filter.
+    std::vector<float> a = referenceQuantizedIm2colRow(p, m);
+    for (int64_t f = 0; f < d.f; ++f)
+      acc[f] = p.init ? p.init->get(m * d.f + f) : 0.0;
+    for (int64_t k = 0; k < d.k(); ++k)
+      for (int64_t f = 0; f < d.f; ++f)
+        acc[f] += double(a[k]) * w[k * d.f + f];
+    for (int64_t f = 0; f < d.f; ++f) {
+      double y = acc[f];
+      if (p.bias)
+        y += p.bias->get(f);
+      y = activate(p.activation, y);
+      if (p.residual)
+        y += p.residual->get(m * d.f + f);
+      result.push_back(y);
+    }
+  }
+  return result;
+}
+
 double mlir::conv3d::relativeL2Error(const std::vector<double> &reference,
                                      const HostTensor &output,
                                      int64_t *nonFinite) {

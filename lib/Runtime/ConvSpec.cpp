@@ -3,6 +3,7 @@
 #include "conv3d/Runtime/ConvSpec.h"
 
 #include "conv3d/IR/Conv3dAttrs.h"
+#include "conv3d/Support/HostTensor.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -42,13 +43,23 @@ llvm::Error ConvSpec::validate() const {
                       "{0}",
                       *inputQuantBlockSize)
             .str());
-  // The engine passes buffers by 64-bit descriptors; sizes must fit.
-  constexpr double kMaxElements = 9.0e18;
-  double outElements = 1;
-  for (int64_t size : outputShape())
-    outElements *= static_cast<double>(size);
-  if (outElements > kMaxElements)
-    return llvm::createStringError("output has too many elements");
+  // Every buffer the engine and its lowered code may allocate (the
+  // operands, and f32 accumulators of the output's shape for split-K and
+  // Q slices) must have a byte size that int64 holds: allocations and
+  // descriptors compute it.
+  struct Buffer {
+    const char *what;
+    std::vector<int64_t> shape;
+    ElementType type;
+  } buffers[] = {{"input", inputShape(), inputType},
+                 {"filter", filterShape(), inputType},
+                 {"output", outputShape(), outputType},
+                 {"f32 accumulator", outputShape(), ElementType::f32}};
+  for (const Buffer &buffer : buffers)
+    if (llvm::Expected<int64_t> bytes = tensorBytes(
+            buffer.shape, int64_t(elementSize(buffer.type)), buffer.what);
+        !bytes)
+      return bytes.takeError();
   return llvm::Error::success();
 }
 

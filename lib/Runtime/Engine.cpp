@@ -307,10 +307,10 @@ static constexpr llvm::StringLiteral kCacheKeyAttr = "conv3d.cache_key";
 /// The lowered module stored in the disk cache under `key`, if any; an
 /// entry that cannot be trusted sets `warning` (it is replaced after the
 /// compilation).
-static OwningOpRef<ModuleOp> loadCachedModule(MLIRContext &context,
-                                              const DiskCache &disk,
-                                              llvm::StringRef key,
-                                              std::string &warning) {
+static OwningOpRef<ModuleOp>
+loadCachedModule(MLIRContext &context, const DiskCache &disk,
+                 llvm::StringRef key, llvm::ArrayRef<JitArgument> arguments,
+                 std::string &warning) {
   std::optional<std::string> bytes = disk.load(key, &warning);
   if (!bytes)
     return nullptr;
@@ -329,6 +329,15 @@ static OwningOpRef<ModuleOp> loadCachedModule(MLIRContext &context,
     warning = "ignoring cache entry " + disk.pathFor(key) +
               ": it holds a module compiled for another convolution";
     return nullptr;
+  }
+  // Its function must take exactly the spec's buffers and scalars.
+  if (module) {
+    if (llvm::Error error =
+            verifyJitSignature(*module, kConvFunctionName, arguments)) {
+      warning = "ignoring cache entry " + disk.pathFor(key) + ": " +
+                llvm::toString(std::move(error));
+      return nullptr;
+    }
   }
   return module;
 }
@@ -370,11 +379,11 @@ Engine::compileConfigured(const ConvSpec &spec, const CompileOptions &options,
   CompileStats stats;
   std::optional<DiskCache> disk;
   if (!cache.directory.empty() && remember)
-    disk.emplace(cache.directory);
+    disk.emplace(cache.directory, cache.maxBytes);
   OwningOpRef<ModuleOp> module;
   std::string ignoredEntry;
-  if (disk &&
-      (module = loadCachedModule(impl->context, *disk, key, ignoredEntry))) {
+  if (disk && (module = loadCachedModule(impl->context, *disk, key,
+                                         convArguments(spec), ignoredEntry))) {
     stats.source = CacheSource::Disk;
   } else {
     // Only a compilation needs the toolkit; a cached kernel runs without.

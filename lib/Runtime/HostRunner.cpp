@@ -174,9 +174,58 @@ llvm::Expected<double> ConvRunSession::run(const CompiledConv &conv, int repeat,
   return timeRuns(conv, args, repeat, &driver, device->begin, device->end);
 }
 
+/// Each buffer must be exactly what the spec says: a kernel trusts the
+/// spec's sizes and would read or write past a smaller buffer.
+static llvm::Error checkBuffers(const ConvSpec &spec,
+                                const HostConvBuffers &buffers) {
+  auto shapeText = [](const std::vector<int64_t> &shape, ElementType type) {
+    std::string text;
+    for (int64_t size : shape)
+      text += (text.empty() ? "" : "x") + std::to_string(size);
+    return text + " " + stringifyElementType(type).str();
+  };
+  auto check = [&](const HostTensor *tensor, const char *what, bool needed,
+                   ElementType type,
+                   const std::vector<int64_t> &shape) -> llvm::Error {
+    if (!needed)
+      return llvm::Error::success();
+    if (!tensor)
+      return llvm::createStringError(std::string("missing ") + what +
+                                     " buffer");
+    llvm::Expected<int64_t> bytes =
+        tensorBytes(shape, int64_t(elementSize(type)), what);
+    if (!bytes)
+      return bytes.takeError();
+    if (tensor->type != type || tensor->shape != shape ||
+        int64_t(tensor->sizeInBytes()) != *bytes)
+      return llvm::createStringError(
+          std::string(what) + " buffer is " +
+          shapeText(tensor->shape, tensor->type) + " (" +
+          std::to_string(tensor->sizeInBytes()) + " bytes); the spec needs " +
+          shapeText(shape, type) + " (" + std::to_string(*bytes) + " bytes)");
+    return llvm::Error::success();
+  };
+  if (llvm::Error error = check(buffers.input, "input", true, spec.inputType,
+                                spec.inputShape()))
+    return error;
+  if (llvm::Error error = check(buffers.filter, "filter", true, spec.inputType,
+                                spec.filterShape()))
+    return error;
+  if (llvm::Error error = check(buffers.bias, "bias", spec.hasBias,
+                                ElementType::f32, {spec.geometry.filters}))
+    return error;
+  if (llvm::Error error = check(buffers.residual, "residual", spec.hasResidual,
+                                spec.outputType, spec.outputShape()))
+    return error;
+  return check(buffers.output, "output", true, spec.outputType,
+               spec.outputShape());
+}
+
 llvm::Error mlir::conv3d::runWithHostBuffers(const CompiledConv &conv,
                                              const HostConvBuffers &buffers,
                                              HostRunTiming *timing) {
+  if (llvm::Error error = checkBuffers(conv.getSpec(), buffers))
+    return error;
   auto session = ConvRunSession::create(conv.getOptions().target, buffers);
   if (!session)
     return session.takeError();

@@ -2,9 +2,12 @@
 
 #include "JitFunction.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
@@ -21,10 +24,82 @@ static void initializeNativeTarget() {
   });
 }
 
+static std::string describe(const JitArgument &arg) {
+  switch (arg.kind) {
+  case JitArgument::Kind::Buffer:
+    return "a rank-" + std::to_string(arg.shape.size()) + " buffer";
+  case JitArgument::Kind::F32:
+    return "f32";
+  case JitArgument::Kind::I64:
+    return "i64";
+  }
+  return "?";
+}
+
+llvm::Error
+mlir::conv3d::verifyJitSignature(ModuleOp module, llvm::StringRef name,
+                                 llvm::ArrayRef<JitArgument> arguments) {
+  auto mismatch = [&](const llvm::Twine &why) {
+    return llvm::createStringError("function '" + name +
+                                   "' does not match its spec: " + why);
+  };
+  std::string cInterface = ("_mlir_ciface_" + name).str();
+  auto wrapper = module.lookupSymbol<LLVM::LLVMFuncOp>(cInterface);
+  auto function = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+  if (!wrapper || wrapper.isExternal() || !function || function.isExternal())
+    return mismatch("no definition of it and of its C interface");
+  LLVM::LLVMFunctionType wrapperType = wrapper.getFunctionType();
+  if (!isa<LLVM::LLVMVoidType>(wrapperType.getReturnType()))
+    return mismatch("it returns a value");
+  if (wrapperType.getNumParams() != arguments.size())
+    return mismatch(llvm::formatv("{0} parameters, expected {1}",
+                                  wrapperType.getNumParams(), arguments.size())
+                        .str());
+  // The C interface takes a pointer to each buffer's descriptor; the
+  // function itself the descriptor's words, whose count gives the rank.
+  llvm::ArrayRef<Type> words = function.getFunctionType().getParams();
+  Type i64 = IntegerType::get(module.getContext(), 64);
+  for (auto [i, arg] : llvm::enumerate(arguments)) {
+    Type param = wrapperType.getParamType(i);
+    auto wrong = [&, i = i, &arg = arg] {
+      return mismatch(
+          llvm::formatv("parameter {0} is not {1}", i, describe(arg)).str());
+    };
+    switch (arg.kind) {
+    case JitArgument::Kind::Buffer: {
+      size_t rank = arg.shape.size(), count = 3 + 2 * rank;
+      if (!isa<LLVM::LLVMPointerType>(param) || words.size() < count ||
+          !isa<LLVM::LLVMPointerType>(words[0]) ||
+          !isa<LLVM::LLVMPointerType>(words[1]) ||
+          llvm::any_of(words.slice(2, count - 2),
+                       [&](Type t) { return t != i64; }))
+        return wrong();
+      words = words.drop_front(count);
+      break;
+    }
+    case JitArgument::Kind::F32:
+    case JitArgument::Kind::I64: {
+      Type expected = arg.kind == JitArgument::Kind::F32
+                          ? Type(Float32Type::get(module.getContext()))
+                          : i64;
+      if (param != expected || words.empty() || words.front() != expected)
+        return wrong();
+      words = words.drop_front();
+      break;
+    }
+    }
+  }
+  if (!words.empty())
+    return mismatch("more parameters than its spec has");
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::unique_ptr<JitFunction>>
 JitFunction::create(ModuleOp module, llvm::StringRef name,
                     std::vector<JitArgument> arguments,
                     llvm::ArrayRef<std::pair<std::string, void *>> symbols) {
+  if (llvm::Error error = verifyJitSignature(module, name, arguments))
+    return std::move(error);
   initializeNativeTarget();
   // ExecutionEngineOptions::transformer is a non-owning reference.
   auto transformer = makeOptimizingTransformer(/*optLevel=*/3,

@@ -21,11 +21,19 @@ struct JitArgument {
   std::vector<int64_t> shape; ///< buffers: static, row-major contiguous
 };
 
+/// Checks that `module` (LLVM dialect) defines `name` and its C interface
+/// with exactly the parameters of `arguments` (a descriptor of the right
+/// rank per buffer, f32 and i64 scalars), so that a call cannot pass the
+/// wrong number or kind of words. The error names the first difference.
+llvm::Error verifyJitSignature(ModuleOp module, llvm::StringRef name,
+                               llvm::ArrayRef<JitArgument> arguments);
+
 /// A function with `llvm.emit_c_interface` in an LLVM-dialect module,
 /// compiled by mlir::ExecutionEngine and called through its packed wrapper.
 class JitFunction {
 public:
-  /// Compiles `module` (LLVM dialect) and looks up `name`. `symbols` are
+  /// Compiles `module` (LLVM dialect) and looks up `name`, after checking
+  /// its signature against `arguments` (verifyJitSignature). `symbols` are
   /// extra runtime functions the code calls (name -> address).
   static llvm::Expected<std::unique_ptr<JitFunction>>
   create(ModuleOp module, llvm::StringRef name,

@@ -2,6 +2,7 @@
 
 #include "conv3d/Runtime/KernelCache.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
@@ -11,8 +12,15 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace mlir::conv3d;
 
@@ -23,6 +31,14 @@ static constexpr llvm::StringLiteral kFormatTag = "conv3d-mlir cache v2\n";
 /// is a few MB): a link to a device or a huge file is a miss, not an
 /// unbounded read.
 static constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 30;
+
+/// How entries and the temporaries they are written to are named.
+static constexpr llvm::StringLiteral kEntrySuffix = ".mlirbc";
+static constexpr llvm::StringLiteral kTemporaryPrefix = "tmp-";
+
+/// A temporary older than this was abandoned by a process that died while
+/// writing it (writing takes milliseconds); eviction deletes it.
+static constexpr std::chrono::hours kAbandonedTemporaryAge(1);
 
 /// The checksum of an entry: xxh3 over its key text and payload.
 static std::string entryChecksum(llvm::StringRef keyText,
@@ -50,6 +66,15 @@ CacheOptions CacheOptions::fromEnvironment() {
       return std::string(value);
     return std::nullopt;
   };
+  if (std::optional<std::string> maxMB = env("CONV3D_CACHE_MAX_MB");
+      maxMB && !maxMB->empty()) {
+    if (llvm::Expected<uint64_t> bytes = parseCacheMaxMB(*maxMB))
+      options.maxBytes = *bytes;
+    else
+      options.warning = llvm::toString(bytes.takeError()) + "; using " +
+                        std::to_string(CacheOptions::kDefaultMaxBytes >> 20) +
+                        " MiB";
+  }
   if (std::optional<std::string> dir = env("CONV3D_CACHE_DIR")) {
     if (*dir != "off")
       options.directory = *dir;
@@ -64,6 +89,15 @@ CacheOptions CacheOptions::fromEnvironment() {
     llvm::sys::path::append(path, *home, ".cache", "conv3d-mlir");
   options.directory = std::string(path);
   return options;
+}
+
+llvm::Expected<uint64_t> mlir::conv3d::parseCacheMaxMB(llvm::StringRef text) {
+  uint64_t mebibytes = 0;
+  if (text.trim().getAsInteger(10, mebibytes) || mebibytes > (UINT64_MAX >> 20))
+    return llvm::createStringError(
+        "CONV3D_CACHE_MAX_MB: expected a number of MiB (0: no limit), got '" +
+        text.str() + "'");
+  return mebibytes << 20;
 }
 
 llvm::StringRef mlir::conv3d::stringifyCacheSource(CacheSource source) {
@@ -107,7 +141,7 @@ std::string mlir::conv3d::fileIdentity(llvm::StringRef path) {
 }
 
 std::string DiskCache::entryName(llvm::StringRef keyText) {
-  return hashHex(keyText) + ".mlirbc";
+  return hashHex(keyText) + kEntrySuffix.str();
 }
 
 std::string DiskCache::pathFor(llvm::StringRef keyText) const {
@@ -128,18 +162,33 @@ std::optional<std::string> DiskCache::load(llvm::StringRef keyText,
     return std::nullopt;
   };
   // Only regular files of bounded size are read: a FIFO would block, a
-  // link to a device would be read without end.
+  // link to a device would be read without end. The status before opening
+  // keeps devices from being opened at all; the one of the open file (opened
+  // without blocking) decides, whatever replaced the name in between.
   llvm::sys::fs::file_status status;
   if (llvm::sys::fs::status(path, status) || !llvm::sys::fs::exists(status))
     return std::nullopt;
   if (!llvm::sys::fs::is_regular_file(status))
     return reject("not a regular file");
-  if (status.getSize() > kMaxEntryBytes)
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    // Deleted meanwhile (another process evicted it): a plain miss.
+    if (errno == ENOENT)
+      return std::nullopt;
+    return reject(std::string("unreadable: ") + std::strerror(errno));
+  }
+  llvm::scope_exit closeFile([fd] { ::close(fd); });
+  struct stat openStatus;
+  if (::fstat(fd, &openStatus) != 0 || !S_ISREG(openStatus.st_mode))
+    return reject("not a regular file");
+  if (uint64_t(openStatus.st_size) > kMaxEntryBytes)
     return reject("larger than " + std::to_string(kMaxEntryBytes) + " bytes");
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  // Read, not mapped: a file truncated under a mapping would fault.
+  auto buffer = llvm::MemoryBuffer::getOpenFile(
+      fd, path, openStatus.st_size, /*RequiresNullTerminator=*/false,
+      /*IsVolatile=*/true);
   if (!buffer)
-    return reject("unreadable");
+    return reject("unreadable: " + buffer.getError().message());
   llvm::StringRef rest = (*buffer)->getBuffer();
   if (!rest.consume_front(kFormatTag))
     return reject("not an entry of this format");
@@ -153,6 +202,8 @@ std::optional<std::string> DiskCache::load(llvm::StringRef keyText,
   auto [checksum, payload] = afterLength.drop_front(length).split('\n');
   if (checksum != entryChecksum(keyText, payload))
     return reject("checksum mismatch (damaged)");
+  // Mark the entry used for eviction; a directory shared read-only is fine.
+  (void)::futimens(fd, nullptr);
   return payload.str();
 }
 
@@ -162,7 +213,7 @@ llvm::Error DiskCache::store(llvm::StringRef keyText,
     return llvm::createStringError(ec, "cannot create the cache directory " +
                                            directory + ": " + ec.message());
   llvm::SmallString<256> model(directory);
-  llvm::sys::path::append(model, "tmp-%%%%%%%%%%%%");
+  llvm::sys::path::append(model, kTemporaryPrefix + "%%%%%%%%%%%%");
   int fd = -1;
   llvm::SmallString<256> temporary;
   if (std::error_code ec =
@@ -190,5 +241,53 @@ llvm::Error DiskCache::store(llvm::StringRef keyText,
     return llvm::createStringError(ec, "cannot store " + path + ": " +
                                            ec.message());
   }
+  evict(llvm::sys::path::filename(path));
   return llvm::Error::success();
+}
+
+unsigned DiskCache::evict(llvm::StringRef keep) const {
+  struct Entry {
+    std::string path;
+    uint64_t size;
+    llvm::sys::TimePoint<> used;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  auto now = std::chrono::system_clock::now();
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(directory, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    bool isEntry = name.ends_with(kEntrySuffix);
+    bool isTemporary = name.starts_with(kTemporaryPrefix);
+    // Files of other programs are never touched, nor links.
+    llvm::sys::fs::file_status status;
+    if ((!isEntry && !isTemporary) ||
+        llvm::sys::fs::status(it->path(), status, /*Follow=*/false) ||
+        !llvm::sys::fs::is_regular_file(status))
+      continue; // includes entries deleted meanwhile
+    if (isTemporary) {
+      if (now - status.getLastModificationTime() > kAbandonedTemporaryAge)
+        (void)llvm::sys::fs::remove(it->path());
+      continue;
+    }
+    total += status.getSize();
+    if (name != keep)
+      entries.push_back(
+          {it->path(), status.getSize(), status.getLastModificationTime()});
+  }
+  if (maxBytes == 0 || total <= maxBytes)
+    return 0;
+  llvm::sort(entries,
+             [](const Entry &a, const Entry &b) { return a.used < b.used; });
+  unsigned evicted = 0;
+  for (const Entry &entry : entries) {
+    if (total <= maxBytes)
+      break;
+    // Another process may have deleted it already: gone either way.
+    std::error_code removeError = llvm::sys::fs::remove(entry.path);
+    total -= entry.size;
+    evicted += !removeError;
+  }
+  return evicted;
 }

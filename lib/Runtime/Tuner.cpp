@@ -170,7 +170,7 @@ Engine::compileTuned(const ConvSpec &spec, const CompileOptions &options) {
     std::lock_guard<std::mutex> lock(impl->mutex);
     progress = impl->progress;
     if (!impl->cacheOptions.directory.empty())
-      disk.emplace(impl->cacheOptions.directory);
+      disk.emplace(impl->cacheOptions.directory, impl->cacheOptions.maxBytes);
     auto it = impl->tuned.find(key);
     if (it != impl->tuned.end())
       remembered = it->second;

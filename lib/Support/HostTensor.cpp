@@ -3,11 +3,14 @@
 #include "conv3d/Support/HostTensor.h"
 
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <unistd.h>
 
 using namespace mlir::conv3d;
 
@@ -29,6 +32,66 @@ HostTensor HostTensor::zeros(ElementType type, std::vector<int64_t> shape) {
   tensor.bytes.assign(
       static_cast<size_t>(numElementsOf(tensor.shape)) * elementSize(type), 0);
   return tensor;
+}
+
+static std::string formatShape(llvm::ArrayRef<int64_t> shape) {
+  std::string text;
+  for (int64_t size : shape)
+    text += (text.empty() ? "" : "x") + std::to_string(size);
+  return text.empty() ? "scalar" : text;
+}
+
+llvm::Expected<int64_t> mlir::conv3d::tensorBytes(llvm::ArrayRef<int64_t> shape,
+                                                  int64_t bytesPerElement,
+                                                  llvm::StringRef what) {
+  int64_t total = bytesPerElement;
+  for (int64_t size : shape) {
+    if (size < 0)
+      return llvm::createStringError(
+          llvm::formatv("{0} of shape {1} has a negative size", what,
+                        formatShape(shape))
+              .str());
+    if (llvm::MulOverflow(total, size, total))
+      return llvm::createStringError(
+          llvm::formatv("{0} of shape {1} needs more than 2^63 bytes", what,
+                        formatShape(shape))
+              .str());
+  }
+  return total;
+}
+
+int64_t mlir::conv3d::physicalMemoryBytes() {
+  int64_t pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  int64_t bytes;
+  if (pages <= 0 || pageSize <= 0 || llvm::MulOverflow(pages, pageSize, bytes))
+    return INT64_MAX; // unknown: do not refuse
+  return bytes;
+}
+
+llvm::Error mlir::conv3d::checkHostMemory(int64_t bytes, llvm::StringRef what) {
+  int64_t physical = physicalMemoryBytes();
+  if (bytes <= physical)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::formatv("{0} needs {1} bytes of host memory; this machine has {2}",
+                    what, bytes, physical)
+          .str());
+}
+
+llvm::Expected<HostTensor> HostTensor::allocate(ElementType type,
+                                                std::vector<int64_t> shape,
+                                                llvm::StringRef what) {
+  llvm::Expected<int64_t> bytes =
+      tensorBytes(shape, int64_t(elementSize(type)), what);
+  if (!bytes)
+    return bytes.takeError();
+  std::string description =
+      llvm::formatv("{0} of shape {1} ({2})", what, formatShape(shape),
+                    stringifyElementType(type))
+          .str();
+  if (llvm::Error error = checkHostMemory(*bytes, description))
+    return std::move(error);
+  return zeros(type, std::move(shape));
 }
 
 int64_t HostTensor::numElements() const { return numElementsOf(shape); }

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see scripts/gpu/stage.sh). Usage:
-#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|bench|torch|all
-# TARGET=sm90 makes `sweep` and `sanitize` exercise the sm90 kernel (H100).
+#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|all
+# TARGET=sm90 makes `sweep` and `sanitize` exercise the sm90 kernel (H100);
+# `large` runs tensors over 2^31 elements through TARGETS (default: sm80
+# sm90); `sweep` logs its seed (SEED, default 1) and target; `torch` checks
+# the PyTorch path (conv3d.conv3d, conv3d.torch).
 # Logs go to $OUT (when set) so they come back from the device tool.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -34,6 +37,7 @@ CFG
 }
 run_sweep() {
   step "${TARGET:-sm80} sweep ($1 cases)"
+  echo "sweep: target=${TARGET:-sm80} count=$1 seed=${SEED:-1} $(date -u +%FT%TZ)" | tee -a "$out/sweep-seeds.log"
   conv3d-sweep --target="${TARGET:-sm80}" --count="$1" --dtypes=bf16,f16 --seed="${SEED:-1}" \
     --variants=epilogue,accumulate,fqrsc,quant,qslice,config \
     2>&1 | tee "$out/sweep.log" | tail -30 || status=1
@@ -82,6 +86,7 @@ run_smoke() {
     "--input-shape=1,4,9,9,64 --filter-shape=3,3,3,64,128 --padding=1,1,1,1,1,1 --config=tile_m=256,tile_n=128,tile_k=64,stages=3,warps_m=8,warps_n=1"
     "--input-shape=1,5,10,10,72 --filter-shape=3,3,3,72,40 --dilation=2,1,2 --padding=2,2,1,1,2,2 --dtype=f16 --accumulate"
     "--input-shape=1,6,8,8,16 --filter-shape=3,3,3,16,32"
+    "--input-shape=1,9,4,3,48 --filter-shape=3,3,3,48,3 --padding=3,3,2,1,0,2 --stride=2,1,1 --dilation=1,3,1 --dtype=f16 --output-dtype=f32 --activation=silu --accumulate --quantize-input=nvfp4 --block-size=32 --quant-placement=tile --qslice=none"
     "--input-shape=2,5,9,9,128 --filter-shape=3,3,3,128,192 --padding=1,1,1,1,1,1 --bias --activation=relu --config=tile_m=128,tile_n=128,tile_k=64,stages=4,warps_m=4,warps_n=1,schedule=pingpong"
     "--input-shape=1,7,9,9,64 --filter-shape=3,3,3,64,96 --padding=2,0,1,1,1,1 --qslice=fused --config=tile_m=64,tile_n=96,tile_k=64,stages=3,warps_m=4,warps_n=1,schedule=pingpong,k_order=qslice_outer"
   )
@@ -95,6 +100,27 @@ run_torch() {
   step "PyTorch path (python/conv3d, conv3d.torch)"
   python3 scripts/gpu/torch_check.py 2>&1 | tee "$out/torch.log" || status=1
 }
+run_large() {
+  # Tensors over 2^31 elements (flat offsets past int32): 720p video-VAE
+  # stages, 21 frames x 720 x 1280 x 128 channels (2.48e9 elements, 4.9 GB
+  # in bf16). The whole float64 reference would take hours, so 2000 output
+  # rows are checked (first, last, those around flat offsets 2^31 and 2^32,
+  # random ones); data random, output poisoned first.
+  local cases=(
+    # Causal 3x3x3 at full resolution: input and output both past 2^31.
+    "--input-shape=1,21,720,1280,128 --filter-shape=3,3,3,128,128 --padding=2,0,1,1,1,1 --bias --activation=silu"
+    # Spatial downsampling: the input past 2^31, the output (1.24e9) not.
+    "--input-shape=1,21,720,1280,128 --filter-shape=3,3,3,128,256 --padding=2,0,1,1,1,1 --stride=1,2,2"
+  )
+  for target in ${TARGETS:-sm80 sm90}; do
+    for args in "${cases[@]}"; do
+      step "large tensor, $target: $args"
+      timeout 900 conv3d-run --no-cache --target="$target" --filter-layout=fqrsc --dtype=bf16 \
+        --check-rows=2000 --seed="${SEED:-1}" $args 2>&1 | tee -a "$out/large.log" | tail -4
+      [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "large FAILED ($target): $args"; status=1; }
+    done
+  done
+}
 run_bench() { step benchmark; python3 bench/run_bench.py --out "$out" "$@" || status=1; }
 
 case "${1:-all}" in
@@ -104,9 +130,10 @@ case "${1:-all}" in
   sweep) run_sweep "${2:-120}" ;;
   sanitize) run_sanitize ;;
   smoke) run_smoke ;;
+  large) run_large ;;
   bench) shift; run_bench "$@" ;;
   torch) run_torch ;;
   all) run_info; run_unit; run_lit; run_sweep "${2:-120}"; run_sanitize ;;
-  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|bench|torch|all"; exit 2 ;;
+  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|all"; exit 2 ;;
 esac
 exit $status

@@ -4,6 +4,8 @@
 //
 // RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm90 gpu-binary-format=foo' 2>&1 | FileCheck %s --check-prefix=FORMAT
 // FORMAT: error: gpu-binary-format=foo: expected one of bin, isa
+// RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm80 ptxas-options="-O0 {"' 2>&1 | FileCheck %s --check-prefix=PTXASOPTS
+// PTXASOPTS: error: ptxas-options=-O0 {: quotes and braces are not allowed
 // RUN: not conv3d-opt %s --conv3d-cpu-pipeline='qslice=sliced' 2>&1 | FileCheck %s --check-prefix=QSLICE
 // QSLICE: error: qslice=sliced: expected one of auto, none, fused, separate
 // RUN: not conv3d-opt %s --conv3d-graph-pipeline='quant-placement=everywhere' 2>&1 | FileCheck %s --check-prefix=PLACEMENT

@@ -43,6 +43,12 @@ cl::opt<std::string> cudaHome(
              "(default: $CUDA_HOME, else the one the project was configured "
              "with)"),
     cl::cat(compileCategory));
+cl::opt<std::string> ptxasOptions(
+    "ptxas-options",
+    cl::desc("Extra ptxas options for GPU targets, after the compiler's own "
+             "(e.g. -O0 to compare with the default -O3 when isolating a "
+             "code-generation problem)"),
+    cl::cat(compileCategory));
 cl::opt<std::string> dtype("dtype",
                            cl::desc("Input and filter dtype: bf16, f16, f32"),
                            cl::init("bf16"), cl::cat(specCategory));
@@ -149,7 +155,9 @@ cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Disk cache of compiled convolutions (default: "
              "$CONV3D_CACHE_DIR, else $XDG_CACHE_HOME/conv3d-mlir, else "
-             "~/.cache/conv3d-mlir)"),
+             "~/.cache/conv3d-mlir); bounded by $CONV3D_CACHE_MAX_MB "
+             "(MiB, default 1024, 0: no bound), least recently used "
+             "entries evicted first"),
     cl::cat(compileCategory));
 cl::opt<bool> noCache("no-cache",
                       cl::desc("Compile even when the disk cache holds the "
@@ -167,6 +175,14 @@ cl::opt<bool> check("check",
                              "relative L2 error exceeds the dtype's "
                              "tolerance"),
                     cl::init(true), cl::cat(runCategory));
+cl::opt<long long> checkRows(
+    "check-rows",
+    cl::desc("Check only this many output rows (voxels, all F outputs "
+             "each) against the reference instead of the whole output: "
+             "the first and last, those where the flat output offset "
+             "crosses 2^31 and 2^32, and random ones (--seed). For "
+             "outputs too large for the whole float64 reference (0: all)"),
+    cl::init(0), cl::cat(runCategory));
 cl::opt<int> repeat("repeat", cl::desc("Timed runs (median reported)"),
                     cl::init(1), cl::cat(runCategory));
 cl::opt<bool> json("json", cl::desc("Print one JSON result line"),
@@ -297,6 +313,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
 
   RunRequest request;
   request.check = check;
+  request.checkRows = checkRows;
   request.repeat = repeat;
   request.json = json;
   request.emit = emit;
@@ -304,6 +321,8 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   request.quiet = quiet || json;
   if (repeat < 1)
     return flagError("repeat", "must be at least 1");
+  if (checkRows < 0)
+    return flagError("check-rows", "must be non-negative");
   if (!emit.empty())
     if (llvm::Error e =
             checkChoice("emit", emit, {"mlir", "lowered", "llvm", "ptx"}))
@@ -317,6 +336,11 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   options.target = *parsedTarget;
   options.gpuChip = gpuChip;
   options.cudaHome = cudaHome;
+  options.ptxasOptions = ptxasOptions;
+  // Checked by the pipeline's own validation (the other options are still
+  // at their valid defaults here).
+  if (llvm::Error e = verifyPipelineOptions(options))
+    return flagError("ptxas-options", llvm::toString(std::move(e)));
   if (!gpuChip.empty() && !llvm::StringRef(gpuChip).starts_with("sm_"))
     return flagError("gpu-chip", "expected a chip such as sm_80 or sm_90, "
                                  "got '" +

@@ -33,6 +33,8 @@ struct RunRequest {
   std::vector<std::string> argPaths, resultPaths;
   // Both.
   bool check = true;
+  /// Spec mode: check this many sampled output rows (0: the whole output).
+  int64_t checkRows = 0;
   int repeat = 1;
   bool json = false;
   std::string emit;

@@ -72,7 +72,11 @@ int conv3d_run::runModule(const RunRequest &request) {
       continue;
     }
     if (arg.isResult) {
-      tensors.push_back(HostTensor::zeros(arg.type, arg.shape));
+      llvm::Expected<HostTensor> result = HostTensor::allocate(
+          arg.type, arg.shape, llvm::formatv("result argument {0}", i).str());
+      if (!result)
+        return fail(llvm::toString(result.takeError()));
+      tensors.push_back(std::move(*result));
       fillPoison(tensors.back());
     } else {
       llvm::Expected<HostTensor> tensor =

@@ -64,9 +64,11 @@ typedef struct conv3d_conv conv3d_conv;
 
 /* An engine whose disk cache of compiled convolutions is $CONV3D_CACHE_DIR
  * (empty or "off": none), else $XDG_CACHE_HOME/conv3d-mlir, else
- * ~/.cache/conv3d-mlir. */
+ * ~/.cache/conv3d-mlir, bounded by $CONV3D_CACHE_MAX_MB (MiB, default 1024,
+ * 0: no bound; least recently used entries are evicted). */
 conv3d_engine *conv3d_engine_create(void);
-/* An engine with the disk cache in `cache_directory`; null or "": none. */
+/* An engine with the disk cache in `cache_directory`; null or "": none. The
+ * bound is $CONV3D_CACHE_MAX_MB's, as above. */
 conv3d_engine *conv3d_engine_create_with_cache(const char *cache_directory);
 void conv3d_engine_destroy(conv3d_engine *engine);
 

@@ -61,6 +61,10 @@ struct PipelineOptions {
   std::string cudaHome;
   /// GPU binary format: bin (cubin, runnable) or isa (PTX, for inspection).
   std::string gpuBinaryFormat = "bin";
+  /// Extra ptxas command-line options for `bin` (space-separated, after the
+  /// pipeline's own, so e.g. -O0 replaces the default -O3): isolates a
+  /// code-generation problem below PTX without rebuilding the project.
+  std::string ptxasOptions;
   /// Engine only: time the heuristic's configuration and the nearby ones of
   /// `tuningCandidates` on the device (the host for cpu) and compile the
   /// fastest; the choice is remembered per convolution in the engine and

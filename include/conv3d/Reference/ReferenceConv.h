@@ -16,6 +16,8 @@
 #include "conv3d/IR/Conv3dEnums.h"
 #include "conv3d/Support/HostTensor.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -43,6 +45,12 @@ struct ReferenceConvProblem {
 /// double, as an NDHWF row-major vector before any rounding to the output
 /// type. Inconsistent shapes in `problem` are a fatal error.
 std::vector<double> referenceConv(const ReferenceConvProblem &problem);
+
+/// The rows `rows` of referenceConv's result (row m holds the F outputs of
+/// output voxel m, as in referenceIm2colRow), computed without the rest:
+/// the check of outputs too large for the whole reference samples rows.
+std::vector<double> referenceConvRows(const ReferenceConvProblem &problem,
+                                      llvm::ArrayRef<int64_t> rows);
 
 /// Row `m` of the implicit im2col matrix, m = ((n*Do + do)*Ho + ho)*Wo + wo:
 /// K = Q*R*S*C input values in the order k = ((q*R + r)*S + s)*C + c, with

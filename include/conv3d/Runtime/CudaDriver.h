@@ -51,6 +51,7 @@ public:
   llvm::StringRef getCall() const { return call; }
   int getResult() const { return result; }
   llvm::StringRef getName() const { return name; }
+  llvm::StringRef getDescription() const { return description; }
 
 private:
   std::string call;

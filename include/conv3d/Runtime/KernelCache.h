@@ -14,6 +14,13 @@
 // is a miss, not a wrong kernel. Files are written to a unique temporary and
 // renamed into place: concurrent processes never see a partial entry.
 //
+// The directory is bounded ($CONV3D_CACHE_MAX_MB, default 1 GiB): after each
+// store the least recently used entries are deleted until the rest fit. A
+// hit marks its entry used by setting the file's modification time, so
+// recency is shared by every process using the directory (access times are
+// unreliable: relatime, noatime). Several processes may evict at once; an
+// entry that vanishes under a reader is a plain miss.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CONV3D_RUNTIME_KERNELCACHE_H
@@ -22,6 +29,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -29,17 +37,31 @@ namespace mlir::conv3d {
 
 /// Where the engine caches compiled convolutions.
 struct CacheOptions {
+  /// The default bound of the disk cache directory: 1 GiB.
+  static constexpr uint64_t kDefaultMaxBytes = uint64_t(1) << 30;
+
   /// Directory of the disk cache; empty: no disk cache.
   std::string directory;
+  /// The most bytes the directory's entries may take; the least recently
+  /// used are evicted beyond it. 0: no bound.
+  uint64_t maxBytes = kDefaultMaxBytes;
   /// Keep compiled convolutions in memory, per engine, for repeated
   /// compile() calls with the same spec and options.
   bool inMemory = true;
+  /// Set by fromEnvironment() when a variable's value was not understood
+  /// (and the default used instead); tools print it.
+  std::string warning;
 
   /// The default: $CONV3D_CACHE_DIR when set (empty or "off" disables the
   /// disk cache), else $XDG_CACHE_HOME/conv3d-mlir, else
   /// $HOME/.cache/conv3d-mlir; no disk cache when none of them is set.
+  /// The bound is $CONV3D_CACHE_MAX_MB mebibytes (0: none) when set.
   static CacheOptions fromEnvironment();
 };
+
+/// Parses a $CONV3D_CACHE_MAX_MB value (a non-negative number of MiB, 0 for
+/// no bound) into bytes.
+llvm::Expected<uint64_t> parseCacheMaxMB(llvm::StringRef text);
 
 /// Where a compiled convolution came from.
 enum class CacheSource { Compiled, Memory, Disk };
@@ -56,7 +78,9 @@ std::string fileIdentity(llvm::StringRef path);
 /// The disk half of the cache: one file per key in one directory.
 class DiskCache {
 public:
-  explicit DiskCache(std::string directory) : directory(std::move(directory)) {}
+  explicit DiskCache(std::string directory,
+                     uint64_t maxBytes = CacheOptions::kDefaultMaxBytes)
+      : directory(std::move(directory)), maxBytes(maxBytes) {}
 
   /// The file name of an entry: a 128-bit hash of `keyText`, in hex.
   static std::string entryName(llvm::StringRef keyText);
@@ -66,17 +90,28 @@ public:
   /// a different key, or one that cannot be trusted (not a regular file,
   /// over 1 GiB, truncated, another format, or a checksum that does not
   /// match its key and payload); for the last kind `warning` (if given)
-  /// names the file and why it was ignored.
+  /// names the file and why it was ignored. A hit marks the entry as
+  /// recently used.
   std::optional<std::string> load(llvm::StringRef keyText,
                                   std::string *warning = nullptr) const;
 
-  /// Stores `payload` under `keyText`, creating the directory if needed.
+  /// Stores `payload` under `keyText`, creating the directory if needed,
+  /// then evicts least recently used entries beyond the bound.
   llvm::Error store(llvm::StringRef keyText, llvm::StringRef payload) const;
 
+  /// Deletes the least recently used entries (never `keep`, a file name)
+  /// until the directory's entries take at most the bound, and temporaries
+  /// abandoned by processes that died while writing. Entries that other
+  /// processes delete meanwhile are skipped. Returns how many entries were
+  /// deleted.
+  unsigned evict(llvm::StringRef keep = {}) const;
+
   llvm::StringRef getDirectory() const { return directory; }
+  uint64_t getMaxBytes() const { return maxBytes; }
 
 private:
   std::string directory;
+  uint64_t maxBytes;
 };
 
 } // namespace mlir::conv3d

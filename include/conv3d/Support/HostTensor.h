@@ -11,6 +11,10 @@
 
 #include "conv3d/Support/ElementType.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -23,8 +27,18 @@ struct HostTensor {
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;
 
-  /// A tensor of `shape` whose elements are +0.
+  /// A tensor of `shape` whose elements are +0. The caller vouches for the
+  /// size (a copy of a tensor that exists, a test's small shape); sizes
+  /// that come from users go through allocate().
   static HostTensor zeros(ElementType type, std::vector<int64_t> shape);
+
+  /// zeros(), after checking the size: an error, naming `what` and the
+  /// bytes needed, when a size is negative, the byte count overflows int64
+  /// or exceeds the machine's physical memory (checkHostMemory), instead
+  /// of an out-of-memory abort.
+  static llvm::Expected<HostTensor> allocate(ElementType type,
+                                             std::vector<int64_t> shape,
+                                             llvm::StringRef what = "tensor");
 
   int64_t numElements() const;
   /// The element at `linearIndex` (row-major), exactly.
@@ -39,6 +53,22 @@ struct HostTensor {
 
 /// Product of the sizes of `shape` (1 for a scalar).
 int64_t numElementsOf(const std::vector<int64_t> &shape);
+
+/// The bytes of a row-major tensor of `shape` with `bytesPerElement`: an
+/// error naming `what` and the shape when a size is negative or the
+/// product overflows int64.
+llvm::Expected<int64_t> tensorBytes(llvm::ArrayRef<int64_t> shape,
+                                    int64_t bytesPerElement,
+                                    llvm::StringRef what = "tensor");
+
+/// The machine's physical memory in bytes.
+int64_t physicalMemoryBytes();
+
+/// An error naming `what` and `bytes` when `bytes` exceed the machine's
+/// physical memory: allocating them would abort or swap to death. (Memory
+/// the operating system would refuse on other grounds still aborts; this
+/// rejects what can never fit.)
+llvm::Error checkHostMemory(int64_t bytes, llvm::StringRef what);
 
 /// Fills every element with a NaN bit pattern (all bytes 0xFF, a NaN in
 /// every element type), so that elements a kernel fails to write show up.

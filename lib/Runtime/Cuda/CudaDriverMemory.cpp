@@ -30,6 +30,20 @@ Error tolerate(Error error, CUresult tolerated) {
       });
 }
 
+/// Names the bytes an allocation asked for in its error, which the driver's
+/// message does not: "cuMemAlloc_v2 of 1125899906842624 bytes failed:
+/// CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
+Error namingBytes(Error error, size_t bytes) {
+  return llvm::handleErrors(
+      std::move(error), [&](std::unique_ptr<CudaError> cudaError) -> Error {
+        return llvm::make_error<CudaError>(cudaError->getCall().str() + " of " +
+                                               std::to_string(bytes) + " bytes",
+                                           cudaError->getResult(),
+                                           cudaError->getName().str(),
+                                           cudaError->getDescription().str());
+      });
+}
+
 } // namespace
 
 void mlir::conv3d::cuda::setUpMemoryPool(CudaDriver::Impl &impl) {
@@ -66,11 +80,11 @@ Expected<void *> CudaDriver::allocate(size_t bytes, void *stream) {
                                       impl->pool, static_cast<CUstream>(stream))
                           : CONV3D_CU(cuMemAllocAsync, &ptr, bytes,
                                       static_cast<CUstream>(stream)))
-        return std::move(err);
+        return namingBytes(std::move(err), bytes);
       std::lock_guard<std::mutex> lock(impl->mutex);
       impl->streamOrdered.insert(ptr);
     } else if (Error err = CONV3D_CU(cuMemAlloc, &ptr, bytes)) {
-      return std::move(err);
+      return namingBytes(std::move(err), bytes);
     }
     return reinterpret_cast<void *>(ptr);
   });
@@ -83,7 +97,7 @@ Expected<void *> CudaDriver::allocateManaged(size_t bytes) {
     CUdeviceptr ptr = 0;
     if (Error err = CONV3D_CU(cuMemAllocManaged, &ptr, bytes,
                               unsigned(CU_MEM_ATTACH_GLOBAL)))
-      return std::move(err);
+      return namingBytes(std::move(err), bytes);
     return reinterpret_cast<void *>(ptr);
   });
 }

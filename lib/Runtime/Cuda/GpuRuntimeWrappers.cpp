@@ -304,6 +304,13 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
   CudaDriver *driver = activeDriver(self);
   if (!driver || sizeBytes == 0)
     return nullptr;
+  // The lowered code passes an i64: above its range, a size computation
+  // went negative.
+  if (sizeBytes > uint64_t(std::numeric_limits<int64_t>::max())) {
+    defer(self, "a request for " + llvm::Twine(sizeBytes) +
+                    " bytes (a negative size)");
+    return nullptr;
+  }
   if (isHostShared)
     return valueOr<void *>(self, driver->allocateManaged(sizeBytes), nullptr);
   return valueOr<void *>(self, driver->allocate(sizeBytes, stream), nullptr);
