@@ -161,6 +161,33 @@ TEST(SM100Plan, WanMidLayout) {
   EXPECT_EQ(plan.outputVector, 8);
 }
 
+TEST(SM100Plan, CtaPair) {
+  // tile_m = 256: cta_group::2 over two CTAs. Each loads 128 rows of A and
+  // half of B's 192 rows; the even CTA's full barrier expects both CTAs'
+  // bytes; each stages its own 128 rows; the MMA is M = 256 (16 << 24).
+  SM100KernelPlan plan;
+  ASSERT_EQ(SM100KernelPlan::build(wanMid(), 256, 192, 64, 4, 4, 1,
+                                   KOrder::taps_outer, 1, 8, plan),
+            std::nullopt);
+  EXPECT_EQ(plan.ctaGroup, 2);
+  EXPECT_EQ(plan.aStageBytes, 128 * 128);
+  EXPECT_EQ(plan.bStageBytes, 96 * 128);
+  EXPECT_EQ(plan.bStageBytes % 1024, 0);
+  EXPECT_EQ(plan.stepBytes, 2 * (128 + 96) * 128);
+  EXPECT_EQ(plan.stagingBytes, 128 * plan.stagingStride * 4);
+  EXPECT_EQ(plan.accumulatorBuffers, 2);
+  EXPECT_EQ(plan.tmemColumns, 512);
+  EXPECT_EQ(plan.instructionDescriptor(/*bf16=*/true),
+            0x10u | 0x80u | 0x400u | (24u << 17) | (16u << 24));
+  EXPECT_LE(plan.sharedBytes, kMaxSharedBytes);
+  // cta_group::2 with M = 256 takes N in multiples of 16.
+  EXPECT_NE(SM100KernelPlan::build(wanMid(), 256, 24, 64, 4, 4, 1,
+                                   KOrder::taps_outer, 1, 8, plan)
+                .value_or("")
+                .find("N = 24 is not a tcgen05.mma shape for M = 256"),
+            std::string::npos);
+}
+
 TEST(SM100Plan, TmemColumns) {
   SM100KernelPlan plan;
   auto build = [&](int64_t tileN) {
@@ -221,6 +248,8 @@ TEST(SM100Plan, Refusals) {
   EXPECT_NE(build(128, 128, 64, 4, 8, 1).find("warp layout must be 4x1"),
             std::string::npos);
   EXPECT_NE(build(64, 128, 64, 4, 4, 1).find("tile_m must be 128"),
+            std::string::npos);
+  EXPECT_NE(build(384, 128, 64, 4, 4, 1).find("or 256 (cta_group::2"),
             std::string::npos);
   EXPECT_NE(build(128, 24, 64, 4, 4, 1).find("tile_n = 24: N = 24"),
             std::string::npos);

@@ -64,10 +64,21 @@ float fromBF16(uint16_t bits) {
 /// An mbarrier: an expected arrival count and the number of completed
 /// phases.
 struct Barrier {
-  int64_t count = 0, pending = 0, phases = 0;
+  int64_t count = 0, pending = 0, phases = 0, bytes = 0;
   void init(int64_t arrivals) { count = pending = arrivals; }
-  void arrive() {
-    if (--pending == 0) {
+  /// arrive (with expect_tx of `expect` bytes).
+  void arrive(int64_t expect = 0) {
+    bytes += expect;
+    --pending;
+    complete();
+  }
+  /// complete_tx of a TMA load.
+  void transfer(int64_t delivered) {
+    bytes -= delivered;
+    complete();
+  }
+  void complete() {
+    if (pending == 0 && bytes == 0) {
       ++phases;
       pending = count;
     }
@@ -109,27 +120,36 @@ std::pair<int64_t, int64_t> stepRange(const ConvGeometry &g,
 struct Problem {
   ConvGeometry g;
   HostTensor input, filter; // NDHWC, FQRSC (bf16)
-  int64_t tileN = 0, stages = 0, splitK = 1, blocks = 2;
+  int64_t tileM = 128, tileN = 0, stages = 0, splitK = 1;
+  /// CTAs (CTA pairs for tile_m = 256) of the persistent grid.
+  int64_t blocks = 2;
   KOrder kOrder = KOrder::taps_outer;
 };
 
-/// One CTA's replay state.
+/// One CTA's replay state: its memories, barriers and actors' positions
+/// (the tile index into `tiles` and the step within it). The MMA actor runs
+/// in a group's first CTA only.
 struct Cta {
   std::vector<uint8_t> shared;
   std::vector<float> tmem; // kTmemLanes x plan.tmemColumns
   std::vector<Barrier> full, empty, accFull, accEmpty;
   std::vector<int64_t> tiles;
-  // Actor positions: the tile index into `tiles` and the step within it.
   size_t producerTile = 0, mmaTile = 0, epilogueTile = 0;
   int64_t producerStep = 0, mmaStep = -1; // -1: before the tile's wait
   int64_t producerDone = 0, mmaDone = 0;
 };
 
+/// The CTAs that compute a tile together (one, or a cta_group::2 pair).
+using Group = std::vector<Cta>;
+
+/// The order in which the scheduler offers the actors a move each round.
+enum class Order { ProducersFirst, MmaFirst, Interleaved };
+
 class Model {
 public:
   Model(const Problem &p, const SM100KernelPlan &plan,
-        std::vector<float> &output, bool mmaFirst)
-      : p(p), g(p.g), plan(plan), output(output), mmaFirst(mmaFirst) {}
+        std::vector<float> &output, Order order)
+      : p(p), g(p.g), plan(plan), output(output), order(order) {}
 
   /// Runs every CTA to completion; false on a deadlock.
   bool run() {
@@ -137,48 +157,65 @@ public:
     numNT = (g.gemmN() + plan.tileN - 1) / plan.tileN;
     int64_t numTiles = numMT * numNT * plan.splitK;
     int64_t blocks = std::min(p.blocks, numTiles);
-    ctas.resize(blocks);
-    for (int64_t b = 0; b < blocks; ++b) {
-      Cta &cta = ctas[b];
-      cta.shared.assign(plan.sharedBytes - kAlignmentSlack, 0xFF);
-      cta.tmem.assign(kTmemLanes * plan.tmemColumns, std::nanf(""));
-      // The kernel's barrier counts: full (the producer's expect_tx), empty
-      // (one tcgen05.commit), accumulator full (one commit), accumulator
-      // empty (every epilogue thread).
-      cta.full.resize(plan.stages);
-      cta.empty.resize(plan.stages);
-      for (int64_t s = 0; s < plan.stages; ++s) {
-        cta.full[s].init(1);
-        cta.empty[s].init(1);
+    groups.assign(blocks, Group(plan.ctaGroup));
+    for (int64_t b = 0; b < blocks; ++b)
+      for (Cta &cta : groups[b]) {
+        cta.shared.assign(plan.sharedBytes - kAlignmentSlack, 0xFF);
+        cta.tmem.assign(kTmemLanes * plan.tmemColumns, std::nanf(""));
+        // The kernel's barrier counts: full (the producer's expect_tx), empty
+        // (one tcgen05.commit), accumulator full (one commit), accumulator
+        // empty (every epilogue thread).
+        cta.full.resize(plan.stages);
+        cta.empty.resize(plan.stages);
+        for (int64_t s = 0; s < plan.stages; ++s) {
+          cta.full[s].init(1);
+          cta.empty[s].init(1);
+        }
+        cta.accFull.resize(plan.accumulatorBuffers);
+        cta.accEmpty.resize(plan.accumulatorBuffers);
+        for (int64_t a = 0; a < plan.accumulatorBuffers; ++a) {
+          cta.accFull[a].init(1);
+          // Every epilogue thread of the group hands the buffer back.
+          cta.accEmpty[a].init(kEpilogueThreads * plan.ctaGroup);
+        }
+        for (int64_t tile = b; tile < numTiles; tile += blocks)
+          cta.tiles.push_back(tile);
       }
-      cta.accFull.resize(plan.accumulatorBuffers);
-      cta.accEmpty.resize(plan.accumulatorBuffers);
-      for (int64_t a = 0; a < plan.accumulatorBuffers; ++a) {
-        cta.accFull[a].init(1);
-        cta.accEmpty[a].init(kEpilogueThreads);
-      }
-      for (int64_t tile = b; tile < numTiles; tile += blocks)
-        cta.tiles.push_back(tile);
-    }
-    for (Cta &cta : ctas) {
-      // Greedy: the producer runs as far ahead as its barriers allow, then
-      // the MMA issuer (or the other way round), then the epilogue.
+    for (Group &group : groups) {
+      // Greedy: the producers run as far ahead as their barriers allow,
+      // then the MMA issuer (or the other way round), then the epilogues.
       while (true) {
         bool moved = false;
-        if (mmaFirst) {
-          moved |= stepMma(cta);
-          moved |= stepProducer(cta);
-        } else {
-          moved |= stepProducer(cta);
-          moved |= stepMma(cta);
+        auto producers = [&](size_t from, size_t to) {
+          for (size_t rank = from; rank < std::min(to, group.size()); ++rank)
+            moved |= stepProducer(group, rank);
+        };
+        switch (order) {
+        case Order::ProducersFirst:
+          producers(0, group.size());
+          moved |= stepMma(group);
+          break;
+        case Order::MmaFirst:
+          moved |= stepMma(group);
+          producers(0, group.size());
+          break;
+        case Order::Interleaved:
+          // The MMA issuer between the pair's two producers.
+          producers(0, 1);
+          moved |= stepMma(group);
+          producers(1, group.size());
+          break;
         }
-        moved |= stepEpilogue(cta);
+        for (size_t rank = 0; rank < group.size(); ++rank)
+          moved |= stepEpilogue(group, rank);
         if (!moved)
           break;
       }
-      if (cta.producerTile != cta.tiles.size() ||
-          cta.mmaTile != cta.tiles.size() ||
-          cta.epilogueTile != cta.tiles.size())
+      for (const Cta &cta : group)
+        if (cta.producerTile != cta.tiles.size() ||
+            cta.epilogueTile != cta.tiles.size())
+          return false;
+      if (group[0].mmaTile != group[0].tiles.size())
         return false;
     }
     return true;
@@ -213,7 +250,10 @@ private:
     }
   }
 
-  bool stepProducer(Cta &cta) {
+  /// The producer of CTA `rank` of `group`: its loads complete on the
+  /// group's first CTA's full barrier, which alone expects the bytes.
+  bool stepProducer(Group &group, size_t rank) {
+    Cta &cta = group[rank];
     if (cta.producerTile == cta.tiles.size())
       return false;
     Origin o = origin(cta.tiles[cta.producerTile]);
@@ -230,15 +270,19 @@ private:
     if (!cta.empty[stage].passes(phase ^ 1))
       return false;
     int64_t step = begin + cta.producerStep;
-    loadStep(cta, stage, step, o);
-    // The two loads complete the transaction the producer expected.
-    cta.full[stage].arrive();
+    Barrier &full = group[0].full[stage];
+    if (rank == 0)
+      full.arrive(plan.stepBytes); // arrive.expect_tx
+    full.transfer(loadStep(cta, stage, step, o, rank));
     ++cta.producerStep;
     return true;
   }
 
-  /// The two TMA loads of K step `step` into stage `stage`.
-  void loadStep(Cta &cta, int64_t stage, int64_t step, const Origin &o) {
+  /// The two TMA loads of K step `step` into stage `stage` of CTA `rank`
+  /// (its 128 rows of A, its tileN / ctaGroup rows of B); returns their
+  /// bytes.
+  int64_t loadStep(Cta &cta, int64_t stage, int64_t step, const Origin &o,
+                   int64_t rank) {
     ++loads;
     int64_t tap = step / plan.channelBlocks;
     int64_t c0 = (step % plan.channelBlocks) * kChannelBlock;
@@ -248,7 +292,9 @@ private:
     // Activation: the im2col box from the coordinates the producer gives,
     // the tile's first output position's input corner, pixel by pixel
     // between the descriptor's corners.
-    auto pos = g.decomposeM(math, o.m0);
+    int64_t rowsB = plan.tileN / plan.ctaGroup;
+    int64_t rowA = o.m0 + rank * kTmemLanes, rowB = o.n0 + rank * rowsB;
+    auto pos = g.decomposeM(math, rowA);
     std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
                            upper = g.tmaIm2colUpperCorner();
     std::array<int64_t, 3> base;
@@ -260,7 +306,7 @@ private:
                                      qrs[2] * g.dilations[2]};
     uint16_t row[kChannelBlock];
     int64_t boxBytes = 0;
-    for (int64_t i = 0; i < plan.tileM; ++i) {
+    for (int64_t i = 0; i < kTmemLanes; ++i) {
       for (int64_t c = 0; c < kChannelBlock; ++c) {
         float value = 0.f;
         std::array<int64_t, 3> at;
@@ -291,11 +337,11 @@ private:
           ++n;
       }
     }
-    // Filter: the tiled box {64 channels, 1 tap, tileN filters} at
-    // {c0, tap, n0}; zeros past F and C.
-    for (int64_t f = 0; f < plan.tileN; ++f) {
+    // Filter: the tiled box {64 channels, 1 tap, rowsB filters} at
+    // {c0, tap, rowB}; zeros past F and C.
+    for (int64_t f = 0; f < rowsB; ++f) {
       for (int64_t c = 0; c < kChannelBlock; ++c) {
-        int64_t filter = o.n0 + f, channel = c0 + c;
+        int64_t filter = rowB + f, channel = c0 + c;
         float value = 0.f;
         if (filter < g.filters && channel < g.channels)
           value = float(p.filter.get(
@@ -307,8 +353,9 @@ private:
       writeSwizzledRow(cta, bStage(stage), f, row);
       boxBytes += kRowBytes;
     }
-    EXPECT_EQ(boxBytes, plan.stepBytes)
+    EXPECT_EQ(boxBytes * plan.ctaGroup, plan.stepBytes)
         << "the full barrier's transaction count is not the boxes' bytes";
+    return boxBytes;
   }
 
   /// A K-major, 128-byte-swizzled operand as its tcgen05 shared-memory
@@ -337,7 +384,13 @@ private:
     return fromBF16(bits);
   }
 
-  bool stepMma(Cta &cta) {
+  /// The MMA issuer of the group's first CTA: an M = 128 x ctaGroup MMA
+  /// reads rows 128 r .. 128 r + 127 of A from CTA r's shared memory and
+  /// rows r N / 2 .. of B from CTA r's (cta_group::2), at the addresses its
+  /// descriptors name, and accumulates rows 128 r .. into CTA r's TMEM; its
+  /// commits arrive on every CTA of the group.
+  bool stepMma(Group &group) {
+    Cta &cta = group[0];
     if (cta.mmaTile == cta.tiles.size())
       return false;
     int64_t local = cta.mmaTile;
@@ -352,7 +405,8 @@ private:
       return true;
     }
     if (cta.mmaStep == end - begin) {
-      cta.accFull[buffer].arrive(); // tcgen05.commit
+      for (Cta &each : group)
+        each.accFull[buffer].arrive(); // tcgen05.commit (multicast)
       cta.mmaDone += end - begin;
       ++cta.mmaTile;
       cta.mmaStep = -1;
@@ -378,15 +432,19 @@ private:
           uint32_t(bStage(stage) + kk * 32)));
       bool accumulate = kk > 0 || cta.mmaStep != 0;
       std::vector<float> rowsA(m * kMmaK), rowsB(n * kMmaK);
+      int64_t perCtaB = n / plan.ctaGroup;
       for (int64_t k = 0; k < kMmaK; ++k) {
         for (int64_t r = 0; r < m; ++r)
-          rowsA[r * kMmaK + k] = element(cta, a, r, k);
+          rowsA[r * kMmaK + k] =
+              element(group[r / kTmemLanes], a, r % kTmemLanes, k);
         for (int64_t c = 0; c < n; ++c)
-          rowsB[c * kMmaK + k] = element(cta, b, c, k);
+          rowsB[c * kMmaK + k] = element(group[c / perCtaB], b, c % perCtaB, k);
       }
       for (int64_t r = 0; r < m; ++r)
         for (int64_t c = 0; c < n; ++c) {
-          float &d = cta.tmem[r * plan.tmemColumns + column0 + c];
+          float &d =
+              group[r / kTmemLanes]
+                  .tmem[(r % kTmemLanes) * plan.tmemColumns + column0 + c];
           float sum = accumulate ? d : 0.f;
           for (int64_t k = 0; k < kMmaK; ++k)
             sum += rowsA[r * kMmaK + k] * rowsB[c * kMmaK + k];
@@ -394,12 +452,16 @@ private:
         }
       ++mmaCount;
     }
-    cta.empty[stage].arrive(); // tcgen05.commit
+    for (Cta &each : group)
+      each.empty[stage].arrive(); // tcgen05.commit (multicast)
     ++cta.mmaStep;
     return true;
   }
 
-  bool stepEpilogue(Cta &cta) {
+  /// The epilogue warps of CTA `rank`: its 128 rows of the tile; the
+  /// hand-back arrives on the group's first CTA's barrier.
+  bool stepEpilogue(Group &group, size_t rank) {
+    Cta &cta = group[rank];
     if (cta.epilogueTile == cta.tiles.size())
       return false;
     int64_t local = cta.epilogueTile;
@@ -409,8 +471,9 @@ private:
     Origin o = origin(cta.tiles[local]);
     auto [begin, end] = stepRange(g, plan, o.m0, o.split);
     bool hasSteps = end > begin;
-    std::vector<float> staging(plan.tileM * plan.stagingStride, std::nanf(""));
-    std::vector<int> rowsRead(plan.tileM, 0);
+    std::vector<float> staging(kTmemLanes * plan.stagingStride, std::nanf(""));
+    std::vector<int> rowsRead(kTmemLanes, 0);
+    int64_t firstRow = o.m0 + int64_t(rank) * kTmemLanes;
     for (int64_t c = 0; c < plan.epilogueChunks; ++c) {
       for (int64_t warp = kFirstEpilogueWarp;
            warp < kFirstEpilogueWarp + kEpilogueWarps; ++warp)
@@ -429,9 +492,9 @@ private:
             }
         }
       // The staged pass: row-major over the chunk, inside the GEMM only.
-      for (int64_t row = 0; row < plan.tileM; ++row)
+      for (int64_t row = 0; row < kTmemLanes; ++row)
         for (int64_t col = 0; col < plan.chunkColumns; ++col) {
-          int64_t m = o.m0 + row, f = o.n0 + c * plan.chunkColumns + col;
+          int64_t m = firstRow + row, f = o.n0 + c * plan.chunkColumns + col;
           if (m >= g.gemmM() || f >= g.filters)
             continue;
           float value = staging[row * plan.stagingStride + col];
@@ -439,10 +502,10 @@ private:
           out = plan.splitK > 1 ? out + value : value;
         }
     }
-    for (int64_t row = 0; row < plan.tileM; ++row)
+    for (int64_t row = 0; row < kTmemLanes; ++row)
       EXPECT_EQ(rowsRead[row], 1) << "TMEM lane " << row;
     for (int64_t t = 0; t < kEpilogueThreads; ++t)
-      cta.accEmpty[buffer].arrive();
+      group[0].accEmpty[buffer].arrive();
     // TMEM is stale once handed back: poison it, so that a reuse before the
     // next tile's first MMA overwrote it shows.
     for (int64_t r = 0; r < kTmemLanes; ++r)
@@ -457,9 +520,9 @@ private:
   const ConvGeometry &g;
   const SM100KernelPlan &plan;
   std::vector<float> &output;
-  bool mmaFirst;
+  Order order;
   int64_t numMT = 0, numNT = 0;
-  std::vector<Cta> ctas;
+  std::vector<Group> groups;
 };
 
 Problem makeProblem(std::array<int64_t, 5> inputShape,
@@ -485,11 +548,11 @@ Problem makeProblem(std::array<int64_t, 5> inputShape,
   return p;
 }
 
-/// Builds the plan, replays it with both actor orders and compares with the
+/// Builds the plan, replays it with each actor order and compares with the
 /// reference.
 void expectComputesConvolution(const Problem &p) {
   SM100KernelPlan plan;
-  ASSERT_EQ(SM100KernelPlan::build(p.g, 128, p.tileN, 64, p.stages, 4, 1,
+  ASSERT_EQ(SM100KernelPlan::build(p.g, p.tileM, p.tileN, 64, p.stages, 4, 1,
                                    p.kOrder, p.splitK, 8, plan),
             std::nullopt);
   ReferenceConvProblem ref;
@@ -498,11 +561,12 @@ void expectComputesConvolution(const Problem &p) {
   ref.input = &p.input;
   ref.filter = &p.filter;
   std::vector<double> expected = referenceConv(ref);
-  for (bool mmaFirst : {false, true}) {
+  for (Order order :
+       {Order::ProducersFirst, Order::MmaFirst, Order::Interleaved}) {
     // Split-K adds onto zeros; an overwrite must write every element.
     std::vector<float> output(expected.size(),
                               p.splitK > 1 ? 0.f : std::nanf(""));
-    Model model(p, plan, output, mmaFirst);
+    Model model(p, plan, output, order);
     ASSERT_TRUE(model.run()) << "the barriers deadlock";
     EXPECT_GT(model.mmaCount, 0);
     int64_t mismatches = 0;
@@ -584,6 +648,38 @@ TEST(SM100ScheduleModel, QSlicesFusedWithSkippedSlices) {
   p.kOrder = KOrder::qslice_outer;
   p.blocks = 3;
   expectComputesConvolution(p);
+}
+
+TEST(SM100ScheduleModel, CtaPairs) {
+  // tile_m = 256, cta_group::2: M = 2 x 5 x 9 x 11 = 990 (4 pair tiles,
+  // the last partial), F = 96 (48 rows of B a CTA), C = 72; two pairs, each
+  // walking two tiles (both accumulator buffers).
+  Problem p = makeProblem({2, 5, 9, 11, 72}, {96, 3, 3, 3, 72}, {1, 1, 1},
+                          {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 7);
+  p.tileM = 256;
+  p.tileN = 96;
+  p.stages = 3;
+  p.blocks = 2;
+  expectComputesConvolution(p);
+}
+
+TEST(SM100ScheduleModel, CtaPairsSplitKAndQSlices) {
+  Problem p = makeProblem({1, 4, 6, 6, 64}, {80, 3, 3, 3, 64}, {1, 1, 1},
+                          {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 8);
+  p.tileM = 256;
+  p.tileN = 96; // 48 rows of B a CTA; F = 80 leaves 16 columns past F
+  p.stages = 2;
+  p.splitK = 3;
+  p.blocks = 2;
+  expectComputesConvolution(p);
+  Problem q = makeProblem({1, 4, 16, 16, 64}, {64, 3, 3, 3, 64}, {1, 1, 1},
+                          {1, 1, 1}, {3, 0, 1, 1, 1, 1}, 9);
+  q.tileM = 256;
+  q.tileN = 64;
+  q.stages = 4;
+  q.kOrder = KOrder::qslice_outer;
+  q.blocks = 2;
+  expectComputesConvolution(q);
 }
 
 } // namespace

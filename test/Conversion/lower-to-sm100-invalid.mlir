@@ -104,19 +104,11 @@ func.func @warps_m_8(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>, 
 
 // -----
 
-// "cannot lower": a cta_group::1 MMA of 128 rows, a TMEM lane each.
+// "cannot lower": a cta_group::1 MMA of 128 rows (a TMEM lane each) or a
+// cta_group::2 one of 256 over a CTA pair.
 func.func @tile_m_64(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
-  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100> to the sm100 kernel: tile_m must be 128 (one cta_group::1 tcgen05.mma, a row per TMEM lane; the two-CTA M = 256 form is not implemented), got 64}}
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100> to the sm100 kernel: tile_m must be 128 (one cta_group::1 tcgen05.mma, a row per TMEM lane) or 256 (cta_group::2 over a pair of CTAs), got 64}}
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x1x1x1x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100>
-  return
-}
-
-// -----
-
-// ... and 256 rows would be the cta_group::2 form over a CTA pair.
-func.func @tile_m_256(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
-  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 256, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100> to the sm100 kernel: tile_m must be 128 (one cta_group::1 tcgen05.mma, a row per TMEM lane; the two-CTA M = 256 form is not implemented), got 256}}
-  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x1x1x1x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 256, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100>
   return
 }
 

@@ -219,3 +219,91 @@ func.func @sm80_fallback(%x: memref<1x6x16x16x16xbf16>, %w: memref<32x3x3x3x16xb
   conv3d.conv ins(%x, %w : memref<1x6x16x16x16xbf16>, memref<32x3x3x3x16xbf16>) outs(%o : memref<1x4x14x14x32xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 64, tile_n = 32, tile_k = 16, stages = 4, warps_m = 2, kernel = sm80>
   return
 }
+
+// -----
+
+// tile_m = 256: cta_group::2 over 2-CTA clusters. Each CTA loads 128 rows
+// of A and 48 of B's 96 a step (16384 + 6144 B a stage, 4 stages: 90112;
+// staging 128 x 100 x 4 = 51200 at 90112; barriers at 141312; the TMEM
+// slot at 141408; 142440 B). The launch: clusters of 2, blocks = 2 x
+// min(multiprocessors / 2, tiles); the persistent loop walks clusters
+// (block id / 2). The accumulator-empty barriers count both CTAs'
+// epilogue threads (256). TMEM allocation, relinquish and dealloc in both
+// CTAs with cta_group::2, between cluster barriers (every barrier of the
+// pair is initialized before any remote signal, and both CTAs outlive the
+// last one). The producer: this CTA's rows (rank x 128 of A, rank x 48 of
+// B), the loads completing on the even CTA's full barrier (the address
+// with bit 24 cleared), which alone expects both CTAs' bytes (45056). The
+// even CTA's MMA warp alone issues M = 256 MMAs (16 << 24 in the
+// instruction descriptor: 0x10180490 = 270009488) and commits with the
+// multicast mask 0b11 (both CTAs' barriers). The epilogue: this CTA's rows
+// (m0 + rank x 128), the hand-back arriving on the even CTA's barrier
+// (mapa to rank 0, cluster scope).
+// CHECK-LABEL: func.func @cta_pair
+// CHECK: %[[SMS:.*]] = arith.divui %{{.*}}, %c2
+// CHECK: %[[PAIRS:.*]] = arith.minui %[[SMS]], %c1{{.*}} : index
+// CHECK: %[[BLOCKS:.*]] = arith.muli %[[PAIRS]], %c2
+// CHECK: gpu.launch async {{.*}} clusters({{.*}}) in (%{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) blocks({{.*}}) in (%{{.*}} = %[[BLOCKS]], {{.*}} threads({{.*}}) in (%{{.*}} = %c192, {{.*}} dynamic_shared_memory_size %c142440_i32
+// CHECK: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
+// CHECK: arith.divui %{{.*}}, %c2_i32 : i32
+// CHECK: %[[LEADER:.*]] = arith.cmpi eq, %[[RANK]], %c0_i32{{.*}} : i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c256_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c256_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.tcgen05.alloc %{{.*}}, %[[COLUMNS:.*]] {group = #nvvm.cta_group<cta_2>}
+// CHECK-NEXT: nvvm.tcgen05.relinquish_alloc_permit {group = #nvvm.cta_group<cta_2>}
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.tcgen05.fence <before>
+// CHECK-NEXT: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK-NEXT: nvvm.tcgen05.fence <after>
+// Producer.
+// CHECK: arith.muli %[[RANK]], %c128_i32
+// CHECK: arith.muli %[[RANK]], %c48_i32
+// CHECK: %[[MASKED:.*]] = arith.andi %{{.*}}, %c-16777217_i32 : i32
+// CHECK-NEXT: %[[FULL:.*]] = llvm.inttoptr %[[MASKED]] : i32 to !llvm.ptr<3>
+// CHECK-NEXT: arith.constant 0 : i32
+// CHECK-NEXT: %[[PLEADER:.*]] = arith.cmpi eq, %[[RANK]], %{{.*}} : i32
+// CHECK-NEXT: scf.if %[[PLEADER]] {
+// CHECK-NEXT: arith.constant 45056 : i32
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[FULL]], %{{.*}} : !llvm.ptr<3>, i32
+// CHECK-NEXT: }
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %[[FULL]], box[{{.*}}] im2col[{{.*}}] {group = #nvvm.cta_group<cta_2>, mode = #nvvm.tma_load_mode<im2col>}
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %[[FULL]], box[{{.*}}] {group = #nvvm.cta_group<cta_2>}
+// MMA warp: the even CTA only.
+// CHECK: scf.if %[[LEADER]] {
+// CHECK-NEXT: nvvm.elect.sync
+// CHECK-NEXT: arith.constant 270009488 : i32
+// CHECK-COUNT-4: nvvm.tcgen05.mma {{.*}} {ctaGroup = #nvvm.cta_group<cta_2>, kind = #nvvm.tcgen05_mma_kind<f16>}
+// CHECK: nvvm.tcgen05.commit %{{.*}}, multicast_mask = %[[MASK:.*]] {group = #nvvm.cta_group<cta_2>} : !llvm.ptr<3>, i16
+// CHECK: nvvm.tcgen05.commit %{{.*}}, multicast_mask = %[[MASK]] {group = #nvvm.cta_group<cta_2>} : !llvm.ptr<3>, i16
+// Epilogue.
+// CHECK: %[[ROWS:.*]] = arith.muli %[[RANK]], %c128_i32{{.*}} : i32
+// CHECK: arith.addi %{{.*}}, %[[ROWS]] : i32
+// CHECK: nvvm.tcgen05.fence <before>
+// CHECK: %[[REMOTE:.*]] = nvvm.mapa %{{.*}}, %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[REMOTE]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// Teardown.
+// CHECK: nvvm.tcgen05.fence <before>
+// CHECK-NEXT: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.tcgen05.fence <after>
+// CHECK: nvvm.tcgen05.dealloc %{{.*}}, %[[COLUMNS]] {group = #nvvm.cta_group<cta_2>}
+func.func @cta_pair(%x: memref<1x6x8x8x64xbf16>, %w: memref<96x3x3x3x64xbf16>, %o: memref<1x4x8x8x96xbf16>) {
+  conv3d.conv ins(%x, %w : memref<1x6x8x8x64xbf16>, memref<96x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x96xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 256, tile_n = 96, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100>
+  return
+}
+
+// -----
+
+// 2^32 input elements: the kernel's epilogue indexes in 64 bits, the i32
+// rows and columns widened with index_castui (arith.extui cannot produce an
+// index).
+// CHECK-LABEL: func.func @wide_indices
+// CHECK: nvvm.tcgen05.ld
+// CHECK: arith.index_castui %{{.*}} : i32 to index
+// CHECK-NOT: arith.extui %{{.*}} : i32 to index
+func.func @wide_indices(%x: memref<1x64x512x512x256xbf16>, %w: memref<64x1x1x1x256xbf16>, %o: memref<1x64x512x512x64xbf16>) {
+  conv3d.conv ins(%x, %w : memref<1x64x512x512x256xbf16>, memref<64x1x1x1x256xbf16>) outs(%o : memref<1x64x512x512x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100>
+  return
+}

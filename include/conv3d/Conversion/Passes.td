@@ -158,7 +158,13 @@ def Conv3dLowerToSM100 : Pass<"conv3d-lower-to-sm100"> {
     read the accumulator with `tcgen05.ld.32x32b` (each warp its 32 TMEM
     lanes) and run the shared staged epilogue (bias, activation, residual,
     accumulate or split-K atomics, cast). Two accumulator buffers in TMEM
-    let the epilogue of one tile overlap the MMAs of the next.
+    let the epilogue of one tile overlap the MMAs of the next. With
+    tile_m = 256 a tile is computed by a 2-CTA cluster with
+    `tcgen05.mma.cta_group::2` (M = 256): each CTA loads its 128 rows of
+    the activation and half of the filter rows, both CTAs' loads complete
+    on the even CTA's full barrier, its commits arrive on both CTAs'
+    barriers (multicast), and the odd CTA's epilogue hands its accumulator
+    back through the even CTA's barrier.
     Grids whose config is for the sm80 kernel (the fallback
     `conv3d-select-config` records, with a remark, for convolutions the TMA
     kernel cannot take) are lowered as `conv3d-lower-to-sm80` does.

@@ -265,17 +265,27 @@ KSchedule mlir::conv3d::buildKSchedule(KernelMath math, const ConvGeometry &g,
 
 gpu::LaunchOp mlir::conv3d::createKernelLaunch(
     OpBuilder &b, Location loc, OpFoldResult blocks, int64_t threads,
-    int64_t sharedBytes, function_ref<void(gpu::LaunchOp)> buildBody) {
+    int64_t sharedBytes, function_ref<void(gpu::LaunchOp)> buildBody,
+    int64_t clusterSize) {
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
   Value start =
       gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value shared =
       arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedBytes);
+  Value cluster = clusterSize > 1
+                      ? arith::ConstantIndexOp::create(b, loc, clusterSize)
+                      : Value();
   auto launch = gpu::LaunchOp::create(
       b, loc, getValueOrCreateConstantIndexOp(b, loc, blocks), one, one,
       arith::ConstantIndexOp::create(b, loc, threads), one, one, shared,
-      tokenType, ValueRange{start});
+      tokenType, ValueRange{start}, TypeRange{}, TypeRange{}, cluster,
+      cluster ? one : Value(), cluster ? one : Value());
+  // LaunchOp::build adds the 12 block and thread arguments only; a
+  // cluster launch also has the cluster ids and sizes (arguments 12-17).
+  if (cluster)
+    for (int i = 0; i < 6; ++i)
+      launch.getBody().front().addArgument(b.getIndexType(), loc);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());

@@ -204,13 +204,15 @@ void emitStagedEpilogue(KernelMath &math, const StagedTile &tile,
                         StoreMode mode, Activation activation, Type outElem);
 
 /// One stream-ordered gpu.launch of `blocks` x `threads` with `sharedBytes`
-/// of dynamic shared memory, its body built by `buildBody` (the terminator
-/// is added), ordered after earlier GPU work and waited for by the host
-/// code that follows.
+/// of dynamic shared memory (in clusters of `clusterSize` blocks along x
+/// when it is over 1), its body built by `buildBody` (the terminator is
+/// added), ordered after earlier GPU work and waited for by the host code
+/// that follows.
 gpu::LaunchOp createKernelLaunch(OpBuilder &b, Location loc,
                                  OpFoldResult blocks, int64_t threads,
                                  int64_t sharedBytes,
-                                 function_ref<void(gpu::LaunchOp)> buildBody);
+                                 function_ref<void(gpu::LaunchOp)> buildBody,
+                                 int64_t clusterSize = 1);
 
 /// The body of the target lowering passes: every grid loop under `root`
 /// carrying a tile configuration, lowered by `lower` (which reports its own

@@ -130,10 +130,16 @@ void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
   forEachTile(k, [&](const TileOrigin &tile, Value done, Value) {
     auto [begin, end] = tileStepRange(k, tile);
     Value numSteps = m.sub(end, begin);
-    // The tile's first output position and its input corner: TMA walks
-    // the rows from there (W, then H, D and the batch), zeros in the halo
-    // and past the last row.
-    auto pos = g.decomposeM(m, tile.m0);
+    // A CTA pair splits the tile: this CTA's rows of A and of B.
+    Value rowA = tile.m0, rowB = tile.n0;
+    if (ring.ctaGroup == 2) {
+      rowA = m.add(tile.m0, m.mul(k.ctaRank, ring.tileM / 2));
+      rowB = m.add(tile.n0, m.mul(k.ctaRank, ring.tileN / 2));
+    }
+    // The first output position of this CTA's rows and its input corner:
+    // TMA walks the rows from there (W, then H, D and the batch), zeros in
+    // the halo and past the last row.
+    auto pos = g.decomposeM(m, rowA);
     std::array<Value, 3> corner;
     for (unsigned axis = 0; axis < 3; ++axis)
       corner[axis] = m.add(m.mul(pos[axis + 1], g.strides[axis]),
@@ -149,9 +155,28 @@ void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
         b, loc, k.emptyBarrier(stage),
         arith::XOrIOp::create(b, loc, phase, m.constant(1)), m.constant(0));
     Value full = k.fullBarrier(stage);
-    NVVM::MBarrierArriveExpectTxOp::create(
-        b, loc, Type(), full, m.constant(ring.stepBytes),
-        NVVM::MemScopeKind::CTA, false, Value());
+    NVVM::CTAGroupKindAttr group;
+    if (ring.ctaGroup == 2) {
+      // The loads complete on the even CTA's barrier: its shared::cluster
+      // address is this CTA's with the rank bit (24) cleared.
+      full = LLVM::IntToPtrOp::create(
+          b, loc, full.getType(),
+          m.bitAnd(LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), full),
+                   ~(int64_t(1) << 24)));
+      group = NVVM::CTAGroupKindAttr::get(b.getContext(),
+                                          NVVM::CTAGroupKind::CTA_2);
+      Value leader = m.cmp(arith::CmpIPredicate::eq, k.ctaRank, m.constant(0));
+      auto ifLeader = scf::IfOp::create(b, loc, leader, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifLeader.thenBlock());
+      NVVM::MBarrierArriveExpectTxOp::create(
+          b, loc, Type(), full, m.constant(ring.stepBytes),
+          NVVM::MemScopeKind::CTA, false, Value());
+    } else {
+      NVVM::MBarrierArriveExpectTxOp::create(
+          b, loc, Type(), full, m.constant(ring.stepBytes),
+          NVVM::MemScopeKind::CTA, false, Value());
+    }
     Value step = m.add(begin, t);
     Value tap = m.div(step, ring.channelBlocks);
     Value c0 = m.mul(m.rem(step, ring.channelBlocks), kTmaChannelBlock);
@@ -165,11 +190,11 @@ void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
                                   i16(m.mul(qrs[0], g.dilations[kDepth]))};
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full, offsets,
-        Value(), Value(), NVVM::TMALoadMode::IM2COL, false, nullptr, Value());
-    SmallVector<Value> bCoords = {c0, tap, tile.n0};
+        Value(), Value(), NVVM::TMALoadMode::IM2COL, false, group, Value());
+    SmallVector<Value> bCoords = {c0, tap, rowB};
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, loc, k.clusterPtr(k.bStage(stage)), k.descB, bCoords, full,
-        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false, nullptr,
+        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false, group,
         Value());
     return numSteps;
   });
@@ -247,7 +272,8 @@ LogicalResult mlir::conv3d::createTmaLaunch(
     const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,
     int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
     std::optional<TmaOutputStore> outputStore,
-    function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody) {
+    function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody,
+    int64_t clusterSize) {
   Location loc = grid.getLoc();
   ConvGeometry g = kernel.geometry();
   Value input = kernel.im2col.getInput(),
@@ -354,11 +380,20 @@ LogicalResult mlir::conv3d::createTmaLaunch(
       rewriter, loc, rewriter.getIndexType(),
       func::CallOp::create(rewriter, loc, smCountFn, ValueRange{})
           .getResult(0));
+  if (clusterSize > 1)
+    smCount = arith::DivUIOp::create(
+        rewriter, loc, smCount,
+        arith::ConstantIndexOp::create(rewriter, loc, clusterSize));
   Value blocks = arith::MinUIOp::create(
       rewriter, loc, smCount,
       arith::ConstantIndexOp::create(rewriter, loc, numTiles));
+  if (clusterSize > 1)
+    blocks = arith::MulIOp::create(
+        rewriter, loc, blocks,
+        arith::ConstantIndexOp::create(rewriter, loc, clusterSize));
   createKernelLaunch(
       rewriter, loc, blocks, threads, sharedBytes,
-      [&](gpu::LaunchOp launch) { buildBody(launch, descA, descB, descC); });
+      [&](gpu::LaunchOp launch) { buildBody(launch, descA, descB, descC); },
+      clusterSize);
   return success();
 }

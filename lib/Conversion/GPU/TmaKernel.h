@@ -41,6 +41,11 @@ struct TmaRing {
   int64_t channelBlocks = 0, stepsPerSlice = 0, totalSteps = 0;
   KOrder kOrder = KOrder::taps_outer;
   int64_t splitK = 1;
+  /// 2: a tile is computed by a CTA pair (sm100 cta_group::2): each CTA
+  /// loads tileM / 2 rows of A and tileN / 2 rows of B, and every load
+  /// completes on the even CTA's full barrier, which alone expects the
+  /// step's bytes (stepBytes: both CTAs').
+  int64_t ctaGroup = 1;
 };
 
 /// A TMA-fed persistent kernel under construction.
@@ -58,6 +63,7 @@ struct TmaKernel {
   Value smemShift = {};         ///< bytes from the dynamic base to smemBase
   Value dynamicSmem = {};       ///< memref<?xi8, workgroup>
   Value descA = {}, descB = {}; ///< generic pointers to the TMA descriptors
+  Value ctaRank = {};           ///< i32 rank in the CTA pair (ctaGroup 2)
 
   TmaKernel(OpBuilder &b, Location loc, const ConvGeometry &g, TmaRing ring)
       : b(b), loc(loc), g(g), ring(ring) {}
@@ -133,15 +139,17 @@ struct TmaOutputStore {
 /// descriptors of `kernel` (`tileM` x 64 activation boxes, `tileN` x 64
 /// filter boxes, 128-byte swizzle; with `outputStore`, the output's) and, if
 /// the driver encoded them all, one persistent launch of min(multiprocessors,
-/// `numTiles`) blocks whose body `buildBody` emits from the descriptors (i64;
-/// the output's is null without `outputStore`). `pass` names the pass in the
-/// error when there is no enclosing module.
+/// `numTiles`) blocks (with `clusterSize` 2: clusters of two blocks, as many
+/// as the multiprocessors hold) whose body `buildBody` emits from the
+/// descriptors (i64; the output's is null without `outputStore`). `pass`
+/// names the pass in the error when there is no enclosing module.
 LogicalResult createTmaLaunch(
     RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,
     const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,
     int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
     std::optional<TmaOutputStore> outputStore,
-    function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody);
+    function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody,
+    int64_t clusterSize = 1);
 
 } // namespace mlir::conv3d
 

@@ -15,6 +15,7 @@
 //            empty barrier and, per tile, to the accumulator's full one
 //   warps 2-5: tcgen05.ld 32x32b from TMEM into the staging tile, then the
 //            shared staged epilogue
+// tile_m = 256 runs cta_group::2 over 2-CTA clusters (SM100KernelPlan.h).
 // SM100KernelPlan.h describes the kernel, Tcgen05Kernel.cpp the hand-offs.
 // No sm_100 GPU has run this code: it is generated, assembled by ptxas and
 // checked structurally and by a host-side model of the plan.
@@ -102,8 +103,8 @@ LogicalResult mlir::conv3d::lowerGridToSM100(RewriterBase &rewriter,
            << "cannot lower " << config << " to the sm100 kernel: " << *problem;
 
   if (failed(createTmaLaunch(
-          rewriter, grid, "conv3d-lower-to-sm100", kernel, ops, plan.tileM,
-          plan.tileN, numTiles, kThreads, plan.sharedBytes,
+          rewriter, grid, "conv3d-lower-to-sm100", kernel, ops, kTmemLanes,
+          plan.tileN / plan.ctaGroup, numTiles, kThreads, plan.sharedBytes,
           /*outputStore=*/std::nullopt,
           [&](gpu::LaunchOp launch, Value descA, Value descB, Value) {
             Type indexType = narrowIndices ? Type(rewriter.getI32Type())
@@ -118,7 +119,8 @@ LogicalResult mlir::conv3d::lowerGridToSM100(RewriterBase &rewriter,
             k.numNT = numNT;
             k.numTiles = numTiles;
             buildSM100Kernel(k, launch);
-          })))
+          },
+          plan.ctaGroup)))
     return failure();
   rewriter.eraseOp(grid);
   return success();

@@ -15,6 +15,8 @@
 
 #include "conv3d/Conversion/SM100/SM100KernelPlan.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 namespace mlir::conv3d::sm100 {
 
 struct SM100Kernel : TmaKernel {
@@ -51,6 +53,7 @@ struct SM100Kernel : TmaKernel {
     ring.totalSteps = plan.totalSteps;
     ring.kOrder = plan.kOrder;
     ring.splitK = plan.splitK;
+    ring.ctaGroup = plan.ctaGroup;
     return ring;
   }
 
@@ -73,6 +76,11 @@ struct SM100Kernel : TmaKernel {
     KernelMath m = i32();
     return {m.rem(local, plan.accumulatorBuffers),
             m.bitAnd(m.div(local, plan.accumulatorBuffers), 1)};
+  }
+  /// The cta_group of every tcgen05 operation of the kernel.
+  NVVM::CTAGroupKind ctaGroup() const {
+    return plan.ctaGroup == 2 ? NVVM::CTAGroupKind::CTA_2
+                              : NVVM::CTAGroupKind::CTA_1;
   }
   /// A tensor-memory pointer to `address` (i32).
   Value tmemPtr(Value address) const {

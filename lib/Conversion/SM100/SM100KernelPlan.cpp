@@ -37,16 +37,17 @@ Tcgen05InstrDescriptor::shapeProblem(int64_t m, int64_t n, int64_t ctaGroup) {
 /// (chunks of whole multiples of 8 columns, the tcgen05.ld granularity
 /// used) that fit beside the ring. Returns whether it fits.
 static bool layOut(SM100KernelPlan &plan) {
-  plan.aStageBytes = plan.tileM * kRowBytes;
-  plan.bStageBytes = plan.tileN * kRowBytes;
-  plan.stepBytes = plan.aStageBytes + plan.bStageBytes;
-  plan.pipelineBytes = plan.stages * plan.stepBytes;
+  // Each CTA loads its 128 rows of A and its share of B's rows.
+  plan.aStageBytes = kTmemLanes * kRowBytes;
+  plan.bStageBytes = plan.tileN / plan.ctaGroup * kRowBytes;
+  plan.stepBytes = plan.ctaGroup * (plan.aStageBytes + plan.bStageBytes);
+  plan.pipelineBytes = plan.stages * (plan.aStageBytes + plan.bStageBytes);
   for (plan.epilogueChunks = 1;; plan.epilogueChunks *= 2) {
     plan.chunkColumns = plan.tileN / plan.epilogueChunks;
     // Padding the rows by 4 floats keeps them 16-byte aligned for the
     // epilogue's vector reads and spreads the rows over banks.
     plan.stagingStride = plan.chunkColumns + 4;
-    plan.stagingBytes = plan.tileM * plan.stagingStride * 4;
+    plan.stagingBytes = kTmemLanes * plan.stagingStride * 4;
     plan.stagingOffset = plan.pipelineBytes;
     plan.barrierOffset = plan.stagingOffset + plan.stagingBytes;
     int64_t barriers = 2 * plan.stages + 2 * plan.accumulatorBuffers;
@@ -72,6 +73,7 @@ int64_t SM100KernelPlan::maxStages(int64_t tileM, int64_t tileN,
   SM100KernelPlan plan;
   plan.tileM = tileM;
   plan.tileN = tileN;
+  plan.ctaGroup = tileM / kTmemLanes;
   planAccumulators(plan);
   for (plan.stages = limit; plan.stages >= 2; --plan.stages)
     if (layOut(plan))
@@ -94,14 +96,14 @@ SM100KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
                               "epilogue warps, one per 32 TMEM lanes), got "
                               "{0}x{1}",
                               warpsM, warpsN));
-  if (tileM != kTmemLanes)
+  if (tileM != kTmemLanes && tileM != 2 * kTmemLanes)
     return fail(llvm::formatv("tile_m must be 128 (one cta_group::1 "
-                              "tcgen05.mma, a row per TMEM lane; the "
-                              "two-CTA M = 256 form is not implemented), "
-                              "got {0}",
+                              "tcgen05.mma, a row per TMEM lane) or 256 "
+                              "(cta_group::2 over a pair of CTAs), got {0}",
                               tileM));
+  int64_t ctaGroup = tileM / kTmemLanes;
   if (std::optional<std::string> problem =
-          Tcgen05InstrDescriptor::shapeProblem(tileM, tileN, 1))
+          Tcgen05InstrDescriptor::shapeProblem(tileM, tileN, ctaGroup))
     return fail("tile_n = " + llvm::Twine(tileN) + ": " + *problem);
   if (stages < 2)
     return fail(llvm::formatv("needs at least 2 stages, got {0}", stages));
@@ -110,7 +112,7 @@ SM100KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
   plan.tileM = tileM;
   plan.tileN = tileN;
   plan.stages = stages;
-  plan.ctaGroup = 1;
+  plan.ctaGroup = ctaGroup;
   plan.kOrder = kOrder;
   plan.splitK = splitK;
 
@@ -124,8 +126,8 @@ SM100KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
     return fail(llvm::formatv(
         "{0} stages of {1}x64 and {2}x64 tiles ({3} bytes) and the epilogue's "
         "staging ({4} bytes) need {5} bytes of shared memory; a block has {6}",
-        stages, tileM, tileN, plan.pipelineBytes, plan.stagingBytes,
-        plan.sharedBytes, kMaxSharedBytes));
+        stages, kTmemLanes, tileN / ctaGroup, plan.pipelineBytes,
+        plan.stagingBytes, plan.sharedBytes, kMaxSharedBytes));
   plan.outputVector = g.filters % 8 == 0 && epilogueAlignment % 8 == 0 ? 8 : 1;
   return std::nullopt;
 }

@@ -17,6 +17,13 @@
 // thread-synchronizing hand-off of TMEM with tcgen05.fence: before_thread_sync
 // ahead of the arrival or barrier, after_thread_sync behind the wait.
 //
+// cta_group::2 (a CTA pair per 256-row tile): the producers of both CTAs
+// complete their loads on the even CTA's full barrier (which alone expects
+// both CTAs' bytes), the even CTA's MMA warp alone issues and its commits
+// arrive on both CTAs' barriers, and the epilogues of both arrive on the
+// even CTA's accumulator-empty barrier (256 arrivals); cluster barriers
+// stand for the CTA barriers at the start and the end.
+//
 // TMEM: the MMA warp allocates plan.tmemColumns columns at the start (the
 // address comes back through shared memory, read by every warp after a CTA
 // barrier) and relinquishes the right to allocate more; after the roles are
@@ -44,6 +51,25 @@ void fence(SM100Kernel &k, NVVM::Tcgen05FenceKind kind) {
 void waitParity(SM100Kernel &k, Value barrier, Value parity) {
   NVVM::MBarrierTryWaitParityOp::create(k.b, k.loc, barrier, parity,
                                         k.i32Const(0));
+}
+
+/// The mask of the CTAs a commit arrives on: both of the pair, or none
+/// (this CTA only).
+Value commitMask(SM100Kernel &k) {
+  if (k.plan.ctaGroup == 1)
+    return Value();
+  return arith::ConstantIntOp::create(k.b, k.loc, k.b.getI16Type(), 0b11);
+}
+
+/// A barrier of all threads: of the CTA, or of the CTA pair's cluster.
+void barrierAll(SM100Kernel &k) {
+  if (k.plan.ctaGroup == 1) {
+    gpu::BarrierOp::create(k.b, k.loc);
+    return;
+  }
+  UnitAttr aligned = k.b.getUnitAttr();
+  NVVM::ClusterArriveOp::create(k.b, k.loc, aligned);
+  NVVM::ClusterWaitOp::create(k.b, k.loc, aligned);
 }
 
 /// Builds the then-block of `if (cond)` with `body`.
@@ -103,18 +129,20 @@ void emitMma(SM100Kernel &k) {
           Value descA = descriptor(m.add(aBase, m.constant(kk * 32)));
           Value descB = descriptor(m.add(bBase, m.constant(kk * 32)));
           NVVM::Tcgen05MMAOp::create(
-              b, loc, NVVM::Tcgen05MMAKind::F16, NVVM::CTAGroupKind::CTA_1,
+              b, loc, NVVM::Tcgen05MMAKind::F16, k.ctaGroup(),
               NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false,
               accumulator, descA, descB, idesc,
               kk == 0 ? accumulate : trueValue, Value(), Value());
         }
-        NVVM::Tcgen05CommitOp::create(b, loc, k.emptyBarrier(stage), Value());
+        NVVM::Tcgen05CommitOp::create(b, loc, k.emptyBarrier(stage),
+                                      commitMask(k), k.ctaGroup());
       });
     }
     // Arrives once every MMA issued so far (the tile's) is done; at once
     // for a tile without steps, whose epilogue writes zeros.
     ifThen(k, leader, [&] {
-      NVVM::Tcgen05CommitOp::create(b, loc, k.accFullBarrier(buffer), Value());
+      NVVM::Tcgen05CommitOp::create(b, loc, k.accFullBarrier(buffer),
+                                    commitMask(k), k.ctaGroup());
     });
     return numSteps;
   });
@@ -134,13 +162,17 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
   // the tile's row i.
   Value laneBase = m.mul(m.rem(warp, 4), kWarpThreads);
   Value row = m.add(laneBase, lane);
+  // A CTA pair: this CTA's 128 rows of the tile.
+  Value rowOffset =
+      k.plan.ctaGroup == 2 ? m.mul(k.ctaRank, kTmemLanes) : Value();
   Value epilogueTid =
       m.sub(k.tid, m.constant(kFirstEpilogueWarp * kWarpThreads));
   KernelMath math = k.math();
   auto toKernel = [&](Value v) {
     return k.indexType.isInteger(32)
                ? v
-               : arith::ExtUIOp::create(b, loc, k.indexType, v).getResult();
+               : arith::IndexCastUIOp::create(b, loc, k.indexType, v)
+                     .getResult();
   };
   auto epilogueBarrier = [&] {
     NVVM::BarrierOp::create(b, loc, TypeRange{}, m.constant(kEpilogueBarrierId),
@@ -172,12 +204,12 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
       StagedTile staged{
           staging,
           plan.stagingStride,
-          plan.tileM,
+          kTmemLanes,
           plan.chunkColumns,
           plan.outputVector,
           toKernel(epilogueTid),
           kEpilogueThreads,
-          toKernel(tile.m0),
+          toKernel(rowOffset ? m.add(tile.m0, rowOffset) : tile.m0),
           toKernel(m.add(tile.n0, m.constant(c * plan.chunkColumns)))};
       // The previous pass (of this tile or the last) read the staging.
       epilogueBarrier();
@@ -193,8 +225,18 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
         if (lastRead) {
           // Every read of the buffer is done: the MMA warp may reuse it.
           fence(k, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
-          NVVM::MBarrierArriveOp::create(b, loc, Type(),
-                                         k.accEmptyBarrier(buffer), Value());
+          Value accEmpty = k.accEmptyBarrier(buffer);
+          if (plan.ctaGroup == 1) {
+            NVVM::MBarrierArriveOp::create(b, loc, Type(), accEmpty, Value());
+          } else {
+            // The even CTA's MMA warp waits for both CTAs' epilogues.
+            Value leaders =
+                NVVM::MapaOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 7),
+                                     accEmpty, m.constant(0));
+            NVVM::MBarrierArriveOp::create(
+                b, loc, Type(), leaders, Value(),
+                NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CLUSTER));
+          }
         }
         for (int64_t i = 0; i < plan.loadColumns; i += 2) {
           auto element = [&](int64_t index) {
@@ -226,6 +268,14 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
   const SM100KernelPlan &plan = k.plan;
   KernelMath m = k.i32();
   emitTmaKernelPrologue(k, launch);
+  Value isLeader;
+  if (plan.ctaGroup == 2) {
+    // A CTA pair per tile: the persistent loop walks clusters.
+    k.ctaRank = NVVM::ClusterId::create(b, loc, b.getI32Type());
+    k.blockId = m.div(k.blockId, 2);
+    k.gridSize = m.div(k.gridSize, 2);
+    isLeader = m.cmp(arith::CmpIPredicate::eq, k.ctaRank, m.constant(0));
+  }
   Value warp = m.div(k.tid, kWarpThreads);
   Value lane = m.rem(k.tid, kWarpThreads);
   auto isWarp = [&](int64_t role) {
@@ -242,9 +292,9 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
     for (int64_t buffer = 0; buffer < plan.accumulatorBuffers; ++buffer) {
       NVVM::MBarrierInitOp::create(b, loc, k.accFullBarrier(m.constant(buffer)),
                                    m.constant(1), Value());
-      NVVM::MBarrierInitOp::create(b, loc,
-                                   k.accEmptyBarrier(m.constant(buffer)),
-                                   m.constant(kEpilogueThreads), Value());
+      NVVM::MBarrierInitOp::create(
+          b, loc, k.accEmptyBarrier(m.constant(buffer)),
+          m.constant(kEpilogueThreads * plan.ctaGroup), Value());
     }
     // The TMA unit and the tensor cores (the async proxy) must see the
     // initialized barriers.
@@ -257,11 +307,13 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
   Value tmemSlot = k.sharedPtr(m.constant(plan.tmemSlotOffset));
   Value columns = m.constant(plan.tmemColumns);
   ifThen(k, isWarp(kMmaWarp), [&] {
-    NVVM::Tcgen05AllocOp::create(b, loc, tmemSlot, columns);
-    NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
+    NVVM::Tcgen05AllocOp::create(b, loc, tmemSlot, columns, k.ctaGroup());
+    NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc, k.ctaGroup());
   });
+  // Every barrier of the CTA (or pair) is initialized before any TMA or
+  // commit may signal it.
   fence(k, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
-  gpu::BarrierOp::create(b, loc);
+  barrierAll(k);
   fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
   k.tmemBase = LLVM::LoadOp::create(b, loc, b.getI32Type(), tmemSlot);
 
@@ -273,17 +325,24 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
     b.setInsertionPointToStart(producer.elseBlock());
     auto mma = scf::IfOp::create(b, loc, isWarp(kMmaWarp), true);
     b.setInsertionPointToStart(mma.thenBlock());
-    emitMma(k);
+    // The pair's odd CTA issues no MMA (the even one's cover both).
+    if (isLeader)
+      ifThen(k, isLeader, [&] { emitMma(k); });
+    else
+      emitMma(k);
     b.setInsertionPointToStart(mma.elseBlock());
     emitEpilogue(k, warp, lane);
   }
 
   // Every role is done with TMEM (the epilogue waited for its last loads):
   // the allocating warp frees it.
+  // (A pair also waits for its peer: the last remote arrivals and commits
+  // land in shared memory that must outlive them.)
   fence(k, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
-  gpu::BarrierOp::create(b, loc);
+  barrierAll(k);
   ifThen(k, isWarp(kMmaWarp), [&] {
     fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-    NVVM::Tcgen05DeallocOp::create(b, loc, k.tmemPtr(k.tmemBase), columns);
+    NVVM::Tcgen05DeallocOp::create(b, loc, k.tmemPtr(k.tmemBase), columns,
+                                   k.ctaGroup());
   });
 }

@@ -5,7 +5,8 @@
 // shared-memory layout of the TMA ring, the mbarriers and the epilogue's
 // staging tile, and the tcgen05 descriptors. Unit-tested without a GPU.
 //
-// The kernel (cta_group::1, one CTA computes a tile_m = 128 row tile):
+// The kernel (cta_group::1: one CTA computes a tile_m = 128 row tile;
+// cta_group::2: a 2-CTA cluster computes a 256-row tile, see ctaGroup):
 //   warp 0     TMA producer: one thread issues, per K step (one filter tap x
 //              64 channels), the rank-5 TMA im2col load of the activation
 //              tile and the tiled load of the FQRSC filter tile into the
@@ -65,7 +66,11 @@ inline constexpr int64_t kEpilogueBarrierId = 1;
 
 struct SM100KernelPlan {
   int64_t tileM = 0, tileN = 0, stages = 0;
-  /// CTAs one MMA spans (cta_group::1 only, for now).
+  /// CTAs one MMA spans: 1, or 2 for tile_m = 256 (cta_group::2 over a
+  /// 2-CTA cluster: each CTA loads its 128 rows of A and half of B's rows,
+  /// holds its 128 accumulator rows in its TMEM and runs their epilogue;
+  /// the even CTA's MMA warp issues for both, both CTAs' loads complete on
+  /// its full barriers and its commits arrive on both CTAs' barriers).
   int64_t ctaGroup = 1;
 
   // K steps: (tap, channel block) pairs, q outermost (a depth-slice range of
@@ -85,15 +90,16 @@ struct SM100KernelPlan {
   int64_t epilogueChunks = 1, chunkColumns = 0, loadColumns = 0;
   int64_t stagingStride = 0, stagingBytes = 0;
 
-  // Shared memory, from the run-time-aligned base (bytes): the A ring, the
-  // B ring, the staging tile, the mbarriers (full and empty per stage, then
+  // Shared memory of each CTA, from the run-time-aligned base (bytes): the A
+  // ring (128 rows a stage), the B ring (tileN / ctaGroup rows), the staging
+  // tile (128 rows), the mbarriers (full and empty per stage, then
   // accumulator-full and accumulator-empty per buffer) and the 4-byte slot
   // tcgen05.alloc writes the TMEM address to.
   int64_t aStageBytes = 0, bStageBytes = 0, pipelineBytes = 0;
   int64_t stagingOffset = 0, barrierOffset = 0, tmemSlotOffset = 0;
   int64_t sharedBytes = 0;
-  /// Bytes one K step's two TMA loads deliver (the full barrier's
-  /// transaction count; out-of-bounds fill included).
+  /// Bytes one K step's TMA loads deliver, both CTAs' for cta_group::2 (the
+  /// full barrier's transaction count; out-of-bounds fill included).
   int64_t stepBytes = 0;
   /// Output elements per epilogue access.
   int64_t outputVector = 1;
