@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Localizes the sm80 NVFP4 straddle failure on the GPU machine: runs the
-failing convolution (sm80-run.test) on inputs that are zero except for one
-range of channels, and filters that are zero except for one tap, so that only
-the K elements (tap, channels) contribute; prints which ones the GPU gets
-wrong. Extra arguments go to every conv3d-run (e.g. --ptxas-options=-O0,
---target=sm90). Usage, after `source scripts/gpu/env.sh`:
+failing convolution (test/GPU/sm80-nvfp4-straddle-run.test) on inputs that
+are zero except for one range of channels, and filters that are zero except
+for one tap, so that only the K elements (tap, channels) contribute; prints
+which ones the GPU gets wrong. Extra arguments go to every conv3d-run (e.g.
+--ptxas-options=-O0, --target=sm90). Usage, after `source scripts/gpu/env.sh`:
 
   scripts/gpu/localize_nvfp4_straddle.py [conv3d-run flags...]
 """
