@@ -7,14 +7,21 @@ shapes, strides, device, arguments). A plan holds the compiled convolution
 disk caches) and which layout steps the operands need, so a repeated call
 costs reading the operands' attributes, one dictionary lookup, the output
 allocation and the kernel launch.
+
+PyTorch tensors take a shorter road (_torch_conv3d): their plans are also
+keyed by what the checks read from each tensor (dtype, layout, device, shape,
+strides), so a repeated call skips building ArrayViews and goes from the key
+straight to data_ptr(), the per-call address checks and the launch.
 """
 
 import ctypes
+import functools
+import sys
 import threading
 import weakref
 
 from . import _arrays
-from . import Conv3dError, Engine, Spec, _library, cuda_device
+from . import _STREAM_LEGACY, Conv3dError, Engine, Spec, _library, cuda_device
 
 __all__ = ["conv3d", "clear_cache", "cached_plans"]
 
@@ -26,6 +33,8 @@ _GPU_ALIGNMENT = 16
 _engine = None
 _engine_lock = threading.Lock()
 _plans = {}
+# The same plans as _plans, keyed by _torch_conv3d's tensor attributes.
+_torch_plans = {}
 _device = None
 _errors = threading.local()
 _NO_AMAX = ctypes.c_float(0.0)  # no NVFP4 input quantization here
@@ -43,6 +52,7 @@ def clear_cache():
     """Forgets the compiled plans of conv3d.conv3d (the engine's own memory
     and disk caches are unaffected)."""
     _plans.clear()
+    _torch_plans.clear()
 
 
 def cached_plans():
@@ -141,8 +151,15 @@ def _dtype_text(dtype):
     return {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}.get(dtype, dtype)
 
 
-def _hashable(value):
-    return tuple(value) if isinstance(value, list) else value
+def _argument_key(value):
+    """`value` as a plan key that tells apart what the checks tell apart:
+    True, 1.0 and 1 are equal in a dict but only 1 is a valid int argument."""
+    kind = type(value)
+    if kind is int or kind is str or value is None:
+        return value
+    if kind is tuple or kind is list:
+        return (kind, tuple(map(type, value)), tuple(value))
+    return (kind, value)
 
 
 # Memory layouts --------------------------------------------------------------
@@ -194,7 +211,10 @@ def _rank5_layout(v, what):
 class _Plan:
     __slots__ = ("conv", "handle", "output_shape", "input_step", "weight_step",
                  "bias_step", "residual_step", "output_back", "gpu", "device",
-                 "alignment", "target")
+                 "alignment", "target",
+                 # PyTorch only (_prepare_torch): allocates the output; the
+                 # current stream's CUstream.
+                 "torch_empty", "torch_stream")
 
 
 def _view_or_none(a, what):
@@ -273,6 +293,7 @@ def _make_plan(x, w, b, res, out, stride, padding, dilation, groups, activation,
     resolved = _resolve_target(target, x.device)
 
     plan = _Plan()
+    plan.torch_empty = plan.torch_stream = None
     plan.target = resolved
     plan.device = x.device
     plan.gpu = resolved != "cpu"
@@ -344,21 +365,31 @@ def _device_name(device):
     return "cpu" if device[0] == "cpu" else "%s:%d" % device
 
 
-def _check_alignment(v, what, alignment):
-    if v.ptr % alignment:
+def _check_address(ptr, what, alignment):
+    if ptr % alignment:
         raise ValueError("%s starts at address 0x%x, not %d-byte aligned: the kernels "
                          "need %d-byte aligned buffers (make a copy)"
-                         % (what, v.ptr, alignment, alignment))
+                         % (what, ptr, alignment, alignment))
+
+
+def _check_alignment(v, what, alignment):
+    _check_address(v.ptr, what, alignment)
+
+
+def _span(ptr, shape, strides, itemsize):
+    """The [first, last) bytes of a dense array's memory."""
+    extent = 1 + sum((e - 1) * st for e, st in zip(shape, strides))
+    return ptr, ptr + extent * itemsize
+
+
+def _spans_intersect(a, b):
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def _overlaps(a, b):
     """Whether the memory spans of two views on one device intersect."""
-    def span(v):
-        extent = 1 + sum((e - 1) * st for e, st in zip(v.shape, v.strides))
-        return v.ptr, v.ptr + extent * v.itemsize
-    a0, a1 = span(a)
-    b0, b1 = span(b)
-    return a0 < b1 and b0 < a1
+    return _spans_intersect(_span(a.ptr, a.shape, a.strides, a.itemsize),
+                            _span(b.ptr, b.shape, b.strides, b.itemsize))
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
@@ -390,23 +421,19 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     Returns an array of the input's library on its device. Raises TypeError
     or ValueError for bad arguments and Conv3dError for what the compiler
     refuses."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(input, torch.Tensor):
+        result = _torch_conv3d(torch, input, weight, bias, stride, padding, dilation,
+                               groups, activation, residual, out, target)
+        if result is not _NOT_TORCH:
+            return result
     x = _arrays.view(input, "input")
     w = _arrays.view(weight, "weight")
     b = _view_or_none(bias, "bias")
     res = _view_or_none(residual, "residual")
     o = _view_or_none(out, "out")
-    key = (_describe(x), _describe(w), _describe(b), _describe(res), _describe(o),
-           _hashable(stride), _hashable(padding), _hashable(dilation), groups,
-           activation, target)
-    try:
-        plan = _plans.get(key)
-    except TypeError:  # an unhashable argument: let the checks name it
-        key, plan = None, None
-    if plan is None:
-        plan = _make_plan(x, w, b, res, o, stride, padding, dilation, groups,
-                          activation, target)
-        if key is not None:
-            _plans[key] = plan
+    plan = _plan_for(x, w, b, res, o, stride, padding, dilation, groups, activation,
+                     target)
 
     library = _arrays.Library(x.library, _arrays.array_of(x))
     if plan.input_step:
@@ -447,4 +474,133 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
         raise Conv3dError(error.value.decode())
     if plan.output_back:
         result = library.to_contiguous(result)
+    return result
+
+
+def _plan_for(x, w, b, res, o, stride, padding, dilation, groups, activation, target):
+    """The plan of checked views and arguments, made (every check) on a miss."""
+    key = (_describe(x), _describe(w), _describe(b), _describe(res), _describe(o),
+           _arguments_key(stride, padding, dilation, groups), activation, target)
+    try:
+        plan = _plans.get(key)
+    except TypeError:  # an unhashable argument: let the checks name it
+        key, plan = None, None
+    if plan is None:
+        plan = _make_plan(x, w, b, res, o, stride, padding, dilation, groups,
+                          activation, target)
+        if key is not None:
+            _plans[key] = plan
+    return plan
+
+
+# PyTorch ---------------------------------------------------------------------
+
+_NOT_TORCH = object()  # _torch_conv3d's answer for operands it leaves to conv3d
+
+
+def _tensor_key(t, tensor):
+    """Everything the plan's checks read from a tensor (ArrayView's fields
+    but the address); TypeError for an operand that is not a tensor."""
+    if not isinstance(t, tensor):
+        raise TypeError("not a tensor")
+    return t.dtype, t.layout, t.device, t.shape, t.stride()
+
+
+def _arguments_key(stride, padding, dilation, groups):
+    if type(stride) is int and type(padding) is int and type(dilation) is int \
+            and type(groups) is int:  # the common case, at a glance
+        return stride, padding, dilation, groups
+    return (_argument_key(stride), _argument_key(padding), _argument_key(dilation),
+            _argument_key(groups))
+
+
+def _prepare_torch(plan, torch, x):
+    """What a plan needs to run on PyTorch tensors like `x` without asking
+    the tensors or the Library again."""
+    # As Library.empty_channels_last and Library.stream do.
+    plan.torch_empty = functools.partial(torch.empty, plan.output_shape, dtype=x.dtype,
+                                         device=x.device,
+                                         memory_format=torch.channels_last_3d)
+    plan.torch_stream = None
+    if plan.gpu:
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        ordinal = plan.device[1]
+        plan.torch_stream = functools.partial(raw, ordinal) if raw else (
+            lambda: torch.cuda.current_stream(ordinal).cuda_stream)
+
+
+def _torch_conv3d(torch, input, weight, bias, stride, padding, dilation, groups,
+                  activation, residual, out, target):
+    """conv3d for PyTorch tensors: the plan is found by the tensors'
+    attributes (_tensor_key), so a hit reads them once, checks the addresses
+    and launches. A miss makes the plan through conv3d's views and checks.
+    Returns _NOT_TORCH where an operand is not a tensor (conv3d's views then
+    check and name it)."""
+    tensor = torch.Tensor
+    try:
+        key = (_tensor_key(input, tensor), _tensor_key(weight, tensor),
+               None if bias is None else _tensor_key(bias, tensor),
+               None if residual is None else _tensor_key(residual, tensor),
+               None if out is None else _tensor_key(out, tensor),
+               _arguments_key(stride, padding, dilation, groups), activation, target)
+        plan = _torch_plans.get(key)
+    except (RuntimeError, TypeError):
+        # An operand that is not a tensor, stride() of a sparse or other
+        # non-strided tensor, an unhashable argument: conv3d's checks name
+        # the problem.
+        return _NOT_TORCH
+    if plan is None:
+        plan = _plan_for(_arrays.view(input, "input"), _arrays.view(weight, "weight"),
+                         _view_or_none(bias, "bias"), _view_or_none(residual, "residual"),
+                         _view_or_none(out, "out"), stride, padding, dilation, groups,
+                         activation, target)
+        if plan.torch_empty is None:
+            _prepare_torch(plan, torch, input)
+        _torch_plans[key] = plan
+
+    if plan.input_step or plan.weight_step or plan.bias_step or plan.residual_step:
+        library = _arrays.Library("torch", input)
+        if plan.input_step:
+            input = library.to_channels_last(input)
+        if plan.weight_step:
+            weight = _parameter_copy(library, weight, library.to_channels_last, "weight")
+        if plan.bias_step:
+            bias = _parameter_copy(library, bias, library.to_float32, "bias")
+        if plan.residual_step:
+            residual = library.to_channels_last(residual)
+    alignment = plan.alignment
+    x_ptr = input.data_ptr()
+    w_ptr = weight.data_ptr()
+    b_ptr = None if bias is None else bias.data_ptr()
+    res_ptr = None if residual is None else residual.data_ptr()
+    if out is None:
+        result = plan.torch_empty()
+        out_ptr = result.data_ptr()
+        if out_ptr % alignment:
+            raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
+    else:
+        result = out
+        out_ptr = out.data_ptr()
+        out_span = _span(out_ptr, out.shape, out.stride(), out.element_size())
+        for t, ptr, what in ((input, x_ptr, "input"), (weight, w_ptr, "weight"),
+                             (bias, b_ptr, "bias"), (residual, res_ptr, "residual")):
+            if t is not None and _spans_intersect(
+                    _span(ptr, t.shape, t.stride(), t.element_size()), out_span):
+                raise ValueError("out overlaps %s in memory" % what)
+        _check_address(out_ptr, "out", alignment)
+    if x_ptr % alignment:
+        _check_address(x_ptr, "input", alignment)
+    if w_ptr % alignment:
+        _check_address(w_ptr, "weight", alignment)
+    if res_ptr is not None:
+        _check_address(res_ptr, "residual", alignment)
+    if b_ptr is not None:
+        _check_address(b_ptr, "bias", 4)
+    stream = (plan.torch_stream() or _STREAM_LEGACY) if plan.gpu else None
+    error = _error_buffer()
+    if _library().conv3d_run(plan.handle, x_ptr, w_ptr, b_ptr, res_ptr, _NO_AMAX, out_ptr,
+                             stream, error, len(error)):
+        raise Conv3dError(error.value.decode())
+    if plan.output_back:
+        result = result.contiguous()
     return result

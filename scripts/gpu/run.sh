@@ -86,7 +86,6 @@ run_smoke() {
     "--input-shape=1,4,9,9,64 --filter-shape=3,3,3,64,128 --padding=1,1,1,1,1,1 --config=tile_m=256,tile_n=128,tile_k=64,stages=3,warps_m=8,warps_n=1"
     "--input-shape=1,5,10,10,72 --filter-shape=3,3,3,72,40 --dilation=2,1,2 --padding=2,2,1,1,2,2 --dtype=f16 --accumulate"
     "--input-shape=1,6,8,8,16 --filter-shape=3,3,3,16,32"
-    "--input-shape=1,9,4,3,48 --filter-shape=3,3,3,48,3 --padding=3,3,2,1,0,2 --stride=2,1,1 --dilation=1,3,1 --dtype=f16 --output-dtype=f32 --activation=silu --accumulate --quantize-input=nvfp4 --block-size=32 --quant-placement=tile --qslice=none"
     "--input-shape=2,5,9,9,128 --filter-shape=3,3,3,128,192 --padding=1,1,1,1,1,1 --bias --activation=relu --config=tile_m=128,tile_n=128,tile_k=64,stages=4,warps_m=4,warps_n=1,schedule=pingpong"
     "--input-shape=1,7,9,9,64 --filter-shape=3,3,3,64,96 --padding=2,0,1,1,1,1 --qslice=fused --config=tile_m=64,tile_n=96,tile_k=64,stages=3,warps_m=4,warps_n=1,schedule=pingpong,k_order=qslice_outer"
   )

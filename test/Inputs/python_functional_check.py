@@ -171,6 +171,11 @@ def case_plan_cache():
     check("repeated call: plan reused (fresh data, poisoned out)", y,
           reference(x2, w, padding=(1,) * 6), np.float32)
     assert seconds < 0.5, "a cached call took %.3f s" % seconds
+    # True and 1.0 equal 1 as dictionary keys but are no int stride: a cached
+    # plan must not let them past the check.
+    for bad in (True, 1.0, (1, True, 1)):
+        expect(TypeError, "stride must be an int",
+               lambda: conv3d.conv3d(x2, w, stride=bad, padding=1, out=poisoned()))
     conv3d.conv3d(x2, w, padding=2)
     assert conv3d.cached_plans() == 2, "another padding is another plan"
 
