@@ -142,7 +142,8 @@ std::string replaceOneValue(llvm::StringRef text, std::mt19937_64 &rng) {
                                       "63", "64", "65", "96", "128", "256"};
   std::string replacement;
   int64_t value = 0;
-  if (rng() % 2 && !old.getAsInteger(10, value))
+  // A neighbour of the old value (no overflow: the value is below 2^63 - 2).
+  if (rng() % 2 && !old.getAsInteger(10, value) && value < INT64_MAX - 2)
     replacement = std::to_string(value + int64_t(rng() % 5) - 2);
   else
     replacement = interesting[rng() % std::size(interesting)];
