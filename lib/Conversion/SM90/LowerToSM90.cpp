@@ -53,6 +53,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir::conv3d {
 #define GEN_PASS_DEF_CONV3DLOWERTOSM90
@@ -80,10 +81,13 @@ bool outputTakesTmaStore(const GridKernel &kernel) {
   int64_t offset;
   if ((!elem.isBF16() && !elem.isF16()) || type.getRank() != 5 ||
       !type.hasStaticShape() ||
-      failed(type.getStridesAndOffset(strides, offset)) || strides[4] != 1)
+      failed(type.getStridesAndOffset(strides, offset)) || strides[4] != 1 ||
+      llvm::any_of(strides, ShapedType::isDynamic))
     return false;
   for (int64_t d = 0; d < 3; ++d)
-    if (strides[d] != strides[d + 1] * type.getDimSize(d + 1))
+    if (std::optional<int64_t> collapsed =
+            llvm::checkedMul(strides[d + 1], type.getDimSize(d + 1));
+        !collapsed || strides[d] != *collapsed)
       return false;
   return strides[3] % 8 == 0 && elementAlignment(output) >= 8;
 }
