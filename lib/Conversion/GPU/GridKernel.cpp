@@ -197,6 +197,12 @@ int64_t mlir::conv3d::elementAlignment(Value memref) {
   return common & -common;
 }
 
+int64_t mlir::conv3d::epilogueAlignmentOf(const GridKernel &kernel) {
+  return std::min({elementAlignment(kernel.store.getOutput()),
+                   elementAlignment(kernel.store.getResidual()),
+                   elementAlignment(kernel.store.getBias())});
+}
+
 bool mlir::conv3d::fitsI32Indices(const KernelOperands &ops,
                                   const ConvGeometry &g, int64_t tileM,
                                   int64_t tileK) {

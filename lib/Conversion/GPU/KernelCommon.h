@@ -147,6 +147,9 @@ FailureOr<KernelOperands> flattenOperands(OpBuilder &b, Location loc,
 /// The largest power of two up to 8 dividing the offset and every stride
 /// but the innermost of `memref` (1 when one is dynamic; 8 for null).
 int64_t elementAlignment(Value memref);
+/// The alignment (elements, up to 8) every operand of `kernel`'s epilogue
+/// has: its output, residual and bias.
+int64_t epilogueAlignmentOf(const GridKernel &kernel);
 
 /// Whether every flat index of `ops` (and M*K, the largest intermediate of
 /// the decompositions, with `tileM`/`tileK` of slack) fits in 31 bits.

@@ -267,6 +267,31 @@ mlir::conv3d::getTileIndexProblem(const ConvGeometry &g, int64_t tileM,
          " tiles or M = " + std::to_string(g.gemmM()) + " do not fit 31 bits";
 }
 
+FailureOr<GridKernel> mlir::conv3d::analyzeTmaGrid(scf::ForallOp grid,
+                                                   Target target) {
+  std::string pass = ("conv3d-lower-to-" + stringifyTarget(target)).str();
+  FailureOr<GridKernel> kernel = analyzeGrid(grid);
+  if (failed(kernel))
+    return grid.emitError(pass + ": not an implicit-GEMM grid loop produced "
+                                 "by conv3d-implicit-gemm");
+  IGemmConfigAttr config = kernel->config;
+  Target configured = config.getKernel();
+  if (configured == Target::sm80)
+    return kernel;
+  if (configured != target && configured != Target::cpu)
+    return grid.emitError() << pass << ": " << config << " is for the "
+                            << stringifyTarget(configured) << " kernel";
+  if (failed(checkGpuOperands(*kernel, stringifyTarget(target))))
+    return failure();
+  // conv3d-select-config gives the sm80 kernel what this one cannot take;
+  // a grid configured otherwise is refused with the reason.
+  if (std::optional<std::string> problem = getTmaGridProblem(*kernel, target))
+    return grid.emitError()
+           << "cannot lower " << config << " to the " << stringifyTarget(target)
+           << " kernel: " << *problem;
+  return kernel;
+}
+
 LogicalResult mlir::conv3d::createTmaLaunch(
     RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,
     const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,

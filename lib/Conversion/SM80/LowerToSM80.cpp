@@ -206,9 +206,7 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   OperandAlignment alignment;
   alignment.input = elementAlignment(input);
   alignment.filter = elementAlignment(filter);
-  alignment.epilogue = std::min({elementAlignment(kernel.store.getOutput()),
-                                 elementAlignment(kernel.store.getResidual()),
-                                 elementAlignment(kernel.store.getBias())});
+  alignment.epilogue = epilogueAlignmentOf(kernel);
   std::optional<int64_t> blockSize;
   if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
     blockSize = quant->getBlockSize();

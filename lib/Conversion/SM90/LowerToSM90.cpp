@@ -96,35 +96,19 @@ bool outputTakesTmaStore(const GridKernel &kernel) {
 
 LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                                             scf::ForallOp grid) {
-  FailureOr<GridKernel> found = analyzeGrid(grid);
+  FailureOr<GridKernel> found = analyzeTmaGrid(grid, Target::sm90);
   if (failed(found))
-    return grid.emitError("conv3d-lower-to-sm90: not an implicit-GEMM grid "
-                          "loop produced by conv3d-implicit-gemm");
+    return failure();
   GridKernel &kernel = *found;
   IGemmConfigAttr config = kernel.config;
   // conv3d-select-config gave convolutions the sm90 kernel cannot take an
   // sm80 configuration.
   if (config.getKernel() == Target::sm80)
     return lowerGridToSM80(rewriter, grid);
-  if (config.getKernel() == Target::sm100)
-    return grid.emitError()
-           << "conv3d-lower-to-sm90: " << config << " is for the sm100 kernel";
-  if (failed(checkGpuOperands(kernel, "sm90")))
-    return failure();
   ConvGeometry g = kernel.geometry();
   Type inElem = kernel.inputElementType();
   Location loc = grid.getLoc();
-  // conv3d-select-config gives the sm80 kernel what this one cannot take;
-  // a grid configured otherwise is refused with the reason.
-  if (std::optional<std::string> problem =
-          getTmaGridProblem(kernel, Target::sm90))
-    return grid.emitError()
-           << "cannot lower " << config << " to the sm90 kernel: " << *problem;
-
-  int64_t epilogueAlignment =
-      std::min({elementAlignment(kernel.store.getOutput()),
-                elementAlignment(kernel.store.getResidual()),
-                elementAlignment(kernel.store.getBias())});
+  int64_t epilogueAlignment = epilogueAlignmentOf(kernel);
   SM90KernelPlan plan;
   if (std::optional<std::string> problem = SM90KernelPlan::build(
           g, config.getTileM(), config.getTileN(), config.getTileK(),
