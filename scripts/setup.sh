@@ -43,9 +43,15 @@ if [[ ! -x "$cuda_home/bin/ptxas" ]]; then
   log "note: no ptxas under $cuda_home: GPU targets can be lowered but not assembled"
 fi
 
+launcher=()
+# ccache, where installed, lets several checkouts of the tree share objects.
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 if [[ ! -f "$build/build.ninja" ]]; then
   log "configuring $build"
-  cmake -G Ninja -S "$root" -B "$build" \
+  cmake -G Ninja -S "$root" -B "$build" "${launcher[@]}" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DMLIR_DIR="$llvm/lib/cmake/mlir" \
