@@ -222,4 +222,39 @@ TEST(ConvGeometryTma, NamesEachLimit) {
   EXPECT_NE(problem(g).find("multiple of 16 bytes"), std::string::npos);
 }
 
+TEST(SM90Plan, ClusterOfTwo) {
+  // The layout is the single-block one: each block's stage holds the whole
+  // filter tile (its half loaded, the peer's multicast) and the full barrier
+  // expects it whole; only the cluster size changes.
+  SM90KernelPlan single, pair;
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 96, 64, 4, 8, 1,
+                                  KOrder::taps_outer, 1, 8, single),
+            std::nullopt);
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 96, 64, 4, 8, 1,
+                                  KOrder::taps_outer, 1, 8, pair,
+                                  KernelSchedule::cooperative,
+                                  /*outputTakesTmaStore=*/false,
+                                  /*clusterM=*/2),
+            std::nullopt);
+  EXPECT_EQ(single.clusterM, 1);
+  EXPECT_EQ(pair.clusterM, 2);
+  EXPECT_EQ(pair.stepBytes, single.stepBytes);
+  EXPECT_EQ(pair.sharedBytes, single.sharedBytes);
+  // Each half of the filter stage starts on a 1024-byte swizzle atom.
+  EXPECT_EQ(pair.bStageBytes / 2 % 1024, 0);
+  // A stage is released by the consumer warps of both blocks.
+  EXPECT_EQ(pair.warpsPerTile, single.warpsPerTile);
+
+  auto problem = [](int64_t tileN, KOrder order, int64_t clusterM) {
+    SM90KernelPlan plan;
+    return SM90KernelPlan::build(wanMid(), 128, tileN, 64, 4, 8, 1, order, 1,
+                                 8, plan, KernelSchedule::cooperative, false,
+                                 clusterM);
+  };
+  EXPECT_NE(problem(40, KOrder::taps_outer, 2), std::nullopt);
+  EXPECT_EQ(problem(40, KOrder::taps_outer, 1), std::nullopt);
+  EXPECT_NE(problem(64, KOrder::qslice_outer, 2), std::nullopt);
+  EXPECT_NE(problem(64, KOrder::taps_outer, 3), std::nullopt);
+}
+
 } // namespace

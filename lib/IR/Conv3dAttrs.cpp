@@ -27,7 +27,8 @@ LogicalResult NVFP4Attr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult IGemmConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t tileM, int64_t tileN,
     int64_t tileK, int64_t stages, int64_t warpsM, int64_t warpsN,
-    KOrder kOrder, int64_t splitK, Target kernel, KernelSchedule schedule) {
+    KOrder kOrder, int64_t splitK, Target kernel, KernelSchedule schedule,
+    int64_t clusterM) {
   auto positive = [&](int64_t value, StringRef name) -> LogicalResult {
     if (value > 0)
       return success();
@@ -51,6 +52,9 @@ LogicalResult IGemmConfigAttr::verify(
                        << " elements are not supported (tile_m = " << tileM
                        << ", tile_n = " << tileN << ", tile_k = " << tileK
                        << ")";
+  if (clusterM != 1 && clusterM != 2)
+    return emitError() << "igemm_config cluster_m must be 1 or 2, got "
+                       << clusterM;
   if (stages > 8)
     return emitError() << "igemm_config stages must be at most 8, got "
                        << stages;

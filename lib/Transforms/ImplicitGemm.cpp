@@ -179,7 +179,8 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
                                      config.getStages(), config.getWarpsM(),
                                      config.getWarpsN(), config.getKOrder(),
                                      splitK, config.getKernel(),
-                                     config.getSchedule()));
+                                     config.getSchedule(),
+                                     config.getClusterM()));
 
   rewriter.setInsertionPointToStart(grid.getBody());
   TileKernelBuilder kernel(rewriter, loc, conv, config);

@@ -125,7 +125,7 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
         rewriter.getContext(), config->getTileM(), config->getTileN(),
         config->getTileK(), config->getStages(), config->getWarpsM(),
         config->getWarpsN(), KOrder::taps_outer, config->getSplitK(),
-        config->getKernel(), config->getSchedule());
+        config->getKernel(), config->getSchedule(), config->getClusterM());
 
   for (int64_t q = 0; q < g.window[kDepth]; ++q) {
     auto [lo, hi] = g.validOutputRange(kDepth, q);
@@ -220,11 +220,14 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
       IGemmConfigAttr config = conv.getConfig()
                                    ? *conv.getConfig()
                                    : selectIGemmConfigForConv(conv, target);
-      if (config.getSplitK() > 1) {
+      // Split-K ranges and the lockstep K steps of an sm90 cluster both
+      // need the flat K order.
+      if (config.getSplitK() > 1 || config.getClusterM() > 1) {
         if (forced) {
-          conv.emitError("cannot apply the fused Q-slice strategy: the "
-                         "config uses split_k > 1, which needs "
-                         "k_order = taps_outer");
+          conv.emitError()
+              << "cannot apply the fused Q-slice strategy: the config uses "
+              << (config.getSplitK() > 1 ? "split_k > 1" : "cluster_m = 2")
+              << ", which needs k_order = taps_outer";
           return signalPassFailure();
         }
         continue;
@@ -233,7 +236,7 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
           &getContext(), config.getTileM(), config.getTileN(),
           config.getTileK(), config.getStages(), config.getWarpsM(),
           config.getWarpsN(), KOrder::qslice_outer, config.getSplitK(),
-          config.getKernel(), config.getSchedule()));
+          config.getKernel(), config.getSchedule(), config.getClusterM()));
     }
   }
 };

@@ -198,7 +198,7 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
       target == Target::sm90 || target == Target::sm100 ? target : Target::cpu;
   return IGemmConfigAttr::get(context, tileM, tileN, tileK, stages, warpsM,
                               warpsN, KOrder::taps_outer, /*splitK=*/1, kernel,
-                              schedule);
+                              schedule, /*clusterM=*/1);
 }
 
 std::optional<std::string>
@@ -256,7 +256,9 @@ IGemmConfigAttr mlir::conv3d::withKernel(IGemmConfigAttr config,
                               config.getTileN(), config.getTileK(),
                               config.getStages(), config.getWarpsM(),
                               config.getWarpsN(), config.getKOrder(),
-                              config.getSplitK(), kernel, config.getSchedule());
+                              config.getSplitK(), kernel, config.getSchedule(),
+                              kernel == Target::sm90 ? config.getClusterM()
+                                                     : 1);
 }
 
 std::optional<std::string>

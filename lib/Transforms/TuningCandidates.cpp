@@ -70,7 +70,7 @@ static void addSM90Candidates(MLIRContext *context, const ConvGeometry &g,
       out.push_back(IGemmConfigAttr::get(
           context, shape.tileM, tileN, /*tileK=*/64, stages, shape.warpsM,
           /*warpsN=*/1, KOrder::taps_outer, /*splitK=*/1, Target::sm90,
-          shape.schedule));
+          shape.schedule, /*clusterM=*/1));
     }
   }
 }
@@ -98,7 +98,8 @@ static void addSM80Candidates(MLIRContext *context, const ConvGeometry &g,
         out.push_back(IGemmConfigAttr::get(context, tileM, tileN, tileK, stages,
                                            warpsM, warpsN, KOrder::taps_outer,
                                            /*splitK=*/1, kernel,
-                                           KernelSchedule::cooperative));
+                                           KernelSchedule::cooperative,
+                                           /*clusterM=*/1));
       }
     }
   }
@@ -112,7 +113,8 @@ static void addCpuCandidates(MLIRContext *context, const ConvGeometry &g,
         context, std::min(tile[0], roundUpTo(g.gemmM(), 4)),
         std::min(tile[1], g.gemmN()), std::min(tile[2], g.gemmK()),
         /*stages=*/1, /*warpsM=*/1, /*warpsN=*/1, KOrder::taps_outer,
-        /*splitK=*/1, Target::cpu, KernelSchedule::cooperative));
+        /*splitK=*/1, Target::cpu, KernelSchedule::cooperative,
+        /*clusterM=*/1));
 }
 
 SmallVector<IGemmConfigAttr> mlir::conv3d::tuningCandidates(

@@ -380,3 +380,12 @@ func.func @grid_too_large(%x: memref<1x32768x1024x1024x8xbf16>, %w: memref<1x1x1
   conv3d.conv ins(%x, %w : memref<1x32768x1024x1024x8xbf16>, memref<1x1x1x8x8xbf16>) outs(%o : memref<1x32768x1024x1024x8xbf16>) overwrite config = #conv3d.igemm_config<tile_m = 16, tile_n = 8, tile_k = 16, stages = 2>
   return
 }
+
+// -----
+
+// cluster_m is an sm90 option.
+func.func @cluster_m(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
+  // expected-error @below {{conv3d-lower-to-sm80: #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 32, stages = 3, warps_m = 4, cluster_m = 2>: cluster_m is an sm90 option (the sm80 kernel runs without clusters)}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 32, stages = 3, warps_m = 4, cluster_m = 2>
+  return
+}

@@ -342,3 +342,23 @@ func.func @split_k_with_qslice_outer(%x: memref<1x6x8x8x64xbf16>, %w: memref<64x
   conv3d.conv ins(%x, %w : memref<1x6x8x8x64xbf16>, memref<64x3x1x1x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, k_order = qslice_outer, split_k = 2, kernel = sm90>
   return
 }
+
+// -----
+
+// "cannot lower": a cluster's two blocks take halves of the filter tile,
+// each of whole 8-row swizzle atoms.
+func.func @cluster_tile_n(%x: memref<1x4x8x8x64xbf16>, %w: memref<40x3x3x3x64xbf16>, %o: memref<1x4x8x8x40xbf16>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 40, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90, cluster_m = 2> to the sm90 kernel: cluster_m = 2 splits the filter tile in two halves of whole 8-row swizzle atoms: tile_n = 40 must be a multiple of 16}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<40x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x40xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 40, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90, cluster_m = 2>
+  return
+}
+
+// -----
+
+// "cannot lower": both blocks of a cluster run the same K steps, which
+// qslice_outer's halo skipping makes depend on the M tile.
+func.func @cluster_qslice_outer(%x: memref<1x6x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x6x8x8x64xbf16>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, k_order = qslice_outer, kernel = sm90, cluster_m = 2> to the sm90 kernel: cluster_m = 2 needs k_order = taps_outer (both blocks of a cluster run the same K steps)}}
+  conv3d.conv ins(%x, %w : memref<1x6x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x6x8x8x64xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, k_order = qslice_outer, kernel = sm90, cluster_m = 2>
+  return
+}

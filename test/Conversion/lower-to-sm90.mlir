@@ -487,3 +487,47 @@ func.func @tma_store(%x: memref<1x4x8x8x64xbf16>, %w: memref<128x3x3x3x64xbf16>,
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<128x3x3x3x64xbf16>) bias(%b : memref<128xf32>) outs(%o : memref<1x4x8x8x128xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc activation = silu config = #conv3d.igemm_config<tile_m = 128, tile_n = 128, tile_k = 64, stages = 4, warps_m = 8, warps_n = 1, kernel = sm90>
   return
 }
+
+// -----
+
+// Clusters of two blocks along M (cluster_m = 2): the launch has 2-block
+// clusters (min(SMs / 2, 1 pair) x 2 blocks: M = 256 is two 128-row tiles,
+// one pair); the filter's descriptor has boxes of half the N tile (48 of
+// 96 rows). A block's rank in its cluster picks its M tile of the pair and
+// the persistent loop walks pairs (block and grid ids halved). The empty
+// barriers count both blocks' consumer warps (2 x 8); the blocks meet in a
+// cluster barrier after initializing them and before exiting. The producer
+// expects the whole step (16384 + 12288 bytes: its A tile and both filter
+// halves) and multicasts its half (at 6144 x rank in the B stage) to both
+// blocks (mask 0b11); consumers release a stage on both blocks' barriers.
+
+// CHECK-LABEL: func.func @cluster
+// CHECK: %[[HALF:.*]] = arith.constant 48 : i64
+// CHECK: call @conv3dTmaTiledDescriptor(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[HALF]], %{{.*}})
+// CHECK: %[[PAIRS:.*]] = arith.divui %{{.*}}, %c2{{[_0-9]*}} : index
+// CHECK: %[[FEW:.*]] = arith.minui %[[PAIRS]], %c1{{[_0-9]*}} : index
+// CHECK: %[[BLOCKS:.*]] = arith.muli %[[FEW]], %c2{{[_0-9]*}} : index
+// CHECK: gpu.launch async {{.*}} clusters({{.*}}) in (%{{[^ ]*}} = %c2{{[_0-9]*}}, {{.*}} blocks({{.*}}) in (%{{[^ ]*}} = %[[BLOCKS]],
+// CHECK: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
+// CHECK: arith.divui %{{.*}}, %c2_i32
+// CHECK: arith.divui %{{.*}}, %c2_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32 :
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c16_i32 :
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c28672_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} im2col
+// CHECK-NOT: multicast_mask
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask = %c3_i16
+// CHECK: %[[MINE:.*]] = nvvm.mapa %[[EMPTY:.*]], %c0_i32{{[_0-9]*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[MINE]] {scope = #nvvm.mem_scope<cluster>}
+// CHECK: %[[PEER:.*]] = nvvm.mapa %[[EMPTY]], %c1_i32{{[_0-9]*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[PEER]] {scope = #nvvm.mem_scope<cluster>}
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK-NEXT: gpu.terminator
+func.func @cluster(%x: memref<1x4x8x8x64xbf16>, %w: memref<96x3x3x3x64xbf16>, %o: memref<1x4x8x8x96xbf16>) {
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<96x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x96xbf16>) padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 96, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90, cluster_m = 2>
+  return
+}

@@ -193,3 +193,11 @@ func.func @filter_tile_unknown_filter_layout(%w: memref<3x3x3x96x96xbf16>, %tile
   conv3d.load_filter_tile %w[%k0, %n0] limit %k into %tile filter_layout = kcrs : memref<3x3x3x96x96xbf16>, memref<32x64xbf16>
   return
 }
+
+// -----
+
+func.func @config_cluster_m_three(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>, %init: tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32> {
+  // expected-error @+1 {{igemm_config cluster_m must be 1 or 2, got 3}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>) outs(%init : tensor<1x4x4x4x16xf32>) config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 8, cluster_m = 3> -> tensor<1x4x4x4x16xf32>
+  return %0 : tensor<1x4x4x4x16xf32>
+}

@@ -167,6 +167,10 @@ public:
     // Ping-pong: one warpgroup per tile of at most 128 rows.
     if (warpsM == 4 && coin(0.5))
       text += ",schedule=pingpong";
+    // 2-block clusters sharing the filter tile: halves of whole 8-row
+    // swizzle atoms, and the same K steps in both blocks (no qslice_outer).
+    if (!qsliceOuter && tileN % 16 == 0 && coin(0.35))
+      text += ",cluster_m=2";
     return withKOrder(text, qsliceOuter);
   }
 

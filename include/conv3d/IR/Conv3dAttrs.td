@@ -54,7 +54,12 @@ def Conv3d_IGemmConfigAttr : Conv3d_Attr<"IGemmConfig", "igemm_config"> {
     - `schedule`: on sm90, `cooperative` (the default: two consumer
       warpgroups split each tile) or `pingpong` (each consumer warpgroup
       owns whole tiles of `tile_m` rows, alternating, so that one's
-      epilogue overlaps the other's MMAs; `warps_m` = 4).
+      epilogue overlaps the other's MMAs; `warps_m` = 4);
+    - `cluster_m`: on sm90, blocks per thread-block cluster along M (1, the
+      default, or 2). The two blocks of a cluster compute the tiles of rows
+      2p*tile_m and (2p+1)*tile_m of one N tile; each loads half of the
+      filter tile and multicasts it to both, halving the filter's reads
+      from L2.
   }];
   let parameters = (ins
     "int64_t":$tile_m,
@@ -69,7 +74,8 @@ def Conv3d_IGemmConfigAttr : Conv3d_Attr<"IGemmConfig", "igemm_config"> {
     DefaultValuedParameter<"::mlir::conv3d::Target",
                            "::mlir::conv3d::Target::cpu">:$kernel,
     DefaultValuedParameter<"::mlir::conv3d::KernelSchedule",
-                           "::mlir::conv3d::KernelSchedule::cooperative">:$schedule
+                           "::mlir::conv3d::KernelSchedule::cooperative">:$schedule,
+    DefaultValuedParameter<"int64_t", "1">:$cluster_m
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -55,9 +55,13 @@ TileOrigin mlir::conv3d::tileOrigin(TmaKernel &k, Value tile) {
   KernelMath m = k.i32();
   Value tn = m.rem(tile, k.numNT);
   Value rest = m.div(tile, k.numNT);
-  Value tm = m.rem(rest, k.numMT);
+  int64_t pairs = k.ring.multicastB;
+  int64_t rowsOfTiles = ceilDiv(k.numMT, pairs);
+  Value tm = m.rem(rest, rowsOfTiles);
+  if (pairs > 1)
+    tm = m.add(m.mul(tm, pairs), k.ctaRank);
   return {m.mul(tm, k.ring.tileM), m.mul(tn, k.ring.tileN),
-          k.ring.splitK > 1 ? m.div(rest, k.numMT) : Value()};
+          k.ring.splitK > 1 ? m.div(rest, rowsOfTiles) : Value()};
 }
 
 std::pair<Value, Value> mlir::conv3d::tileStepRange(TmaKernel &k,
@@ -131,10 +135,18 @@ void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
     auto [begin, end] = tileStepRange(k, tile);
     Value numSteps = m.sub(end, begin);
     // A CTA pair splits the tile: this CTA's rows of A and of B.
+    // A 2-block cluster shares the B tile: this block's half, multicast.
     Value rowA = tile.m0, rowB = tile.n0;
     if (ring.ctaGroup == 2) {
       rowA = m.add(tile.m0, m.mul(k.ctaRank, ring.tileM / 2));
       rowB = m.add(tile.n0, m.mul(k.ctaRank, ring.tileN / 2));
+    }
+    Value bHalfOffset, multicastMask;
+    if (ring.multicastB == 2) {
+      rowB = m.add(tile.n0, m.mul(k.ctaRank, ring.tileN / 2));
+      bHalfOffset = m.mul(k.ctaRank, ring.bStageBytes / 2);
+      multicastMask =
+          arith::ConstantIntOp::create(b, loc, b.getI16Type(), 0b11);
     }
     // The first output position of this CTA's rows and its input corner:
     // TMA walks the rows from there (W, then H, D and the batch), zeros in
@@ -192,10 +204,13 @@ void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
         b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full, offsets,
         Value(), Value(), NVVM::TMALoadMode::IM2COL, false, group, Value());
     SmallVector<Value> bCoords = {c0, tap, rowB};
+    Value bDestination = k.bStage(stage);
+    if (bHalfOffset)
+      bDestination = m.add(bDestination, bHalfOffset);
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, k.clusterPtr(k.bStage(stage)), k.descB, bCoords, full,
-        ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE, false, group,
-        Value());
+        b, loc, k.clusterPtr(bDestination), k.descB, bCoords, full,
+        ValueRange{}, multicastMask, Value(), NVVM::TMALoadMode::TILE, false,
+        group, Value());
     return numSteps;
   });
 }

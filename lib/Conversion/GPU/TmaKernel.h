@@ -46,6 +46,11 @@ struct TmaRing {
   /// completes on the even CTA's full barrier, which alone expects the
   /// step's bytes (stepBytes: both CTAs').
   int64_t ctaGroup = 1;
+  /// 2: the blocks of a 2-block cluster (the sm90 kernel's cluster_m) take
+  /// M tiles 2p and 2p + 1 of one N tile, with the same K steps; each loads
+  /// its own A tile and half of the B tile (tileN / 2 rows), multicast to
+  /// both blocks' stages, so every full barrier still expects stepBytes.
+  int64_t multicastB = 1;
 };
 
 /// A TMA-fed persistent kernel under construction.
@@ -63,7 +68,7 @@ struct TmaKernel {
   Value smemShift = {};         ///< bytes from the dynamic base to smemBase
   Value dynamicSmem = {};       ///< memref<?xi8, workgroup>
   Value descA = {}, descB = {}; ///< generic pointers to the TMA descriptors
-  Value ctaRank = {};           ///< i32 rank in the CTA pair (ctaGroup 2)
+  Value ctaRank = {}; ///< i32 rank in the cluster (ctaGroup or multicastB 2)
 
   TmaKernel(OpBuilder &b, Location loc, const ConvGeometry &g, TmaRing ring)
       : b(b), loc(loc), g(g), ring(ring) {}
@@ -88,6 +93,8 @@ struct TmaKernel {
 
 /// A tile's origin: (m0, n0) and its split-K index (i32). N tiles vary
 /// fastest, so the blocks working at one time share input tiles in L2.
+/// With ring.multicastB, `tile` indexes the clusters' tile pairs (k.numTiles
+/// counts pairs) and this block takes M tile 2p + ctaRank.
 struct TileOrigin {
   Value m0, n0, split;
 };

@@ -68,6 +68,11 @@ LogicalResult mlir::conv3d::lowerGridToSM100(RewriterBase &rewriter,
            << " is an sm90 schedule (the sm100 kernel "
               "overlaps epilogues through double-buffered "
               "TMEM accumulators)";
+  if (config.getClusterM() != 1)
+    return grid.emitError()
+           << "cannot lower " << config
+           << " to the sm100 kernel: cluster_m is an sm90 option (the sm100 "
+              "kernel pairs blocks through tile_m = 256, cta_group::2)";
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(grid);

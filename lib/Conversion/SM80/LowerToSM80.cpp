@@ -195,6 +195,10 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
            << "conv3d-lower-to-sm80: " << config << " is for "
            << "the " << stringifyTarget(config.getKernel()) << " kernel"
            << "; run conv3d-lower-to-" << stringifyTarget(config.getKernel());
+  if (config.getClusterM() != 1)
+    return grid.emitError() << "conv3d-lower-to-sm80: " << config
+                            << ": cluster_m is an sm90 option (the sm80 "
+                               "kernel runs without clusters)";
   if (failed(checkGpuOperands(kernel, "sm80")))
     return failure();
   Value input = kernel.im2col.getInput(),

@@ -114,7 +114,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
           g, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
-          config.getSchedule(), outputTakesTmaStore(kernel)))
+          config.getSchedule(), outputTakesTmaStore(kernel),
+          config.getClusterM()))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
@@ -128,7 +129,9 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
 
   int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
-  int64_t numTiles = numMT * numNT * plan.splitK;
+  // With clusters of two blocks, the persistent loop walks pairs of M tiles
+  // (an odd count ends with a tile past the last row).
+  int64_t numTiles = ceilDiv(numMT, plan.clusterM) * numNT * plan.splitK;
   // Tile indices and rows are i32 in the kernel.
   if (std::optional<std::string> problem =
           getTileIndexProblem(g, plan.tileM, numTiles))
@@ -143,7 +146,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
     outputStore = TmaOutputStore{ops.output.strides[3], plan.storeBoxColumns};
   if (failed(createTmaLaunch(
           rewriter, grid, "conv3d-lower-to-sm90", kernel, ops, plan.tileM,
-          plan.tileN, numTiles, plan.threads, plan.sharedBytes, outputStore,
+          plan.tileN / plan.clusterM, numTiles, plan.threads,
+          plan.sharedBytes, outputStore,
           [&](gpu::LaunchOp launch, Value descA, Value descB, Value descC) {
             Type indexType = narrowIndices ? Type(rewriter.getI32Type())
                                            : Type(rewriter.getIndexType());
@@ -158,7 +162,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
             k.numNT = numNT;
             k.numTiles = numTiles;
             buildSM90Kernel(k, launch);
-          })))
+          },
+          plan.clusterM)))
     return failure();
   rewriter.eraseOp(grid);
   return success();

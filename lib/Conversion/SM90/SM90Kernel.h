@@ -57,6 +57,7 @@ struct SM90Kernel : TmaKernel {
     ring.totalSteps = plan.totalSteps;
     ring.kOrder = plan.kOrder;
     ring.splitK = plan.splitK;
+    ring.multicastB = plan.clusterM;
     return ring;
   }
 

@@ -12,7 +12,8 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
                       int64_t tileK, int64_t stages, int64_t warpsM,
                       int64_t warpsN, KOrder kOrder, int64_t splitK,
                       int64_t epilogueAlignment, SM90KernelPlan &plan,
-                      KernelSchedule schedule, bool outputTakesTmaStore) {
+                      KernelSchedule schedule, bool outputTakesTmaStore,
+                      int64_t clusterM) {
   auto fail = [](const llvm::Twine &message) { return message.str(); };
   if (tileK != kChannelBlock)
     return fail(llvm::formatv("tile_k must be {0} (one 128-byte TMA row of "
@@ -44,6 +45,21 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
     return fail(llvm::formatv("needs at least 2 stages, got {0}", stages));
   if (splitK > 1 && kOrder != KOrder::taps_outer)
     return fail("split_k > 1 needs k_order = taps_outer");
+  if (clusterM != 1 && clusterM != 2)
+    return fail(llvm::formatv("cluster_m must be 1 or 2, got {0}", clusterM));
+  // The blocks of a cluster run the same K steps in lockstep (one filter
+  // tile feeds both): the steps may not depend on the M tile, as the halo
+  // slices skipped by qslice_outer do.
+  if (clusterM == 2 && kOrder != KOrder::taps_outer)
+    return fail("cluster_m = 2 needs k_order = taps_outer (both blocks of a "
+                "cluster run the same K steps)");
+  // Each block's half of the filter tile starts on a 1024-byte swizzle atom.
+  if (clusterM == 2 && tileN % 16 != 0)
+    return fail(llvm::formatv("cluster_m = 2 splits the filter tile in two "
+                              "halves of whole 8-row swizzle atoms: tile_n = "
+                              "{0} must be a multiple of 16",
+                              tileN));
+  plan.clusterM = clusterM;
   plan.tileM = tileM;
   plan.tileN = tileN;
   plan.stages = stages;

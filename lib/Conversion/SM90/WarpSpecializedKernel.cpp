@@ -62,8 +62,21 @@ void emitConsumer(SM90Kernel &k) {
     auto ifOp = scf::IfOp::create(b, loc, cond, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    NVVM::MBarrierArriveOp::create(
-        b, loc, Type(), k.emptyBarrier(k.stageAndPhase(step).first), Value());
+    Value empty = k.emptyBarrier(k.stageAndPhase(step).first);
+    if (plan.clusterM == 1) {
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value());
+      return;
+    }
+    // Both producers of the cluster write into this block's stage (the
+    // multicast filter halves): the release goes to both blocks' barriers.
+    auto clusterScope =
+        NVVM::MemScopeKindAttr::get(ctx, NVVM::MemScopeKind::CLUSTER);
+    for (int64_t rank = 0; rank < plan.clusterM; ++rank) {
+      Value remote = NVVM::MapaOp::create(
+          b, loc, LLVM::LLVMPointerType::get(ctx, 7), empty, m.constant(rank));
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), remote, Value(),
+                                     clusterScope);
+    }
   };
   // The threads that share a tile's epilogue sync on a named barrier:
   // both consumer warpgroups (id 1), or in ping-pong one (id 1 + group).
@@ -239,6 +252,12 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
   const SM90KernelPlan &plan = k.plan;
   KernelMath m = k.i32();
   emitTmaKernelPrologue(k, launch);
+  if (plan.clusterM == 2) {
+    // The persistent loop walks the clusters' tile pairs.
+    k.ctaRank = NVVM::ClusterId::create(b, loc, b.getI32Type());
+    k.blockId = m.div(k.blockId, 2);
+    k.gridSize = m.div(k.gridSize, 2);
+  }
   // The output's descriptor travels as an i64 kernel argument too.
   if (k.descC)
     k.descC = LLVM::IntToPtrOp::create(
@@ -253,7 +272,8 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
       NVVM::MBarrierInitOp::create(b, loc, k.fullBarrier(m.constant(s)),
                                    m.constant(1), Value());
       NVVM::MBarrierInitOp::create(b, loc, k.emptyBarrier(m.constant(s)),
-                                   m.constant(plan.warpsPerTile), Value());
+                                   m.constant(plan.warpsPerTile * plan.clusterM),
+                                   Value());
     }
     if (plan.pingPong)
       for (int64_t group = 0; group < 2; ++group)
@@ -269,7 +289,18 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
       NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descC, Value(),
                                /*tensormap=*/true);
   }
-  gpu::BarrierOp::create(b, loc);
+  // In a cluster, the peer's barriers must be initialized before this
+  // block's producer multicasts into them or its consumers arrive on them.
+  auto barrierAll = [&] {
+    if (plan.clusterM == 1) {
+      gpu::BarrierOp::create(b, loc);
+      return;
+    }
+    UnitAttr aligned = b.getUnitAttr();
+    NVVM::ClusterArriveOp::create(b, loc, aligned);
+    NVVM::ClusterWaitOp::create(b, loc, aligned);
+  };
+  barrierAll();
 
   Value isProducer =
       m.cmp(arith::CmpIPredicate::ult, k.tid, m.constant(kWarpgroupThreads));
@@ -290,4 +321,8 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
                                    NVVM::SetMaxRegisterAction::increase);
     emitConsumer(k);
   }
+  // A block may exit only once its peer no longer multicasts into its
+  // shared memory or arrives on its barriers.
+  if (plan.clusterM == 2)
+    barrierAll();
 }

@@ -89,6 +89,13 @@ struct SM90KernelPlan {
   /// Otherwise the f32 staging above and the shared staged epilogue.
   bool tmaStore = false;
   int64_t storeBoxColumns = 0;
+  /// Blocks per cluster along M (1 or 2). With 2, the blocks of a cluster
+  /// take tiles 2p and 2p + 1 of an N tile (the second past the last row
+  /// when the count is odd: it loads zeros and stores nothing), each loads
+  /// half of every filter tile, multicast into both blocks' stages, and each
+  /// stage goes back to the producers only once both blocks' consumers
+  /// released it (their empty barriers count both blocks' warps).
+  int64_t clusterM = 1;
 
   /// Builds the plan, or returns why the configuration cannot be lowered to
   /// the sm90 kernel for this convolution. `warpsM` (4 per consumer
@@ -103,7 +110,7 @@ struct SM90KernelPlan {
         KOrder kOrder, int64_t splitK, int64_t epilogueAlignment,
         SM90KernelPlan &plan,
         KernelSchedule schedule = KernelSchedule::cooperative,
-        bool outputTakesTmaStore = false);
+        bool outputTakesTmaStore = false, int64_t clusterM = 1);
 
   /// A wgmma shared-memory matrix descriptor for a 128-byte-swizzled
   /// K-major tile at shared address `address` (a multiple of 16):
