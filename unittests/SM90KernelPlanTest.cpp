@@ -247,8 +247,8 @@ TEST(SM90Plan, ClusterOfTwo) {
 
   auto problem = [](int64_t tileN, KOrder order, int64_t clusterM) {
     SM90KernelPlan plan;
-    return SM90KernelPlan::build(wanMid(), 128, tileN, 64, 4, 8, 1, order, 1,
-                                 8, plan, KernelSchedule::cooperative, false,
+    return SM90KernelPlan::build(wanMid(), 128, tileN, 64, 4, 8, 1, order, 1, 8,
+                                 plan, KernelSchedule::cooperative, false,
                                  clusterM);
   };
   EXPECT_NE(problem(40, KOrder::taps_outer, 2), std::nullopt);

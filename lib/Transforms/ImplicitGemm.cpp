@@ -175,12 +175,11 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
                                     /*mapping=*/std::nullopt);
   // Record the split actually used (at most one per K tile).
   grid->setAttr(kIGemmConfigAttrName,
-                IGemmConfigAttr::get(rewriter.getContext(), tileM, tileN, tileK,
-                                     config.getStages(), config.getWarpsM(),
-                                     config.getWarpsN(), config.getKOrder(),
-                                     splitK, config.getKernel(),
-                                     config.getSchedule(),
-                                     config.getClusterM()));
+                IGemmConfigAttr::get(
+                    rewriter.getContext(), tileM, tileN, tileK,
+                    config.getStages(), config.getWarpsM(), config.getWarpsN(),
+                    config.getKOrder(), splitK, config.getKernel(),
+                    config.getSchedule(), config.getClusterM()));
 
   rewriter.setInsertionPointToStart(grid.getBody());
   TileKernelBuilder kernel(rewriter, loc, conv, config);

@@ -252,13 +252,11 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
 
 IGemmConfigAttr mlir::conv3d::withKernel(IGemmConfigAttr config,
                                          Target kernel) {
-  return IGemmConfigAttr::get(config.getContext(), config.getTileM(),
-                              config.getTileN(), config.getTileK(),
-                              config.getStages(), config.getWarpsM(),
-                              config.getWarpsN(), config.getKOrder(),
-                              config.getSplitK(), kernel, config.getSchedule(),
-                              kernel == Target::sm90 ? config.getClusterM()
-                                                     : 1);
+  return IGemmConfigAttr::get(
+      config.getContext(), config.getTileM(), config.getTileN(),
+      config.getTileK(), config.getStages(), config.getWarpsM(),
+      config.getWarpsN(), config.getKOrder(), config.getSplitK(), kernel,
+      config.getSchedule(), kernel == Target::sm90 ? config.getClusterM() : 1);
 }
 
 std::optional<std::string>

@@ -146,8 +146,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
     outputStore = TmaOutputStore{ops.output.strides[3], plan.storeBoxColumns};
   if (failed(createTmaLaunch(
           rewriter, grid, "conv3d-lower-to-sm90", kernel, ops, plan.tileM,
-          plan.tileN / plan.clusterM, numTiles, plan.threads,
-          plan.sharedBytes, outputStore,
+          plan.tileN / plan.clusterM, numTiles, plan.threads, plan.sharedBytes,
+          outputStore,
           [&](gpu::LaunchOp launch, Value descA, Value descB, Value descC) {
             Type indexType = narrowIndices ? Type(rewriter.getI32Type())
                                            : Type(rewriter.getIndexType());

@@ -7,13 +7,11 @@
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm90;
 
-std::optional<std::string>
-SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
-                      int64_t tileK, int64_t stages, int64_t warpsM,
-                      int64_t warpsN, KOrder kOrder, int64_t splitK,
-                      int64_t epilogueAlignment, SM90KernelPlan &plan,
-                      KernelSchedule schedule, bool outputTakesTmaStore,
-                      int64_t clusterM) {
+std::optional<std::string> SM90KernelPlan::build(
+    const ConvGeometry &g, int64_t tileM, int64_t tileN, int64_t tileK,
+    int64_t stages, int64_t warpsM, int64_t warpsN, KOrder kOrder,
+    int64_t splitK, int64_t epilogueAlignment, SM90KernelPlan &plan,
+    KernelSchedule schedule, bool outputTakesTmaStore, int64_t clusterM) {
   auto fail = [](const llvm::Twine &message) { return message.str(); };
   if (tileK != kChannelBlock)
     return fail(llvm::formatv("tile_k must be {0} (one 128-byte TMA row of "

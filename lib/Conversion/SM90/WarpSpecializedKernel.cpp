@@ -271,9 +271,9 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
     for (int64_t s = 0; s < plan.stages; ++s) {
       NVVM::MBarrierInitOp::create(b, loc, k.fullBarrier(m.constant(s)),
                                    m.constant(1), Value());
-      NVVM::MBarrierInitOp::create(b, loc, k.emptyBarrier(m.constant(s)),
-                                   m.constant(plan.warpsPerTile * plan.clusterM),
-                                   Value());
+      NVVM::MBarrierInitOp::create(
+          b, loc, k.emptyBarrier(m.constant(s)),
+          m.constant(plan.warpsPerTile * plan.clusterM), Value());
     }
     if (plan.pingPong)
       for (int64_t group = 0; group < 2; ++group)
