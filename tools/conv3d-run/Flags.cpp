@@ -106,6 +106,15 @@ cl::opt<float> filterAmax("filter-amax",
                           cl::desc("NVFP4 amax of the filter (default: max "
                                    "|w|)"),
                           cl::cat(specCategory));
+cl::opt<bool> packNVFP4(
+    "pack-nvfp4",
+    cl::desc("Instead of running the convolution, pack its input to real "
+             "NVFP4 (E2M1 codes and E4M3 block scales, the packing prepass "
+             "of the block-scaled sm100 path) on --target and compare the "
+             "bytes with the reference packer; uses --block-size and "
+             "--amax (default: max |x|). Runs on cpu and on any sm_80+ GPU "
+             "(--target=sm80 or sm90)"),
+    cl::cat(specCategory));
 cl::opt<std::string> preset("preset",
                             cl::desc("Take the shape from --suite by name"),
                             cl::cat(specCategory));
@@ -394,7 +403,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
         &bias,          &activation,  &residual,  &accumulate,
         &quantizeInput, &amax,        &blockSize, &quantizeFilter,
         &filterAmax,    &preset,      &inputFile, &filterFile,
-        &outputFile,    &emit};
+        &outputFile,    &emit,        &packNVFP4};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,
@@ -446,14 +455,32 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     if (amax.getNumOccurrences())
       request.amax = amax;
   }
-  if (quantizeInput.empty() && amax.getNumOccurrences())
+  if (packNVFP4) {
+    if (!quantizeInput.empty() || !quantizeFilter.empty())
+      return flagError("pack-nvfp4", "packs the input instead of running the "
+                                     "convolution; drop --quantize-input and "
+                                     "--quantize-filter");
+    if (!emit.empty() || tune)
+      return flagError("pack-nvfp4", "cannot be combined with --emit or "
+                                     "--tune");
+    if (!isValidNVFP4BlockSize(blockSize))
+      return flagError("block-size",
+                       llvm::formatv("NVFP4 block size must be 16, 32, 64, 128 "
+                                     "or 256, got {0}",
+                                     int(blockSize)));
+    request.packBlockSize = blockSize;
+    if (amax.getNumOccurrences())
+      request.amax = amax;
+  }
+  if (quantizeInput.empty() && amax.getNumOccurrences() && !packNVFP4)
     return flagError("amax", "needs --quantize-input");
   if (quantizeFilter.empty() && filterAmax.getNumOccurrences())
     return flagError("filter-amax", "needs --quantize-filter");
-  if (quantizeInput.empty() && quantizeFilter.empty() &&
+  if (quantizeInput.empty() && quantizeFilter.empty() && !packNVFP4 &&
       blockSize.getNumOccurrences())
     return flagError("block-size",
-                     "needs --quantize-input or --quantize-filter");
+                     "needs --quantize-input, --quantize-filter or "
+                     "--pack-nvfp4");
   if (!quantizeFilter.empty()) {
     if (quantizeFilter != "nvfp4")
       return flagError("quantize-filter",
