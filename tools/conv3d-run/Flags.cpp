@@ -160,6 +160,13 @@ cl::opt<std::string>
                    cl::desc("NVFP4 placement: auto (cost model), tile, "
                             "prepass"),
                    cl::init("auto"), cl::cat(compileCategory));
+cl::opt<std::string> nvfp4Mode(
+    "nvfp4-mode",
+    cl::desc("How NVFP4 operands are multiplied: fake (quantize, dequantize, "
+             "bf16/f16 MMA; every target) or real (E2M1 codes and E4M3 "
+             "scales into the block-scaled tcgen05.mma of sm100; not built "
+             "yet, refused)"),
+    cl::init("fake"), cl::cat(compileCategory));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Disk cache of compiled convolutions (default: "
@@ -366,6 +373,10 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
                                   {"auto", "tile", "prepass"}))
     return std::move(e);
   options.quantPlacement = quantPlacement;
+  options.nvfp4Mode = nvfp4Mode;
+  // The pipeline's own check, which names the option.
+  if (llvm::Error e = verifyPipelineOptions(options))
+    return llvm::createStringError("--" + llvm::toString(std::move(e)));
   request.cache = CacheOptions::fromEnvironment();
   if (cacheDir.getNumOccurrences())
     request.cache.directory = cacheDir;
