@@ -30,6 +30,14 @@
 //   a step the A scales (4 columns) and the B scales (4 per 128 rows).
 // - Epilogue: the accumulator holds sum(qA sA qB sB); the f32 global
 //   scales gsA = amaxA / 2688 and gsB = amaxB / 2688 multiply it once.
+// - Open: how the scales reach shared memory. A step needs 16 scale bytes
+//   per GEMM row (256 channels / 16), the natural rows of the model
+//   (SM100ScheduleModelTest.cpp), rearranged into the atoms by the kernel.
+//   A TMA im2col box of 16 bytes per pixel over conv3d.pack_nvfp4's
+//   [voxel][C / 16] scales needs C / 16 to be a multiple of 16 bytes (TMA
+//   global strides), i.e. C % 256 == 0; other C need scales padded to 16
+//   bytes per 256 channels (a packing variant), or per-row loads by the
+//   producer warp. The filter, packed offline, can be padded freely.
 //
 // Unverified (no sm_100 GPU, and the PTX ISA's figures were read, not
 // executed): the scale-factor atom's row interleave and the lane
