@@ -39,6 +39,12 @@
 //   bytes per 256 channels (a packing variant), or per-row loads by the
 //   producer warp. The filter, packed offline, can be padded freely.
 //
+// The instruction forms (tcgen05.cp.cta_group::1.32x128b.warpx4 and
+// tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 from MLIR 22's
+// NVVM ops) assemble for sm_100a (test/GPU/sm100-block-scaled-ops.mlir) with
+// PTX ISA 8.8: LLVM 22 cannot select the block16 MMA under +ptx86, the
+// features the pipeline gives sm_100a today, so the kernel needs +ptx88.
+//
 // Unverified (no sm_100 GPU, and the PTX ISA's figures were read, not
 // executed): the scale-factor atom's row interleave and the lane
 // duplication of tcgen05.cp.32x128b.warpx4, and the E2M1 format code 1 of
