@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Quant/NVFP4Reference.h"
+#include "conv3d/Runtime/Engine.h"
 
 #include <gtest/gtest.h>
 
@@ -125,6 +126,55 @@ TEST(NVFP4Pack, TensorLayout) {
   }
   // amax 2688 makes gs = 1: the first block's maximum 6 has scale 1.
   EXPECT_EQ(packed.scales[0], nvfp4EncodeE4M3(1.0f));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Engine::packNVFP4 (the compiled prepass) on the CPU target
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST(NVFP4Pack, EngineMatchesReferenceOnCpu) {
+  Engine engine{CacheOptions{}};
+  for (auto [type, blockSize] : {std::pair{ElementType::bf16, int64_t(16)},
+                                 std::pair{ElementType::f32, int64_t(64)}}) {
+    HostTensor x = HostTensor::zeros(type, {3, 5, 128});
+    fillRandomNormal(x, 11, 2.0);
+    x.set(7, std::nan(""));
+    x.set(300, -INFINITY);
+    llvm::Expected<Engine::PackedNVFP4> packed =
+        engine.packNVFP4(x, blockSize, 9.0f, CompileOptions{});
+    ASSERT_TRUE(bool(packed)) << llvm::toString(packed.takeError());
+    NVFP4Packed expected = referencePackNVFP4(x, blockSize, 9.0f);
+    EXPECT_EQ(packed->codes, expected.codes);
+    EXPECT_EQ(packed->scales, expected.scales);
+  }
+}
+
+TEST(NVFP4Pack, EngineErrors) {
+  Engine engine{CacheOptions{}};
+  HostTensor x = HostTensor::zeros(ElementType::bf16, {4, 48});
+  auto message = [&](const HostTensor &t, int64_t blockSize, float amax,
+                     Target target) {
+    CompileOptions options;
+    options.target = target;
+    llvm::Expected<Engine::PackedNVFP4> packed =
+        engine.packNVFP4(t, blockSize, amax, options);
+    return packed ? std::string() : llvm::toString(packed.takeError());
+  };
+  EXPECT_EQ(message(x, 8, 1.0f, Target::cpu),
+            "NVFP4 block size must be 16, 32, 64, 128 or 256, got 8");
+  EXPECT_EQ(message(x, 32, 1.0f, Target::cpu),
+            "NVFP4 packing needs a non-empty tensor whose last dimension is a "
+            "multiple of the block size 32");
+  EXPECT_EQ(message(x, 16, -1.0f, Target::cpu),
+            "NVFP4 amax must be finite and >= 0");
+  EXPECT_EQ(message(x, 16, INFINITY, Target::cpu),
+            "NVFP4 amax must be finite and >= 0");
+  EXPECT_NE(message(x, 16, 1.0f, Target::sm100).find("never run"),
+            std::string::npos);
 }
 
 } // namespace

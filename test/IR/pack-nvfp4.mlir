@@ -108,3 +108,11 @@ func.func @pack_block_size(%x: memref<4x64xbf16>, %amax: f32, %codes: memref<4x3
   conv3d.pack_nvfp4 #conv3d.nvfp4<block_size = 24> ins(%x : memref<4x64xbf16>) amax(%amax) outs(%codes : memref<4x32xi8>, %scales : memref<4x4xi8>)
   return
 }
+
+// -----
+
+func.func @pack_too_many(%x: memref<288230376151711744x32xbf16>, %amax: f32, %codes: memref<288230376151711744x16xi8>, %scales: memref<288230376151711744x2xi8>) {
+  // expected-error @+1 {{'conv3d.pack_nvfp4' op input of shape 288230376151711744x32 has more than 2^62 elements, the supported maximum}}
+  conv3d.pack_nvfp4 #conv3d.nvfp4<block_size = 16> ins(%x : memref<288230376151711744x32xbf16>) amax(%amax) outs(%codes : memref<288230376151711744x16xi8>, %scales : memref<288230376151711744x2xi8>)
+  return
+}
