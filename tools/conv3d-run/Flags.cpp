@@ -112,7 +112,9 @@ cl::opt<bool> packNVFP4(
              "NVFP4 (E2M1 codes and E4M3 block scales, the packing prepass "
              "of the block-scaled sm100 path) on --target and compare the "
              "bytes with the reference packer; uses --block-size and "
-             "--amax (default: max |x|). Runs on cpu and on any sm_80+ GPU "
+             "--amax (default: max |x|). With --filter-layout=fqrsc the "
+             "filter (K-major) is packed and checked too (--filter-amax, "
+             "default max |w|). Runs on cpu and on any sm_80+ GPU "
              "(--target=sm80 or sm90)"),
     cl::cat(specCategory));
 cl::opt<std::string> preset("preset",
@@ -482,11 +484,13 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     request.packBlockSize = blockSize;
     if (amax.getNumOccurrences())
       request.amax = amax;
+    if (filterAmax.getNumOccurrences())
+      request.filterAmax = filterAmax;
   }
   if (quantizeInput.empty() && amax.getNumOccurrences() && !packNVFP4)
     return flagError("amax", "needs --quantize-input");
-  if (quantizeFilter.empty() && filterAmax.getNumOccurrences())
-    return flagError("filter-amax", "needs --quantize-filter");
+  if (quantizeFilter.empty() && filterAmax.getNumOccurrences() && !packNVFP4)
+    return flagError("filter-amax", "needs --quantize-filter or --pack-nvfp4");
   if (quantizeInput.empty() && quantizeFilter.empty() && !packNVFP4 &&
       blockSize.getNumOccurrences())
     return flagError("block-size",

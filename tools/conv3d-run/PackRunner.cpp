@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
 using namespace mlir::conv3d;
@@ -86,31 +87,59 @@ int conv3d_run::runPackNVFP4(const RunRequest &request) {
   } else {
     fillPackingData(*input, blockSize, request.seed);
   }
-  float amax = 0.0f;
-  if (request.amax) {
-    amax = *request.amax;
-  } else {
-    for (int64_t i = 0, e = input->numElements(); i < e; ++i)
-      if (std::isfinite(input->get(i)))
-        amax = std::max(amax, float(std::fabs(input->get(i))));
+  // The filter, K-major (FQRSC): its blocks along C of each tap are the
+  // K-order blocks of the GEMM's B operand.
+  std::optional<HostTensor> filter;
+  if (spec.filterLayout == FilterLayout::fqrsc) {
+    llvm::Expected<HostTensor> allocated =
+        HostTensor::allocate(spec.inputType, spec.filterShape(), "filter");
+    if (!allocated)
+      return fail(llvm::toString(allocated.takeError()));
+    filter = std::move(*allocated);
+    fillPackingData(*filter, blockSize, request.seed + 1);
   }
+  auto maxAbs = [](const HostTensor &t) {
+    float result = 0.0f;
+    for (int64_t i = 0, e = t.numElements(); i < e; ++i)
+      if (std::isfinite(t.get(i)))
+        result = std::max(result, float(std::fabs(t.get(i))));
+    return result;
+  };
 
   Engine engine(request.cache);
-  llvm::Expected<Engine::PackedNVFP4> packed =
-      engine.packNVFP4(*input, blockSize, amax, request.options);
-  if (!packed)
-    return fail(llvm::toString(packed.takeError()));
-  NVFP4Packed expected = referencePackNVFP4(*input, blockSize, amax);
-  int failed = compareBytes("codes", packed->codes, expected.codes) |
-               compareBytes("scales", packed->scales, expected.scales);
-  llvm::outs() << llvm::formatv(
-      "pack-nvfp4: {0} {1}, block {2}, amax {3:e}, target {4}: {5} code "
-      "bytes, {6} scale bytes: {7}\n",
-      llvm::join(llvm::map_range(spec.inputShape(),
-                                 [](int64_t s) { return std::to_string(s); }),
-                 "x"),
-      stringifyElementType(spec.inputType), blockSize, amax,
-      stringifyTarget(request.options.target), expected.codes.size(),
-      expected.scales.size(), failed ? "FAIL" : "bit-exact with the reference");
+  int failed = 0;
+  auto check = [&](llvm::StringRef what, const HostTensor &x,
+                   float amax) -> bool {
+    llvm::Expected<Engine::PackedNVFP4> packed =
+        engine.packNVFP4(x, blockSize, amax, request.options);
+    if (!packed) {
+      llvm::errs() << "conv3d-run: error: "
+                   << llvm::toString(packed.takeError()) << "\n";
+      return false;
+    }
+    NVFP4Packed expected = referencePackNVFP4(x, blockSize, amax);
+    int mismatch =
+        compareBytes((what + " codes").str(), packed->codes, expected.codes) |
+        compareBytes((what + " scales").str(), packed->scales, expected.scales);
+    failed |= mismatch;
+    llvm::outs() << llvm::formatv(
+        "pack-nvfp4: {0} {1} {2}, block {3}, amax {4:e}, target {5}: {6} "
+        "code bytes, {7} scale bytes: {8}\n",
+        what,
+        llvm::join(llvm::map_range(x.shape,
+                                   [](int64_t s) { return std::to_string(s); }),
+                   "x"),
+        stringifyElementType(x.type), blockSize, amax,
+        stringifyTarget(request.options.target), expected.codes.size(),
+        expected.scales.size(),
+        mismatch ? "FAIL" : "bit-exact with the reference");
+    return true;
+  };
+  if (!check("input", *input, request.amax ? *request.amax : maxAbs(*input)))
+    return kUsageError;
+  if (filter &&
+      !check("filter", *filter,
+             request.filterAmax ? *request.filterAmax : maxAbs(*filter)))
+    return kUsageError;
   return failed ? kCheckFailed : kOk;
 }
