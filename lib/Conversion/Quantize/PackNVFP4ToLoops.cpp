@@ -136,8 +136,8 @@ struct PackNVFP4ToBlockLoop : OpRewritePattern<PackNVFP4Op> {
           NVFP4BlockScale scale = emitNVFP4BlockScale(b, nl, blockMax, amax);
           Value gs =
               arith::DivFOp::create(b, nl, amax, f32Const(b, nl, 2688.0f));
-          // scale = s8 * gs exactly recovers s8 = scale / gs only up to
-          // rounding: recompute s8 with the same operations instead.
+          // s8 cannot be recovered from the rounded scale = s8 * gs:
+          // recompute it with the emitter's operations.
           Value sixGs = arith::MulFOp::create(b, nl, f32Const(b, nl, 6.0f), gs);
           Value s = arith::MinimumFOp::create(
               b, nl, arith::DivFOp::create(b, nl, blockMax, sixGs),
