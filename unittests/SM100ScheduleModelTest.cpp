@@ -32,7 +32,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "conv3d/Conversion/SM100/SM100BlockScaledPlan.h"
 #include "conv3d/Conversion/SM100/SM100KernelPlan.h"
+#include "conv3d/Quant/NVFP4Reference.h"
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Support/HostTensor.h"
 
@@ -680,6 +682,449 @@ TEST(SM100ScheduleModel, CtaPairsSplitKAndQSlices) {
   q.kOrder = KOrder::qslice_outer;
   q.blocks = 2;
   expectComputesConvolution(q);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Real NVFP4: the block-scaled mainloop (SM100BlockScaledPlan.h) replayed
+//===----------------------------------------------------------------------===//
+//
+// The operands are packed by the reference packer (lib/Quant), as
+// conv3d.pack_nvfp4 packs them (bit for bit: test/Execution/pack-nvfp4.test).
+// Per tile and K step (one tap x 256 channels) the model writes what the
+// TMA boxes deliver (128-byte rows of codes, 128-byte swizzle, zeros in the
+// halo and past C and F) and the scale atoms of each MMA, copies the atoms
+// to TMEM as tcgen05.cp.32x128b.warpx4 does (atom row r to lane r of every
+// 32-lane quarter), and replays each kind::mxf4nvf4 MMA from its
+// descriptors: the codes through the shared-memory descriptor (nibble k % 2
+// of byte k / 2 of the row's 32-byte slice), the scales of row m from TMEM
+// lane m at the plan's column, the shape from the instruction descriptor.
+// The accumulator (in long double: every product of decoded codes and
+// scales and their sums are exact there) must equal the sum of the decoded
+// operands over the GEMM K exactly, and the epilogue's result (times the
+// global scales) the fake-quantized convolution up to f32 rounding. The
+// mutations (a misread layout each) must fail it.
+
+namespace {
+
+namespace nvfp4 = mlir::conv3d::sm100::nvfp4;
+using nvfp4::BlockScaledPlan;
+using nvfp4::kAtomBytes;
+using nvfp4::kAtomLanes;
+using nvfp4::kAtomRowBytes;
+using nvfp4::kAtomRows;
+using nvfp4::kMmaBytes;
+using nvfp4::kMmasPerStep;
+using nvfp4::kScaleBlock;
+using nvfp4::kScalesPerMma;
+using nvfp4::scaleAtomOffset;
+using nvfp4::scaleTmemWord;
+
+enum class BlockScaledMutation {
+  None,
+  /// A's high nibble read as the even element (the same swap in both
+  /// operands would permute K alike in A and B and go unnoticed).
+  NibbleOrder,
+  /// The atom's 4-byte groups as K blocks and bytes as row groups.
+  AtomTransposed,
+  /// Each MMA reads the next MMA's B scales.
+  WrongScaleColumn,
+  /// A K = 64 MMA advancing 16 bytes along the row (the 8-bit kinds' K = 32
+  /// slice of FP4 packed one per byte), not 32.
+  SliceStride,
+};
+
+struct BlockScaledProblem {
+  ConvGeometry g;
+  int64_t tileN = 0, stages = 3;
+};
+
+/// The packed operands and their decoded values (without the global scale).
+struct PackedConv {
+  HostTensor input, filter; // bf16 NDHWC, FQRSC
+  float amaxA = 0, amaxB = 0;
+  NVFP4Packed a, b;
+  HostTensor decodedA, decodedB; // f32, q * s8
+};
+
+HostTensor decodePacked(const HostTensor &x, const NVFP4Packed &packed) {
+  HostTensor decoded = HostTensor::zeros(ElementType::f32, x.shape);
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    uint8_t byte = packed.codes[i / 2];
+    uint8_t code = i % 2 ? byte >> 4 : byte & 0xF;
+    decoded.set(i, double(nvfp4DecodeE2M1(code)) *
+                       double(nvfp4DecodeE4M3(packed.scales[i / 16])));
+  }
+  return decoded;
+}
+
+PackedConv packConv(const ConvGeometry &g, uint64_t seed) {
+  PackedConv p;
+  int64_t taps = g.window[0] * g.window[1] * g.window[2];
+  p.input = HostTensor::zeros(
+      ElementType::bf16,
+      {g.batch, g.inputSize[0], g.inputSize[1], g.inputSize[2], g.channels});
+  p.filter =
+      HostTensor::zeros(ElementType::bf16, {g.filters, g.window[0], g.window[1],
+                                            g.window[2], g.channels});
+  fillRandomNormal(p.input, seed, 1.0);
+  fillRandomNormal(p.filter, seed + 1, 1.0 / std::sqrt(double(taps)));
+  for (const HostTensor *t : {&p.input, &p.filter}) {
+    float amax = 0;
+    for (int64_t i = 0; i < t->numElements(); ++i)
+      amax = std::max(amax, float(std::fabs(t->get(i))));
+    (t == &p.input ? p.amaxA : p.amaxB) = amax;
+  }
+  // C % 16 == 0: the blocks along C of each voxel (of each filter tap) are
+  // the K-order blocks of the GEMM.
+  p.a = referencePackNVFP4(p.input, kScaleBlock, p.amaxA);
+  p.b = referencePackNVFP4(p.filter, kScaleBlock, p.amaxB);
+  p.decodedA = decodePacked(p.input, p.a);
+  p.decodedB = decodePacked(p.filter, p.b);
+  return p;
+}
+
+class BlockScaledModel {
+public:
+  BlockScaledModel(const ConvGeometry &g, const BlockScaledPlan &plan,
+                   const PackedConv &p, BlockScaledMutation mutation)
+      : g(g), plan(plan), p(p), mutation(mutation) {}
+
+  /// The accumulators (M x F, row-major) after every tile's MMAs.
+  std::vector<long double> run() {
+    std::vector<long double> out(g.gemmM() * g.filters, 0);
+    shared.assign(plan.pipelineBytes, 0xFF);
+    tmem.assign(kTmemLanes * plan.tmemColumns, 0xDEADBEEF);
+    accumulator.assign(kTmemLanes * plan.tileN, 0);
+    int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
+    int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
+    for (int64_t tile = 0; tile < numMT * numNT; ++tile) {
+      int64_t m0 = (tile / numNT) * plan.tileM,
+              n0 = (tile % numNT) * plan.tileN;
+      for (int64_t step = 0; step < plan.totalSteps; ++step) {
+        int64_t stage = step % plan.stages;
+        load(stage, step, m0, n0);
+        for (int64_t kk = 0; kk < kMmasPerStep; ++kk)
+          mma(stage, kk, /*accumulate=*/step > 0 || kk > 0);
+      }
+      for (int64_t i = 0; i < plan.tileM && m0 + i < g.gemmM(); ++i)
+        for (int64_t j = 0; j < plan.tileN && n0 + j < g.filters; ++j)
+          out[(m0 + i) * g.filters + n0 + j] = accumulator[i * plan.tileN + j];
+    }
+    return out;
+  }
+
+private:
+  int64_t aStage(int64_t s) const {
+    return s * (plan.aStageBytes + plan.bStageBytes + plan.aScaleStageBytes +
+                plan.bScaleStageBytes);
+  }
+  int64_t bStage(int64_t s) const { return aStage(s) + plan.aStageBytes; }
+  int64_t aScales(int64_t s) const { return bStage(s) + plan.bStageBytes; }
+  int64_t bScales(int64_t s) const {
+    return aScales(s) + plan.aScaleStageBytes;
+  }
+
+  /// A 128-byte row of packed codes at row `row` of a swizzled tile.
+  void writeRow(int64_t base, int64_t row, const uint8_t *bytes) {
+    ASSERT_EQ(base % 1024, 0) << "swizzled tiles start on a 1024-byte atom";
+    for (int64_t chunk = 0; chunk < 8; ++chunk)
+      std::memcpy(&shared[base + row * kRowBytes + ((chunk ^ (row % 8)) * 16)],
+                  bytes + chunk * 16, 16);
+  }
+
+  /// The step's boxes (codes and the natural 16 scale bytes of each row)
+  /// and the scale atoms of its MMAs, then the tcgen05.cp of each atom.
+  void load(int64_t stage, int64_t step, int64_t m0, int64_t n0) {
+    int64_t tap = step / plan.channelBlocks;
+    int64_t cb = step % plan.channelBlocks;
+    int64_t c0 = cb * nvfp4::kChannelBlock;
+    ScalarIndexMath math;
+    auto qrs = delinearize<ScalarIndexMath, 3>(
+        math, tap, {g.window[0], g.window[1], g.window[2]});
+    int64_t voxelCodes = g.channels / 2, voxelScales = g.channels / 16;
+    auto rowBytes = [&](const NVFP4Packed &packed, int64_t voxel,
+                        uint8_t *codes, uint8_t *scales) {
+      for (int64_t c = 0; c < nvfp4::kChannelBlock; c += 2) {
+        bool inside = voxel >= 0 && c0 + c < g.channels;
+        codes[c / 2] =
+            inside ? packed.codes[voxel * voxelCodes + (c0 + c) / 2] : 0;
+      }
+      for (int64_t b = 0; b < nvfp4::kChannelBlock / kScaleBlock; ++b) {
+        bool inside = voxel >= 0 && c0 + b * kScaleBlock < g.channels;
+        scales[b] =
+            inside ? packed.scales[voxel * voxelScales + c0 / 16 + b] : 0;
+      }
+    };
+    std::vector<std::array<uint8_t, 16>> naturalA(plan.tileM),
+        naturalB(plan.tileN);
+    uint8_t codes[kRowBytes];
+    for (int64_t i = 0; i < plan.tileM; ++i) {
+      int64_t voxel = -1, m = m0 + i;
+      if (m < g.gemmM()) {
+        auto pos = g.decomposeM(math, m);
+        std::array<int64_t, 3> at;
+        bool inside = true;
+        for (unsigned axis = 0; axis < 3; ++axis) {
+          at[axis] = pos[axis + 1] * g.strides[axis] - g.padLow[axis] +
+                     qrs[axis] * g.dilations[axis];
+          inside &= at[axis] >= 0 && at[axis] < g.inputSize[axis];
+        }
+        if (inside)
+          voxel = ((pos[0] * g.inputSize[0] + at[0]) * g.inputSize[1] + at[1]) *
+                      g.inputSize[2] +
+                  at[2];
+      }
+      rowBytes(p.a, voxel, codes, naturalA[i].data());
+      writeRow(aStage(stage), i, codes);
+    }
+    int64_t taps = g.window[0] * g.window[1] * g.window[2];
+    for (int64_t j = 0; j < plan.tileN; ++j) {
+      int64_t f = n0 + j;
+      rowBytes(p.b, f < g.filters ? f * taps + tap : -1, codes,
+               naturalB[j].data());
+      writeRow(bStage(stage), j, codes);
+    }
+    // The scale atoms: MMA kk's 4 scales of row r at scaleAtomOffset(r, b).
+    auto atoms = [&](const std::vector<std::array<uint8_t, 16>> &natural,
+                     int64_t base) {
+      int64_t rowAtoms = ceilDiv(int64_t(natural.size()), kAtomRows);
+      for (int64_t kk = 0; kk < kMmasPerStep; ++kk)
+        for (int64_t r = 0; r < int64_t(natural.size()); ++r)
+          for (int64_t b = 0; b < kScalesPerMma; ++b) {
+            int64_t offset = scaleAtomOffset(r, b);
+            if (mutation == BlockScaledMutation::AtomTransposed)
+              offset = (r % kAtomLanes) * kAtomRowBytes + b * 4 +
+                       (r % kAtomRows) / kAtomLanes;
+            shared[base +
+                   BlockScaledPlan::scaleAtomBase(kk, r / kAtomRows, rowAtoms) +
+                   offset] = natural[r][kk * kScalesPerMma + b];
+          }
+    };
+    atoms(naturalA, aScales(stage));
+    atoms(naturalB, bScales(stage));
+    // tcgen05.cp.32x128b.warpx4 of each atom, through its descriptor.
+    auto copy = [&](int64_t base, int64_t rows, auto column) {
+      int64_t rowAtoms = ceilDiv(rows, kAtomRows);
+      for (int64_t kk = 0; kk < kMmasPerStep; ++kk)
+        for (int64_t a = 0; a < rowAtoms; ++a) {
+          uint64_t desc = BlockScaledPlan::scaleAtomDescriptor(
+              uint32_t(base + BlockScaledPlan::scaleAtomBase(kk, a, rowAtoms)));
+          ASSERT_EQ(desc >> 61, 0u) << "scale atoms are not swizzled";
+          int64_t start = int64_t(desc & 0x3FFF) << 4;
+          int64_t sbo = int64_t((desc >> 32) & 0x3FFF) << 4;
+          for (int64_t r = 0; r < kAtomLanes; ++r)
+            for (int64_t w = 0; w < 4; ++w) {
+              uint32_t word;
+              std::memcpy(&word,
+                          &shared[start + (r / 8) * sbo + (r % 8) * 16 + 4 * w],
+                          4);
+              for (int64_t quarter = 0; quarter < 4; ++quarter)
+                tmem[(quarter * kAtomLanes + r) * plan.tmemColumns +
+                     column(kk) + 4 * a + w] = word;
+            }
+        }
+    };
+    copy(aScales(stage), plan.tileM,
+         [&](int64_t kk) { return plan.aScaleTmemColumn(kk); });
+    copy(bScales(stage), plan.tileN,
+         [&](int64_t kk) { return plan.bScaleTmemColumn(kk); });
+  }
+
+  /// A code of a K-major 128-byte-swizzled FP4 operand at `start`.
+  uint8_t code(int64_t start, int64_t strideBytes, int64_t row, int64_t k,
+               bool isA) const {
+    int64_t address = start + (row / 8) * strideBytes + (row % 8) * 128 + k / 2;
+    address ^= ((address >> 7) & 7) << 4;
+    uint8_t byte = shared[address];
+    bool swapped = isA && mutation == BlockScaledMutation::NibbleOrder;
+    bool high = (k % 2 == 1) != swapped;
+    return high ? byte >> 4 : byte & 0xF;
+  }
+  float scale(int64_t column, int64_t row, int64_t block) const {
+    auto [lane, col] = scaleTmemWord(column, row);
+    uint32_t word = tmem[lane * plan.tmemColumns + col];
+    return nvfp4DecodeE4M3(uint8_t(word >> (8 * block)));
+  }
+
+  void mma(int64_t stage, int64_t kk, bool accumulate) {
+    int64_t slice = mutation == BlockScaledMutation::SliceStride
+                        ? kk * kMmaBytes / 2
+                        : kk * kMmaBytes;
+    uint64_t descA = SM100KernelPlan::sharedMemoryDescriptor(
+        uint32_t(aStage(stage) + slice));
+    uint64_t descB = SM100KernelPlan::sharedMemoryDescriptor(
+        uint32_t(bStage(stage) + slice));
+    uint32_t idesc = plan.instructionDescriptor();
+    ASSERT_EQ((idesc >> 7) & 7, 1u) << "A is not E2M1";
+    ASSERT_EQ((idesc >> 10) & 3, 1u) << "B is not E2M1";
+    ASSERT_EQ((idesc >> 23) & 1, 0u) << "the scales are not UE4M3";
+    ASSERT_EQ((idesc >> 15) & 3, 0u) << "FP4 operands must be K-major";
+    ASSERT_EQ((idesc >> 4) & 3, 0u) << "B's scale-factor ID is not 0";
+    ASSERT_EQ((idesc >> 29) & 3, 0u) << "A's scale-factor ID is not 0";
+    int64_t m = int64_t((idesc >> 24) & 0x1F) << 4;
+    int64_t n = int64_t((idesc >> 17) & 0x3F) << 3;
+    ASSERT_EQ(m, plan.tileM);
+    ASSERT_EQ(n, plan.tileN);
+    int64_t startA = int64_t(descA & 0x3FFF) << 4,
+            strideA = int64_t((descA >> 32) & 0x3FFF) << 4;
+    int64_t startB = int64_t(descB & 0x3FFF) << 4,
+            strideB = int64_t((descB >> 32) & 0x3FFF) << 4;
+    int64_t aColumn = plan.aScaleTmemColumn(kk);
+    int64_t bColumn =
+        plan.bScaleTmemColumn(mutation == BlockScaledMutation::WrongScaleColumn
+                                  ? (kk + 1) % kMmasPerStep
+                                  : kk);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        long double sum = accumulate ? accumulator[i * plan.tileN + j] : 0;
+        for (int64_t k = 0; k < nvfp4::kMmaK; ++k) {
+          long double a = nvfp4DecodeE2M1(code(startA, strideA, i, k, true)) *
+                          (long double)scale(aColumn, i, k / kScaleBlock);
+          long double b = nvfp4DecodeE2M1(code(startB, strideB, j, k, false)) *
+                          (long double)scale(bColumn, j, k / kScaleBlock);
+          sum += a * b;
+        }
+        accumulator[i * plan.tileN + j] = sum;
+      }
+  }
+
+  const ConvGeometry &g;
+  const BlockScaledPlan &plan;
+  const PackedConv &p;
+  BlockScaledMutation mutation;
+  std::vector<uint8_t> shared;
+  std::vector<uint32_t> tmem;
+  std::vector<long double> accumulator;
+};
+
+/// The sums of the decoded operands over the GEMM K, in long double, from
+/// the implicit im2col rows of the reference.
+std::vector<long double> decodedGemm(const ConvGeometry &g,
+                                     const PackedConv &p) {
+  ReferenceConvProblem problem;
+  problem.geometry = g;
+  problem.filterLayout = FilterLayout::fqrsc;
+  problem.input = &p.decodedA;
+  problem.filter = &p.decodedB;
+  int64_t k = g.gemmK();
+  std::vector<long double> out(g.gemmM() * g.filters);
+  for (int64_t m = 0; m < g.gemmM(); ++m) {
+    std::vector<float> row = referenceIm2colRow(problem, m);
+    for (int64_t f = 0; f < g.filters; ++f) {
+      long double sum = 0;
+      for (int64_t i = 0; i < k; ++i)
+        sum += (long double)row[i] * p.decodedB.get(f * k + i);
+      out[m * g.filters + f] = sum;
+    }
+  }
+  return out;
+}
+
+/// Replays `problem` and checks it; with a mutation, returns whether the
+/// result differed from the reference.
+bool replayBlockScaled(
+    const BlockScaledProblem &problem,
+    BlockScaledMutation mutation = BlockScaledMutation::None) {
+  const ConvGeometry &g = problem.g;
+  BlockScaledPlan plan;
+  std::optional<std::string> error =
+      BlockScaledPlan::build(g, 128, problem.tileN, problem.stages, plan);
+  EXPECT_FALSE(error) << *error;
+  if (error)
+    return false;
+  PackedConv p = packConv(g, 7);
+  std::vector<long double> got = BlockScaledModel(g, plan, p, mutation).run();
+  std::vector<long double> expected = decodedGemm(g, p);
+  int64_t differing = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    differing += got[i] != expected[i];
+  if (mutation != BlockScaledMutation::None)
+    return differing > 0;
+  EXPECT_EQ(differing, 0) << "of " << got.size() << " outputs";
+
+  // The epilogue's result against the fake-quantized convolution (both
+  // operands dequantized in f32, spec/nvfp4.md): equal up to the f32
+  // rounding of each dequantized value.
+  float gsA = p.amaxA / 2688.0f, gsB = p.amaxB / 2688.0f;
+  HostTensor inputF32 = HostTensor::zeros(ElementType::f32, p.input.shape);
+  HostTensor filterF32 = HostTensor::zeros(ElementType::f32, p.filter.shape);
+  for (int64_t i = 0; i < p.input.numElements(); ++i)
+    inputF32.set(i, p.input.get(i));
+  for (int64_t i = 0; i < p.filter.numElements(); ++i)
+    filterF32.set(i, p.filter.get(i));
+  HostTensor fakeFilter = referenceQuantize(filterF32, 16, p.amaxB, 1, 4);
+  ReferenceConvProblem fake;
+  fake.geometry = g;
+  fake.filterLayout = FilterLayout::fqrsc;
+  fake.input = &inputF32;
+  fake.filter = &fakeFilter;
+  fake.inputQuantBlockSize = 16;
+  fake.inputQuantAmax = p.amaxA;
+  std::vector<double> reference = referenceConv(fake);
+  double errorSquares = 0, normSquares = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    float result = float(got[i]) * (gsA * gsB);
+    errorSquares += (result - reference[i]) * (result - reference[i]);
+    normSquares += reference[i] * reference[i];
+  }
+  EXPECT_GT(normSquares, 0.0);
+  EXPECT_LT(std::sqrt(errorSquares / normSquares), 1e-6)
+      << "the real NVFP4 result is not the fake-quantized convolution";
+  return true;
+}
+
+ConvGeometry blockScaledGeometry(std::array<int64_t, 3> input, int64_t c,
+                                 std::array<int64_t, 3> window, int64_t f,
+                                 int64_t batch = 1) {
+  ConvGeometry g;
+  g.batch = batch;
+  g.inputSize = input;
+  g.channels = c;
+  g.window = window;
+  g.filters = f;
+  return g;
+}
+
+TEST(SM100BlockScaledModel, CausalThreeByThreeTwoChannelBlocks) {
+  // C = 320: a full 256-channel step and a partial one (zeros past C);
+  // M = 4 * 6 * 6 = 144: a ragged second M tile.
+  BlockScaledProblem p{blockScaledGeometry({4, 6, 6}, 320, {3, 3, 3}, 32), 32};
+  p.g.padLow = {2, 1, 1};
+  p.g.padHigh = {0, 1, 1};
+  replayBlockScaled(p);
+}
+
+TEST(SM100BlockScaledModel, StridesDilationsBatchAndFilterTail) {
+  // C = 64 (a quarter of a step), F = 40 in a 48-wide tile, batch 2.
+  BlockScaledProblem p{
+      blockScaledGeometry({5, 9, 9}, 64, {2, 3, 3}, 40, /*batch=*/2), 48};
+  p.g.strides = {1, 2, 2};
+  p.g.dilations = {2, 1, 2};
+  p.g.padLow = {1, 1, 2};
+  p.g.padHigh = {0, 1, 2};
+  replayBlockScaled(p);
+}
+
+TEST(SM100BlockScaledModel, WideTileTwoScaleAtomsForB) {
+  // tile_n = 256: B's scales take two atoms (8 TMEM columns per MMA) and a
+  // single accumulator buffer leaves room for the scale columns.
+  BlockScaledProblem p{blockScaledGeometry({2, 8, 8}, 256, {1, 1, 1}, 256), 256,
+                       2};
+  replayBlockScaled(p);
+}
+
+TEST(SM100BlockScaledModel, MutationsFail) {
+  BlockScaledProblem p{blockScaledGeometry({3, 5, 5}, 96, {3, 1, 3}, 144), 160};
+  p.g.padLow = {1, 0, 1};
+  p.g.padHigh = {1, 0, 1};
+  for (BlockScaledMutation mutation :
+       {BlockScaledMutation::NibbleOrder, BlockScaledMutation::AtomTransposed,
+        BlockScaledMutation::WrongScaleColumn,
+        BlockScaledMutation::SliceStride})
+    EXPECT_TRUE(replayBlockScaled(p, mutation))
+        << "mutation " << int(mutation) << " went unnoticed";
 }
 
 } // namespace

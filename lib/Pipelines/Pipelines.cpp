@@ -21,12 +21,12 @@ using namespace mlir::conv3d;
 
 std::string PipelineOptions::describe() const {
   return llvm::formatv("target={0} lowering={1} config={2} qslice={3} "
-                       "quant={4}",
+                       "quant={4} nvfp4={5}",
                        stringifyTarget(target),
                        lowering == CpuLowering::Reference ? "reference"
                                                           : "igemm",
                        config.empty() ? (tune ? "tuned" : "auto") : config,
-                       qslice, quantPlacement)
+                       qslice, quantPlacement, nvfp4Mode)
       .str();
 }
 
@@ -242,6 +242,13 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("NVFP4 input quantization placement: auto, tile or "
                      "prepass"),
       llvm::cl::init("auto")};
+  Option<std::string> nvfp4Mode{
+      *this, "nvfp4-mode",
+      llvm::cl::desc("How NVFP4 operands are multiplied: fake (quantize, "
+                     "dequantize, bf16/f16 MMA; every target) or real (E2M1 "
+                     "codes and E4M3 scales into the block-scaled tcgen05.mma "
+                     "of sm100; not built yet, refused)"),
+      llvm::cl::init("fake")};
   Option<bool> resultsToOutParams{
       *this, "results-to-out-params",
       llvm::cl::desc("Turn memref results into out-parameters"),
@@ -277,6 +284,7 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
     options.config = config;
     options.qslice = qslice;
     options.quantPlacement = quantPlacement;
+    options.nvfp4Mode = nvfp4Mode;
     options.resultsToOutParams = resultsToOutParams;
     options.gpuChip = gpuChip;
     options.cudaHome = cudaHome;
@@ -305,6 +313,19 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
   if (llvm::Error e = check("quant-placement", options.quantPlacement,
                             {"auto", "tile", "prepass"}))
     return e;
+  if (llvm::Error e =
+          check("nvfp4-mode", options.nvfp4Mode, {"fake", "real"}))
+    return e;
+  if (options.nvfp4Mode == "real")
+    return llvm::createStringError(
+        options.target == Target::sm100
+            ? "nvfp4-mode=real: the block-scaled sm100 kernel (tcgen05.mma "
+              "kind::mxf4nvf4) is not emitted yet; its packing prepass "
+              "(conv3d.pack_nvfp4) and its plan are built. Use "
+              "nvfp4-mode=fake"
+            : "nvfp4-mode=real needs target=sm100 (the block-scaled "
+              "tcgen05.mma); other targets multiply NVFP4 operands as "
+              "nvfp4-mode=fake");
   if (options.tune && !options.config.empty())
     return llvm::createStringError(
         "tune=true times candidate tile configurations; it cannot be "

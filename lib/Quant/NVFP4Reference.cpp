@@ -158,3 +158,101 @@ HostTensor mlir::conv3d::referenceQuantize(const HostTensor &x,
   }
   return result;
 }
+
+//===----------------------------------------------------------------------===//
+// Codes and scale bytes
+//===----------------------------------------------------------------------===//
+
+uint8_t mlir::conv3d::nvfp4EncodeE4M3(float s8) {
+  if (!(s8 > 0.0f))
+    return 0; // +0 (and the NaN the spec's clamp never produces)
+  int exponent = std::ilogb(s8);
+  if (exponent < -6) // subnormal: s8 = m * 2^-9, m in 1..7
+    return static_cast<uint8_t>(std::ldexp(s8, 9));
+  // s8 = (1 + f / 8) * 2^exponent, biased exponent = exponent + 7.
+  float fraction = std::ldexp(s8, -exponent) - 1.0f; // exact
+  return static_cast<uint8_t>((exponent + 7) << 3 |
+                              static_cast<int>(fraction * 8.0f));
+}
+
+float mlir::conv3d::nvfp4DecodeE4M3(uint8_t bits) {
+  int biased = (bits >> 3) & 0xF, mantissa = bits & 7;
+  float sign = (bits & 0x80) ? -1.0f : 1.0f;
+  if (biased == 0xF && mantissa == 7)
+    return std::nanf("");
+  if (biased == 0)
+    return sign * std::ldexp(float(mantissa), -9);
+  return sign * std::ldexp(1.0f + float(mantissa) / 8.0f, biased - 7);
+}
+
+static constexpr float kE2M1Magnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f,
+                                             2.0f, 3.0f, 4.0f, 6.0f};
+
+uint8_t mlir::conv3d::nvfp4EncodeE2M1(float q) {
+  if (std::isnan(q))
+    return 0;
+  float magnitude = std::fabs(q);
+  uint8_t index = 0;
+  while (index < 7 && kE2M1Magnitudes[index] != magnitude)
+    ++index;
+  if (kE2M1Magnitudes[index] != magnitude)
+    llvm::report_fatal_error("nvfp4EncodeE2M1: not an E2M1 value");
+  return static_cast<uint8_t>((std::signbit(q) ? 8 : 0) | index);
+}
+
+float mlir::conv3d::nvfp4DecodeE2M1(uint8_t code) {
+  float magnitude = kE2M1Magnitudes[code & 7];
+  return (code & 8) ? -magnitude : magnitude;
+}
+
+void mlir::conv3d::nvfp4EncodeBlock(const float *values, uint8_t *codes,
+                                    size_t count, float amax,
+                                    uint8_t &scaleBits) {
+  // The statements of nvfp4QuantizeBlock, up to the E2M1 rounding.
+  float gs = amax / 2688.0f;
+  float bmax = 0.0f;
+  for (size_t i = 0; i < count; ++i)
+    bmax = std::fmax(bmax, std::fabs(values[i]));
+  float sixGs = 6.0f * gs;
+  float ratio = bmax / sixGs;
+  float s = std::fmin(ratio, kNVFP4E4M3Max);
+  float s8 = nvfp4RoundE4M3(s);
+  if (amax == 0.0f || s8 == 0.0f) {
+    std::fill(codes, codes + count, 0);
+    scaleBits = 0;
+    return;
+  }
+  scaleBits = nvfp4EncodeE4M3(s8);
+  float scale = s8 * gs;
+  float inv = 1.0f / scale;
+  for (size_t i = 0; i < count; ++i) {
+    float v = values[i];
+    float a = std::fabs(v) * inv;
+    float q = nvfp4RoundE2M1(a);
+    codes[i] = std::isnan(v) ? 0 : nvfp4EncodeE2M1(std::copysign(q, v));
+  }
+}
+
+NVFP4Packed mlir::conv3d::referencePackNVFP4(const HostTensor &x,
+                                             int64_t blockSize, float amax) {
+  if (blockSize <= 0 || blockSize % 2 != 0 || x.shape.empty() ||
+      x.shape.back() % blockSize != 0)
+    llvm::report_fatal_error("referencePackNVFP4: the last dimension must be "
+                             "a multiple of an even block size");
+  int64_t numElements = x.numElements();
+  NVFP4Packed packed;
+  packed.codes.assign(static_cast<size_t>(numElements / 2), 0);
+  packed.scales.assign(static_cast<size_t>(numElements / blockSize), 0);
+  std::vector<float> block(static_cast<size_t>(blockSize));
+  std::vector<uint8_t> codes(static_cast<size_t>(blockSize));
+  for (int64_t b = 0; b < numElements / blockSize; ++b) {
+    for (int64_t j = 0; j < blockSize; ++j)
+      block[j] = static_cast<float>(x.get(b * blockSize + j)); // exact
+    nvfp4EncodeBlock(block.data(), codes.data(), size_t(blockSize), amax,
+                     packed.scales[b]);
+    for (int64_t j = 0; j < blockSize; j += 2)
+      packed.codes[(b * blockSize + j) / 2] =
+          static_cast<uint8_t>(codes[j] | codes[j + 1] << 4);
+  }
+  return packed;
+}

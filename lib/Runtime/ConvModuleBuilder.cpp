@@ -165,3 +165,28 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildFilterQuantizeModule(
   func::ReturnOp::create(b, loc);
   return module;
 }
+
+OwningOpRef<ModuleOp>
+mlir::conv3d::buildNVFP4PackModule(MLIRContext *context, ElementType type,
+                                   const std::vector<int64_t> &shape,
+                                   int64_t blockSize) {
+  context->loadDialect<Conv3dDialect, func::FuncDialect>();
+  OpBuilder b(context);
+  Location loc = NameLoc::get(b.getStringAttr("conv3d.pack_nvfp4"));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  std::vector<int64_t> codesShape = shape, scalesShape = shape;
+  codesShape.back() /= 2;
+  scalesShape.back() /= blockSize;
+  func::FuncOp func =
+      createFunction(b, loc, kPackNVFP4FunctionName,
+                     {memrefOf(shape, getMLIRType(context, type)),
+                      b.getF32Type(), memrefOf(codesShape, b.getI8Type()),
+                      memrefOf(scalesShape, b.getI8Type())});
+  b.setInsertionPointToStart(&func.getBody().front());
+  PackNVFP4Op::create(b, loc, func.getArgument(0), func.getArgument(1),
+                      func.getArgument(2), func.getArgument(3),
+                      NVFP4Attr::get(context, blockSize));
+  func::ReturnOp::create(b, loc);
+  return module;
+}

@@ -22,6 +22,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -528,6 +529,98 @@ llvm::Expected<HostTensor> Engine::quantizeFilter(const ConvSpec &spec,
           {const_cast<void *>(filter.data()), out.data()}, {amax}))
     return std::move(error);
   return out;
+}
+
+llvm::Expected<Engine::PackedNVFP4>
+Engine::packNVFP4(const HostTensor &x, int64_t blockSize, float amax,
+                  const CompileOptions &options) {
+  if (!isValidNVFP4BlockSize(blockSize))
+    return llvm::createStringError(
+        "NVFP4 block size must be 16, 32, 64, 128 or 256, got " +
+        std::to_string(blockSize));
+  if (x.shape.empty() || x.shape.back() % blockSize != 0 ||
+      x.numElements() == 0)
+    return llvm::createStringError(
+        "NVFP4 packing needs a non-empty tensor whose last dimension is a "
+        "multiple of the block size " +
+        std::to_string(blockSize));
+  if (!(amax >= 0.0f) || !std::isfinite(amax))
+    return llvm::createStringError("NVFP4 amax must be finite and >= 0");
+  if (llvm::Error error = checkTarget(options, /*runs=*/true))
+    return std::move(error);
+  if (llvm::Error error = checkToolkit(options, /*needsPtxas=*/true))
+    return std::move(error);
+  CompileOptions resolved = resolveGpuChip(options);
+  std::vector<int64_t> codesShape = x.shape, scalesShape = x.shape;
+  codesShape.back() /= 2;
+  scalesShape.back() /= blockSize;
+  std::unique_ptr<JitFunction> function;
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    OwningOpRef<ModuleOp> module =
+        buildNVFP4PackModule(&impl->context, x.type, x.shape, blockSize);
+    if (llvm::Error error = runPipeline(
+            impl->context, *module,
+            [&](OpPassManager &pm) { buildPipeline(pm, resolved); },
+            "compiling the NVFP4 packing (" + resolved.describe() + ")"))
+      return std::move(error);
+    auto created =
+        JitFunction::create(*module, kPackNVFP4FunctionName,
+                            {{JitArgument::Kind::Buffer, x.shape},
+                             {JitArgument::Kind::F32, {}},
+                             {JitArgument::Kind::Buffer, codesShape},
+                             {JitArgument::Kind::Buffer, scalesShape}},
+                            runtimeSymbols(resolved));
+    if (!created)
+      return created.takeError();
+    function = std::move(*created);
+  }
+  PackedNVFP4 packed;
+  // Poisoned, so that bytes the kernel fails to write show up.
+  packed.codes.assign(size_t(numElementsOf(codesShape)), 0xEE);
+  packed.scales.assign(size_t(numElementsOf(scalesShape)), 0xEE);
+  if (!isGpuTarget(resolved.target)) {
+    if (llvm::Error error =
+            function->call({const_cast<void *>(x.data()), packed.codes.data(),
+                            packed.scales.data()},
+                           {amax}))
+      return std::move(error);
+    return packed;
+  }
+  if (llvm::Error error = CudaDriver::takeDeferredError())
+    return std::move(error); // e.g. the module load in a constructor
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  std::vector<void *> device;
+  llvm::scope_exit release([&] {
+    for (void *ptr : device)
+      llvm::consumeError(driver->free(ptr));
+  });
+  std::pair<void *, size_t> buffers[] = {
+      {const_cast<void *>(x.data()), x.sizeInBytes()},
+      {packed.codes.data(), packed.codes.size()},
+      {packed.scales.data(), packed.scales.size()}};
+  for (auto [host, bytes] : buffers) {
+    llvm::Expected<void *> ptr = driver->allocate(bytes);
+    if (!ptr)
+      return ptr.takeError();
+    device.push_back(*ptr);
+    if (llvm::Error error = driver->copyToDevice(*ptr, host, bytes))
+      return std::move(error);
+  }
+  {
+    ScopedCurrentStream streamScope(nullptr);
+    if (llvm::Error error = function->call(device, {amax}))
+      return std::move(error);
+  }
+  if (llvm::Error error = CudaDriver::takeDeferredError())
+    return std::move(error);
+  for (int i = 1; i < 3; ++i)
+    if (llvm::Error error =
+            driver->copyToHost(buffers[i].first, device[i], buffers[i].second))
+      return std::move(error);
+  return packed;
 }
 
 /// The ElementType of a float type, if it is one the runtime handles.

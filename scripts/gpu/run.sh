@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see scripts/gpu/stage.sh). Usage:
-#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|all
+#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|tmafp4|all
 # TARGET=sm90 makes `sweep` and `sanitize` exercise the sm90 kernel (H100);
 # `large` runs tensors over 2^31 elements through TARGETS (default: sm80
 # sm90); `sweep` logs its seed (SEED, default 1) and target; `torch` checks
@@ -120,6 +120,14 @@ run_large() {
     done
   done
 }
+run_tma_fp4() {
+  # The TMA im2col boxes of the real-NVFP4 sm100 plan (packed FP4 codes,
+  # 128-byte swizzle; 16 scale bytes a pixel), checked on this GPU.
+  step "TMA im2col over packed FP4 codes and scales"
+  nvcc -arch=sm_90a -O2 -o /tmp/tma_fp4 scripts/gpu/tma_fp4_im2col.cu -lcuda &&
+    /tmp/tma_fp4 2>&1 | tee "$out/tma-fp4.log" | tail -6
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+}
 run_bench() { step benchmark; python3 bench/run_bench.py --out "$out" "$@" || status=1; }
 
 case "${1:-all}" in
@@ -132,7 +140,8 @@ case "${1:-all}" in
   large) run_large ;;
   bench) shift; run_bench "$@" ;;
   torch) run_torch ;;
+  tmafp4) run_tma_fp4 ;;
   all) run_info; run_unit; run_lit; run_sweep "${2:-120}"; run_sanitize ;;
-  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|all"; exit 2 ;;
+  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|tmafp4|all"; exit 2 ;;
 esac
 exit $status

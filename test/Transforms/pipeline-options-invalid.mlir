@@ -14,6 +14,16 @@
 // TARGET: for the --target option: Cannot find option named 'sm70'
 // RUN: not conv3d-opt %s --conv3d-cpu-pipeline='quant_placement=tile' 2>&1 | FileCheck %s --check-prefix=SPELLING
 // SPELLING: error: <Pass-Options-Parser>: no such option quant_placement
+// The NVFP4 mode: fake or real; real is the block-scaled sm100 MMA, refused
+// on other targets and, until its kernel is emitted, on sm100 too.
+// RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm100 nvfp4-mode=genuine' 2>&1 | FileCheck %s --check-prefix=NVFP4MODE
+// NVFP4MODE: error: nvfp4-mode=genuine: expected one of fake, real
+// RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm90 nvfp4-mode=real' 2>&1 | FileCheck %s --check-prefix=REALTARGET
+// REALTARGET: error: nvfp4-mode=real needs target=sm100 (the block-scaled tcgen05.mma); other targets multiply NVFP4 operands as nvfp4-mode=fake
+// RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm100 nvfp4-mode=real' 2>&1 | FileCheck %s --check-prefix=REALSM100
+// REALSM100: error: nvfp4-mode=real: the block-scaled sm100 kernel (tcgen05.mma kind::mxf4nvf4) is not emitted yet; its packing prepass (conv3d.pack_nvfp4) and its plan are built. Use nvfp4-mode=fake
+// RUN: conv3d-opt %s --conv3d-graph-pipeline='target=sm100 nvfp4-mode=fake' | FileCheck %s --check-prefix=FAKE
+// FAKE: func.func @f
 // Tuning is the engine's: a pass pipeline only compiles.
 // RUN: not conv3d-opt %s --conv3d-cpu-pipeline='tune=true' 2>&1 | FileCheck %s --check-prefix=TUNE
 // TUNE: error: tune=true is an option of the engine

@@ -106,6 +106,17 @@ cl::opt<float> filterAmax("filter-amax",
                           cl::desc("NVFP4 amax of the filter (default: max "
                                    "|w|)"),
                           cl::cat(specCategory));
+cl::opt<bool> packNVFP4(
+    "pack-nvfp4",
+    cl::desc("Instead of running the convolution, pack its input to real "
+             "NVFP4 (E2M1 codes and E4M3 block scales, the packing prepass "
+             "of the block-scaled sm100 path) on --target and compare the "
+             "bytes with the reference packer; uses --block-size and "
+             "--amax (default: max |x|). With --filter-layout=fqrsc the "
+             "filter (K-major) is packed and checked too (--filter-amax, "
+             "default max |w|). Runs on cpu and on any sm_80+ GPU "
+             "(--target=sm80 or sm90)"),
+    cl::cat(specCategory));
 cl::opt<std::string> preset("preset",
                             cl::desc("Take the shape from --suite by name"),
                             cl::cat(specCategory));
@@ -151,6 +162,13 @@ cl::opt<std::string>
                    cl::desc("NVFP4 placement: auto (cost model), tile, "
                             "prepass"),
                    cl::init("auto"), cl::cat(compileCategory));
+cl::opt<std::string> nvfp4Mode(
+    "nvfp4-mode",
+    cl::desc("How NVFP4 operands are multiplied: fake (quantize, dequantize, "
+             "bf16/f16 MMA; every target) or real (E2M1 codes and E4M3 "
+             "scales into the block-scaled tcgen05.mma of sm100; not built "
+             "yet, refused)"),
+    cl::init("fake"), cl::cat(compileCategory));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Disk cache of compiled convolutions (default: "
@@ -357,6 +375,10 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
                                   {"auto", "tile", "prepass"}))
     return std::move(e);
   options.quantPlacement = quantPlacement;
+  options.nvfp4Mode = nvfp4Mode;
+  // The pipeline's own check, which names the option.
+  if (llvm::Error e = verifyPipelineOptions(options))
+    return llvm::createStringError("--" + llvm::toString(std::move(e)));
   request.cache = CacheOptions::fromEnvironment();
   if (cacheDir.getNumOccurrences())
     request.cache.directory = cacheDir;
@@ -394,7 +416,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
         &bias,          &activation,  &residual,  &accumulate,
         &quantizeInput, &amax,        &blockSize, &quantizeFilter,
         &filterAmax,    &preset,      &inputFile, &filterFile,
-        &outputFile,    &emit};
+        &outputFile,    &emit,        &packNVFP4};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,
@@ -446,14 +468,34 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     if (amax.getNumOccurrences())
       request.amax = amax;
   }
-  if (quantizeInput.empty() && amax.getNumOccurrences())
+  if (packNVFP4) {
+    if (!quantizeInput.empty() || !quantizeFilter.empty())
+      return flagError("pack-nvfp4", "packs the input instead of running the "
+                                     "convolution; drop --quantize-input and "
+                                     "--quantize-filter");
+    if (!emit.empty() || tune)
+      return flagError("pack-nvfp4", "cannot be combined with --emit or "
+                                     "--tune");
+    if (!isValidNVFP4BlockSize(blockSize))
+      return flagError("block-size",
+                       llvm::formatv("NVFP4 block size must be 16, 32, 64, 128 "
+                                     "or 256, got {0}",
+                                     int(blockSize)));
+    request.packBlockSize = blockSize;
+    if (amax.getNumOccurrences())
+      request.amax = amax;
+    if (filterAmax.getNumOccurrences())
+      request.filterAmax = filterAmax;
+  }
+  if (quantizeInput.empty() && amax.getNumOccurrences() && !packNVFP4)
     return flagError("amax", "needs --quantize-input");
-  if (quantizeFilter.empty() && filterAmax.getNumOccurrences())
-    return flagError("filter-amax", "needs --quantize-filter");
-  if (quantizeInput.empty() && quantizeFilter.empty() &&
+  if (quantizeFilter.empty() && filterAmax.getNumOccurrences() && !packNVFP4)
+    return flagError("filter-amax", "needs --quantize-filter or --pack-nvfp4");
+  if (quantizeInput.empty() && quantizeFilter.empty() && !packNVFP4 &&
       blockSize.getNumOccurrences())
     return flagError("block-size",
-                     "needs --quantize-input or --quantize-filter");
+                     "needs --quantize-input, --quantize-filter or "
+                     "--pack-nvfp4");
   if (!quantizeFilter.empty()) {
     if (quantizeFilter != "nvfp4")
       return flagError("quantize-filter",

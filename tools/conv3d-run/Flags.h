@@ -28,6 +28,10 @@ struct RunRequest {
   std::optional<float> amax;
   std::optional<int64_t> filterQuantBlockSize;
   std::optional<float> filterAmax;
+  /// --pack-nvfp4: pack the input to real NVFP4 (codes + scale bytes) on
+  /// the target and compare with the reference packer instead of running
+  /// the convolution; the NVFP4 block size.
+  std::optional<int64_t> packBlockSize;
   // Module mode.
   std::string modulePath, entry;
   std::vector<std::string> argPaths, resultPaths;

@@ -10,6 +10,10 @@ namespace conv3d_run {
 /// Compiles the spec, runs it on random or given data, checks and times it.
 int runSpec(const RunRequest &request);
 
+/// --pack-nvfp4: packs the spec's input to real NVFP4 on the target and
+/// compares the bytes with the reference packer.
+int runPackNVFP4(const RunRequest &request);
+
 /// Runs a function of an .mlir file on .npy arguments.
 int runModule(const RunRequest &request);
 

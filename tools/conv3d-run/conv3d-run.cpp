@@ -22,6 +22,9 @@ int main(int argc, char **argv) {
                  << "\n";
     return conv3d_run::kUsageError;
   }
-  return request->isModuleMode() ? conv3d_run::runModule(*request)
-                                 : conv3d_run::runSpec(*request);
+  if (request->isModuleMode())
+    return conv3d_run::runModule(*request);
+  if (request->packBlockSize)
+    return conv3d_run::runPackNVFP4(*request);
+  return conv3d_run::runSpec(*request);
 }

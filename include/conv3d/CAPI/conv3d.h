@@ -84,7 +84,8 @@ int conv3d_spec_geometry(const conv3d_spec *spec, int64_t output_shape[5],
  * assembled, never run: compiling it is an error), lowering=igemm|reference,
  * config=tile_m=..,tile_n=..,.. (quoted with "" if it holds spaces),
  * qslice=auto|none|fused|separate, quant-placement=auto|tile|prepass,
- * gpu-chip=sm_90a, cuda-home=/usr/local/cuda (default: $CUDA_HOME, else
+ * nvfp4-mode=fake|real (real: the block-scaled sm100 MMA, refused until its
+ * kernel is emitted), gpu-chip=sm_90a, cuda-home=/usr/local/cuda (default: $CUDA_HOME, else
  * the configured toolkit), tune=true (time the heuristic's and nearby tile
  * configurations on the device and compile the fastest, remembered in the
  * disk cache; exclusive with config). An unknown key or value is an error

@@ -50,6 +50,12 @@ bool hasContiguousQuantBlocks(QuantizeOp op);
 void populateQuantizeToLoopsPatterns(RewritePatternSet &patterns,
                                      int64_t alignment = 0);
 
+/// Patterns of `conv3d-quantize-to-loops` for conv3d.pack_nvfp4 (identity
+/// layouts): one scf.parallel over the blocks storing codes and scale
+/// bytes; vector accesses assume up to `alignment` bytes (0: none).
+void populatePackNVFP4ToLoopsPatterns(RewritePatternSet &patterns,
+                                      int64_t alignment = 0);
+
 /// Lowers one implicit-GEMM grid loop to an sm80 kernel launch (reports the
 /// reason on the loop when it cannot).
 LogicalResult lowerGridToSM80(RewriterBase &rewriter, scf::ForallOp grid);

@@ -219,6 +219,10 @@ def Conv3dQuantizeToLoops : Pass<"conv3d-quantize-to-loops"> {
     per block); on the CPU it runs as a loop. Other quantize ops are left
     alone (`conv3d-to-linalg` lowers them on tensors). Operands must have
     identity layouts.
+
+    `conv3d.pack_nvfp4` (the packing prepass of real NVFP4) becomes the
+    same kind of loop: each iteration stores its block's E2M1 codes, two
+    per byte, and its E4M3 scale byte.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"0",

@@ -164,6 +164,54 @@ def Conv3d_QuantizeOp : Conv3d_DpsOp<"quantize"> {
   let hasVerifier = 1;
 }
 
+def Conv3d_PackNVFP4Op : Conv3d_Op<"pack_nvfp4", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "real NVFP4 quantization: E2M1 codes and E4M3 block scales";
+  let description = [{
+    Quantizes `input` (bf16, f16 or f32 memref) to NVFP4 as the block-scaled
+    `tcgen05.mma` (kind::mxf4nvf4, block16) consumes it: blocks of
+    `block_size` consecutive elements of the last dimension, with the
+    per-block computation of `conv3d.quantize` (`spec/nvfp4.md`) kept as
+    codes instead of dequantized values.
+
+    - `codes`: i8, the input's shape with the last dimension halved; byte i
+      of a row holds element 2i in its low nibble and 2i + 1 in its high
+      one, each `sign << 3 | E2M1 index` (magnitudes 0, .5, 1, 1.5, 2, 3,
+      4, 6);
+    - `scales`: i8, the last dimension divided by `block_size`; the E4M3
+      bits of each block's scale `s8` (the value is `s8 * amax / 2688`).
+
+    Each code decodes to exactly the fake-quantized f32 value (before its
+    rounding to the compute type); a NaN input, which FP4 cannot hold,
+    becomes +0. The last dimension must be a static multiple of the block
+    size. The op works on memrefs (the prepass of the real NVFP4 path and
+    of `Engine::packNVFP4`).
+
+    ```mlir
+    conv3d.pack_nvfp4 #conv3d.nvfp4<block_size = 16>
+      ins(%x : memref<1x8x32x32x64xbf16>) amax(%amax)
+      outs(%codes : memref<1x8x32x32x32xi8>, %scales : memref<1x8x32x32x4xi8>)
+    ```
+  }];
+
+  let arguments = (ins
+    AnyMemRef:$input,
+    F32:$amax,
+    AnyMemRef:$codes,
+    AnyMemRef:$scales,
+    Conv3d_NVFP4Attr:$format
+  );
+
+  let assemblyFormat = [{
+    qualified($format)
+    `ins` `(` $input `:` type($input) `)` `amax` `(` $amax `)`
+    `outs` `(` $codes `:` type($codes) `,` $scales `:` type($scales) `)`
+    attr-dict
+  }];
+
+  let hasVerifier = 1;
+}
+
 def Conv3d_EpilogueOp : Conv3d_DpsOp<"epilogue", [AttrSizedOperandSegments]> {
   let summary = "the convolution epilogue applied to an f32 accumulator";
   let description = [{

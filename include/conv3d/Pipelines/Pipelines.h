@@ -49,6 +49,12 @@ struct PipelineOptions {
   std::string qslice = "auto";
   /// NVFP4 input quantization placement: auto (cost model), tile, prepass.
   std::string quantPlacement = "auto";
+  /// How NVFP4 operands are multiplied: `fake` (quantized, dequantized to
+  /// the compute type, bf16/f16 MMA: every target) or `real` (E2M1 codes
+  /// and E4M3 scales packed by conv3d.pack_nvfp4 and multiplied by the
+  /// block-scaled tcgen05.mma kind::mxf4nvf4 of sm100). `real` is refused
+  /// until the block-scaled kernel is emitted (README, "NVFP4").
+  std::string nvfp4Mode = "fake";
   /// Turn memref results of functions into out-parameters (to run arbitrary
   /// functions from the JIT).
   bool resultsToOutParams = false;
@@ -87,7 +93,7 @@ struct PipelineOptions {
 llvm::Expected<PipelineOptions> parsePipelineOptions(llvm::StringRef text);
 
 /// The checks of the string-valued options (qslice, quant-placement,
-/// gpu-binary-format): an error naming the value, or success.
+/// nvfp4-mode, gpu-binary-format): an error naming the value, or success.
 llvm::Error verifyPipelineOptions(const PipelineOptions &options);
 
 /// The tensor-level graph passes: quant fusion, epilogue fusion, Q-slice

@@ -27,6 +27,8 @@ namespace mlir::conv3d {
 inline constexpr llvm::StringLiteral kConvFunctionName = "conv3d";
 /// The name of the function buildFilterQuantizeModule creates.
 inline constexpr llvm::StringLiteral kQuantizeFunctionName = "quantize_filter";
+/// The name of the function buildNVFP4PackModule creates.
+inline constexpr llvm::StringLiteral kPackNVFP4FunctionName = "pack_nvfp4";
 
 /// The MLIR element type of an ElementType.
 Type getMLIRType(MLIRContext *context, ElementType type);
@@ -41,6 +43,15 @@ OwningOpRef<ModuleOp> buildConvModule(MLIRContext *context,
 OwningOpRef<ModuleOp> buildFilterQuantizeModule(MLIRContext *context,
                                                 const ConvSpec &spec,
                                                 int64_t blockSize);
+
+/// Builds `pack_nvfp4(%x, %amax, %codes, %scales)`: conv3d.pack_nvfp4 of a
+/// row-major tensor of `shape` and `type` with blocks of `blockSize` along
+/// its last dimension (a multiple of it), into i8 codes (last dimension
+/// halved) and i8 scales (last dimension / blockSize).
+OwningOpRef<ModuleOp> buildNVFP4PackModule(MLIRContext *context,
+                                           ElementType type,
+                                           const std::vector<int64_t> &shape,
+                                           int64_t blockSize);
 
 } // namespace mlir::conv3d
 

@@ -195,6 +195,21 @@ public:
                                             const HostTensor &filter,
                                             int64_t blockSize, float amax);
 
+  /// Real NVFP4 packing (conv3d.pack_nvfp4) of `x`, blocks of `blockSize`
+  /// along its last dimension (a multiple of it), compiled for
+  /// `options.target` and run there: on the host for cpu, on the GPU (a
+  /// plain kernel, any sm_80+ device; sm100 is refused as for every run)
+  /// with `x` copied in and the results copied out. The packing prepass of
+  /// the real NVFP4 path, exposed so that it can be checked bit for bit
+  /// against the reference (conv3d-run --pack-nvfp4).
+  struct PackedNVFP4 {
+    std::vector<uint8_t> codes;  ///< two E2M1 codes per byte
+    std::vector<uint8_t> scales; ///< one E4M3 byte per block
+  };
+  llvm::Expected<PackedNVFP4> packNVFP4(const HostTensor &x, int64_t blockSize,
+                                        float amax,
+                                        const CompileOptions &options);
+
   /// Compiles function `entry` of an MLIR module given as text;
   /// `sourceName` names it in diagnostics.
   llvm::Expected<std::unique_ptr<CompiledFunction>>

@@ -141,15 +141,19 @@ struct QuantizeToLoopsPass
     }
     RewritePatternSet patterns(&getContext());
     populateQuantizeToLoopsPatterns(patterns, alignment);
+    populatePackNVFP4ToLoopsPatterns(patterns, alignment);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // A contiguous-block quantize on strided memrefs has no lowering here
     // (conv3d-to-linalg lowers every quantize while it is on tensors).
-    WalkResult result = getOperation()->walk([&](QuantizeOp op) {
-      if (op.hasTensorSemantics() || !hasContiguousQuantBlocks(op))
+    WalkResult result = getOperation()->walk([&](Operation *op) {
+      auto quantize = dyn_cast<QuantizeOp>(op);
+      if (!isa<PackNVFP4Op>(op) &&
+          (!quantize || quantize.hasTensorSemantics() ||
+           !hasContiguousQuantBlocks(quantize)))
         return WalkResult::advance();
-      op.emitError("conv3d-quantize-to-loops needs operands with identity "
-                   "layouts");
+      op->emitError("conv3d-quantize-to-loops needs operands with identity "
+                    "layouts");
       return WalkResult::interrupt();
     });
     if (result.wasInterrupted())

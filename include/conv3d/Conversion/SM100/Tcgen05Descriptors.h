@@ -84,6 +84,35 @@ struct Tcgen05InstrDescriptor {
                                                  int64_t ctaGroup);
 };
 
+/// Scale-factor formats of the block-scaled kinds (bit 23).
+enum class Tcgen05ScaleFormat : uint8_t { UE4M3 = 0, UE8M0 = 1 };
+
+/// The block-scaled instruction descriptor (PTX ISA, "Instruction descriptor
+/// format for .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4"), as
+/// .kind::mxf4nvf4 uses it: no D format (block-scaled MMAs accumulate in
+/// f32), B's scale-factor ID at bits 4-5 and A's at 29-30 (the byte of the
+/// TMEM word a scale starts at; 0 for block16, whose 4 scales of a K = 64
+/// MMA fill the word), A and B formats at 7-9 and 10-11 (E2M1 = 1 for
+/// .kind::mxf4 and .kind::mxf4nvf4; both operands K-major, bits 15/16 = 0),
+/// N >> 3 at 17-22, the scale format at 23 (UE4M3 = 0 for NVFP4) and
+/// M >> 4 at 24-28.
+struct Tcgen05BlockScaledInstrDescriptor {
+  static constexpr uint8_t kE2M1 = 1;
+  uint8_t a = kE2M1, b = kE2M1;
+  Tcgen05ScaleFormat scaleFormat = Tcgen05ScaleFormat::UE4M3;
+  uint8_t aScaleId = 0, bScaleId = 0;
+  bool negateA = false, negateB = false;
+  int64_t m = 128, n = 256;
+
+  uint32_t encode() const {
+    return uint32_t(bScaleId & 0x3) << 4 | uint32_t(a & 0x7) << 7 |
+           uint32_t(b & 0x3) << 10 | uint32_t(negateA) << 13 |
+           uint32_t(negateB) << 14 | uint32_t((n >> 3) & 0x3F) << 17 |
+           uint32_t(static_cast<uint8_t>(scaleFormat) & 1) << 23 |
+           uint32_t((m >> 4) & 0x1F) << 24 | uint32_t(aScaleId & 0x3) << 29;
+  }
+};
+
 } // namespace mlir::conv3d::sm100
 
 #endif // CONV3D_CONVERSION_SM100_TCGEN05DESCRIPTORS_H

@@ -1,0 +1,127 @@
+//===- SM100BlockScaledPlanTest.cpp - real NVFP4 sm100 plan ---------------===//
+//
+// The block-scaled descriptors against words assembled by hand from the PTX
+// ISA's tables, and the plan's layouts and diagnostics. The data path is
+// replayed in SM100ScheduleModelTest.cpp (SM100BlockScaledModel).
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Conversion/SM100/SM100BlockScaledPlan.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::sm100;
+using namespace mlir::conv3d::sm100::nvfp4;
+
+namespace {
+
+ConvGeometry geometry(int64_t c, int64_t f) {
+  ConvGeometry g;
+  g.batch = 1;
+  g.inputSize = {4, 8, 8};
+  g.channels = c;
+  g.window = {3, 3, 3};
+  g.filters = f;
+  g.padLow = g.padHigh = {1, 1, 1};
+  return g;
+}
+
+TEST(SM100BlockScaledPlan, InstructionDescriptorBits) {
+  // .kind::mxf4nvf4, M = 128, N = 256: A E2M1 = 1 at bits 7-9 (0x80), B
+  // E2M1 = 1 at bits 10-11 (0x400), N >> 3 = 32 at 17-22 (0x400000), UE4M3
+  // = 0 at bit 23, M >> 4 = 8 at 24-28 (0x08000000); no D format (bits 4-5
+  // are B's scale-factor ID).
+  Tcgen05BlockScaledInstrDescriptor d;
+  EXPECT_EQ(d.encode(), 0x08400480u);
+  // The dense kind::f16 word of the same shape has the f32 D format at bit 4.
+  Tcgen05InstrDescriptor dense;
+  EXPECT_EQ(dense.encode(), 0x08400490u);
+  d.bScaleId = 1;
+  d.aScaleId = 2;
+  EXPECT_EQ(d.encode(), 0x08400480u | 0x10u | 0x40000000u);
+  d = {};
+  d.scaleFormat = Tcgen05ScaleFormat::UE8M0;
+  d.n = 64;
+  EXPECT_EQ(d.encode(), 0x80u | 0x400u | (8u << 17) | (1u << 23) | (8u << 24));
+}
+
+TEST(SM100BlockScaledPlan, ScaleAtomDescriptor) {
+  // No swizzle (bits 61-63 = 0), bits 46-48 = 0b001, 8-row core matrices of
+  // 16-byte rows: stride byte offset 128 (>> 4 = 8 at bits 32-45).
+  uint64_t d = BlockScaledPlan::scaleAtomDescriptor(0x4A00);
+  EXPECT_EQ(d & 0x3FFF, 0x4A0u);
+  EXPECT_EQ((d >> 32) & 0x3FFF, 8u);
+  EXPECT_EQ((d >> 46) & 7, 1u);
+  EXPECT_EQ(d >> 61, 0u);
+}
+
+TEST(SM100BlockScaledPlan, ScaleAtomIsAPermutation) {
+  // Every (row, K block) of a 128-row atom has its own byte, and row m's
+  // scales land in TMEM lane m (the lane its MMA row reads).
+  std::set<int64_t> seen;
+  for (int64_t row = 0; row < kAtomRows; ++row) {
+    for (int64_t block = 0; block < kScalesPerMma; ++block)
+      EXPECT_TRUE(seen.insert(scaleAtomOffset(row, block)).second);
+    int64_t atomRow = scaleAtomOffset(row, 0) / kAtomRowBytes;
+    auto [lane, column] = scaleTmemWord(100, row);
+    EXPECT_EQ(lane % kAtomLanes, atomRow);
+    EXPECT_EQ(lane, row);
+    EXPECT_EQ(column, 100 + (scaleAtomOffset(row, 0) % kAtomRowBytes) / 4);
+  }
+  EXPECT_EQ(int64_t(seen.size()), kAtomBytes);
+  EXPECT_EQ(*seen.rbegin(), kAtomBytes - 1);
+  // Rows past 128 (B of a 256-wide tile): the second atom, 4 columns on.
+  EXPECT_EQ(scaleTmemWord(100, 128 + 37),
+            std::make_pair(int64_t(37), int64_t(101 + 4)));
+}
+
+TEST(SM100BlockScaledPlan, Layouts) {
+  BlockScaledPlan plan;
+  ASSERT_FALSE(BlockScaledPlan::build(geometry(320, 96), 128, 128, 4, plan));
+  EXPECT_EQ(plan.channelBlocks, 2);
+  EXPECT_EQ(plan.totalSteps, 27 * 2);
+  EXPECT_EQ(plan.aStageBytes, 128 * 128);
+  EXPECT_EQ(plan.bStageBytes, 128 * 128);
+  EXPECT_EQ(plan.aScaleStageBytes, 4 * 512);
+  EXPECT_EQ(plan.bScaleStageBytes, 4 * 512);
+  // 2 x 128 accumulator columns + 4 MMAs x (4 + 4) scale columns = 288.
+  EXPECT_EQ(plan.accumulatorBuffers, 2);
+  EXPECT_EQ(plan.scaleColumn, 256);
+  EXPECT_EQ(plan.tmemColumns, 512);
+  EXPECT_EQ(plan.aScaleTmemColumn(1), 256 + 8);
+  EXPECT_EQ(plan.bScaleTmemColumn(1), 256 + 12);
+  EXPECT_EQ(plan.instructionDescriptor(), 0x08200480u);
+
+  // tile_n = 256: 512 + 48 columns do not fit two accumulators.
+  ASSERT_FALSE(BlockScaledPlan::build(geometry(64, 256), 128, 256, 2, plan));
+  EXPECT_EQ(plan.accumulatorBuffers, 1);
+  EXPECT_EQ(plan.bScaleColumns, 8);
+  EXPECT_EQ(plan.scaleColumn + 4 * (4 + 8), 304);
+  EXPECT_EQ(plan.tmemColumns, 512);
+}
+
+TEST(SM100BlockScaledPlan, Diagnostics) {
+  BlockScaledPlan plan;
+  auto problem = [&](int64_t c, int64_t tileM, int64_t tileN, int64_t stages) {
+    return BlockScaledPlan::build(geometry(c, 64), tileM, tileN, stages, plan)
+        .value_or("");
+  };
+  EXPECT_EQ(problem(64, 256, 128, 3),
+            "tile_m must be 128 for the block-scaled MMA (kind::mxf4nvf4 has "
+            "M = 128 with cta_group::1), got 256");
+  EXPECT_EQ(problem(64, 128, 120, 3),
+            "tile_n = 120 is not a kind::mxf4nvf4 shape for M = 128 (a "
+            "multiple of 16 from 16 to 256)");
+  EXPECT_EQ(problem(64, 128, 128, 1), "needs at least 2 stages, got 1");
+  EXPECT_EQ(problem(48, 128, 128, 3),
+            "C = 48 is not a multiple of 32: rows of packed FP4 codes must "
+            "be multiples of 16 bytes for TMA");
+  EXPECT_EQ(problem(64, 128, 256, 5),
+            "5 stages of packed FP4 tiles and scale atoms need 277504 bytes "
+            "of shared memory; a block has 232448");
+}
+
+} // namespace
