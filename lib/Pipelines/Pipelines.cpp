@@ -50,8 +50,24 @@ static void addPipeline(OpPassManager &pm, StringRef text) {
                              text + "': " + errors);
 }
 
+void mlir::conv3d::buildConv3dImportPipeline(OpPassManager &pm,
+                                             const ConvolutionHooks &hooks) {
+  pm.addPass(createConv3dFromLinalg(hooks.shouldConvert));
+}
+
+/// conv3d-implicit-gemm for `options.target` with the host's config hook.
+static std::unique_ptr<Pass>
+createImplicitGemmPass(const PipelineOptions &options,
+                       const ConvolutionHooks &hooks) {
+  ImplicitGemmOptions implicitGemm;
+  implicitGemm.target = options.target;
+  implicitGemm.selectConfig = hooks.selectConfig;
+  return createConv3dImplicitGemm(std::move(implicitGemm));
+}
+
 void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
-                                            const PipelineOptions &options) {
+                                            const PipelineOptions &options,
+                                            const ConvolutionHooks &hooks) {
   Target target = options.target;
   addPipeline(pm, "canonicalize");
   pm.addPass(createConv3dFuseQuant(
@@ -61,7 +77,7 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   // Configs are chosen before the Q-slice decomposition so that `fused`
   // can reorder the K loop of a forced configuration.
   pm.addPass(createConv3dSelectConfig(
-      Conv3dSelectConfigOptions{target, options.config}));
+      Conv3dSelectConfigOptions{target, options.config}, hooks.selectConfig));
   pm.addPass(createConv3dQSlice(Conv3dQSliceOptions{options.qslice, target}));
   addPipeline(pm, "canonicalize,cse");
 }
@@ -91,8 +107,9 @@ void mlir::conv3d::buildConv3dHostToLLVMPipeline(OpPassManager &pm) {
 }
 
 void mlir::conv3d::buildConv3dCpuLoweringPipeline(
-    OpPassManager &pm, const PipelineOptions &options) {
-  buildConv3dGraphPipeline(pm, options);
+    OpPassManager &pm, const PipelineOptions &options,
+    const ConvolutionHooks &hooks) {
+  buildConv3dGraphPipeline(pm, options, hooks);
   bool reference = options.lowering == CpuLowering::Reference;
   // The implicit-GEMM path tiles convolutions after bufferization; the
   // tensor-level quantize and epilogue ops take the linalg route either way.
@@ -104,16 +121,16 @@ void mlir::conv3d::buildConv3dCpuLoweringPipeline(
   buildConv3dBufferizationPipeline(pm, options);
   if (!reference) {
     pm.addPass(createConv3dQuantizeToLoops());
-    pm.addPass(
-        createConv3dImplicitGemm(Conv3dImplicitGemmOptions{options.target}));
+    pm.addPass(createImplicitGemmPass(options, hooks));
     pm.addPass(createConv3dLowerToCPU());
     addPipeline(pm, "canonicalize,cse");
   }
 }
 
 void mlir::conv3d::buildConv3dCpuPipeline(OpPassManager &pm,
-                                          const PipelineOptions &options) {
-  buildConv3dCpuLoweringPipeline(pm, options);
+                                          const PipelineOptions &options,
+                                          const ConvolutionHooks &hooks) {
+  buildConv3dCpuLoweringPipeline(pm, options, hooks);
   buildConv3dHostToLLVMPipeline(pm);
 }
 
@@ -157,8 +174,9 @@ std::string mlir::conv3d::libdevicePathFor(const PipelineOptions &options) {
 }
 
 void mlir::conv3d::buildConv3dGpuLoweringPipeline(
-    OpPassManager &pm, const PipelineOptions &options) {
-  buildConv3dGraphPipeline(pm, options);
+    OpPassManager &pm, const PipelineOptions &options,
+    const ConvolutionHooks &hooks) {
+  buildConv3dGraphPipeline(pm, options, hooks);
   pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{
       /*lowerConv=*/false, /*lowerContiguousQuantize=*/false}));
   addPipeline(pm, "canonicalize");
@@ -166,8 +184,7 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   // 16-byte accesses: the convolution kernels assume the same alignment of
   // the caller's buffers.
   pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16}));
-  pm.addPass(
-      createConv3dImplicitGemm(Conv3dImplicitGemmOptions{options.target}));
+  pm.addPass(createImplicitGemmPass(options, hooks));
   // The target's kernel lowering. sm90 and sm100 also lower the grids they
   // left to the sm80 kernel.
   if (options.target == Target::sm90)
@@ -182,8 +199,9 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
 }
 
 void mlir::conv3d::buildConv3dGpuPipeline(OpPassManager &pm,
-                                          const PipelineOptions &options) {
-  buildConv3dGpuLoweringPipeline(pm, options);
+                                          const PipelineOptions &options,
+                                          const ConvolutionHooks &hooks) {
+  buildConv3dGpuLoweringPipeline(pm, options, hooks);
   std::string chip = gpuChipFor(options);
   // The upstream NVVM lowering, with an explicit chip and toolkit (CI runs
   // in a clean environment) and -O3 for the device code.
@@ -336,7 +354,8 @@ mlir::conv3d::parsePipelineOptions(llvm::StringRef text) {
 /// conv3d-opt reports every bad option with its message.
 static void registerPipeline(StringRef name, StringRef description,
                              void (*build)(OpPassManager &,
-                                           const PipelineOptions &)) {
+                                           const PipelineOptions &,
+                                           const ConvolutionHooks &)) {
   registerPassPipeline(
       name, description,
       [build](OpPassManager &pm, StringRef text,
@@ -350,7 +369,7 @@ static void registerPipeline(StringRef name, StringRef description,
                               "(conv3d-run --tune, the C API, Python); a "
                               "pass pipeline takes a tile configuration "
                               "through config=");
-        build(pm, *options);
+        build(pm, *options, ConvolutionHooks{});
         return success();
       },
       [](function_ref<void(const mlir::detail::PassOptions &)> printOptions) {
