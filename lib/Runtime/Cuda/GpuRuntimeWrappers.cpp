@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/Twine.h"
 
+#include <atomic>
 #include <cstring>
 #include <limits>
 
@@ -507,6 +508,13 @@ extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
 
 extern "C" int64_t conv3dMultiprocessorCount() {
   const char *self = "conv3dMultiprocessorCount";
+  // Asked on every persistent launch; the device never changes once the
+  // driver is up, so its count is read once (DeviceInfo is a copy with a
+  // name string).
+  static std::atomic<int64_t> cached{0};
+  if (int64_t count = cached.load(std::memory_order_relaxed);
+      count && !CudaDriver::hasDeferredError())
+    return count;
   CudaDriver *driver = activeDriver(self);
   if (!driver)
     return 1;
@@ -515,7 +523,9 @@ extern "C" int64_t conv3dMultiprocessorCount() {
     defer(self, info.takeError());
     return 1;
   }
-  return std::max(1, info->multiprocessors);
+  int64_t count = std::max(1, info->multiprocessors);
+  cached.store(count, std::memory_order_relaxed);
+  return count;
 }
 
 extern "C" void mgpuSetDefaultDevice(int32_t device) {
