@@ -8,6 +8,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -327,11 +328,66 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
     return llvm::createStringError(
         "tune=true times candidate tile configurations; it cannot be "
         "combined with a forced config");
+  if (options.tune && options.lowering == CpuLowering::Reference)
+    return llvm::createStringError(
+        "tune=true chooses implicit-GEMM tile configurations; "
+        "lowering=reference has none");
+  if (!options.gpuChip.empty() &&
+      !StringRef(options.gpuChip).starts_with("sm_"))
+    return llvm::createStringError("gpu-chip=" + options.gpuChip +
+                                   ": expected a chip such as sm_80 or sm_90a");
   // Spliced into a textual pipeline as a quoted option value.
   if (options.ptxasOptions.find_first_of("\"{}") != std::string::npos)
     return llvm::createStringError("ptxas-options=" + options.ptxasOptions +
                                    ": quotes and braces are not allowed");
   return check("gpu-binary-format", options.gpuBinaryFormat, {"bin", "isa"});
+}
+
+/// Why `text` failed to parse, naming the option: llvm::cl reports a bad
+/// enum value on stderr only, so the value of each enum option is looked
+/// up here once parsing has failed. Values may be quoted or braced, as the
+/// pass-option parser takes them.
+static std::string diagnoseMalformedOptions(StringRef text) {
+  auto enumProblem = [](StringRef key,
+                        StringRef value) -> std::optional<std::string> {
+    SmallVector<std::string> allowed;
+    if (key == "target") {
+      for (unsigned i = 0; i <= getMaxEnumValForTarget(); ++i)
+        if (std::optional<Target> target = symbolizeTarget(i))
+          allowed.push_back(stringifyTarget(*target).str());
+    } else if (key == "lowering") {
+      allowed = {"reference", "igemm"};
+    } else if (key == "results-to-out-params" || key == "tune") {
+      allowed = {"true", "false", "1", "0"};
+    } else {
+      return std::nullopt;
+    }
+    if (llvm::is_contained(allowed, value))
+      return std::nullopt;
+    return llvm::formatv("{0}={1}: expected one of {2}", key, value,
+                         llvm::join(allowed, ", "))
+        .str();
+  };
+  StringRef rest = text.trim();
+  while (!rest.empty()) {
+    size_t end = 0;
+    char close = 0;
+    while (end < rest.size() && (close || !llvm::isSpace(rest[end]))) {
+      if (close && rest[end] == close)
+        close = 0;
+      else if (!close && (rest[end] == '"' || rest[end] == '{'))
+        close = rest[end] == '"' ? '"' : '}';
+      ++end;
+    }
+    auto [key, value] = rest.take_front(end).split('=');
+    if (value.size() >= 2 && ((value.front() == '"' && value.back() == '"') ||
+                              (value.front() == '{' && value.back() == '}')))
+      value = value.drop_front().drop_back();
+    if (std::optional<std::string> problem = enumProblem(key, value))
+      return *problem;
+    rest = rest.drop_front(end).ltrim();
+  }
+  return "malformed options '" + text.str() + "'";
 }
 
 llvm::Expected<PipelineOptions>
@@ -340,9 +396,8 @@ mlir::conv3d::parsePipelineOptions(llvm::StringRef text) {
   std::string errors;
   llvm::raw_string_ostream os(errors);
   if (failed(parsed.parseFromString(text, os)))
-    return llvm::createStringError(llvm::StringRef(errors).trim().str().empty()
-                                       ? "malformed options '" + text.str() +
-                                             "'"
+    return llvm::createStringError(llvm::StringRef(errors).trim().empty()
+                                       ? diagnoseMalformedOptions(text)
                                        : llvm::StringRef(errors).trim().str());
   PipelineOptions options = parsed.get();
   if (llvm::Error e = verifyPipelineOptions(options))
