@@ -98,6 +98,9 @@ void mlir::conv3d::buildConv3dBufferizationPipeline(
 }
 
 void mlir::conv3d::buildConv3dHostToLLVMPipeline(OpPassManager &pm) {
+  // Host allocations are size-checked (and their total recorded for the
+  // engine) while they are still memref.alloc ops.
+  pm.addPass(createConv3dCheckAllocations());
   // bf16 arithmetic has no native x86 lowering: arith-expand turns its
   // casts into integer code (round to nearest even).
   addPipeline(pm, "func.func(convert-linalg-to-loops),scf-forall-to-for,"

@@ -2,6 +2,9 @@
 
 #include "JitFunction.h"
 
+#include "conv3d/Pipelines/Pipelines.h"
+#include "conv3d/Support/HostTensor.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -100,6 +103,15 @@ JitFunction::create(ModuleOp module, llvm::StringRef name,
                     llvm::ArrayRef<std::pair<std::string, void *>> symbols) {
   if (llvm::Error error = verifyJitSignature(module, name, arguments))
     return std::move(error);
+  // What the code's own memref.allocs need at most (conv3d-check-allocations
+  // recorded it), checked against this machine before it can run out of
+  // memory inside malloc.
+  if (auto bytes =
+          module->getAttrOfType<IntegerAttr>(kHostAllocationBytesAttrName))
+    if (llvm::Error error = checkHostMemory(
+            bytes.getInt(),
+            "the compiled code (its memref.alloc temporaries)"))
+      return std::move(error);
   initializeNativeTarget();
   // ExecutionEngineOptions::transformer is a non-owning reference.
   auto transformer = makeOptimizingTransformer(/*optLevel=*/3,

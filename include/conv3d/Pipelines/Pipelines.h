@@ -132,8 +132,15 @@ void buildConv3dGraphPipeline(OpPassManager &pm, const PipelineOptions &options,
 void buildConv3dBufferizationPipeline(OpPassManager &pm,
                                       const PipelineOptions &options);
 
+/// The module attribute conv3d-check-allocations records (the first pass
+/// of the host-to-LLVM pipeline): the bytes of all static host allocations
+/// of the module, an i64, which the engine checks against the machine's
+/// memory before running the code.
+inline constexpr llvm::StringLiteral kHostAllocationBytesAttrName =
+    "conv3d.host_allocation_bytes";
+
 /// Lowering of loops, memrefs and scalar ops to the LLVM dialect for the
-/// host JIT.
+/// host JIT, after conv3d-check-allocations.
 void buildConv3dHostToLLVMPipeline(OpPassManager &pm);
 
 /// The CPU pipeline up to (not including) the LLVM conversion: conv3d ops
