@@ -682,6 +682,8 @@ TEST(CudaDriverGpu, ModuleLaunchWithLargeSharedMemory) {
   ASSERT_NE(module, nullptr);
   void *function = unwrap(driver.getFunction(module, "reverse_tid"));
   ASSERT_NE(function, nullptr);
+  // Found again without the driver (remembered until the module goes).
+  EXPECT_EQ(unwrap(driver.getFunction(module, "reverse_tid")), function);
 
   auto missing = driver.getFunction(module, "no_such_kernel");
   ASSERT_FALSE(bool(missing));

@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/Twine.h"
 
 #include <cuda.h>
@@ -157,6 +158,8 @@ struct CudaDriver::Impl {
   std::mutex mutex; // guards everything below
   /// Allocations made by cuMemAllocAsync, which cuMemFreeAsync frees.
   llvm::DenseSet<CUdeviceptr> streamOrdered;
+  /// The functions getFunction found, per module (until it is unloaded).
+  llvm::DenseMap<CUmodule, llvm::StringMap<CUfunction>> functions;
   /// The dynamic shared memory limit each function was raised to.
   llvm::DenseMap<CUfunction, uint32_t> sharedLimits;
   /// Device copies of tensor maps (CudaDriverTensorMaps.cpp): which slot
