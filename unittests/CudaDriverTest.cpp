@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -680,6 +682,8 @@ TEST(CudaDriverGpu, ModuleLaunchWithLargeSharedMemory) {
   ASSERT_NE(module, nullptr);
   void *function = unwrap(driver.getFunction(module, "reverse_tid"));
   ASSERT_NE(function, nullptr);
+  // Found again without the driver (remembered until the module goes).
+  EXPECT_EQ(unwrap(driver.getFunction(module, "reverse_tid")), function);
 
   auto missing = driver.getFunction(module, "no_such_kernel");
   ASSERT_FALSE(bool(missing));
@@ -945,6 +949,58 @@ TEST(CudaDriverGpu, TensorMaps) {
   // The same tensor as validTiled(): the same descriptor, the cached copy.
   EXPECT_EQ(descriptor, first);
   EXPECT_EQ(takeDeferred(), "");
+
+  // By parameters, uploaded in order on a stream: a new map lands in a new
+  // slot, found again by its parameters and by its content, and the device
+  // copy holds it once the stream has run.
+  void *stream = unwrap(driver.createStream());
+  Im2colTensorMapParams moved = validIm2col();
+  moved.globalAddress = static_cast<char *>(buffer) + 1024;
+  void *byParams = unwrap(driver.deviceTensorMap(moved, stream));
+  EXPECT_EQ(unwrap(driver.deviceTensorMap(moved, stream)), byParams);
+  TensorMap movedMap = unwrap(driver.encodeIm2col(moved));
+  EXPECT_EQ(unwrap(driver.uploadTensorMap(movedMap, stream)), byParams);
+  ASSERT_NO_ERROR(driver.synchronize(stream));
+  TensorMap readBack;
+  ASSERT_NO_ERROR(
+      driver.copyToHost(&readBack, byParams, sizeof(TensorMap), nullptr));
+  EXPECT_EQ(readBack.opaque, movedMap.opaque);
+  // The same parameters from another stream (here: none known) share it.
+  EXPECT_EQ(unwrap(driver.deviceTensorMap(moved, nullptr)), byParams);
+  ASSERT_NO_ERROR(driver.destroyStream(stream));
+  ASSERT_NO_ERROR(driver.free(buffer));
+}
+
+TEST(CudaDriverGpu, TensorMapCacheIsBounded) {
+  SKIP_WITHOUT_GPU(driver);
+  DeviceInfo info = unwrap(driver.deviceInfo());
+  if (info.ccMajor < 9)
+    GTEST_SKIP() << "TMA needs sm_90, this is " << info.chip();
+  llvm::consumeError(CudaDriver::takeDeferredError());
+  constexpr size_t kBytes = 2 * 16 * 16 * 16 * 64 * 2;
+  void *buffer = unwrap(driver.allocate(kBytes));
+  void *stream = unwrap(driver.createStream());
+  // Far more distinct maps (addresses) than the 2 x 2048 slots: the slots
+  // rotate (a context synchronization each time a retired generation is
+  // reused) and every map read back is the one asked for.
+  std::set<void *> slots;
+  for (int i = 0; i < 3 * 4096; ++i) {
+    Im2colTensorMapParams params = validIm2col();
+    params.globalAddress = static_cast<char *>(buffer) + 16 * (i % 4096);
+    params.pixelsPerColumn = 64 + 64 * (i / 4096);
+    void *copy = unwrap(driver.deviceTensorMap(params, stream));
+    slots.insert(copy);
+    if (i % 997 == 0) {
+      ASSERT_NO_ERROR(driver.synchronize(stream));
+      TensorMap readBack;
+      ASSERT_NO_ERROR(
+          driver.copyToHost(&readBack, copy, sizeof(TensorMap), nullptr));
+      EXPECT_EQ(readBack.opaque, unwrap(driver.encodeIm2col(params)).opaque)
+          << "map " << i;
+    }
+  }
+  EXPECT_LE(slots.size(), 4096u);
+  ASSERT_NO_ERROR(driver.destroyStream(stream));
   ASSERT_NO_ERROR(driver.free(buffer));
 }
 

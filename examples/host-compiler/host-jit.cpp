@@ -5,15 +5,17 @@
 // What an embedding compiler does with conv3d: parse a module holding
 // `linalg.conv_3d_ndhwc_dhwcf` (in a context that knows only func, linalg,
 // tensor, arith and conv3d), build conv3d's import pass and CPU pipeline on
-// its own pass manager, check that only the LLVM dialect is left, JIT the
-// module and run function @conv (input, filter) -> output on random data,
-// comparing with direct loops in double.
+// its own pass manager with the host's hooks (which convolutions conv3d
+// takes, the tile configuration of each), check that only the LLVM dialect
+// is left, JIT the module and run function @conv (input, filter) -> output
+// on random data, comparing with direct loops in double.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Registration.h"
 
-#include "conv3d/Conversion/Passes.h"
+#include "conv3d/IR/Conv3dAttrs.h"
+#include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,6 +32,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 #include <vector>
 
 using namespace mlir;
@@ -84,18 +87,44 @@ int main(int argc, char **argv) {
   auto outShape = shapeOf(function.getResultTypes()[0]);
   function->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
 
+  // The host's decisions, as IREE's ConvolutionToIGEMM takes them: conv3d
+  // takes the convolutions with at least 4 input channels (a host would
+  // keep the others for its own lowering), and each gets a tile
+  // configuration of the host's choosing (a null attribute would leave it
+  // to conv3d's heuristic).
+  std::set<Operation *> imported;
+  int configured = 0;
+  conv3d::ConvolutionHooks hooks;
+  hooks.shouldConvert = [&](Operation *op) {
+    auto input = llvm::cast<ShapedType>(op->getOperand(0).getType());
+    bool take = input.getShape().back() >= 4;
+    if (take)
+      imported.insert(op);
+    return take;
+  };
+  hooks.selectConfig = [&](conv3d::ConvOp conv) {
+    std::string error;
+    conv3d::IGemmConfigAttr config = conv3d::parseIGemmConfig(
+        conv.getContext(), "tile_m=32,tile_n=8,tile_k=36", error);
+    configured += bool(config);
+    return config;
+  };
+
   // conv3d's pieces on the host's pass manager: import, then the CPU
   // pipeline with results turned into out-parameters for the JIT.
   PassManager pm(&context);
-  pm.addPass(conv3d::createConv3dFromLinalg());
+  conv3d::buildConv3dImportPipeline(pm, hooks);
   conv3d::PipelineOptions options;
   options.target = conv3d::Target::cpu;
   options.resultsToOutParams = true;
-  conv3d::buildConv3dCpuPipeline(pm, options);
+  conv3d::buildConv3dCpuPipeline(pm, options, hooks);
   if (failed(pm.run(*module))) {
     llvm::errs() << "the conv3d pipeline failed\n";
     return 1;
   }
+  llvm::outs() << "host-jit: hooks imported " << imported.size()
+               << " convolution(s) and configured " << configured
+               << " (tile_m=32,tile_n=8,tile_k=36)\n";
   bool onlyLlvm = true;
   module->walk([&](Operation *op) {
     StringRef ns = op->getDialect() ? op->getDialect()->getNamespace() : "";

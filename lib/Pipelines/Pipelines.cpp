@@ -8,6 +8,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -50,8 +51,24 @@ static void addPipeline(OpPassManager &pm, StringRef text) {
                              text + "': " + errors);
 }
 
+void mlir::conv3d::buildConv3dImportPipeline(OpPassManager &pm,
+                                             const ConvolutionHooks &hooks) {
+  pm.addPass(createConv3dFromLinalg(hooks.shouldConvert));
+}
+
+/// conv3d-implicit-gemm for `options.target` with the host's config hook.
+static std::unique_ptr<Pass>
+createImplicitGemmPass(const PipelineOptions &options,
+                       const ConvolutionHooks &hooks) {
+  ImplicitGemmOptions implicitGemm;
+  implicitGemm.target = options.target;
+  implicitGemm.selectConfig = hooks.selectConfig;
+  return createConv3dImplicitGemm(std::move(implicitGemm));
+}
+
 void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
-                                            const PipelineOptions &options) {
+                                            const PipelineOptions &options,
+                                            const ConvolutionHooks &hooks) {
   Target target = options.target;
   addPipeline(pm, "canonicalize");
   pm.addPass(createConv3dFuseQuant(
@@ -61,7 +78,7 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   // Configs are chosen before the Q-slice decomposition so that `fused`
   // can reorder the K loop of a forced configuration.
   pm.addPass(createConv3dSelectConfig(
-      Conv3dSelectConfigOptions{target, options.config}));
+      Conv3dSelectConfigOptions{target, options.config}, hooks.selectConfig));
   pm.addPass(createConv3dQSlice(Conv3dQSliceOptions{options.qslice, target}));
   addPipeline(pm, "canonicalize,cse");
 }
@@ -81,6 +98,9 @@ void mlir::conv3d::buildConv3dBufferizationPipeline(
 }
 
 void mlir::conv3d::buildConv3dHostToLLVMPipeline(OpPassManager &pm) {
+  // Host allocations are size-checked (and their total recorded for the
+  // engine) while they are still memref.alloc ops.
+  pm.addPass(createConv3dCheckAllocations());
   // bf16 arithmetic has no native x86 lowering: arith-expand turns its
   // casts into integer code (round to nearest even).
   addPipeline(pm, "func.func(convert-linalg-to-loops),scf-forall-to-for,"
@@ -91,8 +111,9 @@ void mlir::conv3d::buildConv3dHostToLLVMPipeline(OpPassManager &pm) {
 }
 
 void mlir::conv3d::buildConv3dCpuLoweringPipeline(
-    OpPassManager &pm, const PipelineOptions &options) {
-  buildConv3dGraphPipeline(pm, options);
+    OpPassManager &pm, const PipelineOptions &options,
+    const ConvolutionHooks &hooks) {
+  buildConv3dGraphPipeline(pm, options, hooks);
   bool reference = options.lowering == CpuLowering::Reference;
   // The implicit-GEMM path tiles convolutions after bufferization; the
   // tensor-level quantize and epilogue ops take the linalg route either way.
@@ -104,16 +125,16 @@ void mlir::conv3d::buildConv3dCpuLoweringPipeline(
   buildConv3dBufferizationPipeline(pm, options);
   if (!reference) {
     pm.addPass(createConv3dQuantizeToLoops());
-    pm.addPass(
-        createConv3dImplicitGemm(Conv3dImplicitGemmOptions{options.target}));
+    pm.addPass(createImplicitGemmPass(options, hooks));
     pm.addPass(createConv3dLowerToCPU());
     addPipeline(pm, "canonicalize,cse");
   }
 }
 
 void mlir::conv3d::buildConv3dCpuPipeline(OpPassManager &pm,
-                                          const PipelineOptions &options) {
-  buildConv3dCpuLoweringPipeline(pm, options);
+                                          const PipelineOptions &options,
+                                          const ConvolutionHooks &hooks) {
+  buildConv3dCpuLoweringPipeline(pm, options, hooks);
   buildConv3dHostToLLVMPipeline(pm);
 }
 
@@ -157,8 +178,9 @@ std::string mlir::conv3d::libdevicePathFor(const PipelineOptions &options) {
 }
 
 void mlir::conv3d::buildConv3dGpuLoweringPipeline(
-    OpPassManager &pm, const PipelineOptions &options) {
-  buildConv3dGraphPipeline(pm, options);
+    OpPassManager &pm, const PipelineOptions &options,
+    const ConvolutionHooks &hooks) {
+  buildConv3dGraphPipeline(pm, options, hooks);
   pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{
       /*lowerConv=*/false, /*lowerContiguousQuantize=*/false}));
   addPipeline(pm, "canonicalize");
@@ -166,8 +188,7 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   // 16-byte accesses: the convolution kernels assume the same alignment of
   // the caller's buffers.
   pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16}));
-  pm.addPass(
-      createConv3dImplicitGemm(Conv3dImplicitGemmOptions{options.target}));
+  pm.addPass(createImplicitGemmPass(options, hooks));
   // The target's kernel lowering. sm90 and sm100 also lower the grids they
   // left to the sm80 kernel.
   if (options.target == Target::sm90)
@@ -182,8 +203,9 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
 }
 
 void mlir::conv3d::buildConv3dGpuPipeline(OpPassManager &pm,
-                                          const PipelineOptions &options) {
-  buildConv3dGpuLoweringPipeline(pm, options);
+                                          const PipelineOptions &options,
+                                          const ConvolutionHooks &hooks) {
+  buildConv3dGpuLoweringPipeline(pm, options, hooks);
   std::string chip = gpuChipFor(options);
   // The upstream NVVM lowering, with an explicit chip and toolkit (CI runs
   // in a clean environment) and -O3 for the device code.
@@ -330,11 +352,66 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
     return llvm::createStringError(
         "tune=true times candidate tile configurations; it cannot be "
         "combined with a forced config");
+  if (options.tune && options.lowering == CpuLowering::Reference)
+    return llvm::createStringError(
+        "tune=true chooses implicit-GEMM tile configurations; "
+        "lowering=reference has none");
+  if (!options.gpuChip.empty() &&
+      !StringRef(options.gpuChip).starts_with("sm_"))
+    return llvm::createStringError("gpu-chip=" + options.gpuChip +
+                                   ": expected a chip such as sm_80 or sm_90a");
   // Spliced into a textual pipeline as a quoted option value.
   if (options.ptxasOptions.find_first_of("\"{}") != std::string::npos)
     return llvm::createStringError("ptxas-options=" + options.ptxasOptions +
                                    ": quotes and braces are not allowed");
   return check("gpu-binary-format", options.gpuBinaryFormat, {"bin", "isa"});
+}
+
+/// Why `text` failed to parse, naming the option: llvm::cl reports a bad
+/// enum value on stderr only, so the value of each enum option is looked
+/// up here once parsing has failed. Values may be quoted or braced, as the
+/// pass-option parser takes them.
+static std::string diagnoseMalformedOptions(StringRef text) {
+  auto enumProblem = [](StringRef key,
+                        StringRef value) -> std::optional<std::string> {
+    SmallVector<std::string> allowed;
+    if (key == "target") {
+      for (unsigned i = 0; i <= getMaxEnumValForTarget(); ++i)
+        if (std::optional<Target> target = symbolizeTarget(i))
+          allowed.push_back(stringifyTarget(*target).str());
+    } else if (key == "lowering") {
+      allowed = {"reference", "igemm"};
+    } else if (key == "results-to-out-params" || key == "tune") {
+      allowed = {"true", "false", "1", "0"};
+    } else {
+      return std::nullopt;
+    }
+    if (llvm::is_contained(allowed, value))
+      return std::nullopt;
+    return llvm::formatv("{0}={1}: expected one of {2}", key, value,
+                         llvm::join(allowed, ", "))
+        .str();
+  };
+  StringRef rest = text.trim();
+  while (!rest.empty()) {
+    size_t end = 0;
+    char close = 0;
+    while (end < rest.size() && (close || !llvm::isSpace(rest[end]))) {
+      if (close && rest[end] == close)
+        close = 0;
+      else if (!close && (rest[end] == '"' || rest[end] == '{'))
+        close = rest[end] == '"' ? '"' : '}';
+      ++end;
+    }
+    auto [key, value] = rest.take_front(end).split('=');
+    if (value.size() >= 2 && ((value.front() == '"' && value.back() == '"') ||
+                              (value.front() == '{' && value.back() == '}')))
+      value = value.drop_front().drop_back();
+    if (std::optional<std::string> problem = enumProblem(key, value))
+      return *problem;
+    rest = rest.drop_front(end).ltrim();
+  }
+  return "malformed options '" + text.str() + "'";
 }
 
 llvm::Expected<PipelineOptions>
@@ -343,9 +420,8 @@ mlir::conv3d::parsePipelineOptions(llvm::StringRef text) {
   std::string errors;
   llvm::raw_string_ostream os(errors);
   if (failed(parsed.parseFromString(text, os)))
-    return llvm::createStringError(llvm::StringRef(errors).trim().str().empty()
-                                       ? "malformed options '" + text.str() +
-                                             "'"
+    return llvm::createStringError(llvm::StringRef(errors).trim().empty()
+                                       ? diagnoseMalformedOptions(text)
                                        : llvm::StringRef(errors).trim().str());
   PipelineOptions options = parsed.get();
   if (llvm::Error e = verifyPipelineOptions(options))
@@ -357,7 +433,8 @@ mlir::conv3d::parsePipelineOptions(llvm::StringRef text) {
 /// conv3d-opt reports every bad option with its message.
 static void registerPipeline(StringRef name, StringRef description,
                              void (*build)(OpPassManager &,
-                                           const PipelineOptions &)) {
+                                           const PipelineOptions &,
+                                           const ConvolutionHooks &)) {
   registerPassPipeline(
       name, description,
       [build](OpPassManager &pm, StringRef text,
@@ -371,7 +448,7 @@ static void registerPipeline(StringRef name, StringRef description,
                               "(conv3d-run --tune, the C API, Python); a "
                               "pass pipeline takes a tile configuration "
                               "through config=");
-        build(pm, *options);
+        build(pm, *options, ConvolutionHooks{});
         return success();
       },
       [](function_ref<void(const mlir::detail::PassOptions &)> printOptions) {

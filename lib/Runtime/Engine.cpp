@@ -214,8 +214,8 @@ llvm::Error CompiledConv::run(const ConvArgs &args) const {
     return missing("bias");
   if (spec.hasResidual && !args.residual)
     return missing("residual");
-  std::vector<void *> buffers;
-  std::vector<double> scalars;
+  llvm::SmallVector<void *, 8> buffers;
+  llvm::SmallVector<double, 2> scalars;
   for (ConvParameter parameter : parameters) {
     switch (parameter) {
     case ConvParameter::Input:

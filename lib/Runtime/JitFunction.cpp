@@ -2,6 +2,9 @@
 
 #include "JitFunction.h"
 
+#include "conv3d/Pipelines/Pipelines.h"
+#include "conv3d/Support/HostTensor.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -100,6 +103,14 @@ JitFunction::create(ModuleOp module, llvm::StringRef name,
                     llvm::ArrayRef<std::pair<std::string, void *>> symbols) {
   if (llvm::Error error = verifyJitSignature(module, name, arguments))
     return std::move(error);
+  // What the code's own memref.allocs need at most (conv3d-check-allocations
+  // recorded it), checked against this machine before it can run out of
+  // memory inside malloc.
+  if (auto bytes =
+          module->getAttrOfType<IntegerAttr>(kHostAllocationBytesAttrName))
+    if (llvm::Error error = checkHostMemory(
+            bytes.getInt(), "the compiled code (its memref.alloc temporaries)"))
+      return std::move(error);
   initializeNativeTarget();
   // ExecutionEngineOptions::transformer is a non-owning reference.
   auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
@@ -142,54 +153,59 @@ JitFunction::create(ModuleOp module, llvm::StringRef name,
 
 JitFunction::~JitFunction() = default;
 
-namespace {
-/// A ranked strided memref descriptor as the C interface lays it out:
-/// {allocated, aligned, offset, sizes[rank], strides[rank]}, all 8 bytes.
-struct Descriptor {
-  std::vector<int64_t> words;
-
-  Descriptor(void *data, const std::vector<int64_t> &shape) {
-    size_t rank = shape.size();
-    words.resize(3 + 2 * rank);
-    words[0] = reinterpret_cast<int64_t>(data);
-    words[1] = reinterpret_cast<int64_t>(data);
-    words[2] = 0;
-    int64_t stride = 1;
-    for (size_t i = rank; i-- > 0;) {
-      words[3 + i] = shape[i];
-      words[3 + rank + i] = stride;
-      stride *= shape[i];
-    }
+/// Writes a ranked strided memref descriptor as the C interface lays it
+/// out, {allocated, aligned, offset, sizes[rank], strides[rank]} (8 bytes
+/// each), for a row-major contiguous buffer, into `words`.
+static void writeDescriptor(void *data, llvm::ArrayRef<int64_t> shape,
+                            llvm::MutableArrayRef<int64_t> words) {
+  size_t rank = shape.size();
+  words[0] = reinterpret_cast<int64_t>(data);
+  words[1] = reinterpret_cast<int64_t>(data);
+  words[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    words[3 + i] = shape[i];
+    words[3 + rank + i] = stride;
+    stride *= shape[i];
   }
-};
-} // namespace
+}
 
 llvm::Error JitFunction::call(llvm::ArrayRef<void *> buffers,
                               llvm::ArrayRef<double> scalars) const {
-  size_t numBuffers = 0, numScalars = 0;
-  for (const JitArgument &arg : arguments)
-    (arg.kind == JitArgument::Kind::Buffer ? numBuffers : numScalars)++;
+  size_t numBuffers = 0, numScalars = 0, numWords = 0;
+  for (const JitArgument &arg : arguments) {
+    bool buffer = arg.kind == JitArgument::Kind::Buffer;
+    (buffer ? numBuffers : numScalars)++;
+    if (buffer)
+      numWords += 3 + 2 * arg.shape.size();
+  }
   if (buffers.size() != numBuffers || scalars.size() != numScalars)
     return llvm::createStringError(
         "function takes %zu buffers and %zu scalars, got %zu and %zu",
         numBuffers, numScalars, buffers.size(), scalars.size());
 
   // Storage that lives until the call returns: descriptors, pointers to
-  // them, scalar values, and the packed argument list.
-  std::vector<Descriptor> descriptors;
-  descriptors.reserve(numBuffers);
-  std::vector<void *> descriptorPointers(numBuffers);
-  std::vector<float> f32Values(arguments.size());
-  std::vector<int64_t> i64Values(arguments.size());
-  std::vector<void *> packed;
-  size_t nextBuffer = 0, nextScalar = 0;
+  // them, scalar values, and the packed argument list. Each is sized before
+  // a pointer into it is taken, so nothing moves; the inline capacities hold
+  // a convolution's arguments (up to 7 of rank 5), so a call on the hot path
+  // allocates nothing.
+  llvm::SmallVector<int64_t, 96> words(numWords);
+  llvm::SmallVector<void *, 8> descriptorPointers(numBuffers);
+  llvm::SmallVector<float, 8> f32Values(arguments.size());
+  llvm::SmallVector<int64_t, 8> i64Values(arguments.size());
+  llvm::SmallVector<void *, 8> packed;
+  packed.reserve(arguments.size());
+  size_t nextBuffer = 0, nextScalar = 0, nextWord = 0;
   for (auto [i, arg] : llvm::enumerate(arguments)) {
     switch (arg.kind) {
     case JitArgument::Kind::Buffer: {
       if (!buffers[nextBuffer])
         return llvm::createStringError("buffer argument %zu is null", i);
-      descriptors.emplace_back(buffers[nextBuffer], arg.shape);
-      descriptorPointers[nextBuffer] = descriptors.back().words.data();
+      size_t count = 3 + 2 * arg.shape.size();
+      llvm::MutableArrayRef<int64_t> descriptor(&words[nextWord], count);
+      writeDescriptor(buffers[nextBuffer], arg.shape, descriptor);
+      nextWord += count;
+      descriptorPointers[nextBuffer] = descriptor.data();
       packed.push_back(&descriptorPointers[nextBuffer]);
       ++nextBuffer;
       break;

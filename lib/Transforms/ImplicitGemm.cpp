@@ -266,9 +266,12 @@ struct ConvToImplicitGemm : OpRewritePattern<ConvOp> {
 struct ImplicitGemmPass
     : mlir::conv3d::impl::Conv3dImplicitGemmBase<ImplicitGemmPass> {
   using Base::Base;
+  explicit ImplicitGemmPass(ImplicitGemmOptions options)
+      : Base(Conv3dImplicitGemmOptions{options.target}),
+        hooks(std::move(options)) {}
 
   void runOnOperation() override {
-    ImplicitGemmOptions options;
+    ImplicitGemmOptions options = hooks;
     options.target = target;
     RewritePatternSet patterns(&getContext());
     populateImplicitGemmPatterns(patterns, options);
@@ -291,6 +294,8 @@ struct ImplicitGemmPass
       if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
         blockSize = quant->getBlockSize();
       std::string reason = "unknown reason";
+      if (hooks.shouldConvert && !hooks.shouldConvert(conv))
+        reason = "the caller's hook excluded it";
       if (std::optional<IGemmConfigAttr> config = conv.getConfig())
         if (std::optional<std::string> problem =
                 checkConfigForConv(*config, g, blockSize))
@@ -303,9 +308,17 @@ struct ImplicitGemmPass
     if (result.wasInterrupted())
       signalPassFailure();
   }
+
+  /// The hooks of a host (createConv3dImplicitGemm); the target option wins.
+  ImplicitGemmOptions hooks;
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::conv3d::createConv3dImplicitGemm(ImplicitGemmOptions options) {
+  return std::make_unique<ImplicitGemmPass>(std::move(options));
+}
 
 void mlir::conv3d::populateImplicitGemmPatterns(
     RewritePatternSet &patterns, const ImplicitGemmOptions &options) {

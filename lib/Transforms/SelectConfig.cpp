@@ -288,10 +288,50 @@ static std::optional<int64_t> quantBlockSizeOf(ConvOp conv) {
   return std::nullopt;
 }
 
+/// A configuration the user or the host chose (rather than the heuristic)
+/// for `conv`, made ready for `target`: a config without a kernel is for the
+/// target's own. Returns null after reporting on `conv` when it does not fit
+/// the convolution or names a TMA kernel that cannot take it; `origin` says
+/// where it came from ("" for `config=`).
+static IGemmConfigAttr checkChosenConfig(ConvOp conv, IGemmConfigAttr config,
+                                         Target target, StringRef origin) {
+  IGemmConfigAttr chosen =
+      config.getKernel() == Target::cpu && target != Target::cpu
+          ? withKernel(config, target)
+          : config;
+  ConvGeometry geometry = conv.getGeometry();
+  std::optional<int64_t> blockSize = quantBlockSizeOf(conv);
+  if (std::optional<std::string> problem =
+          checkConfigForConv(chosen, geometry, blockSize)) {
+    conv.emitError() << "cannot use " << origin << "tile configuration "
+                     << chosen << ": " << *problem;
+    return {};
+  }
+  // An sm90 or sm100 config on a convolution that kernel cannot take is
+  // refused here, with the way out, rather than in the lowering.
+  Target kernel = chosen.getKernel();
+  if ((target == Target::sm90 || target == Target::sm100) && kernel == target) {
+    if (std::optional<std::string> problem =
+            getTmaKernelProblem(geometry, conv.getFilterLayout(),
+                                getElementTypeOrSelf(conv.getInput().getType()),
+                                blockSize.has_value(), kernel)) {
+      conv.emitError() << "cannot use " << origin << "tile configuration "
+                       << chosen << ": the " << stringifyTarget(kernel)
+                       << " kernel cannot take this convolution (" << *problem
+                       << "); force an sm80 configuration with kernel=sm80";
+      return {};
+    }
+  }
+  return chosen;
+}
+
 namespace {
 struct SelectConfigPass
     : mlir::conv3d::impl::Conv3dSelectConfigBase<SelectConfigPass> {
   using Base::Base;
+  SelectConfigPass(const Conv3dSelectConfigOptions &options,
+                   std::function<IGemmConfigAttr(ConvOp)> hook)
+      : Base(options), hook(std::move(hook)) {}
 
   void runOnOperation() override {
     IGemmConfigAttr forced;
@@ -309,40 +349,35 @@ struct SelectConfigPass
       ConvGeometry geometry = conv.getGeometry();
       if (!geometry.hasStaticShape())
         return WalkResult::advance(); // dynamic shapes keep no config
-      std::optional<int64_t> blockSize = quantBlockSizeOf(conv);
-      // A forced config without a kernel is for the target's own.
-      IGemmConfigAttr chosen =
-          !forced ? selectIGemmConfigForConv(conv, target)
-          : forced.getKernel() == Target::cpu && target != Target::cpu
-              ? withKernel(forced, target)
-              : forced;
-      if (std::optional<std::string> problem =
-              checkConfigForConv(chosen, geometry, blockSize)) {
-        conv.emitError() << "cannot use tile configuration " << chosen << ": "
-                         << *problem;
+      // The host's hook first, then a forced config, then the heuristic.
+      IGemmConfigAttr chosen;
+      if (IGemmConfigAttr fromHook = hook ? hook(conv) : IGemmConfigAttr())
+        chosen = checkChosenConfig(conv, fromHook, target, "the hook's ");
+      else if (forced)
+        chosen = checkChosenConfig(conv, forced, target, "");
+      else if (IGemmConfigAttr heuristic =
+                   selectIGemmConfigForConv(conv, target);
+               std::optional<std::string> problem = checkConfigForConv(
+                   heuristic, geometry, quantBlockSizeOf(conv)))
+        conv.emitError() << "cannot use tile configuration " << heuristic
+                         << ": " << *problem;
+      else
+        chosen = heuristic;
+      if (!chosen)
         return WalkResult::interrupt();
-      }
-      // A forced sm90 or sm100 config on a convolution that kernel cannot
-      // take is refused here, with the way out, rather than in the lowering.
-      if (forced && (target == Target::sm90 || target == Target::sm100) &&
-          chosen.getKernel() == target) {
-        if (std::optional<std::string> problem = getTmaKernelProblem(
-                geometry, conv.getFilterLayout(),
-                getElementTypeOrSelf(conv.getInput().getType()),
-                blockSize.has_value(), target)) {
-          conv.emitError() << "cannot use tile configuration " << chosen
-                           << ": the " << stringifyTarget(target)
-                           << " kernel cannot take this convolution ("
-                           << *problem
-                           << "); force an sm80 configuration with kernel=sm80";
-          return WalkResult::interrupt();
-        }
-      }
       conv.setConfigAttr(chosen);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
       signalPassFailure();
   }
+
+  std::function<IGemmConfigAttr(ConvOp)> hook;
 };
 } // namespace
+
+std::unique_ptr<Pass> mlir::conv3d::createConv3dSelectConfig(
+    const Conv3dSelectConfigOptions &options,
+    std::function<IGemmConfigAttr(ConvOp)> selectConfig) {
+  return std::make_unique<SelectConfigPass>(options, std::move(selectConfig));
+}

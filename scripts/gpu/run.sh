@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see scripts/gpu/stage.sh). Usage:
-#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|tmafp4|all
+#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|tmafp4|overhead|all
 # TARGET=sm90 makes `sweep` and `sanitize` exercise the sm90 kernel (H100);
 # `large` runs tensors over 2^31 elements through TARGETS (default: sm80
 # sm90); `sweep` logs its seed (SEED, default 1) and target; `torch` checks
@@ -128,6 +128,15 @@ run_tma_fp4() {
     /tmp/tma_fp4 2>&1 | tee "$out/tma-fp4.log" | tail -6
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 }
+run_overhead() {
+  # Host time per call of a cached convolution: the C++ run and the
+  # runtime's pieces (conv3d-host-overhead), then the Python package's
+  # breakdown (torch_check.py step 6 prints it within the torch run).
+  step "host overhead per call"
+  for target in sm90 sm80; do
+    conv3d-host-overhead --target="$target" 2>&1 | tee -a "$out/overhead.log" || status=1
+  done
+}
 run_bench() { step benchmark; python3 bench/run_bench.py --out "$out" "$@" || status=1; }
 
 case "${1:-all}" in
@@ -141,7 +150,8 @@ case "${1:-all}" in
   bench) shift; run_bench "$@" ;;
   torch) run_torch ;;
   tmafp4) run_tma_fp4 ;;
+  overhead) run_overhead; run_torch ;;
   all) run_info; run_unit; run_lit; run_sweep "${2:-120}"; run_sanitize ;;
-  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|tmafp4|all"; exit 2 ;;
+  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|tmafp4|overhead|all"; exit 2 ;;
 esac
 exit $status

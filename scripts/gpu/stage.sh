@@ -17,7 +17,7 @@ mkdir -p "$out/debs" "$out/bin" "$out/lib" "$out/unittests" "$out/tools"
 if ! ls "$out"/debs/libmlir-22_*.deb >/dev/null 2>&1; then
   (cd "$out/debs" && apt-get download libllvm22 libmlir-22 libz3-4 2>/dev/null)
 fi
-for tool in conv3d-run conv3d-sweep conv3d-opt conv3d-gpu-info; do
+for tool in conv3d-run conv3d-sweep conv3d-opt conv3d-gpu-info conv3d-host-overhead; do
   install -m 755 "$build/bin/$tool" "$out/bin/$tool"
 done
 install -m 755 "$build/lib/libConv3d.so" "$out/lib/libConv3d.so"

@@ -18,7 +18,7 @@
 // RUN: FileCheck %s --check-prefix=HOST < %t
 // RUN: FileCheck %s --check-prefix=PTX < %t
 
-// CHECK: module attributes {gpu.container_module} {
+// CHECK: module attributes {conv3d.host_allocation_bytes = {{[0-9]+}} : i64, gpu.container_module} {
 // CHECK-NOT: func.func
 // CHECK-LABEL: llvm.func @conv(
 // CHECK-DAG: %[[SMEM:.*]] = llvm.mlir.constant(18432 : i32) : i32

@@ -42,5 +42,7 @@ func.func @quantized(%x: tensor<1x3x4x4x16xf32>, %w: tensor<16x1x3x3x16xf32>,
   return %0, %1, %2 : tensor<1x3x4x4x16xf32>, tensor<1x3x4x4x16xf32>, tensor<1x3x4x4x16xf32>
 }
 
-// Only the llvm dialect (and the module) is left, anywhere in the output.
+// Only the llvm dialect (and the module, with the bytes its allocations
+// need) is left, anywhere in the output.
+// LEFT: module attributes {conv3d.host_allocation_bytes = {{[0-9]+}} : i64}
 // LEFT-NOT: {{(conv3d|linalg|tensor|memref|bufferization|scf|cf|arith|math|func|affine|vector)\.[a-z_]+}}

@@ -12,6 +12,13 @@
 // PLACEMENT: error: quant-placement=everywhere: expected one of auto, tile, prepass
 // RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm70' 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: for the --target option: Cannot find option named 'sm70'
+// TARGET: error: target=sm70: expected one of cpu, sm80, sm90, sm100
+// RUN: not conv3d-opt %s --conv3d-cpu-pipeline='lowering="direct"' 2>&1 | FileCheck %s --check-prefix=LOWERING
+// LOWERING: error: lowering=direct: expected one of reference, igemm
+// RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm80 gpu-chip=gfx90a' 2>&1 | FileCheck %s --check-prefix=CHIP
+// CHIP: error: gpu-chip=gfx90a: expected a chip such as sm_80 or sm_90a
+// RUN: not conv3d-opt %s --conv3d-cpu-pipeline='results-to-out-params=maybe' 2>&1 | FileCheck %s --check-prefix=BOOL
+// BOOL: error: results-to-out-params=maybe: expected one of true, false, 1, 0
 // RUN: not conv3d-opt %s --conv3d-cpu-pipeline='quant_placement=tile' 2>&1 | FileCheck %s --check-prefix=SPELLING
 // SPELLING: error: <Pass-Options-Parser>: no such option quant_placement
 // The NVFP4 mode: fake or real; real is the block-scaled sm100 MMA, refused

@@ -69,12 +69,13 @@ PipelineBuilder textual(std::string text) {
 }
 
 PipelineBuilder withOptions(void (*build)(OpPassManager &,
-                                          const PipelineOptions &),
+                                          const PipelineOptions &,
+                                          const ConvolutionHooks &),
                             Target target) {
   return [build, target](OpPassManager &pm) {
     PipelineOptions options;
     options.target = target;
-    build(pm, options);
+    build(pm, options, ConvolutionHooks{});
   };
 }
 
@@ -91,6 +92,7 @@ const std::vector<PipelineBuilder> &pipelines() {
       withOptions(buildConv3dGpuLoweringPipeline, Target::sm90),
       textual("builtin.module(conv3d-to-linalg,conv3d-from-linalg)"),
       textual("builtin.module(conv3d-quantize-to-loops)"),
+      textual("builtin.module(conv3d-check-allocations)"),
       textual("builtin.module(conv3d-implicit-gemm{target=cpu},"
               "conv3d-lower-to-cpu)"),
       textual("builtin.module(conv3d-select-config{target=sm80},"

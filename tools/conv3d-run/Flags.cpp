@@ -314,6 +314,44 @@ static llvm::Error parseGeometry(conv3d_run::RunRequest &request) {
   return llvm::Error::success();
 }
 
+/// The compilation flags, parsed by the pipelines' one options parser
+/// (parsePipelineOptions, as conv3d-opt's pipelines and the C API take
+/// them): each flag given becomes its `key="value"` pair, and an unknown
+/// value is an error naming the flag and the value.
+static llvm::Error parseCompileOptions(CompileOptions &options) {
+  struct Flag {
+    const cl::opt<std::string> &option;
+    const char *key;
+  };
+  const Flag flags[] = {{target, "target"},
+                        {lowering, "lowering"},
+                        {config, "config"},
+                        {qslice, "qslice"},
+                        {quantPlacement, "quant-placement"},
+                        {gpuChip, "gpu-chip"},
+                        {cudaHome, "cuda-home"},
+                        {ptxasOptions, "ptxas-options"},
+                        {nvfp4Mode, "nvfp4-mode"}};
+  std::string text;
+  for (const Flag &flag : flags) {
+    if (!flag.option.getNumOccurrences())
+      continue;
+    const std::string &value = flag.option;
+    // The value is passed quoted; a quote inside it cannot be.
+    if (value.find('"') != std::string::npos)
+      return flagError(flag.option.ArgStr, "a value cannot contain '\"'");
+    text += llvm::formatv("{0}=\"{1}\" ", flag.key, value).str();
+  }
+  if (tune)
+    text += "tune=true";
+  llvm::Expected<PipelineOptions> parsed = parsePipelineOptions(text);
+  if (!parsed)
+    // The parser's messages start with the option's key: `key=value: ...`.
+    return llvm::createStringError("--" + llvm::toString(parsed.takeError()));
+  options = std::move(*parsed);
+  return llvm::Error::success();
+}
+
 llvm::Expected<conv3d_run::RunRequest>
 conv3d_run::parseCommandLine(int argc, char **argv) {
   cl::HideUnrelatedOptions(
@@ -346,39 +384,9 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
             checkChoice("emit", emit, {"mlir", "lowered", "llvm", "ptx"}))
       return std::move(e);
 
+  if (llvm::Error e = parseCompileOptions(request.options))
+    return std::move(e);
   CompileOptions &options = request.options;
-  std::optional<Target> parsedTarget = symbolizeTarget(target);
-  if (!parsedTarget)
-    return flagError("target",
-                     "expected cpu, sm80, sm90 or sm100, got '" + target + "'");
-  options.target = *parsedTarget;
-  options.gpuChip = gpuChip;
-  options.cudaHome = cudaHome;
-  options.ptxasOptions = ptxasOptions;
-  // Checked by the pipeline's own validation (the other options are still
-  // at their valid defaults here).
-  if (llvm::Error e = verifyPipelineOptions(options))
-    return flagError("ptxas-options", llvm::toString(std::move(e)));
-  if (!gpuChip.empty() && !llvm::StringRef(gpuChip).starts_with("sm_"))
-    return flagError("gpu-chip", "expected a chip such as sm_80 or sm_90, "
-                                 "got '" +
-                                     gpuChip + "'");
-  if (llvm::Error e = checkChoice("lowering", lowering, {"igemm", "reference"}))
-    return std::move(e);
-  options.lowering = lowering == "reference" ? CpuLowering::Reference
-                                             : CpuLowering::ImplicitGemm;
-  if (llvm::Error e =
-          checkChoice("qslice", qslice, {"auto", "none", "fused", "separate"}))
-    return std::move(e);
-  options.qslice = qslice;
-  if (llvm::Error e = checkChoice("quant-placement", quantPlacement,
-                                  {"auto", "tile", "prepass"}))
-    return std::move(e);
-  options.quantPlacement = quantPlacement;
-  options.nvfp4Mode = nvfp4Mode;
-  // The pipeline's own check, which names the option.
-  if (llvm::Error e = verifyPipelineOptions(options))
-    return llvm::createStringError("--" + llvm::toString(std::move(e)));
   request.cache = CacheOptions::fromEnvironment();
   if (cacheDir.getNumOccurrences())
     request.cache.directory = cacheDir;
@@ -387,26 +395,16 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
       return flagError("no-cache", "contradicts --cache-dir");
     request.cache.directory.clear();
   }
-  if (!config.empty()) {
+  if (!options.config.empty()) {
     // Validate here so a typo is a flag error, not a compile error.
     mlir::MLIRContext context;
     std::string error;
-    if (!parseIGemmConfig(&context, config, error))
+    if (!parseIGemmConfig(&context, options.config, error))
       return flagError("config", error);
-    options.config = config;
   }
-  if (tune) {
-    if (!config.empty())
-      return flagError("tune", "chooses the tile configuration and cannot be "
-                               "combined with --config");
-    if (!emit.empty())
-      return flagError("tune", "times kernels and cannot be combined with "
-                               "--emit");
-    if (options.lowering == CpuLowering::Reference)
-      return flagError("tune", "chooses implicit-GEMM tile configurations; "
-                               "--lowering=reference has none");
-    options.tune = true;
-  }
+  if (options.tune && !emit.empty())
+    return flagError("tune", "times kernels and cannot be combined with "
+                             "--emit");
 
   if (!moduleFile.empty()) {
     // Flags that describe a convolution have no meaning for a module.

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <functional>
+
 namespace mlir {
 class RewritePatternSet;
 class RewriterBase;
@@ -28,8 +30,15 @@ class QuantizeOp;
 #include "conv3d/Conversion/Passes.h.inc"
 
 /// Patterns of `conv3d-from-linalg`: linalg 3-D convolutions to conv3d.conv,
-/// plus the folds of zero padding and zero-filled destinations.
-void populateConvFromLinalgPatterns(RewritePatternSet &patterns);
+/// plus the folds of zero padding and zero-filled destinations. A
+/// convolution for which `shouldConvert` (if set) returns false is left.
+void populateConvFromLinalgPatterns(
+    RewritePatternSet &patterns,
+    std::function<bool(Operation *)> shouldConvert = nullptr);
+
+/// conv3d-from-linalg importing only what `shouldConvert` accepts.
+std::unique_ptr<Pass>
+createConv3dFromLinalg(std::function<bool(Operation *)> shouldConvert);
 
 /// Patterns of `conv3d-to-linalg`: the reference lowering of the tensor
 /// forms of conv3d.conv (if `includeConv`), conv3d.quantize (those with

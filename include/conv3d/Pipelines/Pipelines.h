@@ -16,14 +16,19 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 
 namespace mlir {
 class OpPassManager;
+class Operation;
 } // namespace mlir
 
 namespace mlir::conv3d {
+
+class ConvOp;
+class IGemmConfigAttr;
 
 // Code generation targets are the dialect's `Target` enum
 // (conv3d/IR/Conv3dEnums.h: stringifyTarget, symbolizeTarget).
@@ -96,36 +101,74 @@ llvm::Expected<PipelineOptions> parsePipelineOptions(llvm::StringRef text);
 /// nvfp4-mode, gpu-binary-format): an error naming the value, or success.
 llvm::Error verifyPipelineOptions(const PipelineOptions &options);
 
+/// The decisions a host compiler makes per convolution, as IREE's
+/// ConvolutionToIGEMM takes them: which convolutions conv3d takes over and
+/// which tile configuration each gets. Unset hooks keep conv3d's defaults.
+/// Hooks are not options: they do not reach the engine's cache keys or a
+/// printed pipeline.
+struct ConvolutionHooks {
+  /// Called on each `linalg.conv_3d_ndhwc_dhwcf` / `linalg.conv_3d_ncdhw_fcdhw`
+  /// that conv3d-from-linalg can import; false leaves the op untouched for
+  /// the host's own lowering. Default: import every one.
+  std::function<bool(Operation *)> shouldConvert;
+  /// The tile configuration of a convolution that carries none; a null
+  /// attribute keeps the target's heuristic (and its sm80 fallback).
+  /// Called by conv3d-select-config on the tensor form and by
+  /// conv3d-implicit-gemm on memref convolutions still without one (the
+  /// ImplicitGemmOptions::selectConfig hook). A returned configuration is
+  /// checked as a forced `config=` is: one that does not fit the
+  /// convolution, or names a kernel that cannot take it, is an error on
+  /// the convolution. A configuration without a kernel (`kernel = cpu`)
+  /// is for the target's own kernel.
+  std::function<IGemmConfigAttr(ConvOp)> selectConfig;
+};
+
+/// conv3d-from-linalg restricted to the convolutions `hooks.shouldConvert`
+/// accepts. Hosts add it before the pipelines below.
+void buildConv3dImportPipeline(OpPassManager &pm,
+                               const ConvolutionHooks &hooks = {});
+
 /// The tensor-level graph passes: quant fusion, epilogue fusion, Q-slice
-/// decomposition and config selection.
-void buildConv3dGraphPipeline(OpPassManager &pm,
-                              const PipelineOptions &options);
+/// decomposition and config selection (`hooks.selectConfig` first).
+void buildConv3dGraphPipeline(OpPassManager &pm, const PipelineOptions &options,
+                              const ConvolutionHooks &hooks = {});
 
 /// One-shot bufferization (function boundaries with identity layouts) and
 /// buffer deallocation.
 void buildConv3dBufferizationPipeline(OpPassManager &pm,
                                       const PipelineOptions &options);
 
+/// The module attribute conv3d-check-allocations records (the first pass
+/// of the host-to-LLVM pipeline): the bytes of all static host allocations
+/// of the module, an i64, which the engine checks against the machine's
+/// memory before running the code.
+inline constexpr llvm::StringLiteral kHostAllocationBytesAttrName =
+    "conv3d.host_allocation_bytes";
+
 /// Lowering of loops, memrefs and scalar ops to the LLVM dialect for the
-/// host JIT.
+/// host JIT, after conv3d-check-allocations.
 void buildConv3dHostToLLVMPipeline(OpPassManager &pm);
 
 /// The CPU pipeline up to (not including) the LLVM conversion: conv3d ops
 /// on tensors to loops on memrefs.
 void buildConv3dCpuLoweringPipeline(OpPassManager &pm,
-                                    const PipelineOptions &options);
+                                    const PipelineOptions &options,
+                                    const ConvolutionHooks &hooks = {});
 
 /// The whole CPU pipeline: conv3d ops on tensors to the LLVM dialect.
-void buildConv3dCpuPipeline(OpPassManager &pm, const PipelineOptions &options);
+void buildConv3dCpuPipeline(OpPassManager &pm, const PipelineOptions &options,
+                            const ConvolutionHooks &hooks = {});
 
 /// The GPU pipeline up to (not including) the NVVM/LLVM conversion: conv3d
 /// ops on tensors to gpu.launch kernels on memrefs.
 void buildConv3dGpuLoweringPipeline(OpPassManager &pm,
-                                    const PipelineOptions &options);
+                                    const PipelineOptions &options,
+                                    const ConvolutionHooks &hooks = {});
 
 /// The whole GPU pipeline: device code to a binary embedded in the module
 /// (ptxas from `cudaHome`), host code to the LLVM dialect.
-void buildConv3dGpuPipeline(OpPassManager &pm, const PipelineOptions &options);
+void buildConv3dGpuPipeline(OpPassManager &pm, const PipelineOptions &options,
+                            const ConvolutionHooks &hooks = {});
 
 /// The chip and PTX features code for `options` is generated with.
 std::string gpuChipFor(const PipelineOptions &options);

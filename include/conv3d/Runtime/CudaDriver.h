@@ -269,10 +269,23 @@ public:
   llvm::Expected<TensorMap> encodeIm2col(const Im2colTensorMapParams &params);
   llvm::Error encodeTiled(const TiledTensorMapParams &params, TensorMap &out);
   llvm::Error encodeIm2col(const Im2colTensorMapParams &params, TensorMap &out);
-  /// A device copy of `map`, for kernels that take a pointer to their
-  /// descriptor. Copies are cached by content and live as long as the
-  /// process, so asking again for the same map costs no driver call.
-  llvm::Expected<void *> uploadTensorMap(const TensorMap &map);
+  /// A device copy of `map`, for a kernel that takes a pointer to its
+  /// descriptor and is launched on `stream` (null: a stream not known here;
+  /// the copy is then complete on return). The upload is ordered on
+  /// `stream` (cuMemcpyHtoDAsync from pinned memory, no synchronization); a
+  /// kernel on another stream asking for the same map while it is in
+  /// flight waits for it by an event. Copies are cached by content in a
+  /// bounded set of slots (TensorMapSlots.h: 2 x 2048 maps, 512 KiB); asking
+  /// again for a map whose upload is known complete costs no driver call.
+  llvm::Expected<void *> uploadTensorMap(const TensorMap &map,
+                                         void *stream = nullptr);
+  /// The device copy of the map `params` encode, as uploadTensorMap gives
+  /// it, found by the parameters first: a repeated call neither verifies
+  /// nor encodes.
+  llvm::Expected<void *> deviceTensorMap(const TiledTensorMapParams &params,
+                                         void *stream);
+  llvm::Expected<void *> deviceTensorMap(const Im2colTensorMapParams &params,
+                                         void *stream);
 
   struct Impl;
 

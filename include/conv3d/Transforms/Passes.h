@@ -108,6 +108,19 @@ FailureOr<scf::ForallOp> lowerConvToImplicitGemm(RewriterBase &rewriter,
 void populateImplicitGemmPatterns(RewritePatternSet &patterns,
                                   const ImplicitGemmOptions &options);
 
+//===----------------------------------------------------------------------===//
+// Passes with a host compiler's hooks (ConvolutionHooks, Pipelines.h)
+//===----------------------------------------------------------------------===//
+
+/// conv3d-select-config asking `selectConfig` first for each convolution
+/// without a config; its answer is checked as a forced config is.
+std::unique_ptr<Pass>
+createConv3dSelectConfig(const Conv3dSelectConfigOptions &options,
+                         std::function<IGemmConfigAttr(ConvOp)> selectConfig);
+
+/// conv3d-implicit-gemm with the hooks of `options`.
+std::unique_ptr<Pass> createConv3dImplicitGemm(ImplicitGemmOptions options);
+
 #define GEN_PASS_REGISTRATION
 #include "conv3d/Transforms/Passes.h.inc"
 

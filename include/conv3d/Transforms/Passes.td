@@ -146,4 +146,27 @@ def Conv3dImplicitGemm : Pass<"conv3d-implicit-gemm"> {
   ];
 }
 
+def Conv3dCheckAllocations : Pass<"conv3d-check-allocations", "::mlir::ModuleOp"> {
+  let summary = "Size-check the host buffers compiled code allocates";
+  let description = [{
+    Host code frees nothing it cannot allocate: each `memref.alloc` and
+    `memref.alloca` of static shape outside GPU code (the temporaries of
+    bufferization, split-K and Q-slice workspaces, the NVFP4 prepass) has
+    its byte count computed with overflow checks, and one that needs more
+    than 2^63 bytes is an error naming its type (lowered as is, its size
+    would wrap and `malloc` would return a buffer too small). The sum over
+    the module, an upper bound of what the code holds at once, is recorded
+    as the module attribute `conv3d.host_allocation_bytes`, which the engine
+    checks against the machine's memory before it runs the code (an error
+    naming the bytes, never an out-of-memory abort). With `max-bytes`, an
+    allocation or a total above it is an error here. Allocations of dynamic
+    shape are not counted.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"0",
+           "Refuse an allocation, or a module total, above this many bytes "
+           "(0: no limit)">
+  ];
+}
+
 #endif // CONV3D_TRANSFORMS_PASSES_TD

@@ -127,9 +127,16 @@ struct ImportedConv {
   SmallVector<int64_t> strides, dilations;
 };
 
+/// The host's choice of convolutions (ConvolutionHooks::shouldConvert);
+/// null takes every one.
+using ShouldConvertFn = std::function<bool(Operation *)>;
+
 template <typename LinalgConvOp>
 FailureOr<ImportedConv> matchImportable(LinalgConvOp op,
-                                        PatternRewriter &rewriter) {
+                                        PatternRewriter &rewriter,
+                                        const ShouldConvertFn &shouldConvert) {
+  if (shouldConvert && !shouldConvert(op))
+    return rewriter.notifyMatchFailure(op, "left to the host by its hook");
   if (!op.hasPureTensorSemantics())
     return rewriter.notifyMatchFailure(op, "only tensors are imported");
   ImportedConv conv{
@@ -149,11 +156,13 @@ FailureOr<ImportedConv> matchImportable(LinalgConvOp op,
 
 /// linalg.conv_3d_ndhwc_dhwcf: the same layouts as conv3d.conv with QRSCF.
 struct ImportNdhwcConv : OpRewritePattern<linalg::Conv3DNdhwcDhwcfOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ImportNdhwcConv(MLIRContext *context, ShouldConvertFn shouldConvert)
+      : OpRewritePattern(context), shouldConvert(std::move(shouldConvert)) {}
 
   LogicalResult matchAndRewrite(linalg::Conv3DNdhwcDhwcfOp op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<ImportedConv> matched = matchImportable(op, rewriter);
+    FailureOr<ImportedConv> matched =
+        matchImportable(op, rewriter, shouldConvert);
     if (failed(matched))
       return failure();
     auto [input, filter, init, strides, dilations] = *matched;
@@ -177,16 +186,20 @@ struct ImportNdhwcConv : OpRewritePattern<linalg::Conv3DNdhwcDhwcfOp> {
         /*config=*/IGemmConfigAttr());
     return success();
   }
+
+  ShouldConvertFn shouldConvert;
 };
 
 /// linalg.conv_3d_ncdhw_fcdhw: transposes to NDHWC and FQRSC (the filter
 /// needs only its channel dimension moved last), and the result back.
 struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ImportNcdhwConv(MLIRContext *context, ShouldConvertFn shouldConvert)
+      : OpRewritePattern(context), shouldConvert(std::move(shouldConvert)) {}
 
   LogicalResult matchAndRewrite(linalg::Conv3DNcdhwFcdhwOp op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<ImportedConv> matched = matchImportable(op, rewriter);
+    FailureOr<ImportedConv> matched =
+        matchImportable(op, rewriter, shouldConvert);
     if (failed(matched))
       return failure();
     auto [input, filter, init, strides, dilations] = *matched;
@@ -243,21 +256,36 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  ShouldConvertFn shouldConvert;
 };
 
 struct Conv3dFromLinalgPass
     : mlir::conv3d::impl::Conv3dFromLinalgBase<Conv3dFromLinalgPass> {
+  Conv3dFromLinalgPass() = default;
+  explicit Conv3dFromLinalgPass(ShouldConvertFn shouldConvert)
+      : shouldConvert(std::move(shouldConvert)) {}
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateConvFromLinalgPatterns(patterns);
+    populateConvFromLinalgPatterns(patterns, shouldConvert);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
+
+  ShouldConvertFn shouldConvert;
 };
 
 } // namespace
 
-void mlir::conv3d::populateConvFromLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<ImportNdhwcConv, ImportNcdhwConv>(patterns.getContext());
+void mlir::conv3d::populateConvFromLinalgPatterns(
+    RewritePatternSet &patterns, ShouldConvertFn shouldConvert) {
+  patterns.add<ImportNdhwcConv, ImportNcdhwConv>(patterns.getContext(),
+                                                 shouldConvert);
   ConvOp::getCanonicalizationPatterns(patterns, patterns.getContext());
+}
+
+std::unique_ptr<Pass>
+mlir::conv3d::createConv3dFromLinalg(ShouldConvertFn shouldConvert) {
+  return std::make_unique<Conv3dFromLinalgPass>(std::move(shouldConvert));
 }

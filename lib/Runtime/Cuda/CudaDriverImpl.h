@@ -13,9 +13,11 @@
 #define CONV3D_LIB_RUNTIME_CUDA_CUDADRIVERIMPL_H
 
 #include "conv3d/Runtime/CudaDriver.h"
+#include "conv3d/Runtime/TensorMapSlots.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/Twine.h"
 
 #include <cuda.h>
@@ -94,7 +96,10 @@
   X(cuLaunchKernel)                                                            \
   X(cuLaunchKernelEx)                                                          \
   X(cuTensorMapEncodeTiled)                                                    \
-  X(cuTensorMapEncodeIm2col)
+  X(cuTensorMapEncodeIm2col)                                                   \
+  X(cuMemAllocHost)                                                            \
+  X(cuEventQuery)                                                              \
+  X(cuCtxSynchronize)
 
 // A named namespace, not an anonymous one: CudaDriver::Impl has external
 // linkage and holds a DriverApi, so the type must be the same one in every
@@ -153,12 +158,24 @@ struct CudaDriver::Impl {
   std::mutex mutex; // guards everything below
   /// Allocations made by cuMemAllocAsync, which cuMemFreeAsync frees.
   llvm::DenseSet<CUdeviceptr> streamOrdered;
+  /// The functions getFunction found, per module (until it is unloaded).
+  llvm::DenseMap<CUmodule, llvm::StringMap<CUfunction>> functions;
   /// The dynamic shared memory limit each function was raised to.
   llvm::DenseMap<CUfunction, uint32_t> sharedLimits;
-  /// Device copies of tensor maps, suballocated from slabs.
-  std::map<std::array<uint64_t, 16>, CUdeviceptr> tensorMaps;
-  CUdeviceptr slab = 0;
-  size_t slabUsed = 0;
+  /// Device copies of tensor maps (CudaDriverTensorMaps.cpp): which slot
+  /// holds which map, found by content or by encoding parameters; a bounded
+  /// number of slots in two generations.
+  static constexpr size_t kTensorMapsPerGeneration = 2048;
+  TensorMapSlots mapSlots{kTensorMapsPerGeneration};
+  CUdeviceptr mapDevice = 0;    ///< mapSlots.capacity() maps
+  TensorMap *mapHost = nullptr; ///< pinned mirror the uploads copy from
+  /// A slot's upload possibly in flight on `stream` (event null once known
+  /// complete): a kernel that asks for the map meanwhile waits for `event`.
+  struct PendingUpload {
+    CUevent event = nullptr;
+    CUstream stream = nullptr;
+  };
+  std::vector<PendingUpload> mapUploads;
 };
 
 namespace cuda {

@@ -68,6 +68,7 @@ Error CudaDriver::unloadModule(void *module) {
       // A later module's functions may reuse the handles.
       std::lock_guard<std::mutex> lock(impl->mutex);
       impl->sharedLimits.clear();
+      impl->functions.erase(static_cast<CUmodule>(module));
     }
     return CONV3D_CU(cuModuleUnload, static_cast<CUmodule>(module));
   });
@@ -76,14 +77,25 @@ Error CudaDriver::unloadModule(void *module) {
 Expected<void *> CudaDriver::getFunction(void *module, llvm::StringRef name) {
   if (!module)
     return makeError("getFunction(" + name + "): no module");
+  // Lowered host code asks on every launch; the answer is fixed until the
+  // module is unloaded.
+  auto cuModule = static_cast<CUmodule>(module);
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    auto found = impl->functions.find(cuModule);
+    if (found != impl->functions.end())
+      if (auto it = found->second.find(name); it != found->second.end())
+        return static_cast<void *>(it->second);
+  }
   return withContext(*impl, [&](const DriverApi &api) -> Expected<void *> {
     CUfunction function = nullptr;
     std::string nameString = name.str();
-    if (Error err =
-            CONV3D_CU(cuModuleGetFunction, &function,
-                      static_cast<CUmodule>(module), nameString.c_str()))
+    if (Error err = CONV3D_CU(cuModuleGetFunction, &function, cuModule,
+                              nameString.c_str()))
       return makeError("kernel '" + name +
                        "': " + llvm::toString(std::move(err)));
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    impl->functions[cuModule][name] = function;
     return static_cast<void *>(function);
   });
 }

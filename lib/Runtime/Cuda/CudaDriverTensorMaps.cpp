@@ -121,35 +121,198 @@ CudaDriver::encodeIm2col(const Im2colTensorMapParams &params) {
 //===----------------------------------------------------------------------===//
 // Device copies
 //===----------------------------------------------------------------------===//
+//
+// Each slot of mapSlots has a device copy and a pinned host mirror that the
+// copy is uploaded from (a slot's mirror never changes while an upload from
+// it may be in flight: slots are rewritten only after cuCtxSynchronize).
+// With the kernel's stream known, the upload is a cuMemcpyHtoDAsync on it:
+// ordered before the kernel, no synchronization. An event recorded after it
+// lets kernels on other streams wait for it until it is known complete.
 
-Expected<void *> CudaDriver::uploadTensorMap(const TensorMap &map) {
-  return withContext(*impl, [&](const DriverApi &api) -> Expected<void *> {
-    std::lock_guard<std::mutex> lock(impl->mutex);
-    auto it = impl->tensorMaps.find(map.opaque);
-    if (it != impl->tensorMaps.end())
-      return reinterpret_cast<void *>(it->second);
+namespace {
 
-    // A map is 128 bytes, far less than one cuMemAlloc costs in alignment
-    // and time, so maps share slabs.
-    constexpr size_t kSlabBytes = 64 * 1024; // 512 maps
-    if (!impl->slab || impl->slabUsed + sizeof(TensorMap) > kSlabBytes) {
-      CUdeviceptr slab = 0;
-      if (Error err = CONV3D_CU(cuMemAlloc, &slab, kSlabBytes))
+/// The bytes of `values`, appended to a cache key.
+template <typename Range> void appendKey(std::string &key, const Range &range) {
+  uint64_t count = std::size(range);
+  key.append(reinterpret_cast<const char *>(&count), sizeof(count));
+  for (auto value : range) {
+    int64_t word = int64_t(value);
+    key.append(reinterpret_cast<const char *>(&word), sizeof(word));
+  }
+}
+
+std::string keyOf(const TiledTensorMapParams &params) {
+  std::string key = "tiled";
+  appendKey(key,
+            std::initializer_list<uint64_t>{
+                uint64_t(params.dataType),
+                uint64_t(reinterpret_cast<uintptr_t>(params.globalAddress)),
+                uint64_t(params.interleave), uint64_t(params.swizzle),
+                uint64_t(params.l2Promotion), uint64_t(params.oobFill)});
+  appendKey(key, params.globalDim);
+  appendKey(key, params.globalStrides);
+  appendKey(key, params.boxDim);
+  appendKey(key, params.elementStrides);
+  return key;
+}
+
+std::string keyOf(const Im2colTensorMapParams &params) {
+  std::string key = "im2col";
+  appendKey(key,
+            std::initializer_list<uint64_t>{
+                uint64_t(params.dataType),
+                uint64_t(reinterpret_cast<uintptr_t>(params.globalAddress)),
+                params.channelsPerPixel, params.pixelsPerColumn,
+                uint64_t(params.interleave), uint64_t(params.swizzle),
+                uint64_t(params.l2Promotion), uint64_t(params.oobFill)});
+  appendKey(key, params.globalDim);
+  appendKey(key, params.globalStrides);
+  appendKey(key, params.pixelBoxLowerCorner);
+  appendKey(key, params.pixelBoxUpperCorner);
+  appendKey(key, params.elementStrides);
+  return key;
+}
+
+std::string keyOf(const TensorMap &map) {
+  return "content" +
+         std::string(reinterpret_cast<const char *>(map.opaque.data()),
+                     sizeof(map.opaque));
+}
+
+void *slotAddress(const CudaDriver::Impl &impl, size_t slot) {
+  return reinterpret_cast<void *>(impl.mapDevice + slot * sizeof(TensorMap));
+}
+
+/// Makes slot `slot`'s upload visible to a kernel on `stream` (null: a
+/// stream not known here, so it waits for it). Called with impl.mutex held.
+Error readyFor(CudaDriver::Impl &impl, const DriverApi &api, size_t slot,
+               CUstream stream) {
+  CudaDriver::Impl::PendingUpload &pending = impl.mapUploads[slot];
+  // Even on the upload's own stream: a stream handle may have been destroyed
+  // and reused since, so the event is the only reliable order.
+  if (!pending.event)
+    return Error::success();
+  CUresult state =
+      api.cuEventQuery ? api.cuEventQuery(pending.event) : CUDA_ERROR_NOT_READY;
+  if (state == CUDA_ERROR_NOT_READY) {
+    if (stream)
+      return CONV3D_CU(cuStreamWaitEvent, stream, pending.event, 0u);
+    if (Error err = CONV3D_CU(cuEventSynchronize, pending.event))
+      return err;
+  } else if (Error err = checkResult(api, state, "cuEventQuery")) {
+    return err;
+  }
+  CUevent event = std::exchange(pending.event, nullptr);
+  return CONV3D_CU(cuEventDestroy, event);
+}
+
+/// Writes `map` into a new slot and uploads it for `stream`; the slot's
+/// address. Called with impl.mutex held.
+Expected<size_t> uploadIntoNewSlot(CudaDriver::Impl &impl, const DriverApi &api,
+                                   const TensorMap &map, CUstream stream) {
+  if (!impl.mapDevice) {
+    size_t bytes = impl.mapSlots.capacity() * sizeof(TensorMap);
+    CUdeviceptr device = 0;
+    if (Error err = CONV3D_CU(cuMemAlloc, &device, bytes))
+      return std::move(err);
+    void *host = nullptr;
+    if (Error err = CONV3D_CU(cuMemAllocHost, &host, bytes))
+      return std::move(err);
+    impl.mapDevice = device;
+    impl.mapHost = static_cast<TensorMap *>(host);
+    impl.mapUploads.resize(impl.mapSlots.capacity());
+  }
+  TensorMapSlots::Allocation allocation = impl.mapSlots.allocate();
+  if (allocation.reusesRetired) {
+    // Kernels enqueued on any stream may still read the retired maps.
+    if (Error err = callDriver(api, api.cuCtxSynchronize, "cuCtxSynchronize"))
+      return std::move(err);
+    for (size_t slot = allocation.droppedBegin; slot < allocation.droppedEnd;
+         ++slot)
+      if (CUevent event = std::exchange(impl.mapUploads[slot].event, nullptr))
+        if (Error err = CONV3D_CU(cuEventDestroy, event))
+          return std::move(err);
+  }
+  size_t slot = allocation.slot;
+  impl.mapHost[slot] = map;
+  CUdeviceptr device = toDevice(slotAddress(impl, slot));
+  if (!stream) {
+    // Pinned source: the copy has landed when cuMemcpyHtoD returns.
+    if (Error err = CONV3D_CU(cuMemcpyHtoD, device, &impl.mapHost[slot],
+                              sizeof(TensorMap)))
+      return std::move(err);
+    return slot;
+  }
+  if (Error err = CONV3D_CU(cuMemcpyHtoDAsync, device, &impl.mapHost[slot],
+                            sizeof(TensorMap), stream))
+    return std::move(err);
+  CUevent event = nullptr;
+  if (Error err =
+          CONV3D_CU(cuEventCreate, &event, unsigned(CU_EVENT_DISABLE_TIMING)))
+    return std::move(err);
+  impl.mapUploads[slot] = {event, stream};
+  if (Error err = CONV3D_CU(cuEventRecord, event, stream))
+    return std::move(err);
+  return slot;
+}
+
+/// The device copy of the map that `encode` produces, found by `key` (the
+/// encoding parameters) without encoding when it is held.
+template <typename EncodeFn>
+Expected<void *> deviceMapFor(CudaDriver::Impl &impl, const std::string &key,
+                              void *stream, EncodeFn encode) {
+  CUstream cuStream = static_cast<CUstream>(stream);
+  {
+    // The hit path: no driver call once the upload is known complete.
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    if (std::optional<size_t> slot = impl.mapSlots.lookup(key))
+      if (!impl.mapUploads[*slot].event)
+        return slotAddress(impl, *slot);
+  }
+  return withContext(impl, [&](const DriverApi &api) -> Expected<void *> {
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    if (std::optional<size_t> slot = impl.mapSlots.lookup(key)) {
+      if (Error err = readyFor(impl, api, *slot, cuStream))
         return std::move(err);
-      impl->slab = slab;
-      impl->slabUsed = 0;
+      return slotAddress(impl, *slot);
     }
-    CUdeviceptr copy = impl->slab + impl->slabUsed;
-    // A copy from pageable memory may return before it lands; synchronizing
-    // the null stream makes the map visible to kernels on any stream.
-    if (Error err =
-            CONV3D_CU(cuMemcpyHtoD, copy, map.opaque.data(), sizeof(TensorMap)))
-      return std::move(err);
-    if (Error err =
-            CONV3D_CU(cuStreamSynchronize, static_cast<CUstream>(nullptr)))
-      return std::move(err);
-    impl->slabUsed += sizeof(TensorMap);
-    impl->tensorMaps.emplace(map.opaque, copy);
-    return reinterpret_cast<void *>(copy);
+    Expected<TensorMap> map = encode();
+    if (!map)
+      return map.takeError();
+    std::string content = keyOf(*map);
+    std::optional<size_t> slot = impl.mapSlots.lookup(content);
+    if (slot) {
+      if (Error err = readyFor(impl, api, *slot, cuStream))
+        return std::move(err);
+    } else {
+      Expected<size_t> fresh = uploadIntoNewSlot(impl, api, *map, cuStream);
+      if (!fresh)
+        return fresh.takeError();
+      slot = *fresh;
+      impl.mapSlots.alias(content, *slot);
+    }
+    if (key != content)
+      impl.mapSlots.alias(key, *slot);
+    return slotAddress(impl, *slot);
   });
+}
+
+} // namespace
+
+Expected<void *> CudaDriver::uploadTensorMap(const TensorMap &map,
+                                             void *stream) {
+  return deviceMapFor(*impl, keyOf(map), stream,
+                      [&]() -> Expected<TensorMap> { return map; });
+}
+
+Expected<void *> CudaDriver::deviceTensorMap(const TiledTensorMapParams &params,
+                                             void *stream) {
+  return deviceMapFor(*impl, keyOf(params), stream,
+                      [&] { return encodeTiled(params); });
+}
+
+Expected<void *>
+CudaDriver::deviceTensorMap(const Im2colTensorMapParams &params, void *stream) {
+  return deviceMapFor(*impl, keyOf(params), stream,
+                      [&] { return encodeIm2col(params); });
 }

@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/Twine.h"
 
+#include <atomic>
 #include <cstring>
 #include <limits>
 
@@ -435,25 +436,20 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
     if (i != rank - 1)
       params.globalStrides.push_back(uint64_t(view.strides[i] * elementBytes));
   }
-  Expected<TensorMap> map = driver->encodeTiled(params);
-  if (!map) {
-    defer(self, map.takeError());
-    return nullptr;
-  }
-  return valueOr<void *>(self, driver->uploadTensorMap(*map), nullptr);
+  return valueOr<void *>(self, driver->deviceTensorMap(params, currentStream),
+                         nullptr);
 }
 
-/// Uploads an encoded map (the driver's cache of device copies), or records
-/// the error and returns 0: host code skips the launch on 0, so a refused
-/// descriptor is an error from the run, never a kernel fault.
-static int64_t uploadOrDefer(const char *self, CudaDriver &driver,
-                             Expected<TensorMap> map) {
-  if (!map) {
-    defer(self, map.takeError());
-    return 0;
-  }
-  return reinterpret_cast<int64_t>(
-      valueOr<void *>(self, driver.uploadTensorMap(*map), nullptr));
+/// The device copy of the map `params` encode (the driver's cache, keyed by
+/// the parameters; uploaded on the borrowed stream the kernel is launched
+/// on), or records the error and returns 0: host code skips the launch on
+/// 0, so a refused descriptor is an error from the run, never a kernel
+/// fault.
+template <typename Params>
+static int64_t deviceMapOrDefer(const char *self, CudaDriver &driver,
+                                const Params &params) {
+  return reinterpret_cast<int64_t>(valueOr<void *>(
+      self, driver.deviceTensorMap(params, currentStream), nullptr));
 }
 
 extern "C" int64_t conv3dTmaIm2colDescriptor(
@@ -484,7 +480,7 @@ extern "C" int64_t conv3dTmaIm2colDescriptor(
   params.elementStrides = {1, uint32_t(strideW), uint32_t(strideH),
                            uint32_t(strideD), 1};
   params.swizzle = TensorMapSwizzle(swizzle);
-  return uploadOrDefer(self, *driver, driver->encodeIm2col(params));
+  return deviceMapOrDefer(self, *driver, params);
 }
 
 extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
@@ -507,11 +503,18 @@ extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
   params.globalStrides = {uint64_t(stride1 * bytes), uint64_t(stride2 * bytes)};
   params.boxDim = {uint32_t(box0), uint32_t(box1), uint32_t(box2)};
   params.swizzle = TensorMapSwizzle(swizzle);
-  return uploadOrDefer(self, *driver, driver->encodeTiled(params));
+  return deviceMapOrDefer(self, *driver, params);
 }
 
 extern "C" int64_t conv3dMultiprocessorCount() {
   const char *self = "conv3dMultiprocessorCount";
+  // Asked on every persistent launch; the device never changes once the
+  // driver is up, so its count is read once (DeviceInfo is a copy with a
+  // name string).
+  static std::atomic<int64_t> cached{0};
+  if (int64_t count = cached.load(std::memory_order_relaxed);
+      count && !CudaDriver::hasDeferredError())
+    return count;
   CudaDriver *driver = activeDriver(self);
   if (!driver)
     return 1;
@@ -520,7 +523,9 @@ extern "C" int64_t conv3dMultiprocessorCount() {
     defer(self, info.takeError());
     return 1;
   }
-  return std::max(1, info->multiprocessors);
+  int64_t count = std::max(1, info->multiprocessors);
+  cached.store(count, std::memory_order_relaxed);
+  return count;
 }
 
 extern "C" void mgpuSetDefaultDevice(int32_t device) {
