@@ -234,10 +234,15 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
     blockSize = quant->getBlockSize();
   MLIRContext *context = conv.getContext();
   if (target == Target::sm90 || target == Target::sm100) {
-    std::optional<std::string> problem =
-        getTmaKernelProblem(geometry, conv.getFilterLayout(),
-                            getElementTypeOrSelf(conv.getInput().getType()),
-                            /*quantizesInTile=*/blockSize.has_value(), target);
+    std::optional<std::string> problem;
+    if (conv.hasHistoryOrPrologue())
+      problem = "its history operand or input prologue is read by the sm80 "
+                "kernel's loaders only";
+    else
+      problem = getTmaKernelProblem(
+          geometry, conv.getFilterLayout(),
+          getElementTypeOrSelf(conv.getInput().getType()),
+          /*quantizesInTile=*/blockSize.has_value(), target);
     if (problem) {
       conv.emitRemark() << "conv3d: the " << stringifyTarget(target)
                         << " kernel cannot take this convolution (" << *problem

@@ -112,6 +112,44 @@ void quantizeTileRows(const LoopBuilder &lb, Value tile, Value amax,
   });
 }
 
+/// Reads input voxel (n, d, h, w) at channel c (indices of the input
+/// operand) and applies the op's prologue, if any: the RMS norm statistic
+/// is a loop over the voxel's channels.
+Value loadInputWithPrologue(const LoopBuilder &lb, LoadIm2colTileOp op,
+                            ArrayRef<Value> indices, int64_t channels) {
+  OpBuilder &b = lb.b;
+  Location loc = lb.loc;
+  Value input = op.getInput();
+  Value x = memref::LoadOp::create(b, loc, input, indices);
+  if (!op.hasPrologue())
+    return x;
+  Value normScale, gamma, beta;
+  Value c = indices[4];
+  if (op.getNormGamma()) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    auto sum = scf::ForOp::create(b, loc, lb.index(0), lb.index(channels),
+                                  lb.index(1), ValueRange{zero});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(sum.getBody());
+      SmallVector<Value> voxel(indices.begin(), indices.end());
+      voxel[4] = sum.getInductionVar();
+      Value v = emitFloatCast(
+          b, loc, memref::LoadOp::create(b, loc, input, voxel), b.getF32Type());
+      Value next = arith::AddFOp::create(b, loc, sum.getRegionIterArg(0),
+                                         arith::MulFOp::create(b, loc, v, v));
+      scf::YieldOp::create(b, loc, next);
+    }
+    float eps = op.getNormEpsAttr().getValue().convertToFloat();
+    normScale = emitRmsNormScale(b, loc, sum.getResult(0), channels, eps);
+    gamma = memref::LoadOp::create(b, loc, op.getNormGamma(), ValueRange{c});
+    if (op.getNormBeta())
+      beta = memref::LoadOp::create(b, loc, op.getNormBeta(), ValueRange{c});
+  }
+  return emitInputPrologue(b, loc, x, normScale, gamma, beta,
+                           op.getInputActivation(), x.getType());
+}
+
 struct LowerLoadIm2colTile : OpRewritePattern<LoadIm2colTileOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -124,6 +162,8 @@ struct LowerLoadIm2colTile : OpRewritePattern<LoadIm2colTileOp> {
     ArrayRef<int64_t> tileShape = shapeOf(op.getTile());
     Type elem = getElementTypeOrSelf(op.getTile().getType());
     Value m0 = op.getM0(), k0 = op.getK0(), kEnd = op.getKEnd();
+    // Depth coordinates below historyDepth read the history operand.
+    int64_t historyDepth = op.getHistory() ? g.historyDepth : 0;
     lb.forRange(tileShape[0], [&](Value i) {
       IRIndexMath math = lb.math();
       Value m = math.add(m0, i);
@@ -142,8 +182,35 @@ struct LowerLoadIm2colTile : OpRewritePattern<LoadIm2colTileOp> {
           indices.push_back(lb.clamp(coord, g.inputSize[axis]));
         }
         indices.push_back(tap[3]);
-        Value x =
-            memref::LoadOp::create(rewriter, lb.loc, op.getInput(), indices);
+        // Every load is in bounds (coordinates clamped); the select zeroes
+        // the halo, rows past M and columns past k_end.
+        Value x;
+        if (!op.getHistory() && !op.hasPrologue()) {
+          x = memref::LoadOp::create(rewriter, lb.loc, op.getInput(), indices);
+        } else {
+          // Depth d of concat(history, input): history[d] when d < Dh, else
+          // input[d - Dh], the prologue applied; both read at clamped
+          // depths, one selected. An empty operand is never read.
+          Value depth = indices[1];
+          int64_t inputDepth = g.inputOperandDepth();
+          Value fromInput = lb.zeroOf(elem), fromHistory = lb.zeroOf(elem);
+          if (inputDepth > 0) {
+            SmallVector<Value> at = indices;
+            at[1] = lb.clamp(lb.math().add(depth, lb.index(-historyDepth)),
+                             inputDepth);
+            fromInput = loadInputWithPrologue(lb, op, at, g.channels);
+          }
+          if (historyDepth > 0) {
+            SmallVector<Value> at = indices;
+            at[1] = lb.clamp(depth, historyDepth);
+            fromHistory =
+                memref::LoadOp::create(rewriter, lb.loc, op.getHistory(), at);
+          }
+          x = historyDepth == 0
+                  ? fromInput
+                  : lb.select(lb.below(depth, lb.index(historyDepth)),
+                              fromHistory, fromInput);
+        }
         Value v = lb.select(valid, x, lb.zeroOf(elem));
         memref::StoreOp::create(rewriter, lb.loc, v, op.getTile(),
                                 ValueRange{i, j});

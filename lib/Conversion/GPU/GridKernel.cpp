@@ -90,6 +90,13 @@ LogicalResult mlir::conv3d::checkGpuOperands(const GridKernel &kernel,
     return grid.emitError() << target << " needs the filter's element type ("
                             << getElementTypeOrSelf(filter.getType())
                             << ") to be the input's (" << inElem << ")";
+  // The GPU loaders read one contiguous, untransformed input so far; a
+  // history operand or a prologue must not be dropped silently.
+  if (kernel.im2col.getHistory() || kernel.im2col.hasPrologue())
+    return grid.emitError()
+           << target
+           << " does not read a history operand or apply an input prologue "
+              "yet; compile this convolution for the CPU target";
   // Vector and TMA accesses run along the channels (input, output,
   // residual, bias) and along the filter's contiguous axis.
   for (auto [operand, name] :
