@@ -13,7 +13,13 @@ def Conv3dFromLinalg : Pass<"conv3d-from-linalg"> {
     NDHWC / FQRSC and back) on tensors into `conv3d.conv`. A `tensor.pad`
     producer of the input that pads only spatial dimensions with zero folds
     into the padding attribute, and a zero `linalg.fill` destination folds
-    into `overwrite`. Convolutions it cannot convert (other element types,
+    into `overwrite`. What a video VAE decoder puts in front of a causal
+    convolution folds too: a `tensor.concat` of two tensors along depth
+    (cached frames, new input) becomes the `history` operand, and an
+    elementwise `linalg.generic` computing ReLU, SiLU or GELU-tanh of the
+    input becomes `input_activation` (not after a history or quantization
+    was folded, which the prologue would then wrongly apply to). RMS norms
+    are not recognized yet. Convolutions it cannot convert (other element types,
     memrefs, non-zero padding values, dynamic channel or window sizes) stay
     untouched.
 

@@ -4,12 +4,16 @@
 // hands convolutions over: the named linalg 3-D convolutions on tensors
 // become conv3d.conv. Padding that a front end materialized as a zero
 // `tensor.pad` goes back into the op's padding attribute, so causal temporal
-// padding never costs a copy.
+// padding never costs a copy. What video VAE decoders put in front of a
+// causal convolution folds the same way: a `tensor.concat` of cached frames
+// and the new input along depth becomes the history operand, and an
+// elementwise activation of the input becomes the input prologue's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -245,6 +249,70 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
   }
 };
 
+/// conv(concat(h, x) along depth)  ==>  conv(x) with history h. The
+/// concatenation is never materialized; padding keeps applying to it. Not
+/// when the conv already has a history or a prologue (which would then
+/// apply to h as well), nor for concatenations of more than two tensors.
+struct FoldConcatIntoHistory : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (!conv.hasTensorSemantics() || conv.hasHistoryOrPrologue())
+      return rewriter.notifyMatchFailure(conv, "tensor conv without history "
+                                               "or prologue expected");
+    auto concat = conv.getInput().getDefiningOp<tensor::ConcatOp>();
+    if (!concat || concat.getDim() != 1 || concat.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(
+          conv, "input is not a concatenation of two tensors along depth");
+    Value history = concat.getInputs()[0], input = concat.getInputs()[1];
+    if (getElementTypeOrSelf(history.getType()) !=
+        getElementTypeOrSelf(input.getType()))
+      return rewriter.notifyMatchFailure(conv, "mixed element types");
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(input);
+      conv.getHistoryMutable().assign(history);
+    });
+    return success();
+  }
+};
+
+/// conv(act(x)) with an elementwise activation generic  ==>  conv(x) with
+/// input_activation = act, applied as the input is loaded. The history, if
+/// any, is not the generic's output, so it stays untransformed, as the
+/// prologue's semantics say; the halo stays zero (act(0) = 0 for ReLU, SiLU
+/// and GELU-tanh, so a pad after the activation folds either way).
+struct FoldActivationIntoPrologue : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (!conv.hasTensorSemantics() || conv.hasPrologue() ||
+        conv.getInputQuant())
+      return rewriter.notifyMatchFailure(
+          conv, "tensor conv without prologue or quantization expected");
+    auto generic = conv.getInput().getDefiningOp<linalg::GenericOp>();
+    if (!generic || generic.getNumDpsInputs() != 1 ||
+        generic.getNumDpsInits() != 1 || generic.getNumResults() != 1 ||
+        generic.getNumParallelLoops() != generic.getNumLoops() ||
+        !llvm::all_of(generic.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      return rewriter.notifyMatchFailure(conv, "input is not elementwise");
+    Value source = generic.getDpsInputs()[0];
+    if (source.getType() != conv.getInput().getType())
+      return rewriter.notifyMatchFailure(conv, "activation changes the type");
+    std::optional<Activation> activation =
+        matchActivationBody(generic.getRegion().front());
+    if (!activation)
+      return rewriter.notifyMatchFailure(conv, "not an activation");
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(source);
+      conv.setInputActivation(*activation);
+    });
+    return success();
+  }
+};
+
 struct Conv3dFromLinalgPass
     : mlir::conv3d::impl::Conv3dFromLinalgBase<Conv3dFromLinalgPass> {
   void runOnOperation() override {
@@ -258,6 +326,7 @@ struct Conv3dFromLinalgPass
 } // namespace
 
 void mlir::conv3d::populateConvFromLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<ImportNdhwcConv, ImportNcdhwConv>(patterns.getContext());
+  patterns.add<ImportNdhwcConv, ImportNcdhwConv, FoldConcatIntoHistory,
+               FoldActivationIntoPrologue>(patterns.getContext());
   ConvOp::getCanonicalizationPatterns(patterns, patterns.getContext());
 }
