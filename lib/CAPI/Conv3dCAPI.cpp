@@ -231,14 +231,17 @@ static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c,
                                        const conv3d_input_ext *ext) {
   if (!ext)
     return toSpec(c);
+  if (ext->history_depth < 0)
+    return llvm::createStringError("history_depth must be >= 0, got " +
+                                   std::to_string(ext->history_depth));
   conv3d_spec base = c;
-  // The geometry's depth is the concatenation's.
-  base.depth = c.depth + std::max<int64_t>(ext->history_depth, 0);
+  // The geometry's depth is the concatenation's (a depth past int64 fails
+  // validation below as a dynamic size).
+  if (__builtin_add_overflow(c.depth, ext->history_depth, &base.depth))
+    return llvm::createStringError("depth + history_depth overflows int64");
   llvm::Expected<ConvSpec> spec = toSpec(base);
   if (!spec)
     return spec.takeError();
-  if (ext->history_depth < 0)
-    return llvm::createStringError("history_depth must be >= 0");
   spec->geometry.historyDepth = ext->history_depth;
   if (ext->input_activation < CONV3D_ACT_NONE ||
       ext->input_activation > CONV3D_ACT_GELU_TANH)

@@ -462,6 +462,9 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   if (historyDepth < 0)
     return flagError("history-depth", "must be >= 0");
   spec.geometry.addHistory(historyDepth);
+  if (spec.geometry.inputSize[0] == ConvGeometry::kDynamic)
+    return flagError("history-depth",
+                     "the input depth plus the history depth overflows int64");
   std::optional<Activation> inAct = symbolizeActivation(inputActivation);
   if (!inAct)
     return flagError("input-activation",

@@ -79,12 +79,13 @@ struct ConvGeometry {
   int64_t historyDepth = 0;
 
   /// Prepends `depth` history frames to the depth axis (see historyDepth).
+  /// A depth whose sum overflows int64 is unknown (kDynamic), which
+  /// validation refuses.
   void addHistory(int64_t depth) {
     historyDepth = depth;
-    if (depth == kDynamic || inputSize[0] == kDynamic)
+    if (depth == kDynamic || inputSize[0] == kDynamic ||
+        __builtin_add_overflow(inputSize[0], depth, &inputSize[0]))
       inputSize[0] = kDynamic;
-    else
-      inputSize[0] += depth;
   }
   /// The depth of the input operand alone (without the history).
   int64_t inputOperandDepth() const {
