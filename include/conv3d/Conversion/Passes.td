@@ -17,9 +17,13 @@ def Conv3dFromLinalg : Pass<"conv3d-from-linalg"> {
     convolution folds too: a `tensor.concat` of two tensors along depth
     (cached frames, new input) becomes the `history` operand, and an
     elementwise `linalg.generic` computing ReLU, SiLU or GELU-tanh of the
-    input becomes `input_activation` (not after a history or quantization
-    was folded, which the prologue would then wrongly apply to). RMS norms
-    are not recognized yet. Convolutions it cannot convert (other element types,
+    input becomes `input_activation`, and an RMS norm over the channels (a
+    reduction generic summing the squares into a zero fill, then an
+    elementwise generic of the input, that sum, gamma and optionally beta;
+    eps is read off its body) becomes `rms_norm`. Nothing folds where the
+    result would change: a concatenation after a prologue was folded (the
+    prologue would skip frames the graph transformed), an activation before
+    a norm. Convolutions it cannot convert (other element types,
     memrefs, non-zero padding values, dynamic channel or window sizes) stay
     untouched.
 
