@@ -303,7 +303,6 @@ else:
                 raise ValueError("input_activation must be None, 'relu', 'silu' or "
                                  "'gelu_tanh', got %r" % (input_activation,))
             history, front = self._history(cache)
-            _, p_h, p_w = self.causal_padding
             if x.device.type != "cpu":
                 return self._forward_unfused(x, history, front, norm_weight, norm_bias,
                                              norm_eps, input_activation, residual)
