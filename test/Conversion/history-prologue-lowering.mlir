@@ -7,8 +7,9 @@
 // - conv3d-implicit-gemm + conv3d-lower-to-cpu: the A-tile load chooses the
 //   source per element (a memref.load of the history and of the input at
 //   clamped positions, one selected by depth; never a copy), computes the
-//   statistic over the voxel's channels and applies the prologue to the
-//   input's value only.
+//   statistic over the voxel's channels once per voxel and tap (carried
+//   along the tile's columns) and applies the prologue to the input's value
+//   only.
 //
 // RUN: conv3d-opt %s -conv3d-to-linalg | FileCheck %s --check-prefix=LINALG
 // RUN: conv3d-opt %s -one-shot-bufferize="bufferize-function-boundaries" -conv3d-implicit-gemm -conv3d-lower-to-cpu | FileCheck %s --check-prefix=CPU
@@ -34,11 +35,18 @@
 // CPU-LABEL: func.func @step
 //  CPU-SAME:   (%[[X:[^:]+]]: memref<1x4x6x6x8xbf16{{.*}}>, %[[H:[^:]+]]: memref<1x2x6x6x8xbf16{{.*}}>, %{{.*}}: memref<3x3x3x8x16xbf16{{.*}}>, %[[G:[^:]+]]: memref<8xf32{{.*}}>
 //   CPU-NOT:   memref.copy
-// The input voxel, its statistic over the 8 channels, the norm's gamma.
+// The column loop carries the voxel's norm scale, recomputed (a loop over
+// its 8 channels) when a voxel or the row starts; then the input value, the
+// norm's gamma, SiLU, the rounding to bf16.
+//       CPU:   scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args(%[[CARRIED:.*]] = %{{.*}}) -> (f32)
+//       CPU:     %[[FRESH:.*]] = arith.ori
+//       CPU:     %[[SCALE:.*]] = scf.if %[[FRESH]] -> (f32)
+//       CPU:       scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args
+//       CPU:         memref.load %[[X]]
+//       CPU:       math.rsqrt
+//       CPU:     } else {
+//       CPU:       scf.yield %[[CARRIED]] : f32
 //       CPU:   %[[XV:.*]] = memref.load %[[X]]
-//       CPU:   scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args
-//       CPU:     memref.load %[[X]]
-//       CPU:   math.rsqrt
 //       CPU:   memref.load %[[G]]
 //       CPU:   math.exp
 //       CPU:   %[[T:.*]] = arith.truncf %{{.*}} : f32 to bf16
@@ -48,6 +56,7 @@
 //       CPU:   %[[FROMH:.*]] = arith.cmpi ult, %{{.*}}, %c2 : index
 //       CPU:   %[[V:.*]] = arith.select %[[FROMH]], %[[HV]], %[[T]] : bf16
 //       CPU:   arith.select %{{.*}}, %[[V]], %{{.*}} : bf16
+//       CPU:   scf.yield %[[SCALE]] : f32
 //   CPU-NOT:   memref.copy
 //       CPU:   return
 func.func @step(%x: tensor<1x4x6x6x8xbf16>, %h: tensor<1x2x6x6x8xbf16>,
