@@ -236,8 +236,8 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
   if (target == Target::sm90 || target == Target::sm100) {
     std::optional<std::string> problem;
     if (conv.hasHistoryOrPrologue())
-      problem = "its history operand or input prologue is read by the sm80 "
-                "kernel's loaders only";
+      problem = "the TMA kernels do not read a history operand or apply an "
+                "input prologue";
     else
       problem = getTmaKernelProblem(
           geometry, conv.getFilterLayout(),

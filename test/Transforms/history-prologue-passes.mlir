@@ -1,7 +1,7 @@
 // How the passes treat a convolution with a history operand or an input
 // prologue: conv3d-implicit-gemm passes both to the A-tile load; the sm90
 // and sm100 configurations fall back to the sm80 kernel with a remark, and
-// the GPU lowerings refuse what their loaders cannot read yet (never a
+// the sm80 lowering refuses what its loaders cannot read yet (never a
 // silently dropped operand); the separate Q-slice strategy refuses them;
 // conv3d-fuse-quant does not fold a quantization into such a conv, and the
 // prepass placement quantizes the history like the input.
@@ -31,7 +31,7 @@ func.func @igemm(%x: memref<1x4x6x6x8xbf16>, %h: memref<1x2x6x6x8xbf16>, %w: mem
 // SM90-LABEL: func.func @select
 //       SM90:   kernel = sm80
 func.func @select(%x: tensor<1x4x16x16x64xbf16>, %h: tensor<1x2x16x16x64xbf16>, %w: tensor<64x3x3x3x64xbf16>, %o: tensor<1x4x16x16x64xbf16>) -> tensor<1x4x16x16x64xbf16> {
-  // expected-remark @below {{kernel cannot take this convolution (its history operand or input prologue is read by the sm80 kernel's loaders only); it runs on the sm80 kernel}}
+  // expected-remark @below {{kernel cannot take this convolution (the TMA kernels do not read a history operand or apply an input prologue); it runs on the sm80 kernel}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x16x16x64xbf16>, tensor<64x3x3x3x64xbf16>) history(%h : tensor<1x2x16x16x64xbf16>) outs(%o : tensor<1x4x16x16x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc -> tensor<1x4x16x16x64xbf16>
   return %0 : tensor<1x4x16x16x64xbf16>
 }
