@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 using namespace mlir::conv3d;
@@ -285,6 +286,14 @@ TEST(CausalStreamErrors, BadChunksLeaveTheStreamUnchanged) {
   expectError(HostTensor::zeros(ElementType::f32, {2, 3, 3, 4}),
               "CausalConv3dStream: a chunk must have rank 5 (N x L x H x W x "
               "C), got 2x3x3x4");
+  // Raw buffers: a length whose element count overflows is refused before
+  // anything is read.
+  llvm::Error huge = (*stream)->step(
+      good.data(), std::numeric_limits<int64_t>::max(), nullptr, nullptr);
+  EXPECT_EQ(llvm::toString(std::move(huge)),
+            "CausalConv3dStream: the chunk's element count overflows int64");
+  EXPECT_EQ((*stream)->outputFramesFor(std::numeric_limits<int64_t>::max()), 0);
+  EXPECT_EQ((*stream)->framesSeen(), 2);
   HostTensor residual = HostTensor::zeros(ElementType::f32, {2, 1, 3, 3, 4});
   auto withResidual = (*stream)->step(good, &residual);
   ASSERT_FALSE(static_cast<bool>(withResidual));

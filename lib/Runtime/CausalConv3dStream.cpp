@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::conv3d;
@@ -121,8 +122,12 @@ CausalConv3dStream::create(Engine &engine, const ConvSpec &spec,
 
 int64_t CausalConv3dStream::outputFramesFor(int64_t length) const {
   int64_t stride = spec.geometry.strides[kDepth];
-  return ceilDivNonNegative(seen + length, stride) -
-         ceilDivNonNegative(seen, stride);
+  int64_t total;
+  // A length no sequence can reach (step() refuses it) gives no frames.
+  if (length < 0 || __builtin_add_overflow(seen, length, &total) ||
+      total > std::numeric_limits<int64_t>::max() - stride)
+    return 0;
+  return ceilDivNonNegative(total, stride) - ceilDivNonNegative(seen, stride);
 }
 
 int64_t CausalConv3dStream::cachedFrames() const {
@@ -175,6 +180,14 @@ llvm::Error CausalConv3dStream::step(const void *chunk, int64_t length,
   const ConvGeometry &g = spec.geometry;
   if (length < 1)
     return streamError("a chunk must have at least one frame");
+  // The sequence's frame count and the chunk's element count must fit.
+  int64_t total, elements = g.batch;
+  for (int64_t size : {length, g.inputSize[1], g.inputSize[2], g.channels})
+    if (__builtin_mul_overflow(elements, size, &elements))
+      return streamError("the chunk's element count overflows int64");
+  if (__builtin_add_overflow(seen, length, &total) ||
+      total > std::numeric_limits<int64_t>::max() - g.strides[kDepth])
+    return streamError("the sequence's frame count overflows int64");
   if (!chunk || (!output && outputFramesFor(length) > 0))
     return streamError("missing chunk or output buffer");
   if (spec.hasResidual && !residual && outputFramesFor(length) > 0)
@@ -187,7 +200,6 @@ llvm::Error CausalConv3dStream::step(const void *chunk, int64_t length,
   int64_t firstOutput = ceilDivNonNegative(seen, stride);
   int64_t windowStart = firstOutput * stride - span;
   int64_t historyDepth = cachedFrames();
-  int64_t total = seen + length;
   int64_t outputs = outputFramesFor(length);
 
   // The frames later windows still need: [keepFrom, total), from the cache
