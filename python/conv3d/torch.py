@@ -272,7 +272,10 @@ else:
                      activation=None, target="auto"):
             super().__init__(in_channels, out_channels, kernel_size, stride, 0,
                              dilation, 1, bias, "zeros", device, dtype)
-            p_t, p_h, p_w = _triple(padding)
+            if isinstance(padding, str) or len(_triple(padding)) != 3:
+                raise ValueError("CausalConv3d: padding must be an int or (p_t, p_h, p_w), "
+                                 "got %r" % (padding,))
+            p_t, p_h, p_w = (int(p) for p in _triple(padding))
             self.causal_padding = (2 * p_t, p_h, p_w)
             if activation not in (None, "relu", "silu", "gelu_tanh"):
                 raise ValueError("activation must be None, 'relu', 'silu' or 'gelu_tanh', "
