@@ -1,8 +1,8 @@
 // How the passes treat a convolution with a history operand or an input
 // prologue: conv3d-implicit-gemm passes both to the A-tile load; the sm90
-// and sm100 configurations fall back to the sm80 kernel with a remark, and
-// the sm80 lowering refuses what its loaders cannot read yet (never a
-// silently dropped operand); the separate Q-slice strategy refuses them;
+// and sm100 configurations fall back to the sm80 kernel with a remark; the
+// sm80 loaders read a history and refuse a prologue (never a silently
+// dropped operand); the separate Q-slice strategy refuses them;
 // conv3d-fuse-quant does not fold a quantization into such a conv, and the
 // prepass placement quantizes the history like the input.
 //
@@ -11,6 +11,7 @@
 // RUN: conv3d-opt %t/select.mlir -conv3d-select-config=target=sm90 -verify-diagnostics | FileCheck %s --check-prefix=SM90
 // RUN: conv3d-opt %t/select.mlir -conv3d-select-config=target=sm100 -verify-diagnostics | FileCheck %s --check-prefix=SM90
 // RUN: conv3d-opt %t/gpu.mlir -split-input-file -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 -verify-diagnostics
+// RUN: conv3d-opt %t/sm80-history.mlir -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 | FileCheck %s --check-prefix=SM80HIST
 // RUN: conv3d-opt %t/qslice.mlir -conv3d-qslice=strategy=separate -verify-diagnostics
 // RUN: conv3d-opt %t/qslice-fused.mlir -conv3d-qslice=strategy=fused | FileCheck %s --check-prefix=FUSED
 // RUN: conv3d-opt %t/fuse-quant.mlir -conv3d-fuse-quant=placement=tile | FileCheck %s --check-prefix=NOFOLD
@@ -38,17 +39,33 @@ func.func @select(%x: tensor<1x4x16x16x64xbf16>, %h: tensor<1x2x16x16x64xbf16>, 
 
 //--- gpu.mlir
 
-func.func @gpu_history(%x: memref<1x4x6x6x16xbf16>, %h: memref<1x2x6x6x16xbf16>, %w: memref<3x3x3x16x16xbf16>, %o: memref<1x4x6x6x16xbf16>) {
-  // expected-error @below {{sm80 does not read a history operand or apply an input prologue yet; compile this convolution for the CPU target}}
-  conv3d.conv ins(%x, %w : memref<1x4x6x6x16xbf16>, memref<3x3x3x16x16xbf16>) history(%h : memref<1x2x6x6x16xbf16>) outs(%o : memref<1x4x6x6x16xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1]
+func.func @gpu_prologue(%x: memref<1x4x6x6x16xbf16>, %w: memref<3x3x3x16x16xbf16>, %o: memref<1x4x6x6x16xbf16>) {
+  // expected-error @below {{sm80 does not apply an input prologue yet; compile this convolution for the CPU target}}
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x16xbf16>, memref<3x3x3x16x16xbf16>) input_activation = relu outs(%o : memref<1x4x6x6x16xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1]
   return
 }
 
 // -----
 
-func.func @gpu_prologue(%x: memref<1x4x6x6x16xbf16>, %w: memref<3x3x3x16x16xbf16>, %o: memref<1x4x6x6x16xbf16>) {
-  // expected-error @below {{sm80 does not read a history operand or apply an input prologue yet; compile this convolution for the CPU target}}
-  conv3d.conv ins(%x, %w : memref<1x4x6x6x16xbf16>, memref<3x3x3x16x16xbf16>) input_activation = relu outs(%o : memref<1x4x6x6x16xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1]
+func.func @gpu_history_prologue(%x: memref<1x4x6x6x16xbf16>, %h: memref<1x2x6x6x16xbf16>, %w: memref<3x3x3x16x16xbf16>, %g: memref<16xf32>, %o: memref<1x4x6x6x16xbf16>) {
+  // expected-error @below {{sm80 does not apply an input prologue yet; compile this convolution for the CPU target}}
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x16xbf16>, memref<3x3x3x16x16xbf16>) history(%h : memref<1x2x6x6x16xbf16>) rms_norm(%g : memref<16xf32>) norm_eps = 1.0e-6 outs(%o : memref<1x4x6x6x16xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1]
+  return
+}
+
+//--- sm80-history.mlir
+
+// The sm80 loaders read the history: each cp.async's source is a select of
+// the two flat memrefs by depth (test/GPU/sm80-history-emulate.test runs
+// the PTX).
+// SM80HIST-LABEL: func.func @gpu_history
+//       SM80HIST:   gpu.launch
+//       SM80HIST:   %[[IN:.*]] = memref.cast %{{.*}} : memref<2304xbf16> to memref<?xbf16, strided<[1], offset: ?>>
+//       SM80HIST:   %[[HIST:.*]] = memref.cast %{{.*}} : memref<1152xbf16> to memref<?xbf16, strided<[1], offset: ?>>
+//       SM80HIST:   %[[SRC:.*]] = arith.select %{{.*}}, %[[HIST]], %[[IN]] : memref<?xbf16, strided<[1], offset: ?>>
+//       SM80HIST:   nvgpu.device_async_copy %[[SRC]][
+func.func @gpu_history(%x: memref<1x4x6x6x16xbf16>, %h: memref<1x2x6x6x16xbf16>, %w: memref<3x3x3x16x16xbf16>, %o: memref<1x4x6x6x16xbf16>) {
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x16xbf16>, memref<3x3x3x16x16xbf16>) history(%h : memref<1x2x6x6x16xbf16>) outs(%o : memref<1x4x6x6x16xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1]
   return
 }
 
