@@ -260,11 +260,12 @@ else:
         cache (cached frames are taken as they are: pass the previous
         chunk's transformed frames) nor to the padding.
 
-        On the CPU the cache is read in place as the convolution's history
-        operand (no concatenation, no padded copy, no normalized copy). On
-        CUDA devices, where the kernels do not read a history operand yet,
-        the cache is concatenated and the prologue runs unfused before
-        conv3d.torch.conv3d. Inference only.
+        The cache is read in place as the convolution's history operand (no
+        concatenation, no padded copy): on the CPU with the prologue fused
+        too; on CUDA devices (the sm80 kernel, also for target sm90) when
+        there is no prologue; with a prologue on CUDA, which no GPU loader
+        applies yet, the cache is concatenated and the prologue runs unfused
+        before conv3d.torch.conv3d. Inference only.
         """
 
         def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
@@ -306,11 +307,13 @@ else:
                 raise ValueError("input_activation must be None, 'relu', 'silu' or "
                                  "'gelu_tanh', got %r" % (input_activation,))
             history, front = self._history(cache)
-            if x.device.type != "cpu":
+            prologue = norm_weight is not None or input_activation is not None
+            if x.device.type != "cpu" and prologue:
+                # No GPU loader applies the prologue yet.
                 return self._forward_unfused(x, history, front, norm_weight, norm_bias,
                                              norm_eps, input_activation, residual)
-            return self._forward_cpu(x, history, front, norm_weight, norm_bias, norm_eps,
-                                     input_activation, residual)
+            return self._forward_fused(x, history, front, norm_weight, norm_bias, norm_eps,
+                                       input_activation, residual)
 
         def _forward_unfused(self, x, history, front, norm_weight, norm_bias, norm_eps,
                              input_activation, residual):
@@ -334,9 +337,12 @@ else:
                           (front, 0, p_h, p_h, p_w, p_w), self.dilation,
                           activation=self.activation, residual=residual, target=self.target)
 
-        def _forward_cpu(self, x, history, front, norm_weight, norm_bias, norm_eps,
-                         input_activation, residual):
+        def _forward_fused(self, x, history, front, norm_weight, norm_bias, norm_eps,
+                           input_activation, residual):
             from . import Engine, Spec, _stream
+            device = ("cpu", -1) if x.device.type == "cpu" else (
+                x.device.type, x.device.index if x.device.index is not None else 0)
+            target = _functional._resolve_target(self.target, device)
             dtype = _TORCH_DTYPE_NAMES.get(x.dtype)
             if dtype is None or self.weight.dtype != x.dtype:
                 raise TypeError("x and the weight must have the same dtype, bfloat16, "
@@ -349,7 +355,7 @@ else:
             depth = 0 if history is None else history.shape[2]
             key = (tuple(x.shape), depth, front, dtype, norm_weight is not None,
                    norm_bias is not None, float(norm_eps), input_activation,
-                   self.bias is not None, residual is not None)
+                   self.bias is not None, residual is not None, target)
             plan = self._plans.get(key)
             if plan is None:
                 spec = Spec.from_shapes(
@@ -364,7 +370,7 @@ else:
                 engine = getattr(CausalConv3d, "_engine", None)
                 if engine is None:
                     engine = CausalConv3d._engine = Engine()
-                plan = self._plans[key] = _stream.compile_ext(engine, spec, ext, "cpu")
+                plan = self._plans[key] = _stream.compile_ext(engine, spec, ext, target)
             # NDHWC views: no copy for channels_last_3d tensors.
             cl = lambda t: t.permute(0, 2, 3, 4, 1).contiguous()  # noqa: E731
             xi, wi = cl(x), cl(self.weight)
@@ -372,10 +378,14 @@ else:
             f32 = lambda t: t.detach().float().contiguous() if t is not None else None  # noqa: E731
             gamma, beta, bias = f32(norm_weight), f32(norm_bias), f32(self.bias)
             res = cl(residual.to(x.dtype)) if residual is not None else None
-            out = _torch.empty(plan.output_shape, dtype=x.dtype)
+            out = _torch.empty(plan.output_shape, dtype=x.dtype, device=x.device)
             ptr = lambda t: t.data_ptr() if t is not None else None  # noqa: E731
+            # GPU work goes on the caller's current stream (0: the legacy one).
+            stream = None
+            if x.device.type == "cuda":
+                stream = _torch.cuda.current_stream(x.device).cuda_stream or 1
             plan.run(ptr(xi), ptr(wi), ptr(out), history=ptr(hi), norm_gamma=ptr(gamma),
-                     norm_beta=ptr(beta), bias=ptr(bias), residual=ptr(res))
+                     norm_beta=ptr(beta), bias=ptr(bias), residual=ptr(res), stream=stream)
             return out.permute(0, 4, 1, 2, 3)
 
         def extra_repr(self):
