@@ -2,6 +2,7 @@
 
 #include "conv3d/CAPI/conv3d.h"
 
+#include "conv3d/Runtime/CausalConv3dStream.h"
 #include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/Engine.h"
 
@@ -215,4 +216,224 @@ extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
     return 1;
   }
   return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// History, input prologue, causal streams
+//===----------------------------------------------------------------------===//
+
+struct conv3d_causal_stream {
+  std::unique_ptr<CausalConv3dStream> stream;
+};
+
+/// `spec` with `ext` applied (the spec's depth is the input's own).
+static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c,
+                                       const conv3d_input_ext *ext) {
+  if (!ext)
+    return toSpec(c);
+  if (ext->history_depth < 0)
+    return llvm::createStringError("history_depth must be >= 0, got " +
+                                   std::to_string(ext->history_depth));
+  conv3d_spec base = c;
+  // The geometry's depth is the concatenation's (a depth past int64 fails
+  // validation below as a dynamic size).
+  if (__builtin_add_overflow(c.depth, ext->history_depth, &base.depth))
+    return llvm::createStringError("depth + history_depth overflows int64");
+  llvm::Expected<ConvSpec> spec = toSpec(base);
+  if (!spec)
+    return spec.takeError();
+  spec->geometry.historyDepth = ext->history_depth;
+  if (ext->input_activation < CONV3D_ACT_NONE ||
+      ext->input_activation > CONV3D_ACT_GELU_TANH)
+    return llvm::createStringError("unknown input activation code");
+  spec->inputActivation = static_cast<Activation>(ext->input_activation);
+  spec->hasNorm = ext->has_norm;
+  spec->hasNormBeta = ext->has_norm_beta;
+  spec->normEps = ext->norm_eps;
+  if (llvm::Error error = spec->validate())
+    return std::move(error);
+  return spec;
+}
+
+extern "C" int conv3d_spec_geometry_ext(const conv3d_spec *spec,
+                                        const conv3d_input_ext *ext,
+                                        int64_t output_shape[5], double *flops,
+                                        char *error, size_t errorSize) {
+  if (!spec || !output_shape || !flops) {
+    setError(error, errorSize, "conv3d_spec_geometry_ext: null argument");
+    return 1;
+  }
+  llvm::Expected<ConvSpec> parsed = toSpec(*spec, ext);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return 1;
+  }
+  std::array<int64_t, 5> shape = parsed->geometry.outputShape();
+  std::copy(shape.begin(), shape.end(), output_shape);
+  *flops = parsed->geometry.flops();
+  return 0;
+}
+
+extern "C" conv3d_conv *conv3d_compile_ext(conv3d_engine *engine,
+                                           const conv3d_spec *spec,
+                                           const conv3d_input_ext *ext,
+                                           const char *options, char *error,
+                                           size_t errorSize) {
+  if (!engine || !spec) {
+    setError(error, errorSize, "conv3d_compile_ext: null engine or spec");
+    return nullptr;
+  }
+  llvm::Expected<ConvSpec> parsed = toSpec(*spec, ext);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return nullptr;
+  }
+  llvm::Expected<CompileOptions> parsedOptions =
+      toOptions(options ? options : "");
+  if (!parsedOptions) {
+    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
+    return nullptr;
+  }
+  auto conv = engine->engine.compile(*parsed, *parsedOptions);
+  if (!conv) {
+    setError(error, errorSize, llvm::toString(conv.takeError()));
+    return nullptr;
+  }
+  return new conv3d_conv{std::move(*conv)};
+}
+
+extern "C" int conv3d_run_ext(const conv3d_conv *conv, const void *input,
+                              const void *history, const void *filter,
+                              const void *norm_gamma, const void *norm_beta,
+                              const void *bias, const void *residual,
+                              float amax, void *output, void *stream,
+                              char *error, size_t errorSize) {
+  if (!conv) {
+    setError(error, errorSize, "conv3d_run_ext: null convolution");
+    return 1;
+  }
+  ConvArgs args;
+  args.input = input;
+  args.history = history;
+  args.filter = filter;
+  args.normGamma = norm_gamma;
+  args.normBeta = norm_beta;
+  args.bias = bias;
+  args.residual = residual;
+  args.amax = amax;
+  args.output = output;
+  args.stream = stream;
+  if (llvm::Error e = conv->conv->run(args)) {
+    setError(error, errorSize, llvm::toString(std::move(e)));
+    return 1;
+  }
+  return 0;
+}
+
+extern "C" conv3d_causal_stream *
+conv3d_causal_stream_create(conv3d_engine *engine, const conv3d_spec *spec,
+                            const conv3d_input_ext *ext, const char *options,
+                            const void *filter, const void *bias,
+                            const void *norm_gamma, const void *norm_beta,
+                            char *error, size_t errorSize) {
+  if (!engine || !spec || !filter) {
+    setError(error, errorSize,
+             "conv3d_causal_stream_create: null engine, spec or filter");
+    return nullptr;
+  }
+  llvm::Expected<ConvSpec> parsed = toSpec(*spec, ext);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return nullptr;
+  }
+  llvm::Expected<CompileOptions> parsedOptions =
+      toOptions(options ? options : "");
+  if (!parsedOptions) {
+    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
+    return nullptr;
+  }
+  // The weights are copied into tensors of the spec's shapes.
+  auto copyOf = [](const void *data, ElementType type,
+                   std::vector<int64_t> shape) {
+    HostTensor tensor = HostTensor::zeros(type, std::move(shape));
+    std::memcpy(tensor.data(), data, tensor.sizeInBytes());
+    return tensor;
+  };
+  const ConvSpec &s = *parsed;
+  HostTensor filterCopy = copyOf(filter, s.inputType, s.filterShape());
+  std::optional<HostTensor> biasCopy, gammaCopy, betaCopy;
+  struct {
+    bool used;
+    const void *data;
+    std::optional<HostTensor> *copy;
+    const char *what;
+    int64_t size;
+  } vectors[] = {
+      {s.hasBias, bias, &biasCopy, "bias", s.geometry.filters},
+      {s.hasNorm, norm_gamma, &gammaCopy, "norm gamma", s.geometry.channels},
+      {s.hasNormBeta, norm_beta, &betaCopy, "norm beta", s.geometry.channels}};
+  for (auto &vector : vectors) {
+    if (vector.used != (vector.data != nullptr)) {
+      setError(error, errorSize,
+               std::string("conv3d_causal_stream_create: the ") + vector.what +
+                   (vector.used ? " is missing"
+                                : " is given but the spec "
+                                  "has none"));
+      return nullptr;
+    }
+    if (vector.used)
+      *vector.copy = copyOf(vector.data, ElementType::f32, {vector.size});
+  }
+  CausalConvWeights weights;
+  weights.filter = &filterCopy;
+  weights.bias = biasCopy ? &*biasCopy : nullptr;
+  weights.normGamma = gammaCopy ? &*gammaCopy : nullptr;
+  weights.normBeta = betaCopy ? &*betaCopy : nullptr;
+  auto stream =
+      CausalConv3dStream::create(engine->engine, s, *parsedOptions, weights);
+  if (!stream) {
+    setError(error, errorSize, llvm::toString(stream.takeError()));
+    return nullptr;
+  }
+  return new conv3d_causal_stream{std::move(*stream)};
+}
+
+extern "C" int64_t
+conv3d_causal_stream_output_frames(const conv3d_causal_stream *stream,
+                                   int64_t length) {
+  return stream && length > 0 ? stream->stream->outputFramesFor(length) : 0;
+}
+
+extern "C" int conv3d_causal_stream_step(conv3d_causal_stream *stream,
+                                         const void *chunk, int64_t length,
+                                         const void *residual, void *output,
+                                         char *error, size_t errorSize) {
+  if (!stream) {
+    setError(error, errorSize, "conv3d_causal_stream_step: null stream");
+    return 1;
+  }
+  if (llvm::Error e = stream->stream->step(chunk, length, residual, output)) {
+    setError(error, errorSize, llvm::toString(std::move(e)));
+    return 1;
+  }
+  return 0;
+}
+
+extern "C" void conv3d_causal_stream_reset(conv3d_causal_stream *stream) {
+  if (stream)
+    stream->stream->reset();
+}
+
+extern "C" int64_t
+conv3d_causal_stream_frames_seen(const conv3d_causal_stream *stream) {
+  return stream ? stream->stream->framesSeen() : 0;
+}
+
+extern "C" int64_t
+conv3d_causal_stream_cached_frames(const conv3d_causal_stream *stream) {
+  return stream ? stream->stream->cachedFrames() : 0;
+}
+
+extern "C" void conv3d_causal_stream_destroy(conv3d_causal_stream *stream) {
+  delete stream;
 }

@@ -57,10 +57,13 @@ static std::array<int64_t, 6> toArray6(ArrayRef<int64_t> values) {
 //===----------------------------------------------------------------------===//
 
 ConvGeometry ConvOp::getGeometry() {
-  return ConvGeometry::fromShapes(
+  ConvGeometry g = ConvGeometry::fromShapes(
       getShape5(getInput().getType()), getShape5(getFilter().getType()),
       getFilterLayout(), toArray3(getStrides()), toArray3(getDilations()),
       toArray6(getPadding()));
+  if (Value history = getHistory())
+    g.addHistory(getShape5(history.getType())[1]);
+  return g;
 }
 
 LogicalResult ConvOp::verify() {
@@ -71,7 +74,8 @@ LogicalResult ConvOp::verify() {
       failed(verifyRank(op, getInit(), "outs", 5)) ||
       failed(verifyArraySize(op, getStrides(), "strides", 3)) ||
       failed(verifyArraySize(op, getDilations(), "dilations", 3)) ||
-      failed(verifyArraySize(op, getPadding(), "padding", 6)))
+      failed(verifyArraySize(op, getPadding(), "padding", 6)) ||
+      failed(verifyHistory(op, getHistory(), getInput())))
     return failure();
 
   Type inElem = getElementTypeOrSelf(getInput().getType());
@@ -121,6 +125,13 @@ LogicalResult ConvOp::verify() {
   if (getInputQuant().has_value() != static_cast<bool>(getAmax()))
     return emitOpError("input quantization needs both an NVFP4 attribute and "
                        "an amax operand");
+  std::optional<APFloat> eps;
+  if (FloatAttr epsAttr = getNormEpsAttr())
+    eps = epsAttr.getValue();
+  if (failed(verifyPrologue(op, getNormGamma(), getNormBeta(), eps,
+                            getInputActivation(), geometry.channels,
+                            getInputQuant().has_value())))
+    return failure();
   if (std::optional<IGemmConfigAttr> config = getConfig()) {
     if (std::optional<NVFP4Attr> quant = getInputQuant()) {
       int64_t blockSize = quant->getBlockSize();

@@ -61,6 +61,18 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
                                ArrayRef<OpFoldResult> sizes) {
   if (!hasTensorSemantics())
     return emitOpError("tiling is implemented for the tensor form only");
+  // A tile's input window may straddle the history and the input; tiles
+  // would need a per-tile history depth, which the tiled op cannot express.
+  if (getHistory())
+    return emitOpError("tiling a convolution with a history operand is not "
+                       "supported");
+  bool padded = llvm::any_of(getPadding(), [](int64_t p) { return p != 0; });
+  // Tiles convolve a zero-padded slice without padding, so the prologue sees
+  // the halo: it maps a zero voxel to act(beta), which is zero without beta.
+  if (getNormBeta() && padded)
+    return emitOpError("tiling a padded convolution whose input prologue "
+                       "has norm_beta is not supported (the prologue would "
+                       "transform the halo)");
   Location loc = getLoc();
   ConvGeometry geometry = getGeometry();
   SmallVector<Operation *> generated;
@@ -81,7 +93,6 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
   inSizes.push_back(getDimSize(b, loc, getInput(), 4));
 
   Value inputTile;
-  bool padded = llvm::any_of(getPadding(), [](int64_t p) { return p != 0; });
   if (!padded) {
     inputTile = extractSlice(b, loc, getInput(), inOffsets, inSizes);
   } else {
@@ -116,12 +127,14 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
                            : Value();
   Value initTile = extractSlice(b, loc, getInit(), offsets, sizes);
 
+  // C is never tiled: the prologue's per-channel vectors go as they are.
   auto tiled = ConvOp::create(
       b, loc, TypeRange{initTile.getType()}, inputTile, filterTile, biasTile,
-      residualTile, getAmax(), initTile, getStridesAttr(), getDilationsAttr(),
+      residualTile, getAmax(), initTile, /*history=*/Value(), getNormGamma(),
+      getNormBeta(), getStridesAttr(), getDilationsAttr(),
       b.getDenseI64ArrayAttr({0, 0, 0, 0, 0, 0}), getFilterLayoutAttr(),
       getActivationAttr(), getInputQuantAttr(), getOverwriteAttr(),
-      getConfigAttr());
+      getConfigAttr(), getNormEpsAttr(), getInputActivationAttr());
   generated.push_back(tiled);
   return TilingResult{generated, SmallVector<Value>{tiled->getResult(0)},
                       /*generatedSlices=*/{}};

@@ -2,6 +2,7 @@
 
 #include "OpVerification.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MathExtras.h"
 
 #include "conv3d/IR/Conv3dOps.h"
@@ -143,5 +144,76 @@ LogicalResult mlir::conv3d::detail::verifyResidual(Operation *op,
     return op->emitOpError() << "residual element type must be bf16, f16 or "
                                 "f32, got "
                              << elem;
+  return success();
+}
+
+LogicalResult mlir::conv3d::detail::verifyHistory(Operation *op, Value history,
+                                                  Value input) {
+  if (!history)
+    return success();
+  if (failed(verifyRank(op, history, "history", 5)))
+    return failure();
+  auto type = cast<ShapedType>(history.getType());
+  auto inType = cast<ShapedType>(input.getType());
+  static const char *const kDimNames[5] = {
+      "batch (N)", "depth (D)", "height (H)", "width (W)", "channel (C)"};
+  for (int64_t dim : {0, 2, 3, 4}) {
+    int64_t h = type.getDimSize(dim), x = inType.getDimSize(dim);
+    if (!ShapedType::isDynamic(h) && !ShapedType::isDynamic(x) && h != x)
+      return op->emitOpError()
+             << "history " << kDimNames[dim] << " size " << h
+             << " must match the input's " << x << " (history "
+             << formatShape(type.getShape()) << ", input "
+             << formatShape(inType.getShape()) << ")";
+  }
+  if (type.getElementType() != inType.getElementType())
+    return op->emitOpError()
+           << "history element type " << type.getElementType()
+           << " must match the input element type " << inType.getElementType();
+  return verifyElementCount(op, history, "history");
+}
+
+/// Checks one per-channel prologue vector.
+static LogicalResult verifyChannelVector(Operation *op, Value vector,
+                                         StringRef name, int64_t channels) {
+  if (failed(mlir::conv3d::detail::verifyRank(op, vector, name, 1)))
+    return failure();
+  auto type = cast<ShapedType>(vector.getType());
+  if (!type.isDynamicDim(0) && channels != ConvGeometry::kDynamic &&
+      type.getDimSize(0) != channels)
+    return op->emitOpError()
+           << name << " must have " << channels
+           << " elements (one per input channel), got " << type.getDimSize(0);
+  if (!isSupportedComputeType(type.getElementType()))
+    return op->emitOpError()
+           << name << " element type must be bf16, f16 or f32, got "
+           << type.getElementType();
+  return success();
+}
+
+LogicalResult mlir::conv3d::detail::verifyPrologue(
+    Operation *op, Value gamma, Value beta, std::optional<APFloat> eps,
+    Activation activation, int64_t channels, bool quantized) {
+  if (!gamma) {
+    if (beta)
+      return op->emitOpError("norm_beta needs rms_norm (the scale gamma)");
+    if (eps)
+      return op->emitOpError("norm_eps needs rms_norm (the scale gamma)");
+  } else {
+    if (failed(verifyChannelVector(op, gamma, "rms_norm scale", channels)) ||
+        (beta && failed(verifyChannelVector(op, beta, "norm_beta", channels))))
+      return failure();
+    if (!eps)
+      return op->emitOpError("rms_norm needs norm_eps, the positive constant "
+                             "added to the mean square");
+    if (!eps->isFiniteNonZero() || eps->isNegative())
+      return op->emitOpError() << "norm_eps must be finite and positive, got "
+                               << eps->convertToDouble();
+  }
+  bool hasPrologue = gamma || activation != Activation::none;
+  if (hasPrologue && quantized)
+    return op->emitOpError(
+        "an input prologue (rms_norm, input_activation) cannot be combined "
+        "with NVFP4 quantization of the input");
   return success();
 }

@@ -6,6 +6,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
+#include "conv3d/IR/Conv3dEnums.h"
+
 namespace mlir::conv3d::detail {
 
 /// Checks that `value` is ranked with `rank` dimensions; names it `name`.
@@ -34,6 +36,18 @@ LogicalResult verifyBias(Operation *op, Value bias, int64_t filters,
 /// Checks an optional residual (the output's shape, f32 or `outElemType`).
 LogicalResult verifyResidual(Operation *op, Value residual,
                              ArrayRef<int64_t> outShape, Type outElemType);
+
+/// Checks an optional history operand against the NDHWC `input`: rank 5,
+/// the same N, H, W and C (where static) and the same element type.
+LogicalResult verifyHistory(Operation *op, Value history, Value input);
+
+/// Checks an optional input prologue: `gamma` and `beta` (rank 1, C
+/// elements, bf16/f16/f32), `beta` and `eps` only with `gamma`, `eps`
+/// present with `gamma`, finite and positive. `quantized` says whether the
+/// input is NVFP4-quantized (which a prologue cannot be combined with).
+LogicalResult verifyPrologue(Operation *op, Value gamma, Value beta,
+                             std::optional<APFloat> eps, Activation activation,
+                             int64_t channels, bool quantized);
 
 /// Checks that the static sizes of `value`'s shape multiply to at most
 /// 2^62 elements (the bound every lowering's int64 index arithmetic is safe

@@ -37,11 +37,14 @@ ConvGeometry LoadIm2colTileOp::getGeometry() {
   std::array<int64_t, 5> filterShape = {w[0], w[1], w[2], inShape[4], 1};
   auto strides = getStrides(), dilations = getDilations();
   ArrayRef<int64_t> padding = getPadding();
-  return ConvGeometry::fromShapes(
+  ConvGeometry g = ConvGeometry::fromShapes(
       inShape, filterShape, FilterLayout::qrscf,
       {strides[0], strides[1], strides[2]},
       {dilations[0], dilations[1], dilations[2]},
       {padding[0], padding[1], padding[2], padding[3], padding[4], padding[5]});
+  if (Value history = getHistory())
+    g.addHistory(getShape5(history.getType())[1]);
+  return g;
 }
 
 LogicalResult LoadIm2colTileOp::verify() {
@@ -51,7 +54,8 @@ LogicalResult LoadIm2colTileOp::verify() {
       failed(verifyArraySize(op, getWindow(), "window", 3)) ||
       failed(verifyArraySize(op, getStrides(), "strides", 3)) ||
       failed(verifyArraySize(op, getDilations(), "dilations", 3)) ||
-      failed(verifyArraySize(op, getPadding(), "padding", 6)))
+      failed(verifyArraySize(op, getPadding(), "padding", 6)) ||
+      failed(verifyHistory(op, getHistory(), getInput())))
     return failure();
   Type inElem = getElementTypeOrSelf(getInput().getType());
   Type tileElem = getElementTypeOrSelf(getTile().getType());
@@ -66,6 +70,13 @@ LogicalResult LoadIm2colTileOp::verify() {
   if (getQuant().has_value() != static_cast<bool>(getAmax()))
     return emitOpError("quantization needs both an NVFP4 attribute and an "
                        "amax operand");
+  std::optional<APFloat> eps;
+  if (FloatAttr epsAttr = getNormEpsAttr())
+    eps = epsAttr.getValue();
+  if (failed(verifyPrologue(
+          op, getNormGamma(), getNormBeta(), eps, getInputActivation(),
+          getShape5(getInput().getType())[4], getQuant().has_value())))
+    return failure();
   if (std::optional<NVFP4Attr> quant = getQuant()) {
     int64_t blockSize = quant->getBlockSize();
     if (tileShape(getTile())[1] % blockSize != 0)

@@ -18,6 +18,8 @@ namespace {
 /// The sizes the loops need, read once from the problem.
 struct Dims {
   int64_t n, c, f;
+  // Leading depth frames of `in[0]` that come from the history tensor.
+  int64_t history = 0;
   std::array<int64_t, 3> in, win, out, stride, dilation, padLow;
 
   int64_t k() const { return win[0] * win[1] * win[2] * c; }
@@ -70,7 +72,30 @@ static Dims checkProblem(const ReferenceConvProblem &p) {
   if (!p.input || !p.filter)
     fail("the input and the filter are required");
 
-  expectShape(p.input, "input", {d.n, d.in[0], d.in[1], d.in[2], d.c});
+  if (p.history) {
+    d.history = g.historyDepth;
+    if (d.history < 0 || d.history > d.in[0])
+      fail("the geometry's history depth must lie in [0, input depth]");
+    expectShape(p.history, "history", {d.n, d.history, d.in[1], d.in[2], d.c});
+    if (p.history->type != p.input->type)
+      fail("history and input must have the same element type");
+  } else if (g.historyDepth != 0) {
+    fail("the geometry has history frames but no history tensor is given");
+  }
+  expectShape(p.input, "input",
+              {d.n, d.in[0] - d.history, d.in[1], d.in[2], d.c});
+  if (p.normGamma) {
+    expectShape(p.normGamma, "norm gamma", {d.c});
+    if (!(p.normEps > 0.0) || !std::isfinite(p.normEps))
+      fail("the norm epsilon must be finite and positive");
+  } else if (p.normBeta) {
+    fail("norm beta needs norm gamma");
+  }
+  if (p.normBeta)
+    expectShape(p.normBeta, "norm beta", {d.c});
+  if ((p.normGamma || p.inputActivation != Activation::none) &&
+      p.inputQuantBlockSize)
+    fail("an input prologue cannot be combined with input quantization");
   if (p.filterLayout == FilterLayout::qrscf)
     expectShape(p.filter, "filter", {d.win[0], d.win[1], d.win[2], d.c, d.f});
   else
@@ -116,6 +141,40 @@ static std::vector<double> filterQRSCF(const ReferenceConvProblem &p,
   return w;
 }
 
+/// The C values of voxel (n, id, ih, iw) of the convolution's logical input
+/// concat(history, input) along depth (id in [0, in[0])), the prologue
+/// applied to voxels of the input, written to `out`.
+static void logicalVoxel(const ReferenceConvProblem &p, const Dims &d,
+                         int64_t n, int64_t id, int64_t ih, int64_t iw,
+                         double *out) {
+  bool fromHistory = id < d.history;
+  const HostTensor *source = fromHistory ? p.history : p.input;
+  int64_t depth = fromHistory ? d.history : d.in[0] - d.history;
+  int64_t sd = fromHistory ? id : id - d.history;
+  int64_t base = (((n * depth + sd) * d.in[1] + ih) * d.in[2] + iw) * d.c;
+  for (int64_t c = 0; c < d.c; ++c)
+    out[c] = source->get(base + c);
+  bool prologue = p.normGamma || p.inputActivation != Activation::none;
+  if (fromHistory || !prologue)
+    return;
+  double scale = 1.0;
+  if (p.normGamma) {
+    double squares = 0.0;
+    for (int64_t c = 0; c < d.c; ++c)
+      squares += out[c] * out[c];
+    scale = 1.0 / std::sqrt(squares / double(d.c) + p.normEps);
+  }
+  for (int64_t c = 0; c < d.c; ++c) {
+    double y = out[c];
+    if (p.normGamma) {
+      y = y * scale * p.normGamma->get(c);
+      if (p.normBeta)
+        y += p.normBeta->get(c);
+    }
+    out[c] = roundToElementType(activate(p.inputActivation, y), p.input->type);
+  }
+}
+
 std::vector<float>
 mlir::conv3d::referenceIm2colRow(const ReferenceConvProblem &p, int64_t m) {
   Dims d = checkProblem(p);
@@ -132,6 +191,7 @@ mlir::conv3d::referenceIm2colRow(const ReferenceConvProblem &p, int64_t m) {
 
   std::vector<float> row;
   row.reserve(static_cast<size_t>(d.k()));
+  std::vector<double> voxel(static_cast<size_t>(d.c));
   for (int64_t q = 0; q < d.win[0]; ++q) {
     int64_t id = o[0] * d.stride[0] - d.padLow[0] + q * d.dilation[0];
     for (int64_t r = 0; r < d.win[1]; ++r) {
@@ -140,11 +200,10 @@ mlir::conv3d::referenceIm2colRow(const ReferenceConvProblem &p, int64_t m) {
         int64_t iw = o[2] * d.stride[2] - d.padLow[2] + s * d.dilation[2];
         bool inside = id >= 0 && id < d.in[0] && ih >= 0 && ih < d.in[1] &&
                       iw >= 0 && iw < d.in[2];
-        int64_t base =
-            (((n * d.in[0] + id) * d.in[1] + ih) * d.in[2] + iw) * d.c;
+        if (inside)
+          logicalVoxel(p, d, n, id, ih, iw, voxel.data());
         for (int64_t c = 0; c < d.c; ++c)
-          row.push_back(inside ? static_cast<float>(p.input->get(base + c))
-                               : 0.0f);
+          row.push_back(inside ? static_cast<float>(voxel[c]) : 0.0f);
       }
     }
   }
@@ -174,9 +233,14 @@ mlir::conv3d::referenceQuantizedIm2colRow(const ReferenceConvProblem &p,
 std::vector<double> mlir::conv3d::referenceConv(const ReferenceConvProblem &p) {
   const Dims d = checkProblem(p);
   const std::vector<double> w = filterQRSCF(p, d);
-  std::vector<double> x(static_cast<size_t>(p.input->numElements()));
-  for (size_t i = 0; i < x.size(); ++i)
-    x[i] = p.input->get(int64_t(i));
+  // The logical input concat(history, input), the prologue applied.
+  std::vector<double> x(
+      static_cast<size_t>(d.n * d.in[0] * d.in[1] * d.in[2] * d.c));
+  for (int64_t n = 0, v = 0; n < d.n; ++n)
+    for (int64_t id = 0; id < d.in[0]; ++id)
+      for (int64_t ih = 0; ih < d.in[1]; ++ih)
+        for (int64_t iw = 0; iw < d.in[2]; ++iw, ++v)
+          logicalVoxel(p, d, n, id, ih, iw, &x[size_t(v * d.c)]);
 
   std::vector<double> result(static_cast<size_t>(d.m() * d.f));
   std::vector<double> acc(static_cast<size_t>(d.f));

@@ -58,7 +58,7 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
 
   Type inElem = getMLIRType(context, spec.inputType);
   Type outElem = getMLIRType(context, spec.outputType);
-  SmallVector<ConvParameter, 6> parameters = convParameters(spec);
+  SmallVector<ConvParameter, 9> parameters = convParameters(spec);
   SmallVector<Type> argTypes;
   for (ConvParameter parameter : parameters) {
     switch (parameter) {
@@ -78,12 +78,19 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
     case ConvParameter::Amax:
       argTypes.push_back(b.getF32Type());
       break;
+    case ConvParameter::History:
+      argTypes.push_back(memrefOf(spec.historyShape(), inElem));
+      break;
+    case ConvParameter::NormGamma:
+    case ConvParameter::NormBeta:
+      argTypes.push_back(memrefOf({spec.geometry.channels}, b.getF32Type()));
+      break;
     }
   }
 
   func::FuncOp func = createFunction(b, loc, kConvFunctionName, argTypes);
   b.setInsertionPointToStart(&func.getBody().front());
-  Value input, filter, bias, residual, amax, output;
+  Value input, filter, bias, residual, amax, output, history, gamma, beta;
   for (auto [parameter, arg] :
        llvm::zip_equal(parameters, func.getArguments())) {
     switch (parameter) {
@@ -105,6 +112,15 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
     case ConvParameter::Output:
       output = arg;
       break;
+    case ConvParameter::History:
+      history = toTensor(b, loc, arg);
+      break;
+    case ConvParameter::NormGamma:
+      gamma = toTensor(b, loc, arg);
+      break;
+    case ConvParameter::NormBeta:
+      beta = toTensor(b, loc, arg);
+      break;
     }
   }
 
@@ -116,7 +132,7 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
   const ConvGeometry &g = spec.geometry;
   auto conv = ConvOp::create(
       b, loc, TypeRange{init.getType()}, input, filter, bias, residual, amax,
-      init, b.getDenseI64ArrayAttr(g.strides),
+      init, history, gamma, beta, b.getDenseI64ArrayAttr(g.strides),
       b.getDenseI64ArrayAttr(g.dilations), b.getDenseI64ArrayAttr(g.padding()),
       FilterLayoutAttr::get(context, spec.filterLayout),
       ActivationAttr::get(context, spec.activation),
@@ -124,7 +140,9 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
           ? NVFP4Attr::get(context, *spec.inputQuantBlockSize)
           : NVFP4Attr(),
       spec.accumulate ? UnitAttr() : b.getUnitAttr(),
-      /*config=*/IGemmConfigAttr());
+      /*config=*/IGemmConfigAttr(),
+      spec.hasNorm ? b.getF32FloatAttr(spec.normEps) : FloatAttr(),
+      ActivationAttr::get(context, spec.inputActivation));
   auto materialize = bufferization::MaterializeInDestinationOp::create(
       b, loc, TypeRange{}, conv.getResult()[0], output);
   materialize.setRestrict(true);

@@ -8,6 +8,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::conv3d;
 
@@ -16,7 +18,14 @@ static std::vector<int64_t> toVector(const std::array<int64_t, 5> &shape) {
 }
 
 std::vector<int64_t> ConvSpec::inputShape() const {
-  return toVector(geometry.inputShape());
+  std::vector<int64_t> shape = toVector(geometry.inputShape());
+  shape[1] = geometry.inputOperandDepth();
+  return shape;
+}
+std::vector<int64_t> ConvSpec::historyShape() const {
+  std::vector<int64_t> shape = toVector(geometry.inputShape());
+  shape[1] = geometry.historyDepth;
+  return shape;
 }
 std::vector<int64_t> ConvSpec::filterShape() const {
   return toVector(geometry.filterShape(filterLayout));
@@ -37,6 +46,24 @@ llvm::Error ConvSpec::validate() const {
                       stringifyElementType(inputType),
                       stringifyElementType(outputType))
             .str());
+  if (geometry.historyDepth < 0 || geometry.inputOperandDepth() < 1)
+    return llvm::createStringError(
+        llvm::formatv("the history depth must lie in [0, D) of the "
+                      "concatenated depth D = {0}, got {1}",
+                      geometry.inputSize[0], geometry.historyDepth)
+            .str());
+  if (hasNormBeta && !hasNorm)
+    return llvm::createStringError("a norm beta needs the RMS norm");
+  if (hasNorm && !(normEps > 0.0f && std::isfinite(normEps)))
+    return llvm::createStringError(
+        llvm::formatv("the RMS norm epsilon must be finite and positive, got "
+                      "{0:e}",
+                      normEps)
+            .str());
+  if (hasPrologue() && inputQuantBlockSize)
+    return llvm::createStringError(
+        "an input prologue (RMS norm, input activation) cannot be combined "
+        "with NVFP4 quantization of the input");
   if (inputQuantBlockSize && !isValidNVFP4BlockSize(*inputQuantBlockSize))
     return llvm::createStringError(
         llvm::formatv("NVFP4 block size must be 16, 32, 64, 128 or 256, got "
@@ -52,6 +79,7 @@ llvm::Error ConvSpec::validate() const {
     std::vector<int64_t> shape;
     ElementType type;
   } buffers[] = {{"input", inputShape(), inputType},
+                 {"history", historyShape(), inputType},
                  {"filter", filterShape(), inputType},
                  {"output", outputShape(), outputType},
                  {"f32 accumulator", outputShape(), ElementType::f32}};
@@ -86,13 +114,28 @@ std::string ConvSpec::describe() const {
     text += " accumulate";
   if (inputQuantBlockSize)
     text += " nvfp4=" + std::to_string(*inputQuantBlockSize);
+  // The input's depth above counts the history frames.
+  if (g.historyDepth != 0)
+    text += " history=" + std::to_string(g.historyDepth);
+  if (hasNorm)
+    text += llvm::formatv(" rms_norm(eps={0:e}{1})", normEps,
+                          hasNormBeta ? ",beta" : "")
+                .str();
+  if (inputActivation != Activation::none)
+    text += (" in_act=" + stringifyActivation(inputActivation)).str();
   return text;
 }
 
-llvm::SmallVector<ConvParameter, 6>
+llvm::SmallVector<ConvParameter, 9>
 mlir::conv3d::convParameters(const ConvSpec &spec) {
-  llvm::SmallVector<ConvParameter, 6> parameters = {ConvParameter::Input,
+  llvm::SmallVector<ConvParameter, 9> parameters = {ConvParameter::Input,
                                                     ConvParameter::Filter};
+  if (spec.geometry.historyDepth > 0)
+    parameters.push_back(ConvParameter::History);
+  if (spec.hasNorm)
+    parameters.push_back(ConvParameter::NormGamma);
+  if (spec.hasNormBeta)
+    parameters.push_back(ConvParameter::NormBeta);
   if (spec.hasBias)
     parameters.push_back(ConvParameter::Bias);
   if (spec.hasResidual)

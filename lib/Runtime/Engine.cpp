@@ -98,6 +98,13 @@ std::vector<JitArgument> convArguments(const ConvSpec &spec) {
     case ConvParameter::Amax:
       args.push_back({JitArgument::Kind::F32, {}});
       break;
+    case ConvParameter::History:
+      args.push_back({JitArgument::Kind::Buffer, spec.historyShape()});
+      break;
+    case ConvParameter::NormGamma:
+    case ConvParameter::NormBeta:
+      args.push_back({JitArgument::Kind::Buffer, {spec.geometry.channels}});
+      break;
     }
   }
   return args;
@@ -214,6 +221,12 @@ llvm::Error CompiledConv::run(const ConvArgs &args) const {
     return missing("bias");
   if (spec.hasResidual && !args.residual)
     return missing("residual");
+  if (spec.geometry.historyDepth > 0 && !args.history)
+    return missing("history");
+  if (spec.hasNorm && !args.normGamma)
+    return missing("norm gamma");
+  if (spec.hasNormBeta && !args.normBeta)
+    return missing("norm beta");
   llvm::SmallVector<void *, 8> buffers;
   llvm::SmallVector<double, 2> scalars;
   for (ConvParameter parameter : parameters) {
@@ -235,6 +248,15 @@ llvm::Error CompiledConv::run(const ConvArgs &args) const {
       break;
     case ConvParameter::Output:
       buffers.push_back(args.output);
+      break;
+    case ConvParameter::History:
+      buffers.push_back(const_cast<void *>(args.history));
+      break;
+    case ConvParameter::NormGamma:
+      buffers.push_back(const_cast<void *>(args.normGamma));
+      break;
+    case ConvParameter::NormBeta:
+      buffers.push_back(const_cast<void *>(args.normBeta));
       break;
     }
   }

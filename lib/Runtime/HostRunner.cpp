@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 using namespace mlir;
 using namespace mlir::conv3d;
@@ -102,6 +103,9 @@ ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
     args.filter = buffers.filter->data();
     args.bias = buffers.bias ? buffers.bias->data() : nullptr;
     args.residual = buffers.residual ? buffers.residual->data() : nullptr;
+    args.history = buffers.history ? buffers.history->data() : nullptr;
+    args.normGamma = buffers.normGamma ? buffers.normGamma->data() : nullptr;
+    args.normBeta = buffers.normBeta ? buffers.normBeta->data() : nullptr;
     args.output = buffers.output->data();
     return std::move(session);
   }
@@ -110,15 +114,18 @@ ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
     return driver.takeError();
   session->device = std::make_unique<Device>(*driver);
   Device &device = *session->device;
-  const HostTensor *tensors[] = {buffers.input, buffers.filter, buffers.bias,
-                                 buffers.residual, buffers.output};
-  const void **slots[] = {&args.input, &args.filter, &args.bias,
-                          &args.residual};
-  for (int i = 0; i < 5; ++i) {
+  const HostTensor *tensors[] = {
+      buffers.input,   buffers.filter,    buffers.bias,     buffers.residual,
+      buffers.history, buffers.normGamma, buffers.normBeta, buffers.output};
+  const void **slots[] = {&args.input,    &args.filter,  &args.bias,
+                          &args.residual, &args.history, &args.normGamma,
+                          &args.normBeta};
+  constexpr int kInputs = std::size(slots);
+  for (int i = 0; i <= kInputs; ++i) {
     llvm::Expected<void *> ptr = device.upload(tensors[i]);
     if (!ptr)
       return ptr.takeError();
-    if (i < 4)
+    if (i < kInputs)
       *slots[i] = *ptr;
     else
       device.initial = *ptr;
@@ -217,6 +224,16 @@ static llvm::Error checkBuffers(const ConvSpec &spec,
   if (llvm::Error error = check(buffers.residual, "residual", spec.hasResidual,
                                 spec.outputType, spec.outputShape()))
     return error;
+  if (llvm::Error error =
+          check(buffers.history, "history", spec.geometry.historyDepth > 0,
+                spec.inputType, spec.historyShape()))
+    return error;
+  if (llvm::Error error = check(buffers.normGamma, "norm gamma", spec.hasNorm,
+                                ElementType::f32, {spec.geometry.channels}))
+    return error;
+  if (llvm::Error error = check(buffers.normBeta, "norm beta", spec.hasNormBeta,
+                                ElementType::f32, {spec.geometry.channels}))
+    return error;
   return check(buffers.output, "output", true, spec.outputType,
                spec.outputShape());
 }
@@ -253,5 +270,10 @@ mlir::conv3d::referenceProblem(const ConvSpec &spec,
   problem.activation = spec.activation;
   problem.inputQuantBlockSize = spec.inputQuantBlockSize;
   problem.inputQuantAmax = buffers.amax;
+  problem.history = spec.geometry.historyDepth > 0 ? buffers.history : nullptr;
+  problem.normGamma = spec.hasNorm ? buffers.normGamma : nullptr;
+  problem.normBeta = spec.hasNormBeta ? buffers.normBeta : nullptr;
+  problem.normEps = spec.normEps;
+  problem.inputActivation = spec.inputActivation;
   return problem;
 }

@@ -68,7 +68,12 @@ struct TuningData {
         filter(HostTensor::zeros(spec.inputType, spec.filterShape())),
         bias(HostTensor::zeros(ElementType::f32, {spec.geometry.filters})),
         residual(HostTensor::zeros(spec.outputType, spec.outputShape())),
-        output(HostTensor::zeros(spec.outputType, spec.outputShape())) {
+        output(HostTensor::zeros(spec.outputType, spec.outputShape())),
+        history(HostTensor::zeros(spec.inputType, spec.historyShape())),
+        normGamma(
+            HostTensor::zeros(ElementType::f32, {spec.geometry.channels})),
+        normBeta(
+            HostTensor::zeros(ElementType::f32, {spec.geometry.channels})) {
     fillRepeatedRandom(input, 1, 1.0);
     fillRepeatedRandom(filter, 2,
                        1.0 / std::sqrt(double(spec.geometry.gemmK())));
@@ -86,11 +91,24 @@ struct TuningData {
     buffers.filter = &filter;
     buffers.bias = spec.hasBias ? &bias : nullptr;
     buffers.residual = spec.hasResidual ? &residual : nullptr;
+    if (spec.geometry.historyDepth > 0) {
+      fillRepeatedRandom(history, 6, 1.0);
+      buffers.history = &history;
+    }
+    if (spec.hasNorm) {
+      fillRandomNormal(normGamma, 7, 1.0);
+      buffers.normGamma = &normGamma;
+    }
+    if (spec.hasNormBeta) {
+      fillRandomNormal(normBeta, 8, 0.5);
+      buffers.normBeta = &normBeta;
+    }
     buffers.amax = amax;
     buffers.output = &output;
   }
 
   HostTensor input, filter, bias, residual, output;
+  HostTensor history, normGamma, normBeta;
   float amax = 0.0f;
   HostConvBuffers buffers;
 };

@@ -40,8 +40,17 @@ using namespace mlir::conv3d;
 /// Evaluates `body` (a linalg body whose yield depends on argument 0 only)
 /// at `x` in double precision; none if it uses anything unsupported.
 static std::optional<double> evaluateBody(Block &body, double x) {
+  return evaluateScalarBody(body, {x});
+}
+
+std::optional<double>
+mlir::conv3d::evaluateScalarBody(Block &body, ArrayRef<double> arguments) {
   llvm::DenseMap<Value, double> values;
-  values[body.getArgument(0)] = x;
+  for (auto [i, value] : llvm::enumerate(arguments)) {
+    if (i >= body.getNumArguments())
+      return std::nullopt;
+    values[body.getArgument(i)] = value;
+  }
   auto get = [&](Value v) -> std::optional<double> {
     auto it = values.find(v);
     if (it != values.end())

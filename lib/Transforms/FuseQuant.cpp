@@ -127,6 +127,11 @@ struct FoldQuantizeIntoConv : OpRewritePattern<ConvOp> {
                                 PatternRewriter &rewriter) const override {
     if (!conv.hasTensorSemantics() || conv.getInputQuant())
       return failure();
+    // A prologue transforms the input before the quantization could; the
+    // history frames were not quantized by the producer of the input.
+    if (conv.hasHistoryOrPrologue())
+      return rewriter.notifyMatchFailure(
+          conv, "the conv has a history operand or an input prologue");
     auto quantize = conv.getInput().getDefiningOp<QuantizeOp>();
     if (!quantize || !quantize.hasTensorSemantics())
       return rewriter.notifyMatchFailure(conv, "input is not quantized");
@@ -201,7 +206,23 @@ struct MoveQuantizeToPrepass : OpRewritePattern<ConvOp> {
     auto quantize = QuantizeOp::create(rewriter, loc, TypeRange{inputType},
                                        input, conv.getAmax(), empty, *quant,
                                        rewriter.getDenseI64ArrayAttr({4}));
+    // Blocks are channel blocks of one voxel here, so the history frames
+    // quantize on their own exactly as inside the concatenation.
+    Value quantizedHistory;
+    if (Value history = conv.getHistory()) {
+      auto historyType = cast<RankedTensorType>(history.getType());
+      Value historyEmpty = tensor::EmptyOp::create(
+          rewriter, loc, tensor::getMixedSizes(rewriter, loc, history),
+          historyType.getElementType());
+      quantizedHistory =
+          QuantizeOp::create(rewriter, loc, TypeRange{historyType}, history,
+                             conv.getAmax(), historyEmpty, *quant,
+                             rewriter.getDenseI64ArrayAttr({4}))
+              .getResult()[0];
+    }
     rewriter.modifyOpInPlace(conv, [&] {
+      if (quantizedHistory)
+        conv.getHistoryMutable().assign(quantizedHistory);
       conv.getInputMutable().assign(quantize.getResult()[0]);
       conv.getAmaxMutable().clear();
       conv.removeInputQuantAttr();

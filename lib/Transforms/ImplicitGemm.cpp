@@ -109,9 +109,12 @@ private:
     std::optional<NVFP4Attr> quant = conv.getInputQuant();
     LoadIm2colTileOp::create(
         b, loc, conv.getInput(), m0, k0, kLimit, a,
-        quant ? conv.getAmax() : Value(), b.getDenseI64ArrayAttr(g.window),
-        b.getDenseI64ArrayAttr(g.strides), b.getDenseI64ArrayAttr(g.dilations),
-        b.getDenseI64ArrayAttr(g.padding()), quant ? *quant : NVFP4Attr());
+        quant ? conv.getAmax() : Value(), conv.getHistory(),
+        conv.getNormGamma(), conv.getNormBeta(),
+        b.getDenseI64ArrayAttr(g.window), b.getDenseI64ArrayAttr(g.strides),
+        b.getDenseI64ArrayAttr(g.dilations),
+        b.getDenseI64ArrayAttr(g.padding()), quant ? *quant : NVFP4Attr(),
+        conv.getNormEpsAttr(), conv.getInputActivationAttr());
     LoadFilterTileOp::create(b, loc, conv.getFilter(), k0, n0, kLimit, bTile,
                              conv.getFilterLayoutAttr());
     TileMmaOp::create(b, loc, a, bTile, acc);

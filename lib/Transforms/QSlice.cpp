@@ -81,6 +81,9 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
     return rewriter.notifyMatchFailure(conv, "needs static shapes");
   if (g.window[kDepth] == 1)
     return rewriter.notifyMatchFailure(conv, "already one slice deep");
+  if (conv.hasHistoryOrPrologue())
+    return rewriter.notifyMatchFailure(
+        conv, "slices of a history operand or an input prologue");
   if (std::optional<std::string> problem = quantBlocksStraddleSlices(conv))
     return rewriter.notifyMatchFailure(conv, *problem);
 
@@ -209,6 +212,12 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
         continue;
       }
       if (strategy == "separate") {
+        if (conv.hasHistoryOrPrologue()) {
+          conv.emitError("cannot apply the separate Q-slice strategy to a "
+                         "convolution with a history operand or an input "
+                         "prologue (the fused strategy takes them)");
+          return signalPassFailure();
+        }
         if (failed(decomposeIntoSeparateQSlices(rewriter, conv))) {
           conv.emitError("cannot decompose this convolution into separate "
                          "Q-slices (it must be on tensors)");

@@ -234,10 +234,15 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
     blockSize = quant->getBlockSize();
   MLIRContext *context = conv.getContext();
   if (target == Target::sm90 || target == Target::sm100) {
-    std::optional<std::string> problem =
-        getTmaKernelProblem(geometry, conv.getFilterLayout(),
-                            getElementTypeOrSelf(conv.getInput().getType()),
-                            /*quantizesInTile=*/blockSize.has_value(), target);
+    std::optional<std::string> problem;
+    if (conv.hasHistoryOrPrologue())
+      problem = "the TMA kernels do not read a history operand or apply an "
+                "input prologue";
+    else
+      problem = getTmaKernelProblem(
+          geometry, conv.getFilterLayout(),
+          getElementTypeOrSelf(conv.getInput().getType()),
+          /*quantizesInTile=*/blockSize.has_value(), target);
     if (problem) {
       conv.emitRemark() << "conv3d: the " << stringifyTarget(target)
                         << " kernel cannot take this convolution (" << *problem

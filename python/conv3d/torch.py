@@ -28,7 +28,7 @@ else:
 
 from . import _functional
 
-__all__ = ["conv3d", "Conv3d", "convert", "ConvertReport"]
+__all__ = ["conv3d", "Conv3d", "convert", "ConvertReport", "CausalConv3d"]
 
 _INFERENCE_ONLY = ("conv3d.torch is inference only: the conv3d kernels have no "
                    "backward. Run the model under torch.no_grad() / "
@@ -235,3 +235,162 @@ else:
                                        % type(module).__name__))
         report.module = model
         return report
+
+    _TORCH_DTYPE_NAMES = {_torch.bfloat16: "bf16", _torch.float16: "f16",
+                          _torch.float32: "f32"}
+
+    class CausalConv3d(_torch.nn.Conv3d):
+        """A convolution that is causal in time, as video VAE decoders
+        (WAN 2.x and others) build it, computed by conv3d.
+
+        The constructor is nn.Conv3d's; `padding` = (p_t, p_h, p_w) pads
+        height and width by p_h and p_w on both sides and time by 2*p_t
+        frames before the input and none after. forward(x, cache=None) takes
+        NCDHW `x` and, optionally, `cache`: the frames that precede x (the
+        last frames of the previous chunk's input). It gives what
+        concatenating cache and x in time, then padding (the time padding
+        before the input shortened by the cache's length; a cache longer
+        than the padding contributes only its last 2*p_t frames), then
+        convolving gives; a cache is ignored when 2*p_t is 0.
+
+        Optionally the input prologue runs fused: `norm_weight` (C values:
+        an RMS norm of each voxel over its channels, x * rsqrt(mean(x^2) +
+        norm_eps) * norm_weight (+ norm_bias)) and `input_activation`
+        ("relu", "silu", "gelu_tanh") apply to x as it is loaded, not to the
+        cache (cached frames are taken as they are: pass the previous
+        chunk's transformed frames) nor to the padding.
+
+        The cache is read in place as the convolution's history operand (no
+        concatenation, no padded copy): on the CPU with the prologue fused
+        too; on CUDA devices (the sm80 kernel, also for target sm90) when
+        there is no prologue; with a prologue on CUDA, which no GPU loader
+        applies yet, the cache is concatenated and the prologue runs unfused
+        before conv3d.torch.conv3d. Inference only.
+        """
+
+        def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                     dilation=1, bias=True, device=None, dtype=None, *,
+                     activation=None, target="auto"):
+            super().__init__(in_channels, out_channels, kernel_size, stride, 0,
+                             dilation, 1, bias, "zeros", device, dtype)
+            if isinstance(padding, str) or len(_triple(padding)) != 3:
+                raise ValueError("CausalConv3d: padding must be an int or (p_t, p_h, p_w), "
+                                 "got %r" % (padding,))
+            p_t, p_h, p_w = (int(p) for p in _triple(padding))
+            self.causal_padding = (2 * p_t, p_h, p_w)
+            if activation not in (None, "relu", "silu", "gelu_tanh"):
+                raise ValueError("activation must be None, 'relu', 'silu' or 'gelu_tanh', "
+                                 "got %r" % (activation,))
+            self.activation = activation
+            self.target = target
+            self._plans = {}
+
+        def _history(self, cache):
+            front = self.causal_padding[0]
+            if cache is None or front == 0:
+                return None, front
+            if cache.dim() != 5:
+                raise ValueError("cache must be NCDHW, got shape %s" % (tuple(cache.shape),))
+            if cache.shape[2] > front:
+                cache = cache[:, :, cache.shape[2] - front:]
+            return cache, front - cache.shape[2]
+
+        def forward(self, x, cache=None, *, norm_weight=None, norm_bias=None,
+                    norm_eps=1e-6, input_activation=None, residual=None):
+            if _torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad):
+                raise RuntimeError(_INFERENCE_ONLY)
+            if x.dim() != 5:
+                raise ValueError("x must be NCDHW, got shape %s" % (tuple(x.shape),))
+            if norm_bias is not None and norm_weight is None:
+                raise ValueError("norm_bias needs norm_weight")
+            if input_activation not in (None, "relu", "silu", "gelu_tanh"):
+                raise ValueError("input_activation must be None, 'relu', 'silu' or "
+                                 "'gelu_tanh', got %r" % (input_activation,))
+            history, front = self._history(cache)
+            prologue = norm_weight is not None or input_activation is not None
+            if x.device.type != "cpu" and prologue:
+                # No GPU loader applies the prologue yet.
+                return self._forward_unfused(x, history, front, norm_weight, norm_bias,
+                                             norm_eps, input_activation, residual)
+            return self._forward_fused(x, history, front, norm_weight, norm_bias, norm_eps,
+                                       input_activation, residual)
+
+        def _forward_unfused(self, x, history, front, norm_weight, norm_bias, norm_eps,
+                             input_activation, residual):
+            if norm_weight is not None:
+                xf = x.float()
+                xf = xf * _torch.rsqrt(xf.pow(2).mean(dim=1, keepdim=True) + norm_eps)
+                xf = xf * norm_weight.float().view(1, -1, 1, 1, 1)
+                if norm_bias is not None:
+                    xf = xf + norm_bias.float().view(1, -1, 1, 1, 1)
+                x = xf.to(x.dtype)
+            if input_activation == "relu":
+                x = _torch.relu(x)
+            elif input_activation == "silu":
+                x = _torch.nn.functional.silu(x)
+            elif input_activation == "gelu_tanh":
+                x = _torch.nn.functional.gelu(x, approximate="tanh")
+            if history is not None:
+                x = _torch.cat([history.to(x.dtype), x], dim=2)
+            _, p_h, p_w = self.causal_padding
+            return conv3d(x, self.weight, self.bias, self.stride,
+                          (front, 0, p_h, p_h, p_w, p_w), self.dilation,
+                          activation=self.activation, residual=residual, target=self.target)
+
+        def _forward_fused(self, x, history, front, norm_weight, norm_bias, norm_eps,
+                           input_activation, residual):
+            from . import Engine, Spec, _stream
+            device = ("cpu", -1) if x.device.type == "cpu" else (
+                x.device.type, x.device.index if x.device.index is not None else 0)
+            target = _functional._resolve_target(self.target, device)
+            dtype = _TORCH_DTYPE_NAMES.get(x.dtype)
+            if dtype is None or self.weight.dtype != x.dtype:
+                raise TypeError("x and the weight must have the same dtype, bfloat16, "
+                                "float16 or float32; got %s and %s"
+                                % (x.dtype, self.weight.dtype))
+            _, p_h, p_w = self.causal_padding
+            n, c, d, h, w = x.shape
+            f = self.out_channels
+            q, r, s = self.kernel_size
+            depth = 0 if history is None else history.shape[2]
+            key = (tuple(x.shape), depth, front, dtype, norm_weight is not None,
+                   norm_bias is not None, float(norm_eps), input_activation,
+                   self.bias is not None, residual is not None, target)
+            plan = self._plans.get(key)
+            if plan is None:
+                spec = Spec.from_shapes(
+                    (n, d, h, w, c), (q, r, s, c, f), strides=self.stride,
+                    dilations=self.dilation, padding=(front, 0, p_h, p_h, p_w, p_w),
+                    filter_layout="fqrsc", dtype=dtype, bias=self.bias is not None,
+                    residual=residual is not None, activation=self.activation or "none")
+                ext = _stream.InputExt(depth, int(norm_weight is not None),
+                                       int(norm_bias is not None), float(norm_eps),
+                                       {None: 0, "relu": 1, "silu": 2,
+                                        "gelu_tanh": 3}[input_activation])
+                engine = getattr(CausalConv3d, "_engine", None)
+                if engine is None:
+                    engine = CausalConv3d._engine = Engine()
+                plan = self._plans[key] = _stream.compile_ext(engine, spec, ext, target)
+            # NDHWC views: no copy for channels_last_3d tensors.
+            cl = lambda t: t.permute(0, 2, 3, 4, 1).contiguous()  # noqa: E731
+            xi, wi = cl(x), cl(self.weight)
+            hi = cl(history.to(x.dtype)) if history is not None else None
+            f32 = lambda t: t.detach().float().contiguous() if t is not None else None  # noqa: E731
+            gamma, beta, bias = f32(norm_weight), f32(norm_bias), f32(self.bias)
+            res = cl(residual.to(x.dtype)) if residual is not None else None
+            out = _torch.empty(plan.output_shape, dtype=x.dtype, device=x.device)
+            ptr = lambda t: t.data_ptr() if t is not None else None  # noqa: E731
+            # GPU work goes on the caller's current stream (0: the legacy one).
+            stream = None
+            if x.device.type == "cuda":
+                stream = _torch.cuda.current_stream(x.device).cuda_stream or 1
+            plan.run(ptr(xi), ptr(wi), ptr(out), history=ptr(hi), norm_gamma=ptr(gamma),
+                     norm_beta=ptr(beta), bias=ptr(bias), residual=ptr(res), stream=stream)
+            return out.permute(0, 4, 1, 2, 3)
+
+        def extra_repr(self):
+            text = super().extra_repr()
+            text += ", causal_padding=%s" % (self.causal_padding,)
+            if self.activation:
+                text += ", activation=%s" % self.activation
+            return text

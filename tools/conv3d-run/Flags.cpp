@@ -117,6 +117,29 @@ cl::opt<bool> packNVFP4(
              "default max |w|). Runs on cpu and on any sm_80+ GPU "
              "(--target=sm80 or sm90)"),
     cl::cat(specCategory));
+cl::opt<int64_t> historyDepth(
+    "history-depth",
+    cl::desc("Cached frames preceding the input along depth (a history "
+             "operand of N x Dh x H x W x C; the conv reads "
+             "concat(history, input), padding applies to it)"),
+    cl::init(0), cl::cat(specCategory));
+cl::opt<bool> rmsNorm("rms-norm",
+                      cl::desc("Input prologue: RMS norm of each input voxel "
+                               "over its channels with a per-channel f32 "
+                               "scale"),
+                      cl::cat(specCategory));
+cl::opt<bool> normBeta("norm-beta",
+                       cl::desc("Add a per-channel f32 shift after the RMS "
+                                "norm (needs --rms-norm)"),
+                       cl::cat(specCategory));
+cl::opt<float> normEps("norm-eps",
+                       cl::desc("Epsilon of the RMS norm (needs --rms-norm)"),
+                       cl::init(1e-6f), cl::cat(specCategory));
+cl::opt<std::string> inputActivation(
+    "input-activation",
+    cl::desc("Input prologue activation, after the norm: none, relu, silu, "
+             "gelu_tanh"),
+    cl::init("none"), cl::cat(specCategory));
 cl::opt<std::string> preset("preset",
                             cl::desc("Take the shape from --suite by name"),
                             cl::cat(specCategory));
@@ -409,12 +432,13 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   if (!moduleFile.empty()) {
     // Flags that describe a convolution have no meaning for a module.
     const cl::Option *specOnly[] = {
-        &inputShape,    &filterShape, &dtype,     &outputDtype,
-        &filterLayout,  &stride,      &dilation,  &padding,
-        &bias,          &activation,  &residual,  &accumulate,
-        &quantizeInput, &amax,        &blockSize, &quantizeFilter,
-        &filterAmax,    &preset,      &inputFile, &filterFile,
-        &outputFile,    &emit,        &packNVFP4};
+        &inputShape,    &filterShape, &dtype,           &outputDtype,
+        &filterLayout,  &stride,      &dilation,        &padding,
+        &bias,          &activation,  &residual,        &accumulate,
+        &quantizeInput, &amax,        &blockSize,       &quantizeFilter,
+        &filterAmax,    &preset,      &inputFile,       &filterFile,
+        &outputFile,    &emit,        &historyDepth,    &rmsNorm,
+        &normBeta,      &normEps,     &inputActivation, &packNVFP4};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,
@@ -455,6 +479,23 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
                                    "got '" +
                                        activation + "'");
   spec.activation = *act;
+  if (historyDepth < 0)
+    return flagError("history-depth", "must be >= 0");
+  spec.geometry.addHistory(historyDepth);
+  if (spec.geometry.inputSize[0] == ConvGeometry::kDynamic)
+    return flagError("history-depth",
+                     "the input depth plus the history depth overflows int64");
+  std::optional<Activation> inAct = symbolizeActivation(inputActivation);
+  if (!inAct)
+    return flagError("input-activation",
+                     "expected none, relu, silu or gelu_tanh, got '" +
+                         inputActivation + "'");
+  spec.inputActivation = *inAct;
+  if (!rmsNorm && (normBeta || normEps.getNumOccurrences()))
+    return flagError(normBeta ? "norm-beta" : "norm-eps", "needs --rms-norm");
+  spec.hasNorm = rmsNorm;
+  spec.hasNormBeta = normBeta;
+  spec.normEps = normEps;
   spec.hasBias = bias;
   spec.hasResidual = residual;
   spec.accumulate = accumulate;

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <tuple>
 #include <unistd.h>
 
 using namespace mlir::conv3d;
@@ -273,6 +274,29 @@ int conv3d_run::runSpec(const RunRequest &request) {
     residual = std::move(*residualOr);
     fillRandomNormal(residual, seed + 3, 1.0);
   }
+  // History frames (the previous chunk's transformed input) and the
+  // prologue's per-channel vectors, only when used.
+  HostTensor history, normGamma, normBeta;
+  if (spec.geometry.historyDepth > 0) {
+    llvm::Expected<HostTensor> historyOr =
+        HostTensor::allocate(spec.inputType, spec.historyShape(), "history");
+    if (!historyOr)
+      return fail(llvm::toString(historyOr.takeError()));
+    history = std::move(*historyOr);
+    fillRandomNormal(history, seed + 5, 1.0);
+  }
+  for (auto [tensor, used, offset] :
+       {std::tuple{&normGamma, spec.hasNorm, 6},
+        std::tuple{&normBeta, spec.hasNormBeta, 7}}) {
+    if (!used)
+      continue;
+    llvm::Expected<HostTensor> vector = HostTensor::allocate(
+        ElementType::f32, {spec.geometry.channels}, "norm vector");
+    if (!vector)
+      return fail(llvm::toString(vector.takeError()));
+    *tensor = std::move(*vector);
+    fillRandomNormal(*tensor, seed + offset, 1.0);
+  }
   llvm::Expected<HostTensor> initOr =
       HostTensor::allocate(spec.outputType, spec.outputShape(), "output");
   if (!initOr)
@@ -342,6 +366,9 @@ int conv3d_run::runSpec(const RunRequest &request) {
   buffers.filter = &*filter;
   buffers.bias = spec.hasBias ? &bias : nullptr;
   buffers.residual = spec.hasResidual ? &residual : nullptr;
+  buffers.history = spec.geometry.historyDepth > 0 ? &history : nullptr;
+  buffers.normGamma = spec.hasNorm ? &normGamma : nullptr;
+  buffers.normBeta = spec.hasNormBeta ? &normBeta : nullptr;
   buffers.amax = amax;
   buffers.output = &result;
   HostRunTiming timing;

@@ -120,6 +120,73 @@ int conv3d_run(const conv3d_conv *conv, const void *input, const void *filter,
                const void *bias, const void *residual, float amax, void *output,
                void *stream, char *error, size_t error_size);
 
+/*===----------------------------------------------------------------------===*
+ * Streaming video decoders: cached frames and an input prologue
+ *===----------------------------------------------------------------------===*/
+
+/* What a convolution reads besides `spec`'s input: `history_depth` frames
+ * (N x Dh x H x W x C, the input's type) that precede the input along depth
+ * (the convolution runs over their concatenation, never materialized, and
+ * `spec.depth` is the input's own depth), and a prologue applied to every
+ * input voxel as it is loaded: with `has_norm`, x * rsqrt(mean_c(x^2) +
+ * norm_eps) * gamma[c] (+ beta[c] with `has_norm_beta`; gamma and beta are C
+ * f32 values), then `input_activation` (CONV3D_ACT_*). History frames and
+ * the padding halo are not transformed. All zero (norm_eps aside): none. */
+typedef struct conv3d_input_ext {
+  int64_t history_depth;
+  int32_t has_norm, has_norm_beta;
+  float norm_eps;
+  int32_t input_activation;
+} conv3d_input_ext;
+
+/* conv3d_spec_geometry and conv3d_compile with `ext` (null: none). */
+int conv3d_spec_geometry_ext(const conv3d_spec *spec,
+                             const conv3d_input_ext *ext,
+                             int64_t output_shape[5], double *flops,
+                             char *error, size_t error_size);
+conv3d_conv *conv3d_compile_ext(conv3d_engine *engine, const conv3d_spec *spec,
+                                const conv3d_input_ext *ext,
+                                const char *options, char *error,
+                                size_t error_size);
+/* conv3d_run with the history and the norm's gamma and beta (null where the
+ * convolution has none). */
+int conv3d_run_ext(const conv3d_conv *conv, const void *input,
+                   const void *history, const void *filter,
+                   const void *norm_gamma, const void *norm_beta,
+                   const void *bias, const void *residual, float amax,
+                   void *output, void *stream, char *error, size_t error_size);
+
+/* A causal convolution applied to a sequence chunk by chunk along depth
+ * (CausalConv3dStream): `spec` has causal depth padding [(Q-1)*dil_d, 0]
+ * and its depth is a nominal chunk length; `ext` (null: none) its prologue,
+ * without history (the stream keeps the last frames of the transformed
+ * input itself). Each step returns exactly the output frames that the
+ * full-sequence causal convolution produces for the chunk. The CPU target
+ * only, host buffers; the weights are copied; `engine` must outlive the
+ * stream. Null on error (message in `error`). */
+typedef struct conv3d_causal_stream conv3d_causal_stream;
+conv3d_causal_stream *
+conv3d_causal_stream_create(conv3d_engine *engine, const conv3d_spec *spec,
+                            const conv3d_input_ext *ext, const char *options,
+                            const void *filter, const void *bias,
+                            const void *norm_gamma, const void *norm_beta,
+                            char *error, size_t error_size);
+/* The output frames (depth of the output) the next chunk of `length`
+ * frames gives (0 is possible with a depth stride over 1). */
+int64_t conv3d_causal_stream_output_frames(const conv3d_causal_stream *stream,
+                                           int64_t length);
+/* Convolves the next chunk: `chunk` is N x length x H x W x C, `residual`
+ * (when the spec has one) and `output` N x output_frames x Ho x Wo x F.
+ * On error (non-zero) the stream is unchanged. */
+int conv3d_causal_stream_step(conv3d_causal_stream *stream, const void *chunk,
+                              int64_t length, const void *residual,
+                              void *output, char *error, size_t error_size);
+/* Forgets the sequence; the next chunk is a first chunk. */
+void conv3d_causal_stream_reset(conv3d_causal_stream *stream);
+int64_t conv3d_causal_stream_frames_seen(const conv3d_causal_stream *stream);
+int64_t conv3d_causal_stream_cached_frames(const conv3d_causal_stream *stream);
+void conv3d_causal_stream_destroy(conv3d_causal_stream *stream);
+
 #ifdef __cplusplus
 }
 #endif

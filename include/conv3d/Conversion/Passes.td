@@ -13,7 +13,17 @@ def Conv3dFromLinalg : Pass<"conv3d-from-linalg"> {
     NDHWC / FQRSC and back) on tensors into `conv3d.conv`. A `tensor.pad`
     producer of the input that pads only spatial dimensions with zero folds
     into the padding attribute, and a zero `linalg.fill` destination folds
-    into `overwrite`. Convolutions it cannot convert (other element types,
+    into `overwrite`. What a video VAE decoder puts in front of a causal
+    convolution folds too: a `tensor.concat` of two tensors along depth
+    (cached frames, new input) becomes the `history` operand, and an
+    elementwise `linalg.generic` computing ReLU, SiLU or GELU-tanh of the
+    input becomes `input_activation`, and an RMS norm over the channels (a
+    reduction generic summing the squares into a zero fill, then an
+    elementwise generic of the input, that sum, gamma and optionally beta;
+    eps is read off its body) becomes `rms_norm`. Nothing folds where the
+    result would change: a concatenation after a prologue was folded (the
+    prologue would skip frames the graph transformed), an activation before
+    a norm. Convolutions it cannot convert (other element types,
     memrefs, non-zero padding values, dynamic channel or window sizes) stay
     untouched.
 

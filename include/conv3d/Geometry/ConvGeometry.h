@@ -72,6 +72,27 @@ struct ConvGeometry {
   std::array<int64_t, 3> dilations = {1, 1, 1};
   std::array<int64_t, 3> padLow = {0, 0, 0};
   std::array<int64_t, 3> padHigh = {0, 0, 0};
+  // The leading `historyDepth` frames of the depth axis (inputSize[0] counts
+  // them) come from a separate history operand: the convolution reads
+  // concat(history, input) along depth without materializing it. kDynamic
+  // when the history's depth is.
+  int64_t historyDepth = 0;
+
+  /// Prepends `depth` history frames to the depth axis (see historyDepth).
+  /// A depth whose sum overflows int64 is unknown (kDynamic), which
+  /// validation refuses.
+  void addHistory(int64_t depth) {
+    historyDepth = depth;
+    if (depth == kDynamic || inputSize[0] == kDynamic ||
+        __builtin_add_overflow(inputSize[0], depth, &inputSize[0]))
+      inputSize[0] = kDynamic;
+  }
+  /// The depth of the input operand alone (without the history).
+  int64_t inputOperandDepth() const {
+    if (historyDepth == kDynamic || inputSize[0] == kDynamic)
+      return kDynamic;
+    return inputSize[0] - historyDepth;
+  }
 
   /// Builds a geometry from the NDHWC input shape, the filter shape in
   /// `layout`, strides, dilations and the 6 padding values

@@ -60,6 +60,21 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
       (k = ((q*R + r)*S + s)*C + c) of each output position, halo zeros
       included (`spec/nvfp4.md`).
     - `config` (optional): the implicit-GEMM tile configuration.
+    - `history` (optional): N x Dh x H x W x C frames that logically precede
+      the input along depth (a streaming decoder's cached frames). The
+      convolution runs over `concat(history, input)` along D, which is never
+      materialized: lowerings read depth index d from `history` when
+      d < Dh and from `input` at d - Dh otherwise. Padding applies to the
+      concatenation, so the output depth follows from D + Dh.
+    - Input prologue (optional), applied to every input voxel as it is
+      loaded, before the MMA: `rms_norm(gamma)` normalizes the voxel over its
+      C channels, `x * rsqrt(mean_c(x^2) + eps) * gamma[c] (+ beta[c])`
+      (`norm_beta` and `norm_eps` go with it), then `input_activation`
+      (none, relu, silu, gelu_tanh). Padding halo voxels stay zero, as in
+      the unfused graph where padding follows the activation; `history`
+      frames are taken as they are (they were transformed as the previous
+      chunk's input). The statistic and the activation are computed in
+      f32, the result rounded to the input element type.
 
     Element types: input and filter bf16, f16 or f32 (the same); init f32 or
     the input type.
@@ -81,6 +96,9 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
     Optional<Conv3d_RankedTensorOrMemRef>:$residual,
     Optional<F32>:$amax,
     Conv3d_RankedTensorOrMemRef:$init,
+    Optional<Conv3d_RankedTensorOrMemRef>:$history,
+    Optional<Conv3d_RankedTensorOrMemRef>:$norm_gamma,
+    Optional<Conv3d_RankedTensorOrMemRef>:$norm_beta,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$strides,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$dilations,
     DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0, 0, 0}">:$padding,
@@ -90,11 +108,44 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
                       "::mlir::conv3d::Activation::none">:$activation,
     OptionalAttr<Conv3d_NVFP4Attr>:$input_quant,
     UnitAttr:$overwrite,
-    OptionalAttr<Conv3d_IGemmConfigAttr>:$config
+    OptionalAttr<Conv3d_IGemmConfigAttr>:$config,
+    OptionalAttr<F32Attr>:$norm_eps,
+    DefaultValuedAttr<Conv3d_ActivationAttr,
+                      "::mlir::conv3d::Activation::none">:$input_activation
   );
+
+  // The builder of the operands and attributes before `history` and the
+  // prologue (no history, no prologue), so that code written against them
+  // keeps building.
+  let builders = [
+    OpBuilder<(ins "::mlir::TypeRange":$resultTypes, "::mlir::Value":$input,
+      "::mlir::Value":$filter, "::mlir::Value":$bias,
+      "::mlir::Value":$residual, "::mlir::Value":$amax, "::mlir::Value":$init,
+      "::mlir::DenseI64ArrayAttr":$strides,
+      "::mlir::DenseI64ArrayAttr":$dilations,
+      "::mlir::DenseI64ArrayAttr":$padding,
+      "::mlir::conv3d::FilterLayoutAttr":$filter_layout,
+      "::mlir::conv3d::ActivationAttr":$activation,
+      "::mlir::conv3d::NVFP4Attr":$input_quant,
+      "::mlir::UnitAttr":$overwrite,
+      "::mlir::conv3d::IGemmConfigAttr":$config), [{
+      build($_builder, $_state, resultTypes, input, filter, bias, residual,
+            amax, init, /*history=*/::mlir::Value(),
+            /*norm_gamma=*/::mlir::Value(), /*norm_beta=*/::mlir::Value(),
+            strides, dilations, padding, filter_layout, activation,
+            input_quant, overwrite, config, /*norm_eps=*/::mlir::FloatAttr(),
+            ::mlir::conv3d::ActivationAttr::get($_builder.getContext(),
+                ::mlir::conv3d::Activation::none));
+    }]>
+  ];
 
   let assemblyFormat = [{
     `ins` `(` $input `,` $filter `:` type($input) `,` type($filter) `)`
+    (`history` `(` $history^ `:` type($history) `)`)?
+    (`rms_norm` `(` $norm_gamma^ `:` type($norm_gamma) `)`)?
+    (`norm_beta` `(` $norm_beta^ `:` type($norm_beta) `)`)?
+    (`norm_eps` `=` $norm_eps^)?
+    (`input_activation` `=` custom<EnumKeyword>($input_activation)^)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     (`quantize` `(` qualified($input_quant)^ `,` $amax `)`)?
@@ -118,6 +169,16 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
       return getBias() || getResidual() ||
              getActivation() != ::mlir::conv3d::Activation::none;
     }
+    /// Whether the input is transformed as it is loaded (RMS norm and/or an
+    /// activation).
+    bool hasPrologue() {
+      return getNormGamma() ||
+             getInputActivation() != ::mlir::conv3d::Activation::none;
+    }
+    /// Whether the op reads anything beyond one contiguous, untransformed
+    /// input: a history operand or a prologue. Passes that rebuild the
+    /// input operand check this.
+    bool hasHistoryOrPrologue() { return getHistory() || hasPrologue(); }
   }];
 
   let hasVerifier = 1;

@@ -16,7 +16,8 @@
 include "conv3d/IR/Conv3dAttrs.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def Conv3d_LoadIm2colTileOp : Conv3d_Op<"load_im2col_tile"> {
+def Conv3d_LoadIm2colTileOp
+    : Conv3d_Op<"load_im2col_tile", [AttrSizedOperandSegments]> {
   let summary = "gather one implicit-GEMM A tile from an NDHWC input";
   let description = [{
     Writes `tile[i][j] = A[m0 + i][k0 + j]` for the implicit im2col matrix A
@@ -28,6 +29,15 @@ def Conv3d_LoadIm2colTileOp : Conv3d_Op<"load_im2col_tile"> {
     multiples of the block size in k, so `k0` and the tile width must be
     multiples of it; zeros past `k_end` and in the halo take part in their
     block).
+
+    With `history` (N x Dh x H x W x C), the convolution's input is
+    `concat(history, input)` along depth: depth index d is read from
+    `history` when d < Dh and from `input` at d - Dh otherwise (the window
+    and padding describe the concatenation). With `rms_norm` and/or
+    `input_activation`, each non-halo voxel read from `input` is normalized
+    over its channels (`x * rsqrt(mean_c(x^2) + eps) * gamma[c] + beta[c]`)
+    and activated before it is stored (and quantized); halo zeros and
+    history voxels are taken as they are.
 
     ```mlir
     conv3d.load_im2col_tile %in[%m0, %k0] limit %K into %a
@@ -41,15 +51,46 @@ def Conv3d_LoadIm2colTileOp : Conv3d_Op<"load_im2col_tile"> {
     Index:$m0, Index:$k0, Index:$k_end,
     Arg<AnyMemRef, "tile", [MemWrite]>:$tile,
     Optional<F32>:$amax,
+    Arg<Optional<AnyMemRef>, "NDHWC frames preceding the input",
+        [MemRead]>:$history,
+    Arg<Optional<AnyMemRef>, "RMS norm scale per channel", [MemRead]>:$norm_gamma,
+    Arg<Optional<AnyMemRef>, "RMS norm shift per channel", [MemRead]>:$norm_beta,
     DenseI64ArrayAttr:$window,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$strides,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$dilations,
     DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0, 0, 0}">:$padding,
-    OptionalAttr<Conv3d_NVFP4Attr>:$quant
+    OptionalAttr<Conv3d_NVFP4Attr>:$quant,
+    OptionalAttr<F32Attr>:$norm_eps,
+    DefaultValuedAttr<Conv3d_ActivationAttr,
+                      "::mlir::conv3d::Activation::none">:$input_activation
   );
+
+  // The builder of the operands and attributes before `history` and the
+  // prologue, so that code written against them keeps building.
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$m0,
+      "::mlir::Value":$k0, "::mlir::Value":$k_end, "::mlir::Value":$tile,
+      "::mlir::Value":$amax, "::mlir::DenseI64ArrayAttr":$window,
+      "::mlir::DenseI64ArrayAttr":$strides,
+      "::mlir::DenseI64ArrayAttr":$dilations,
+      "::mlir::DenseI64ArrayAttr":$padding,
+      "::mlir::conv3d::NVFP4Attr":$quant), [{
+      build($_builder, $_state, input, m0, k0, k_end, tile, amax,
+            /*history=*/::mlir::Value(), /*norm_gamma=*/::mlir::Value(),
+            /*norm_beta=*/::mlir::Value(), window, strides, dilations,
+            padding, quant, /*norm_eps=*/::mlir::FloatAttr(),
+            ::mlir::conv3d::ActivationAttr::get($_builder.getContext(),
+                ::mlir::conv3d::Activation::none));
+    }]>
+  ];
 
   let assemblyFormat = [{
     $input `[` $m0 `,` $k0 `]` `limit` $k_end `into` $tile
+    (`history` `(` $history^ `:` type($history) `)`)?
+    (`rms_norm` `(` $norm_gamma^ `:` type($norm_gamma) `)`)?
+    (`norm_beta` `(` $norm_beta^ `:` type($norm_beta) `)`)?
+    (`norm_eps` `=` $norm_eps^)?
+    (`input_activation` `=` custom<EnumKeyword>($input_activation)^)?
     (`quantize` `(` qualified($quant)^ `,` $amax `)`)?
     `window` `=` $window
     (`strides` `=` $strides^)?
@@ -60,8 +101,14 @@ def Conv3d_LoadIm2colTileOp : Conv3d_Op<"load_im2col_tile"> {
 
   let extraClassDeclaration = [{
     /// Geometry of the convolution this tile belongs to (F is unknown to the
-    /// A operand and set to 1).
+    /// A operand and set to 1). With `history`, its input depth is D + Dh
+    /// and `historyDepth` is Dh.
     ::mlir::conv3d::ConvGeometry getGeometry();
+    /// Whether the input is transformed as it is loaded.
+    bool hasPrologue() {
+      return getNormGamma() ||
+             getInputActivation() != ::mlir::conv3d::Activation::none;
+    }
   }];
   let hasVerifier = 1;
 }

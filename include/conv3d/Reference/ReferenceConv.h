@@ -39,6 +39,19 @@ struct ReferenceConvProblem {
   /// along the GEMM K order in blocks of this size, with this amax.
   std::optional<int64_t> inputQuantBlockSize;
   float inputQuantAmax = 0.f;
+  /// Frames preceding the input along depth (N x Dh x H x W x C), optional:
+  /// the convolution reads concat(history, input). `geometry` describes the
+  /// concatenation (its inputSize[0] and historyDepth count the history).
+  const HostTensor *history = nullptr;
+  /// The input prologue, applied to every input voxel (not to history
+  /// frames, not to the halo): with `normGamma` ([C]), x * rsqrt(mean_c(x^2)
+  /// + normEps) * gamma[c] (+ normBeta[c]), then `inputActivation`; the
+  /// result is rounded to the input's element type, as the convolution
+  /// consumes it.
+  const HostTensor *normGamma = nullptr;
+  const HostTensor *normBeta = nullptr;
+  double normEps = 0.0;
+  Activation inputActivation = Activation::none;
 };
 
 /// y = act(acc + bias) + residual with acc = init + conv(input, filter), in
@@ -54,7 +67,8 @@ std::vector<double> referenceConvRows(const ReferenceConvProblem &problem,
 
 /// Row `m` of the implicit im2col matrix, m = ((n*Do + do)*Ho + ho)*Wo + wo:
 /// K = Q*R*S*C input values in the order k = ((q*R + r)*S + s)*C + c, with
-/// 0 for positions in the padding halo.
+/// 0 for positions in the padding halo (values of the history where the
+/// depth index lies in it; the prologue applied to input voxels).
 std::vector<float> referenceIm2colRow(const ReferenceConvProblem &problem,
                                       int64_t m);
 

@@ -39,24 +39,53 @@ struct ConvSpec {
   /// NVFP4 fake quantization of the input operand (blocks along K of each
   /// output position; spec/nvfp4.md). The amax is given at run time.
   std::optional<int64_t> inputQuantBlockSize;
+  /// Cached frames preceding the input along depth: `geometry.historyDepth`
+  /// (Dh, counted in geometry.inputSize[0], which is the depth of
+  /// concat(history, input)); 0 means no history operand.
+  /// Input prologue (applied to input voxels, not to the history): an RMS
+  /// norm over the channels with an f32 scale per channel (`hasNorm`), an
+  /// f32 shift per channel (`hasNormBeta`) and `normEps`, then
+  /// `inputActivation`.
+  bool hasNorm = false;
+  bool hasNormBeta = false;
+  float normEps = 1e-6f;
+  Activation inputActivation = Activation::none;
+
+  /// Whether the input is transformed as it is loaded.
+  bool hasPrologue() const {
+    return hasNorm || inputActivation != Activation::none;
+  }
 
   /// The first problem with the spec, as an error naming it.
   llvm::Error validate() const;
   /// A canonical one-line description, used in logs and cache keys.
   std::string describe() const;
 
+  /// The input operand's shape (without the history frames).
   std::vector<int64_t> inputShape() const;
+  /// The history operand's shape (N x Dh x H x W x C).
+  std::vector<int64_t> historyShape() const;
   std::vector<int64_t> filterShape() const;
   std::vector<int64_t> outputShape() const;
 };
 
 /// The parameters of the function the engine compiles for a spec.
-enum class ConvParameter { Input, Filter, Bias, Residual, Amax, Output };
+enum class ConvParameter {
+  Input,
+  Filter,
+  Bias,
+  Residual,
+  Amax,
+  Output,
+  History,   ///< N x Dh x H x W x C, the input's element type
+  NormGamma, ///< C f32 values
+  NormBeta,  ///< C f32 values
+};
 
 /// The parameters of `spec`'s function, in order: the one place the
 /// calling convention is written down (buildConvModule, the JIT signature
 /// and CompiledConv::run follow it).
-llvm::SmallVector<ConvParameter, 6> convParameters(const ConvSpec &spec);
+llvm::SmallVector<ConvParameter, 9> convParameters(const ConvSpec &spec);
 
 /// How a spec is compiled: the pipeline options (target, lowering, tile
 /// configuration, Q-slice strategy, quantization placement).

@@ -46,6 +46,11 @@ struct ConvArgs {
   const void *residual = nullptr; ///< when spec.hasResidual
   float amax = 0.0f;              ///< when spec.inputQuantBlockSize
   void *output = nullptr;
+  /// N x Dh x H x W x C frames preceding the input, in the input's type,
+  /// when spec.geometry.historyDepth > 0.
+  const void *history = nullptr;
+  const void *normGamma = nullptr; ///< C f32 values, when spec.hasNorm
+  const void *normBeta = nullptr;  ///< C f32 values, when spec.hasNormBeta
   /// GPU targets: the CUstream the kernels are enqueued on; run() returns
   /// without synchronizing it. Null: an internal stream, synchronized
   /// before run() returns (a blocking call). The legacy default stream,
@@ -118,7 +123,7 @@ private:
   std::shared_ptr<const JitFunction> function;
   CompileStats stats;
   /// convParameters(spec), computed once for run().
-  llvm::SmallVector<ConvParameter, 6> parameters;
+  llvm::SmallVector<ConvParameter, 9> parameters;
 };
 
 /// An arbitrary function of a module, compiled for `conv3d-run --module`.

@@ -68,6 +68,12 @@ void populateFuseEpiloguePatterns(RewritePatternSet &patterns);
 /// epilogue supports (recognized by evaluating the body).
 std::optional<Activation> matchActivationBody(Block &body);
 
+/// The value a linalg body yields for block arguments `arguments` (the
+/// first ones; the rest must not be used), evaluated in double precision
+/// over arith and math ops; none if it uses anything else.
+std::optional<double> evaluateScalarBody(Block &body,
+                                         ArrayRef<double> arguments);
+
 //===----------------------------------------------------------------------===//
 // conv3d-qslice
 //===----------------------------------------------------------------------===//

@@ -112,6 +112,53 @@ void quantizeTileRows(const LoopBuilder &lb, Value tile, Value amax,
   });
 }
 
+/// The RMS norm scale rsqrt(mean_c(x^2) + eps) of the input voxel at
+/// `indices` (its channel index is ignored): a loop over the voxel's
+/// channels.
+Value emitVoxelNormScale(const LoopBuilder &lb, LoadIm2colTileOp op,
+                         ArrayRef<Value> indices, int64_t channels) {
+  OpBuilder &b = lb.b;
+  Location loc = lb.loc;
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  auto sum = scf::ForOp::create(b, loc, lb.index(0), lb.index(channels),
+                                lb.index(1), ValueRange{zero});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(sum.getBody());
+    SmallVector<Value> voxel(indices.begin(), indices.end());
+    voxel[4] = sum.getInductionVar();
+    Value v = emitFloatCast(
+        b, loc, memref::LoadOp::create(b, loc, op.getInput(), voxel),
+        b.getF32Type());
+    Value next = arith::AddFOp::create(b, loc, sum.getRegionIterArg(0),
+                                       arith::MulFOp::create(b, loc, v, v));
+    scf::YieldOp::create(b, loc, next);
+  }
+  float eps = op.getNormEpsAttr().getValue().convertToFloat();
+  return emitRmsNormScale(b, loc, sum.getResult(0), channels, eps);
+}
+
+/// Reads input voxel (n, d, h, w) at channel c (indices of the input
+/// operand) and applies the op's prologue, if any, with the voxel's norm
+/// scale `normScale` (when the op has a norm).
+Value loadInputWithPrologue(const LoopBuilder &lb, LoadIm2colTileOp op,
+                            ArrayRef<Value> indices, Value normScale) {
+  OpBuilder &b = lb.b;
+  Location loc = lb.loc;
+  Value x = memref::LoadOp::create(b, loc, op.getInput(), indices);
+  if (!op.hasPrologue())
+    return x;
+  Value gamma, beta;
+  Value c = indices[4];
+  if (op.getNormGamma()) {
+    gamma = memref::LoadOp::create(b, loc, op.getNormGamma(), ValueRange{c});
+    if (op.getNormBeta())
+      beta = memref::LoadOp::create(b, loc, op.getNormBeta(), ValueRange{c});
+  }
+  return emitInputPrologue(b, loc, x, op.getNormGamma() ? normScale : Value(),
+                           gamma, beta, op.getInputActivation(), x.getType());
+}
+
 struct LowerLoadIm2colTile : OpRewritePattern<LoadIm2colTileOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -124,12 +171,17 @@ struct LowerLoadIm2colTile : OpRewritePattern<LoadIm2colTileOp> {
     ArrayRef<int64_t> tileShape = shapeOf(op.getTile());
     Type elem = getElementTypeOrSelf(op.getTile().getType());
     Value m0 = op.getM0(), k0 = op.getK0(), kEnd = op.getKEnd();
+    // Depth coordinates below historyDepth read the history operand.
+    int64_t historyDepth = op.getHistory() ? g.historyDepth : 0;
     lb.forRange(tileShape[0], [&](Value i) {
       IRIndexMath math = lb.math();
       Value m = math.add(m0, i);
       Value mValid = lb.below(m, lb.index(g.gemmM()));
       auto out = g.decomposeM(math, lb.select(mValid, m, lb.index(0)));
-      lb.forRange(tileShape[1], [&](Value j) {
+      // The column loop; with a norm it carries the norm scale of the voxel
+      // under the previous column, recomputed when a voxel starts (c = 0)
+      // or the row does (j = 0): once per voxel and tap, not per element.
+      auto columns = [&](Value j, Value carriedScale) -> Value {
         IRIndexMath math = lb.math();
         Value k = math.add(k0, j);
         Value kValid = lb.below(k, kEnd);
@@ -142,12 +194,69 @@ struct LowerLoadIm2colTile : OpRewritePattern<LoadIm2colTileOp> {
           indices.push_back(lb.clamp(coord, g.inputSize[axis]));
         }
         indices.push_back(tap[3]);
-        Value x =
-            memref::LoadOp::create(rewriter, lb.loc, op.getInput(), indices);
+        // Every load is in bounds (coordinates clamped); the select zeroes
+        // the halo, rows past M and columns past k_end.
+        Value x;
+        if (!op.getHistory() && !op.hasPrologue()) {
+          x = memref::LoadOp::create(rewriter, lb.loc, op.getInput(), indices);
+        } else {
+          // Depth d of concat(history, input): history[d] when d < Dh, else
+          // input[d - Dh], the prologue applied; both read at clamped
+          // depths, one selected. An empty operand is never read.
+          Value depth = indices[1];
+          int64_t inputDepth = g.inputOperandDepth();
+          Value fromInput = lb.zeroOf(elem), fromHistory = lb.zeroOf(elem);
+          if (inputDepth > 0) {
+            SmallVector<Value> at = indices;
+            at[1] = lb.clamp(lb.math().add(depth, lb.index(-historyDepth)),
+                             inputDepth);
+            if (carriedScale) {
+              Value fresh = arith::OrIOp::create(
+                  rewriter, lb.loc,
+                  lb.cmp(arith::CmpIPredicate::eq, j, lb.index(0)),
+                  lb.cmp(arith::CmpIPredicate::eq, tap[3], lb.index(0)));
+              auto scale = scf::IfOp::create(rewriter, lb.loc,
+                                             TypeRange{carriedScale.getType()},
+                                             fresh, /*withElseRegion=*/true);
+              OpBuilder::InsertionGuard guard(rewriter);
+              rewriter.setInsertionPointToStart(scale.thenBlock());
+              scf::YieldOp::create(rewriter, lb.loc,
+                                   emitVoxelNormScale(lb, op, at, g.channels));
+              rewriter.setInsertionPointToStart(scale.elseBlock());
+              scf::YieldOp::create(rewriter, lb.loc, carriedScale);
+              carriedScale = scale.getResult(0);
+            }
+            fromInput = loadInputWithPrologue(lb, op, at, carriedScale);
+          }
+          if (historyDepth > 0) {
+            SmallVector<Value> at = indices;
+            at[1] = lb.clamp(depth, historyDepth);
+            fromHistory =
+                memref::LoadOp::create(rewriter, lb.loc, op.getHistory(), at);
+          }
+          x = historyDepth == 0
+                  ? fromInput
+                  : lb.select(lb.below(depth, lb.index(historyDepth)),
+                              fromHistory, fromInput);
+        }
         Value v = lb.select(valid, x, lb.zeroOf(elem));
         memref::StoreOp::create(rewriter, lb.loc, v, op.getTile(),
                                 ValueRange{i, j});
-      });
+        return carriedScale;
+      };
+      if (!op.getNormGamma()) {
+        lb.forRange(tileShape[1], [&](Value j) { columns(j, Value()); });
+        return;
+      }
+      Value zero = arith::ConstantOp::create(rewriter, lb.loc,
+                                             rewriter.getF32FloatAttr(0));
+      auto loop = scf::ForOp::create(rewriter, lb.loc, lb.index(0),
+                                     lb.index(tileShape[1]), lb.index(1),
+                                     ValueRange{zero});
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(loop.getBody());
+      Value scale = columns(loop.getInductionVar(), loop.getRegionIterArg(0));
+      scf::YieldOp::create(rewriter, lb.loc, scale ? scale : zero);
     });
     if (std::optional<NVFP4Attr> quant = op.getQuant())
       quantizeTileRows(lb, op.getTile(), op.getAmax(), quant->getBlockSize());

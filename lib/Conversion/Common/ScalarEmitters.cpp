@@ -207,3 +207,27 @@ Value mlir::conv3d::emitEpilogue(OpBuilder &b, Location loc, Value acc,
     x = arith::AddFOp::create(b, loc, x, emitFloatCast(b, loc, residual, f32));
   return emitFloatCast(b, loc, x, outType);
 }
+
+Value mlir::conv3d::emitRmsNormScale(OpBuilder &b, Location loc,
+                                     Value sumSquares, int64_t channels,
+                                     float eps) {
+  Value mean = arith::DivFOp::create(
+      b, loc, sumSquares, f32Const(b, loc, static_cast<float>(channels)));
+  Value shifted = arith::AddFOp::create(b, loc, mean, f32Const(b, loc, eps));
+  return math::RsqrtOp::create(b, loc, shifted);
+}
+
+Value mlir::conv3d::emitInputPrologue(OpBuilder &b, Location loc, Value x,
+                                      Value normScale, Value gamma, Value beta,
+                                      Activation activation, Type outType) {
+  Type f32 = b.getF32Type();
+  Value y = emitFloatCast(b, loc, x, f32);
+  if (normScale) {
+    y = arith::MulFOp::create(b, loc, y, normScale);
+    y = arith::MulFOp::create(b, loc, y, emitFloatCast(b, loc, gamma, f32));
+    if (beta)
+      y = arith::AddFOp::create(b, loc, y, emitFloatCast(b, loc, beta, f32));
+  }
+  y = emitActivation(b, loc, y, activation);
+  return emitFloatCast(b, loc, y, outType);
+}

@@ -4,18 +4,27 @@
 // hands convolutions over: the named linalg 3-D convolutions on tensors
 // become conv3d.conv. Padding that a front end materialized as a zero
 // `tensor.pad` goes back into the op's padding attribute, so causal temporal
-// padding never costs a copy.
+// padding never costs a copy. What video VAE decoders put in front of a
+// causal convolution folds the same way: a `tensor.concat` of cached frames
+// and the new input along depth becomes the history operand, and an
+// elementwise activation of the input becomes the input prologue's, and an
+// RMS norm over the channels (a sum of squares and an elementwise map) the
+// prologue's norm.
 //
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+#include <tuple>
 
 namespace mlir::conv3d {
 #define GEN_PASS_DEF_CONV3DFROMLINALG
@@ -260,6 +269,180 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
   ShouldConvertFn shouldConvert;
 };
 
+/// conv(concat(h, x) along depth)  ==>  conv(x) with history h. The
+/// concatenation is never materialized; padding keeps applying to it. Not
+/// when the conv already has a history or a prologue (which would then
+/// apply to h as well), nor for concatenations of more than two tensors.
+struct FoldConcatIntoHistory : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (!conv.hasTensorSemantics() || conv.hasHistoryOrPrologue())
+      return rewriter.notifyMatchFailure(conv, "tensor conv without history "
+                                               "or prologue expected");
+    auto concat = conv.getInput().getDefiningOp<tensor::ConcatOp>();
+    if (!concat || concat.getDim() != 1 || concat.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(
+          conv, "input is not a concatenation of two tensors along depth");
+    Value history = concat.getInputs()[0], input = concat.getInputs()[1];
+    if (getElementTypeOrSelf(history.getType()) !=
+        getElementTypeOrSelf(input.getType()))
+      return rewriter.notifyMatchFailure(conv, "mixed element types");
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(input);
+      conv.getHistoryMutable().assign(history);
+    });
+    return success();
+  }
+};
+
+/// conv(act(x)) with an elementwise activation generic  ==>  conv(x) with
+/// input_activation = act, applied as the input is loaded. The history, if
+/// any, is not the generic's output, so it stays untransformed, as the
+/// prologue's semantics say; the halo stays zero (act(0) = 0 for ReLU, SiLU
+/// and GELU-tanh, so a pad after the activation folds either way).
+struct FoldActivationIntoPrologue : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (!conv.hasTensorSemantics() || conv.hasPrologue() ||
+        conv.getInputQuant())
+      return rewriter.notifyMatchFailure(
+          conv, "tensor conv without prologue or quantization expected");
+    auto generic = conv.getInput().getDefiningOp<linalg::GenericOp>();
+    if (!generic || generic.getNumDpsInputs() != 1 ||
+        generic.getNumDpsInits() != 1 || generic.getNumResults() != 1 ||
+        generic.getNumParallelLoops() != generic.getNumLoops() ||
+        !llvm::all_of(generic.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      return rewriter.notifyMatchFailure(conv, "input is not elementwise");
+    Value source = generic.getDpsInputs()[0];
+    if (source.getType() != conv.getInput().getType())
+      return rewriter.notifyMatchFailure(conv, "activation changes the type");
+    std::optional<Activation> activation =
+        matchActivationBody(generic.getRegion().front());
+    if (!activation)
+      return rewriter.notifyMatchFailure(conv, "not an activation");
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(source);
+      conv.setInputActivation(*activation);
+    });
+    return success();
+  }
+};
+
+/// Whether `value` is a linalg.generic summing the squares of `input` over
+/// its channels into a zero-filled N x D x H x W tensor.
+static bool isSumOfSquaresOverChannels(Value value, Value input) {
+  auto sum = value.getDefiningOp<linalg::GenericOp>();
+  if (!sum || sum.getNumDpsInputs() != 1 || sum.getNumDpsInits() != 1 ||
+      sum.getNumLoops() != 5 || sum.getNumReductionLoops() != 1 ||
+      sum.getIteratorTypesArray().back() != utils::IteratorType::reduction ||
+      sum.getDpsInputs()[0] != input)
+    return false;
+  MLIRContext *ctx = sum.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = sum.getIndexingMapsArray();
+  if (!maps[0].isIdentity() ||
+      maps[1] != AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx))
+    return false;
+  auto fill = sum.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+    return false;
+  // acc + x^2, checked at a few points.
+  Block &body = sum.getRegion().front();
+  for (auto [x, acc] :
+       {std::pair{1.5, 0.25}, std::pair{-3.0, 7.0}, std::pair{0.5, -2.0}}) {
+    std::optional<double> y = evaluateScalarBody(body, {x, acc});
+    if (!y || std::fabs(*y - (acc + x * x)) > 1e-6 * (1 + std::fabs(*y)))
+      return false;
+  }
+  return true;
+}
+
+/// conv(rms_norm(x)) with the norm as linalg: a sum of the squares of x
+/// over the channels (a reduction generic into a zero fill) and an
+/// elementwise generic of (x, sum, gamma[, beta]) computing
+/// x * rsqrt(sum / C + eps) * gamma (+ beta)  ==>  conv(x) with the
+/// rms_norm prologue; eps is read off the body, which is then checked at
+/// several points. Before an activation folded into the conv (the prologue
+/// normalizes first), not after another norm, a history is fine (the norm
+/// is of the input only).
+struct FoldRmsNormIntoPrologue : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (!conv.hasTensorSemantics() || conv.getNormGamma() ||
+        conv.getInputQuant())
+      return rewriter.notifyMatchFailure(
+          conv, "tensor conv without norm or quantization expected");
+    auto norm = conv.getInput().getDefiningOp<linalg::GenericOp>();
+    if (!norm || norm.getNumDpsInits() != 1 || norm.getNumResults() != 1 ||
+        norm.getNumLoops() != 5 ||
+        norm.getNumParallelLoops() != norm.getNumLoops() ||
+        (norm.getNumDpsInputs() != 3 && norm.getNumDpsInputs() != 4))
+      return rewriter.notifyMatchFailure(conv, "input is not a norm generic");
+    MLIRContext *ctx = conv.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineMap> maps = norm.getIndexingMapsArray();
+    AffineMap channel = AffineMap::get(5, 0, {d(4)}, ctx);
+    bool hasBeta = norm.getNumDpsInputs() == 4;
+    if (!maps[0].isIdentity() || maps.back() != maps[0] ||
+        maps[1] != AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx) ||
+        maps[2] != channel || (hasBeta && maps[3] != channel))
+      return rewriter.notifyMatchFailure(conv, "not (x, sum, gamma, beta)");
+    Value x = norm.getDpsInputs()[0];
+    if (x.getType() != conv.getInput().getType() ||
+        !isSumOfSquaresOverChannels(norm.getDpsInputs()[1], x))
+      return rewriter.notifyMatchFailure(conv, "no sum of squares of x");
+    Value gamma = norm.getDpsInputs()[2];
+    Value beta = hasBeta ? norm.getDpsInputs()[3] : Value();
+    for (Value vector : {gamma, beta})
+      if (vector &&
+          !isSupportedComputeType(getElementTypeOrSelf(vector.getType())))
+        return rewriter.notifyMatchFailure(conv, "unsupported gamma or beta");
+    int64_t channels = cast<ShapedType>(x.getType()).getDimSize(4);
+    if (ShapedType::isDynamic(channels))
+      return rewriter.notifyMatchFailure(conv, "dynamic channels");
+
+    // y(x, s, g, b) = x * g / sqrt(s / C + eps) + b: at s = 0, x = g = 1,
+    // b = 0, y = 1 / sqrt(eps).
+    Block &body = norm.getRegion().front();
+    auto evaluate = [&](double xv, double sv, double gv, double bv) {
+      SmallVector<double> args = {xv, sv, gv};
+      if (hasBeta)
+        args.push_back(bv);
+      return evaluateScalarBody(body, args);
+    };
+    std::optional<double> atZero = evaluate(1.0, 0.0, 1.0, 0.0);
+    if (!atZero || !(*atZero > 0) || !std::isfinite(*atZero))
+      return rewriter.notifyMatchFailure(conv, "not an RMS norm body");
+    double eps = 1.0 / (*atZero * *atZero);
+    for (auto [xv, sv, gv, bv] :
+         {std::tuple{1.5, 3.0, 0.5, 0.25}, std::tuple{-2.0, 40.0, 1.25, -1.0},
+          std::tuple{0.25, 0.01, -3.0, 2.0}}) {
+      std::optional<double> y = evaluate(xv, sv, gv, bv);
+      double expected =
+          xv * gv / std::sqrt(sv / double(channels) + eps) + (hasBeta ? bv : 0);
+      if (!y || std::fabs(*y - expected) > 1e-5 * (1 + std::fabs(expected)))
+        return rewriter.notifyMatchFailure(conv, "not an RMS norm body");
+    }
+    if (!(eps > 0) || !std::isfinite(float(eps)) || float(eps) <= 0)
+      return rewriter.notifyMatchFailure(conv, "eps is not positive in f32");
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(x);
+      conv.getNormGammaMutable().assign(gamma);
+      if (beta)
+        conv.getNormBetaMutable().assign(beta);
+      conv.setNormEpsAttr(rewriter.getF32FloatAttr(float(eps)));
+    });
+    return success();
+  }
+};
+
 struct Conv3dFromLinalgPass
     : mlir::conv3d::impl::Conv3dFromLinalgBase<Conv3dFromLinalgPass> {
   Conv3dFromLinalgPass() = default;
@@ -282,6 +465,8 @@ void mlir::conv3d::populateConvFromLinalgPatterns(
     RewritePatternSet &patterns, ShouldConvertFn shouldConvert) {
   patterns.add<ImportNdhwcConv, ImportNcdhwConv>(patterns.getContext(),
                                                  shouldConvert);
+  patterns.add<FoldConcatIntoHistory, FoldActivationIntoPrologue,
+               FoldRmsNormIntoPrologue>(patterns.getContext());
   ConvOp::getCanonicalizationPatterns(patterns, patterns.getContext());
 }
 

@@ -90,10 +90,23 @@ LogicalResult mlir::conv3d::checkGpuOperands(const GridKernel &kernel,
     return grid.emitError() << target << " needs the filter's element type ("
                             << getElementTypeOrSelf(filter.getType())
                             << ") to be the input's (" << inElem << ")";
+  // The sm80 loaders read a history operand; no GPU loader applies an
+  // input prologue yet. Neither may be dropped silently.
+  if (kernel.im2col.hasPrologue())
+    return grid.emitError()
+           << target
+           << " does not apply an input prologue yet; compile this "
+              "convolution for the CPU target";
+  if (kernel.im2col.getHistory() && target != "sm80")
+    return grid.emitError()
+           << target
+           << " does not read a history operand; its convolutions run on "
+              "the sm80 kernel";
   // Vector and TMA accesses run along the channels (input, output,
   // residual, bias) and along the filter's contiguous axis.
   for (auto [operand, name] :
        {std::pair{input, "input"}, std::pair{filter, "filter"},
+        std::pair{Value(kernel.im2col.getHistory()), "history"},
         std::pair{Value(kernel.store.getOutput()), "output"},
         std::pair{Value(kernel.store.getResidual()), "residual"},
         std::pair{Value(kernel.store.getBias()), "bias"}}) {
@@ -167,8 +180,9 @@ mlir::conv3d::flattenOperands(OpBuilder &b, Location loc,
   auto output = flattenOperand(b, loc, kernel.store.getOutput());
   auto bias = flattenOperand(b, loc, kernel.store.getBias());
   auto residual = flattenOperand(b, loc, kernel.store.getResidual());
+  auto history = flattenOperand(b, loc, kernel.im2col.getHistory());
   if (!filterStrides || failed(input) || failed(flatFilter) || failed(output) ||
-      failed(bias) || failed(residual))
+      failed(bias) || failed(residual) || failed(history))
     return failure();
   KernelOperands ops;
   ops.input = *input;
@@ -178,6 +192,7 @@ mlir::conv3d::flattenOperands(OpBuilder &b, Location loc,
   ops.bias = *bias;
   ops.residual = *residual;
   ops.amax = kernel.im2col.getAmax();
+  ops.history = *history;
   ops.outputShape = getShape5(kernel.store.getOutput().getType());
   return ops;
 }
@@ -211,9 +226,10 @@ bool mlir::conv3d::fitsI32Indices(const KernelOperands &ops,
                    : 0;
   };
   constexpr int64_t kI32Limit = int64_t(1) << 31;
-  return extent(ops.input) < kI32Limit && extent(ops.filter) < kI32Limit &&
-         extent(ops.output) < kI32Limit && extent(ops.residual) < kI32Limit &&
-         g.gemmM() + tileM < kI32Limit && g.gemmK() + tileK < kI32Limit;
+  return extent(ops.input) < kI32Limit && extent(ops.history) < kI32Limit &&
+         extent(ops.filter) < kI32Limit && extent(ops.output) < kI32Limit &&
+         extent(ops.residual) < kI32Limit && g.gemmM() + tileM < kI32Limit &&
+         g.gemmK() + tileK < kI32Limit;
 }
 
 std::pair<Value, Value>

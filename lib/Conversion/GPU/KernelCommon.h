@@ -106,6 +106,9 @@ struct KernelOperands {
   FlatOperand bias;     ///< [F], optional
   FlatOperand residual; ///< NDHWF, optional
   Value amax;           ///< f32, with input quantization
+  /// N x Dh x H x W x C frames preceding the input along depth, optional
+  /// (the sm80 loaders read depth d < Dh from it).
+  FlatOperand history;
   std::array<int64_t, 5> outputShape;
 };
 

@@ -209,6 +209,9 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   Type outElem = kernel.outputElementType();
   OperandAlignment alignment;
   alignment.input = elementAlignment(input);
+  // Rows read from the history take the same vector accesses.
+  if (Value history = kernel.im2col.getHistory())
+    alignment.input = std::min(alignment.input, elementAlignment(history));
   alignment.filter = elementAlignment(filter);
   alignment.epilogue = epilogueAlignmentOf(kernel);
   std::optional<int64_t> blockSize;

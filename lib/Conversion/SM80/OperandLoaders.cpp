@@ -39,6 +39,13 @@ struct Unit {
   SmallVector<Value> facts; ///< operand-specific per-row values
 };
 
+/// Where one vector access reads: a flat index into `source` (the operand's
+/// flat memref when null) and whether it reads at all.
+struct Access {
+  Value index, valid;
+  Value source;
+};
+
 /// Emits `body` for `unit`, guarded when the unit may not exist.
 template <typename Body>
 void forExisting(KernelContext &ctx, const Unit &unit, Body body) {
@@ -75,14 +82,14 @@ public:
       forExisting(ctx, unit, [&] {
         KernelMath math = ctx.math();
         for (int64_t v = 0; v < load.unit / load.vector; ++v) {
-          auto [index, valid] = address(unit, v, k0, kLimit, stepValid);
+          auto [index, valid, source] = address(unit, v, k0, kLimit, stepValid);
           Value bytes =
               math.select(valid, math.constant(load.vector), math.constant(0));
           Value dst = smemIndex(unit, v, stage);
           Value token = nvgpu::DeviceAsyncCopyOp::create(
               ctx.b, ctx.loc,
               nvgpu::DeviceAsyncTokenType::get(ctx.b.getContext()), smem,
-              ValueRange{math.toIndex(dst)}, global.memref,
+              ValueRange{math.toIndex(dst)}, source ? source : global.memref,
               ValueRange{math.toIndex(index)}, ctx.b.getIndexAttr(load.vector),
               math.toIndex(bytes),
               // .cg (L2 only) needs 16-byte copies.
@@ -105,9 +112,9 @@ public:
     SmallVector<Value> values;
     for (const Unit &unit : units)
       for (int64_t v = 0; v < load.unit / load.vector; ++v) {
-        auto [index, valid] = address(unit, v, k0, kLimit, stepValid);
+        auto [index, valid, source] = address(unit, v, k0, kLimit, stepValid);
         Value loaded = vector::LoadOp::create(
-            ctx.b, ctx.loc, vectorType, global.memref,
+            ctx.b, ctx.loc, vectorType, source ? source : global.memref,
             ValueRange{math.toIndex(index)},
             /*nontemporal=*/false, llvm::MaybeAlign(load.vector * 2));
         values.push_back(math.select(valid, loaded, zeros));
@@ -133,9 +140,10 @@ public:
   }
 
 protected:
-  /// Global index and validity of vector `v` of `unit` for the K step.
-  virtual std::pair<Value, Value> address(const Unit &unit, int64_t v, Value k0,
-                                          Value kLimit, Value stepValid) = 0;
+  /// Global index, validity and source of vector `v` of `unit` for the K
+  /// step.
+  virtual Access address(const Unit &unit, int64_t v, Value k0, Value kLimit,
+                         Value stepValid) = 0;
   /// Register values of one unit as they should be stored (identity, or
   /// NVFP4 quantization).
   virtual SmallVector<Value> transform(ArrayRef<Value> unitValues) {
@@ -179,11 +187,14 @@ protected:
                     tile.offset(math, unit.row, col));
   }
 
-  /// Flat index of an element from its logical coordinates.
-  Value flatIndex(ArrayRef<Value> coords) {
+  /// Flat index of an element from its logical coordinates (in the operand,
+  /// or with `strides`).
+  Value flatIndex(ArrayRef<Value> coords,
+                  std::optional<ArrayRef<int64_t>> strides = std::nullopt) {
     KernelMath math = ctx.math();
     Value index = math.constant(0);
-    for (auto [coord, stride] : llvm::zip_equal(coords, global.strides))
+    for (auto [coord, stride] :
+         llvm::zip_equal(coords, strides.value_or(global.strides)))
       index = math.add(index, math.mul(coord, stride));
     return index;
   }
@@ -212,6 +223,22 @@ public:
     tapMasks = g.channels % ctx.plan.tileK == 0 && taps <= 32 &&
                ctx.indexType.isInteger(32) &&
                load.unitsPerThread <= kMaxHoistedUnits;
+    // With a history, each access chooses its source (the tap masks' one
+    // base offset per row cannot); both flat memrefs are viewed as one type
+    // so that a select picks between them.
+    history = ctx.ops.history;
+    if (history) {
+      tapMasks = false;
+      auto flatType = cast<MemRefType>(global.memref.getType());
+      auto anyType = MemRefType::get(
+          {ShapedType::kDynamic}, flatType.getElementType(),
+          StridedLayoutAttr::get(ctx.b.getContext(), ShapedType::kDynamic, {1}),
+          flatType.getMemorySpace());
+      inputSource =
+          memref::CastOp::create(ctx.b, ctx.loc, anyType, global.memref);
+      historySource =
+          memref::CastOp::create(ctx.b, ctx.loc, anyType, history.memref);
+    }
     // Row facts cost 5 registers per unit: hoisted out of the K loop when a
     // thread owns few units, recomputed per step when it owns many (narrow
     // channel counts), where hoisting would spill.
@@ -324,8 +351,8 @@ protected:
                   g.inputCoord(math, 2, out[3], zero)};
   }
 
-  std::pair<Value, Value> address(const Unit &hoistedUnit, int64_t v, Value k0,
-                                  Value kLimit, Value stepValid) override {
+  Access address(const Unit &hoistedUnit, int64_t v, Value k0, Value kLimit,
+                 Value stepValid) override {
     if (tapMasks) {
       // k < kLimit for the whole tile: K and every slice end are multiples
       // of tile_k here.
@@ -341,7 +368,7 @@ protected:
                          math.constant(v * load.vector));
       Value index = math.add(math.add(hoistedUnit.facts[5], stepOffset),
                              math.mul(c, global.strides[4]));
-      return {math.select(valid, index, math.constant(0)), valid};
+      return {math.select(valid, index, math.constant(0)), valid, Value()};
     }
     Unit unit = hoistedUnit;
     if (!hoisted)
@@ -360,7 +387,20 @@ protected:
       coords.push_back(coord);
     }
     coords.push_back(tap[3]);
-    return {math.select(valid, flatIndex(coords), math.constant(0)), valid};
+    if (!history)
+      return {math.select(valid, flatIndex(coords), math.constant(0)), valid,
+              Value()};
+    // Depth d of concat(history, input): the history's flat index when
+    // d < Dh, else the input's at d - Dh; one memref is selected per access
+    // (no copy, no branch).
+    Value fromHistory = math.ult(coords[1], math.constant(g.historyDepth));
+    SmallVector<Value> inputCoords = coords;
+    inputCoords[1] = math.add(coords[1], math.constant(-g.historyDepth));
+    Value index = math.select(fromHistory, flatIndex(coords, history.strides),
+                              flatIndex(inputCoords));
+    Value source = arith::SelectOp::create(ctx.b, ctx.loc, fromHistory,
+                                           historySource, inputSource);
+    return {math.select(valid, index, math.constant(0)), valid, source};
   }
 
   SmallVector<Value> transform(ArrayRef<Value> unitValues) override {
@@ -389,6 +429,8 @@ protected:
 
   bool hoisted = true;
   bool tapMasks = false;
+  FlatOperand history;
+  Value inputSource, historySource;
   Value stepTap, stepChannel, stepOffset;
   /// The blocks this thread quantizes in place (quantizeInShared).
   SmallVector<Unit> quantUnits;
@@ -404,8 +446,8 @@ public:
   }
 
 protected:
-  std::pair<Value, Value> address(const Unit &unit, int64_t v, Value k0,
-                                  Value kLimit, Value stepValid) override {
+  Access address(const Unit &unit, int64_t v, Value k0, Value kLimit,
+                 Value stepValid) override {
     KernelMath math = ctx.math();
     Value along = math.add(unit.col, math.constant(v * load.vector));
     Value kOffset = ctx.plan.bKContiguous ? along : unit.row;
@@ -416,7 +458,8 @@ protected:
         math.andI(math.andI(stepValid, unit.valid),
                   math.andI(math.ult(k, kLimit),
                             math.ult(n, math.constant(ctx.geometry.filters))));
-    return {math.select(valid, flatIndex({k, n}), math.constant(0)), valid};
+    return {math.select(valid, flatIndex({k, n}), math.constant(0)), valid,
+            Value()};
   }
 };
 

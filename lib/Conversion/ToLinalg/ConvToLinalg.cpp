@@ -6,9 +6,12 @@
 #include "conv3d/IR/IndexMath.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <functional>
 
 namespace mlir::conv3d {
 #define GEN_PASS_DEF_CONV3DTOLINALG
@@ -236,15 +239,158 @@ static Value buildDirectConv(OpBuilder &b, Location loc, Value padded,
       .getResult(0);
 }
 
-/// The convolution with an NVFP4-quantized input: the quantization blocks run
-/// along K of each output position, so the im2col matrix is built, quantized
-/// and multiplied by the K x F filter.
-static Value buildQuantizedConv(OpBuilder &b, Location loc, Value padded,
-                                Value filter, Value acc, Value amax,
-                                const ConvGeometry &g, FilterLayout layout,
-                                int64_t blockSize) {
+/// The input after the op's prologue (RMS norm over channels, activation):
+/// a reduction to one f32 norm scale per voxel, then an elementwise map. The
+/// transformed input replaces the input in the gather below; the halo is
+/// never transformed because the gather reads it as zero.
+static Value buildInputPrologue(OpBuilder &b, Location loc, ConvOp op) {
+  Value input = op.getInput();
+  Type elem = getElementTypeOrSelf(input.getType());
+  Type f32 = b.getF32Type();
+  auto inType = cast<RankedTensorType>(input.getType());
+  MLIRContext *ctx = b.getContext();
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  AffineMap id = b.getMultiDimIdentityMap(5);
+  AffineMap voxel = AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx);
+  AffineMap channel = AffineMap::get(5, 0, {d(4)}, ctx);
+  int64_t channels = inType.getDimSize(4);
+
+  Value normScale;
+  if (op.getNormGamma()) {
+    Value sumInit = zeroFilled(
+        b, loc,
+        tensor::EmptyOp::create(b, loc, inType.getShape().drop_back(), f32));
+    SmallVector<utils::IteratorType> iterators = parallelIterators(4);
+    iterators.push_back(utils::IteratorType::reduction);
+    Value sum =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{sumInit.getType()}, ValueRange{input},
+            ValueRange{sumInit}, ArrayRef<AffineMap>{id, voxel}, iterators,
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value x = emitFloatCast(nb, nl, args[0], nb.getF32Type());
+              Value sq = arith::MulFOp::create(nb, nl, x, x);
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::AddFOp::create(nb, nl, args[1], sq).getResult());
+            })
+            .getResult(0);
+    float eps = op.getNormEpsAttr().getValue().convertToFloat();
+    normScale =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{sum.getType()}, ValueRange{sum},
+            ValueRange{emptyLike(b, loc, sum, f32)},
+            ArrayRef<AffineMap>{b.getMultiDimIdentityMap(4),
+                                b.getMultiDimIdentityMap(4)},
+            parallelIterators(4),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              linalg::YieldOp::create(
+                  nb, nl, emitRmsNormScale(nb, nl, args[0], channels, eps));
+            })
+            .getResult(0);
+  }
+
+  SmallVector<Value> inputs = {input};
+  SmallVector<AffineMap> maps = {id};
+  if (normScale) {
+    inputs.append({normScale, op.getNormGamma()});
+    maps.append({voxel, channel});
+    if (op.getNormBeta()) {
+      inputs.push_back(op.getNormBeta());
+      maps.push_back(channel);
+    }
+  }
+  maps.push_back(id);
+  Activation activation = op.getInputActivation();
+  bool hasBeta = static_cast<bool>(op.getNormBeta());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{inType}, inputs,
+             ValueRange{emptyLike(b, loc, input, elem)}, maps,
+             parallelIterators(5),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value y = emitInputPrologue(
+                   nb, nl, args[0], normScale ? args[1] : Value(),
+                   normScale ? args[2] : Value(), hasBeta ? args[3] : Value(),
+                   activation, elem);
+               linalg::YieldOp::create(nb, nl, y);
+             })
+      .getResult(0);
+}
+
+/// Reads element (n, d, h, w, c) of the convolution's logical input,
+/// `concat(history, input)` along depth and zero-padded, inside a
+/// linalg.generic body: `coords` are (d, h, w) in unpadded coordinates of
+/// the concatenation (possibly in the halo). No concatenation or padded
+/// tensor is built.
+static Value gatherInputElement(OpBuilder &b, Location loc,
+                                const ConvGeometry &g, Value history,
+                                Value input, Value n, ArrayRef<Value> coords,
+                                Value c) {
+  Type elem = getElementTypeOrSelf(input.getType());
+  IRIndexMath math{b, loc};
+  auto cmp = [&](arith::CmpIPredicate pred, Value x, int64_t bound) {
+    return arith::CmpIOp::create(b, loc, pred, x, math.constant(bound))
+        .getResult();
+  };
+  Value valid;
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    Value inside = arith::AndIOp::create(
+        b, loc, cmp(arith::CmpIPredicate::sge, coords[axis], 0),
+        cmp(arith::CmpIPredicate::slt, coords[axis], g.inputSize[axis]));
+    valid = valid ? arith::AndIOp::create(b, loc, valid, inside).getResult()
+                  : inside;
+  }
+  int64_t historyDepth = history ? g.historyDepth : 0;
+  auto load = scf::IfOp::create(b, loc, TypeRange{elem}, valid,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(load.thenBlock());
+  auto extract = [&](Value source, Value depth) {
+    return tensor::ExtractOp::create(
+               b, loc, source, ValueRange{n, depth, coords[1], coords[2], c})
+        .getResult();
+  };
+  auto extractInput = [&]() {
+    return extract(input, math.add(coords[0], math.constant(-historyDepth)));
+  };
+  Value x;
+  if (historyDepth == 0) {
+    x = extractInput();
+  } else {
+    auto source = scf::IfOp::create(
+        b, loc, TypeRange{elem},
+        cmp(arith::CmpIPredicate::slt, coords[0], historyDepth),
+        /*withElseRegion=*/true);
+    b.setInsertionPointToStart(source.thenBlock());
+    scf::YieldOp::create(b, loc, extract(history, coords[0]));
+    b.setInsertionPointToStart(source.elseBlock());
+    scf::YieldOp::create(b, loc, extractInput());
+    b.setInsertionPointAfter(source);
+    x = source.getResult(0);
+  }
+  scf::YieldOp::create(b, loc, x);
+  b.setInsertionPointToStart(load.elseBlock());
+  scf::YieldOp::create(
+      b, loc,
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)).getResult());
+  return load.getResult(0);
+}
+
+/// The convolution as an explicit im2col matrix (M x K, gathered by
+/// `inputElement`), NVFP4-quantized along K when `blockSize` is set,
+/// multiplied by the K x F filter. Used where the direct form cannot say
+/// what is read: quantization blocks run along K of each output position,
+/// and a history operand is a second source along depth.
+/// Reads the input element (n, coords, c) inside the im2col generic's body;
+/// `coords` are (d, h, w) in unpadded coordinates (possibly in the halo).
+using InputElementFn = function_ref<Value(OpBuilder &, Location, Value n,
+                                          ArrayRef<Value> coords, Value c)>;
+
+static Value buildIm2colConv(OpBuilder &b, Location loc, Type elem,
+                             InputElementFn inputElement, Value filter,
+                             Value acc, Value amax, const ConvGeometry &g,
+                             FilterLayout layout,
+                             std::optional<int64_t> blockSize) {
   int64_t m = g.gemmM(), k = g.gemmK();
-  Type elem = getElementTypeOrSelf(padded.getType());
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   Value im2colInit =
       tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, k}, elem);
@@ -260,19 +406,18 @@ static Value buildQuantizedConv(OpBuilder &b, Location loc, Value padded,
             auto [q, r, s, c] =
                 g.decomposeK(math, linalg::IndexOp::create(nb, nl, 1));
             std::array<Value, 3> out = {od, oh, ow}, tap = {q, r, s};
-            SmallVector<Value> indices = {n};
+            SmallVector<Value> coords;
             for (unsigned axis = 0; axis < 3; ++axis)
-              indices.push_back(math.add(
-                  g.inputCoord(math, axis, out[axis], tap[axis]),
-                  math.constant(g.padLow[axis]))); // padded coordinates
-            indices.push_back(c);
-            Value element = tensor::ExtractOp::create(nb, nl, padded, indices);
+              coords.push_back(g.inputCoord(math, axis, out[axis], tap[axis]));
+            Value element = inputElement(nb, nl, n, coords, c);
             linalg::YieldOp::create(nb, nl, element);
           })
           .getResult(0);
-  Value quantized = buildQuantize(
-      b, loc, im2col, amax, blockSize, /*first=*/1, /*last=*/1,
-      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, k}, elem));
+  Value operandA = im2col;
+  if (blockSize)
+    operandA = buildQuantize(
+        b, loc, im2col, amax, *blockSize, /*first=*/1, /*last=*/1,
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, k}, elem));
 
   SmallVector<ReassociationIndices> filterGroups =
       layout == FilterLayout::qrscf
@@ -294,7 +439,7 @@ static Value buildQuantizedConv(OpBuilder &b, Location loc, Value padded,
   iterators.push_back(utils::IteratorType::reduction);
   Value product = linalg::GenericOp::create(
                       b, loc, TypeRange{acc2d.getType()},
-                      ValueRange{quantized, filterMatrix}, ValueRange{acc2d},
+                      ValueRange{operandA, filterMatrix}, ValueRange{acc2d},
                       ArrayRef<AffineMap>{aMap, bMap, cMap}, iterators,
                       multiplyAccumulateBody)
                       .getResult(0);
@@ -313,18 +458,53 @@ struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(op, "memref form is not lowered");
     ConvGeometry g = op.getGeometry();
     std::optional<NVFP4Attr> quant = op.getInputQuant();
-    if (quant && !g.hasStaticShape())
+    bool gathered = quant || op.hasHistoryOrPrologue();
+    if (gathered && !g.hasStaticShape())
       return rewriter.notifyMatchFailure(
-          op, "input quantization needs static shapes");
+          op, "input quantization, a history operand or an input prologue "
+              "needs static shapes");
     Location loc = op.getLoc();
     Value acc =
         initialAccumulator(rewriter, loc, op.getInit(), op.getOverwrite());
-    Value padded = padInput(rewriter, loc, op.getInput(), g);
-    acc = quant ? buildQuantizedConv(rewriter, loc, padded, op.getFilter(), acc,
-                                     op.getAmax(), g, op.getFilterLayout(),
-                                     quant->getBlockSize())
-                : buildDirectConv(rewriter, loc, padded, op.getFilter(), acc, g,
-                                  op.getFilterLayout());
+    if (gathered) {
+      std::optional<int64_t> blockSize;
+      if (quant)
+        blockSize = quant->getBlockSize();
+      Type elem = getElementTypeOrSelf(op.getInput().getType());
+      Value source, history = op.getHistory();
+      std::function<Value(OpBuilder &, Location, Value, ArrayRef<Value>, Value)>
+          inputElement;
+      if (!op.hasHistoryOrPrologue()) {
+        // Only quantized: read the zero-padded input.
+        source = padInput(rewriter, loc, op.getInput(), g);
+        inputElement = [&](OpBuilder &nb, Location nl, Value n,
+                           ArrayRef<Value> coords, Value c) -> Value {
+          IRIndexMath math{nb, nl};
+          SmallVector<Value> indices = {n};
+          for (unsigned axis = 0; axis < 3; ++axis)
+            indices.push_back(
+                math.add(coords[axis],
+                         math.constant(g.padLow[axis]))); // padded coordinates
+          indices.push_back(c);
+          return tensor::ExtractOp::create(nb, nl, source, indices);
+        };
+      } else {
+        // Neither the concatenation nor a padded tensor is built.
+        source = op.hasPrologue() ? buildInputPrologue(rewriter, loc, op)
+                                  : op.getInput();
+        inputElement = [&](OpBuilder &nb, Location nl, Value n,
+                           ArrayRef<Value> coords, Value c) -> Value {
+          return gatherInputElement(nb, nl, g, history, source, n, coords, c);
+        };
+      }
+      acc = buildIm2colConv(rewriter, loc, elem, inputElement, op.getFilter(),
+                            acc, op.getAmax(), g, op.getFilterLayout(),
+                            blockSize);
+    } else {
+      Value padded = padInput(rewriter, loc, op.getInput(), g);
+      acc = buildDirectConv(rewriter, loc, padded, op.getFilter(), acc, g,
+                            op.getFilterLayout());
+    }
     rewriter.replaceOp(op, buildEpilogue(rewriter, loc, acc, op.getBias(),
                                          op.getResidual(), op.getActivation(),
                                          op.getInit()));
@@ -412,7 +592,7 @@ struct Conv3dToLinalgPass
         return WalkResult::interrupt();
       }
       op->emitError("conv3d-to-linalg needs static shapes to lower input "
-                    "quantization");
+                    "quantization, a history operand or an input prologue");
       return WalkResult::interrupt();
     });
     if (result.wasInterrupted())

@@ -65,6 +65,19 @@ Value emitActivation(OpBuilder &b, Location loc, Value x,
 Value emitEpilogue(OpBuilder &b, Location loc, Value acc, Value bias,
                    Value residual, Activation activation, Type outType);
 
+/// `rsqrt(sumSquares / channels + eps)`: the RMS norm scale of a voxel from
+/// the f32 sum of the squares of its `channels` values.
+Value emitRmsNormScale(OpBuilder &b, Location loc, Value sumSquares,
+                       int64_t channels, float eps);
+
+/// The input prologue on one input value `x` (any float type):
+/// `cast(act(x * normScale * gamma + beta))` computed in f32, where the norm
+/// terms are present when `normScale` (f32) is: `gamma` is then required and
+/// `beta` optional (any float type). The result has `outType`.
+Value emitInputPrologue(OpBuilder &b, Location loc, Value x, Value normScale,
+                        Value gamma, Value beta, Activation activation,
+                        Type outType);
+
 } // namespace mlir::conv3d
 
 #endif // CONV3D_CONVERSION_COMMON_SCALAREMITTERS_H

@@ -1,0 +1,294 @@
+//===- CausalConv3dStream.cpp - chunked causal 3-D convolution ------------===//
+
+#include "conv3d/Runtime/CausalConv3dStream.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+static llvm::Error streamError(const llvm::Twine &message) {
+  return llvm::createStringError(("CausalConv3dStream: " + message).str());
+}
+
+static std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (int64_t size : shape)
+    text += (text.empty() ? "" : "x") + std::to_string(size);
+  return text;
+}
+
+/// Checks that `tensor` (named `what`) has `shape` and `type`.
+static llvm::Error checkTensor(const HostTensor *tensor, llvm::StringRef what,
+                               const std::vector<int64_t> &shape,
+                               ElementType type) {
+  if (!tensor)
+    return streamError("missing " + what);
+  if (tensor->shape != shape || tensor->type != type)
+    return streamError(llvm::formatv(
+        "{0} is {1} {2}; the spec needs {3} {4}", what,
+        shapeText(tensor->shape), stringifyElementType(tensor->type),
+        shapeText(shape), stringifyElementType(type)));
+  return llvm::Error::success();
+}
+
+static int64_t ceilDivNonNegative(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+static double activate(Activation activation, double x) {
+  switch (activation) {
+  case Activation::none:
+    return x;
+  case Activation::relu:
+    return std::max(x, 0.0);
+  case Activation::silu:
+    return x / (1.0 + std::exp(-x));
+  case Activation::gelu_tanh:
+    return 0.5 * x *
+           (1.0 +
+            std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  }
+  return x;
+}
+
+CausalConv3dStream::CausalConv3dStream(Engine &engine, ConvSpec spec,
+                                       CompileOptions options)
+    : engine(engine), spec(std::move(spec)), options(std::move(options)) {}
+
+CausalConv3dStream::~CausalConv3dStream() = default;
+
+llvm::Expected<std::unique_ptr<CausalConv3dStream>>
+CausalConv3dStream::create(Engine &engine, const ConvSpec &spec,
+                           const CompileOptions &options,
+                           const CausalConvWeights &weights) {
+  if (llvm::Error error = spec.validate())
+    return streamError(llvm::toString(std::move(error)));
+  const ConvGeometry &g = spec.geometry;
+  int64_t causal = (g.window[kDepth] - 1) * g.dilations[kDepth];
+  if (g.padLow[kDepth] != causal || g.padHigh[kDepth] != 0)
+    return streamError(llvm::formatv(
+        "needs causal depth padding [(Q-1)*dilation, 0] = [{0}, 0], got "
+        "[{1}, {2}]",
+        causal, g.padLow[kDepth], g.padHigh[kDepth]));
+  if (g.historyDepth != 0)
+    return streamError("the spec must not have history frames: the stream "
+                       "supplies them");
+  if (spec.accumulate)
+    return streamError("accumulation onto the output is not supported");
+  if (spec.inputQuantBlockSize)
+    return streamError("NVFP4 input quantization is not supported");
+  if (options.target != Target::cpu)
+    return streamError(
+        llvm::formatv("runs on the CPU target only (the {0} loaders do not "
+                      "read a history operand yet)",
+                      stringifyTarget(options.target)));
+  std::unique_ptr<CausalConv3dStream> stream(
+      new CausalConv3dStream(engine, spec, options));
+  if (llvm::Error error = checkTensor(weights.filter, "filter",
+                                      spec.filterShape(), spec.inputType))
+    return std::move(error);
+  stream->filter = *weights.filter;
+  struct Vector {
+    bool used;
+    const HostTensor *given;
+    HostTensor *copy;
+    const char *what;
+    int64_t size;
+  } vectors[] = {{spec.hasBias, weights.bias, &stream->bias, "bias", g.filters},
+                 {spec.hasNorm, weights.normGamma, &stream->normGamma,
+                  "norm gamma", g.channels},
+                 {spec.hasNormBeta, weights.normBeta, &stream->normBeta,
+                  "norm beta", g.channels}};
+  for (const Vector &vector : vectors) {
+    if (!vector.used) {
+      if (vector.given)
+        return streamError(std::string("a ") + vector.what +
+                           " was given but the spec has none");
+      continue;
+    }
+    if (llvm::Error error = checkTensor(vector.given, vector.what,
+                                        {vector.size}, ElementType::f32))
+      return std::move(error);
+    *vector.copy = *vector.given;
+  }
+  return std::move(stream);
+}
+
+int64_t CausalConv3dStream::outputFramesFor(int64_t length) const {
+  int64_t stride = spec.geometry.strides[kDepth];
+  int64_t total;
+  // A length no sequence can reach (step() refuses it) gives no frames.
+  if (length < 0 || __builtin_add_overflow(seen, length, &total) ||
+      total > std::numeric_limits<int64_t>::max() - stride)
+    return 0;
+  return ceilDivNonNegative(total, stride) - ceilDivNonNegative(seen, stride);
+}
+
+int64_t CausalConv3dStream::cachedFrames() const {
+  return cache ? cache->shape[1] : 0;
+}
+
+void CausalConv3dStream::reset() {
+  cache.reset();
+  seen = 0;
+}
+
+llvm::Expected<HostTensor>
+CausalConv3dStream::step(const HostTensor &chunk, const HostTensor *residual) {
+  const ConvGeometry &g = spec.geometry;
+  if (chunk.shape.size() != 5)
+    return streamError(
+        llvm::formatv("a chunk must have rank 5 (N x L x H x W x C), got {0}",
+                      shapeText(chunk.shape)));
+  int64_t length = chunk.shape[1];
+  if (length < 1)
+    return streamError("a chunk must have at least one frame");
+  std::vector<int64_t> expected = {g.batch, length, g.inputSize[1],
+                                   g.inputSize[2], g.channels};
+  if (llvm::Error error =
+          checkTensor(&chunk, "chunk", expected, spec.inputType))
+    return std::move(error);
+  std::vector<int64_t> outShape = {g.batch, outputFramesFor(length),
+                                   g.outputSize(1), g.outputSize(2), g.filters};
+  if (residual && !spec.hasResidual)
+    return streamError("a residual was given but the spec has none");
+  if (residual)
+    if (llvm::Error error =
+            checkTensor(residual, "residual", outShape, spec.outputType))
+      return std::move(error);
+  llvm::Expected<HostTensor> output =
+      HostTensor::allocate(spec.outputType, outShape, "stream output");
+  if (!output)
+    return output.takeError();
+  // Elements the convolution fails to write show up as NaN.
+  fillPoison(*output);
+  if (llvm::Error error =
+          step(chunk.data(), length, residual ? residual->data() : nullptr,
+               output->data()))
+    return std::move(error);
+  return std::move(*output);
+}
+
+llvm::Error CausalConv3dStream::step(const void *chunk, int64_t length,
+                                     const void *residual, void *output) {
+  const ConvGeometry &g = spec.geometry;
+  if (length < 1)
+    return streamError("a chunk must have at least one frame");
+  // The sequence's frame count and the chunk's element count must fit.
+  int64_t total, elements = g.batch;
+  for (int64_t size : {length, g.inputSize[1], g.inputSize[2], g.channels})
+    if (__builtin_mul_overflow(elements, size, &elements))
+      return streamError("the chunk's element count overflows int64");
+  if (__builtin_add_overflow(seen, length, &total) ||
+      total > std::numeric_limits<int64_t>::max() - g.strides[kDepth])
+    return streamError("the sequence's frame count overflows int64");
+  if (!chunk || (!output && outputFramesFor(length) > 0))
+    return streamError("missing chunk or output buffer");
+  if (spec.hasResidual && !residual && outputFramesFor(length) > 0)
+    return streamError("missing residual");
+
+  // Frames [seen, seen + length) arrive; output t is the window ending at
+  // frame t*stride, which starts at t*stride - span.
+  int64_t stride = g.strides[kDepth];
+  int64_t span = (g.window[kDepth] - 1) * g.dilations[kDepth];
+  int64_t firstOutput = ceilDivNonNegative(seen, stride);
+  int64_t windowStart = firstOutput * stride - span;
+  int64_t historyDepth = cachedFrames();
+  int64_t outputs = outputFramesFor(length);
+
+  // The frames later windows still need: [keepFrom, total), from the cache
+  // (which holds [seen - historyDepth, seen)) and from the chunk, after the
+  // prologue (what the convolution reads).
+  int64_t nextFirst = ceilDivNonNegative(total, stride);
+  int64_t keepFrom = std::max<int64_t>(0, nextFirst * stride - span);
+  int64_t keep = total - keepFrom;
+  int64_t plane = g.inputSize[1] * g.inputSize[2] * g.channels;
+  size_t elementBytes = elementSize(spec.inputType);
+  llvm::Expected<HostTensor> nextCache = HostTensor::allocate(
+      spec.inputType,
+      {g.batch, keep, g.inputSize[1], g.inputSize[2], g.channels},
+      "stream cache");
+  if (!nextCache)
+    return nextCache.takeError();
+  // The chunk's frames that the cache keeps, read in place.
+  HostTensor tail = HostTensor::zeros(spec.inputType, {plane});
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t frame = keepFrom; frame < total; ++frame) {
+      int64_t dst = (n * keep + (frame - keepFrom)) * plane;
+      if (frame < seen) {
+        int64_t src =
+            (n * historyDepth + (frame - (seen - historyDepth))) * plane;
+        std::memcpy(
+            static_cast<uint8_t *>(nextCache->data()) + dst * elementBytes,
+            static_cast<const uint8_t *>(cache->data()) + src * elementBytes,
+            plane * elementBytes);
+        continue;
+      }
+      int64_t src = (n * length + (frame - seen)) * plane;
+      std::memcpy(tail.data(),
+                  static_cast<const uint8_t *>(chunk) + src * elementBytes,
+                  plane * elementBytes);
+      for (int64_t pixel = 0; pixel < plane; pixel += g.channels) {
+        double scale = 1.0;
+        if (spec.hasNorm) {
+          double squares = 0.0;
+          for (int64_t c = 0; c < g.channels; ++c) {
+            double x = tail.get(pixel + c);
+            squares += x * x;
+          }
+          scale = 1.0 / std::sqrt(squares / double(g.channels) + spec.normEps);
+        }
+        for (int64_t c = 0; c < g.channels; ++c) {
+          double y = tail.get(pixel + c);
+          if (spec.hasNorm) {
+            y = y * scale * normGamma.get(c);
+            if (spec.hasNormBeta)
+              y += normBeta.get(c);
+          }
+          nextCache->set(dst + pixel + c, activate(spec.inputActivation, y));
+        }
+      }
+    }
+  }
+
+  if (outputs > 0) {
+    ConvSpec stepSpec = spec;
+    ConvGeometry &sg = stepSpec.geometry;
+    sg.inputSize[kDepth] = length;
+    sg.padLow[kDepth] = std::max<int64_t>(0, -windowStart);
+    sg.padHigh[kDepth] = 0;
+    sg.addHistory(historyDepth);
+    if (sg.outputSize(kDepth) != outputs)
+      return streamError(llvm::formatv(
+          "internal inconsistency: the step convolution gives {0} frames, "
+          "the sequence {1}",
+          sg.outputSize(kDepth), outputs));
+    llvm::Expected<std::shared_ptr<const CompiledConv>> conv =
+        engine.compile(stepSpec, options);
+    if (!conv)
+      return conv.takeError();
+    ConvArgs args;
+    args.input = chunk;
+    args.filter = filter.data();
+    args.bias = spec.hasBias ? bias.data() : nullptr;
+    args.residual = spec.hasResidual ? residual : nullptr;
+    args.history = historyDepth > 0 ? cache->data() : nullptr;
+    args.normGamma = spec.hasNorm ? normGamma.data() : nullptr;
+    args.normBeta = spec.hasNormBeta ? normBeta.data() : nullptr;
+    args.output = output;
+    if (llvm::Error error = (*conv)->run(args))
+      return error;
+  } else if (residual) {
+    return streamError("a residual was given for a chunk without output "
+                       "frames");
+  }
+  cache = std::move(*nextCache);
+  seen = total;
+  return llvm::Error::success();
+}

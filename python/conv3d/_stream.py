@@ -1,0 +1,295 @@
+"""Causal convolution over a sequence fed chunk by chunk (video VAEs).
+
+    stream = conv3d.CausalConv3dStream(weight, bias, padding_hw=(1, 1, 1, 1),
+                                       norm_gamma=gamma, input_activation="silu")
+    for chunk in chunks:            # N x L x H x W x C arrays, any L >= 1
+        y = stream.step(chunk)      # N x Lo x Ho x Wo x F
+    stream.reset()
+
+Each step returns exactly the output frames the full-sequence causal
+convolution (depth padding (Q-1)*dilation before, 0 after) gives for the
+chunk; the library keeps the last frames of the transformed input and hands
+them to the compiled convolution as its history operand, never concatenating
+them with the chunk. CPU target, host arrays (NumPy, or PyTorch CPU tensors
+in NDHWC order); see CausalConv3dStream in conv3d/Runtime.
+"""
+
+import ctypes
+import sys
+
+from . import _ACTIVATIONS, _DTYPES, _LAYOUTS, Conv3dError, Engine, Spec, _library
+from . import _arrays
+
+__all__ = ["CausalConv3dStream", "InputExt", "ConvExt", "compile_ext"]
+
+
+class InputExt(ctypes.Structure):
+    """conv3d_input_ext of conv3d/CAPI/conv3d.h."""
+
+    _fields_ = [("history_depth", ctypes.c_int64), ("has_norm", ctypes.c_int32),
+                ("has_norm_beta", ctypes.c_int32), ("norm_eps", ctypes.c_float),
+                ("input_activation", ctypes.c_int32)]
+
+
+_prototypes_set = False
+
+
+def _lib():
+    global _prototypes_set
+    lib = _library()
+    if not _prototypes_set:
+        p = ctypes.c_void_p
+        lib.conv3d_causal_stream_create.restype = p
+        lib.conv3d_causal_stream_create.argtypes = [
+            p, ctypes.POINTER(Spec), ctypes.POINTER(InputExt), ctypes.c_char_p,
+            p, p, p, p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.conv3d_causal_stream_output_frames.restype = ctypes.c_int64
+        lib.conv3d_causal_stream_output_frames.argtypes = [p, ctypes.c_int64]
+        lib.conv3d_causal_stream_step.restype = ctypes.c_int
+        lib.conv3d_causal_stream_step.argtypes = [p, p, ctypes.c_int64, p, p,
+                                                  ctypes.c_char_p, ctypes.c_size_t]
+        lib.conv3d_causal_stream_reset.argtypes = [p]
+        lib.conv3d_causal_stream_frames_seen.restype = ctypes.c_int64
+        lib.conv3d_causal_stream_frames_seen.argtypes = [p]
+        lib.conv3d_causal_stream_cached_frames.restype = ctypes.c_int64
+        lib.conv3d_causal_stream_cached_frames.argtypes = [p]
+        lib.conv3d_causal_stream_destroy.argtypes = [p]
+        lib.conv3d_compile_ext.restype = p
+        lib.conv3d_compile_ext.argtypes = [p, ctypes.POINTER(Spec), ctypes.POINTER(InputExt),
+                                           ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.conv3d_run_ext.restype = ctypes.c_int
+        lib.conv3d_run_ext.argtypes = [p] + [p] * 7 + [ctypes.c_float, p, p, ctypes.c_char_p,
+                                                       ctypes.c_size_t]
+        lib.conv3d_spec_geometry_ext.restype = ctypes.c_int
+        lib.conv3d_spec_geometry_ext.argtypes = [
+            ctypes.POINTER(Spec), ctypes.POINTER(InputExt), ctypes.POINTER(ctypes.c_int64),
+            ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_size_t]
+        _prototypes_set = True
+    return lib
+
+
+class ConvExt:
+    """A convolution compiled with an InputExt (history frames, input
+    prologue): run() on buffer addresses, like Conv.run."""
+
+    def __init__(self, handle, spec, ext):
+        self._handle = handle
+        self.spec = spec
+        self.ext = ext
+        shape = (ctypes.c_int64 * 5)()
+        flops = ctypes.c_double()
+        error = ctypes.create_string_buffer(4096)
+        if _lib().conv3d_spec_geometry_ext(ctypes.byref(spec), ctypes.byref(ext), shape,
+                                           ctypes.byref(flops), error, len(error)):
+            raise Conv3dError(error.value.decode())
+        self.output_shape = tuple(shape)
+
+    def run(self, input, filter, output, history=None, norm_gamma=None, norm_beta=None,
+            bias=None, residual=None, stream=None):
+        error = ctypes.create_string_buffer(4096)
+        if _lib().conv3d_run_ext(self._handle, input, history, filter, norm_gamma,
+                                 norm_beta, bias, residual, ctypes.c_float(0.0), output,
+                                 stream, error, len(error)):
+            raise Conv3dError(error.value.decode())
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            try:
+                _library().conv3d_conv_destroy(self._handle)
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass
+            self._handle = None
+
+
+def compile_ext(engine, spec, ext, target="cpu"):
+    """Compiles `spec` (whose depth is the input's own) with `ext`."""
+    error = ctypes.create_string_buffer(16384)
+    handle = _lib().conv3d_compile_ext(engine._handle, ctypes.byref(spec), ctypes.byref(ext),
+                                       ("target=%s" % target).encode(), error, len(error))
+    if not handle:
+        raise Conv3dError(error.value.decode())
+    return ConvExt(handle, spec, ext)
+
+
+def _triple(value, what):
+    if isinstance(value, int):
+        return (value,) * 3
+    value = tuple(int(v) for v in value)
+    if len(value) != 3:
+        raise ValueError("%s must be an int or 3 ints, got %r" % (what, value))
+    return value
+
+
+def _contiguous_view(a, what, rank):
+    v = _arrays.view(a, what)
+    if v.device[0] != "cpu":
+        raise Conv3dError("%s is on %s: CausalConv3dStream runs on the CPU target "
+                          "(host arrays) so far" % (what, v.device[0]))
+    if len(v.shape) != rank:
+        raise ValueError("%s must have rank %d, got shape %s" % (what, rank, tuple(v.shape)))
+    expected, step = [], 1
+    for size in reversed(tuple(v.shape)):
+        expected.append(step)
+        step *= size
+    if tuple(v.strides) != tuple(reversed(expected)) and step > 0:
+        raise ValueError("%s must be contiguous (row-major)" % what)
+    return v
+
+
+def _empty_like(sample, shape, dtype_name):
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(sample, torch.Tensor):
+        dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+        return torch.empty(shape, dtype=dtypes[dtype_name])
+    import numpy
+    names = {"f16": numpy.float16, "f32": numpy.float32}
+    if dtype_name not in names:
+        raise Conv3dError("NumPy has no %s arrays; pass PyTorch tensors" % dtype_name)
+    return numpy.empty(shape, dtype=names[dtype_name])
+
+
+class CausalConv3dStream:
+    """A causal 3-D convolution applied chunk by chunk along depth.
+
+    weight: (Q, R, S, C, F) for filter_layout="qrscf", (F, Q, R, S, C) for
+    "fqrsc"; bias: F float32 values. The depth padding is causal; padding_hw
+    = (h_lo, h_hi, w_lo, w_hi). The input prologue, applied to every input
+    frame (the cached frames are kept transformed): norm_gamma (C float32,
+    an RMS norm over the channels with norm_eps) with an optional norm_beta,
+    then input_activation. The epilogue: bias, activation, then a residual
+    passed to step() when residual=True. The spec (batch, height, width,
+    dtype) is taken from the first chunk.
+    """
+
+    def __init__(self, weight, bias=None, *, stride=1, dilation=1,
+                 padding_hw=(0, 0, 0, 0), filter_layout="qrscf", activation="none",
+                 residual=False, norm_gamma=None, norm_beta=None, norm_eps=1e-6,
+                 input_activation="none", output_dtype=None, engine=None,
+                 target="cpu"):
+        if filter_layout not in _LAYOUTS:
+            raise ValueError("filter_layout must be qrscf or fqrsc, got %r" % filter_layout)
+        for name, value in (("activation", activation),
+                            ("input_activation", input_activation)):
+            if value not in _ACTIVATIONS:
+                raise ValueError("%s must be one of %s, got %r"
+                                 % (name, ", ".join(_ACTIVATIONS), value))
+        if norm_beta is not None and norm_gamma is None:
+            raise ValueError("norm_beta needs norm_gamma")
+        self._weight = _contiguous_view(weight, "weight", 5)
+        self._vectors = {}
+        for name, value in (("bias", bias), ("norm_gamma", norm_gamma),
+                            ("norm_beta", norm_beta)):
+            if value is not None:
+                v = _contiguous_view(value, name, 1)
+                if v.dtype != "f32":
+                    raise Conv3dError("%s must be float32, got %s" % (name, v.dtype))
+                self._vectors[name] = v
+        self._stride = _triple(stride, "stride")
+        self._dilation = _triple(dilation, "dilation")
+        self._padding_hw = tuple(int(p) for p in padding_hw)
+        if len(self._padding_hw) != 4:
+            raise ValueError("padding_hw must be (h_lo, h_hi, w_lo, w_hi)")
+        self._layout = filter_layout
+        self._activation = activation
+        self._residual = bool(residual)
+        self._norm_eps = float(norm_eps)
+        self._input_activation = input_activation
+        self._output_dtype = output_dtype
+        self._engine = engine or Engine()
+        self._target = target
+        self._handle = None
+        self._dtype = None
+
+    def _create(self, chunk):
+        n, _, h, w, c = chunk.shape
+        shape = tuple(self._weight.shape)
+        if self._layout == "qrscf":
+            q, r, s, wc, f = shape
+        else:
+            f, q, r, s, wc = shape
+        if wc != c:
+            raise Conv3dError("the weight has C = %d, the chunk C = %d" % (wc, c))
+        if self._weight.dtype != chunk.dtype:
+            raise Conv3dError("the weight is %s, the chunk %s"
+                              % (self._weight.dtype, chunk.dtype))
+        span = (q - 1) * self._dilation[0]
+        spec = Spec.from_shapes(
+            (n, 1, h, w, c), (q, r, s, c, f), strides=self._stride,
+            dilations=self._dilation, padding=(span, 0) + self._padding_hw,
+            filter_layout=self._layout, dtype=chunk.dtype,
+            output_dtype=self._output_dtype or chunk.dtype,
+            bias="bias" in self._vectors, residual=self._residual,
+            activation=self._activation)
+        ext = InputExt(0, int("norm_gamma" in self._vectors),
+                       int("norm_beta" in self._vectors), self._norm_eps,
+                       _ACTIVATIONS[self._input_activation])
+        ptr = lambda name: self._vectors[name].ptr if name in self._vectors else None  # noqa: E731
+        error = ctypes.create_string_buffer(16384)
+        handle = _lib().conv3d_causal_stream_create(
+            self._engine._handle, ctypes.byref(spec), ctypes.byref(ext),
+            ("target=%s" % self._target).encode(), self._weight.ptr, ptr("bias"),
+            ptr("norm_gamma"), ptr("norm_beta"), error, len(error))
+        if not handle:
+            raise Conv3dError(error.value.decode())
+        self._handle, self._spec, self._dtype = handle, spec, chunk.dtype
+        self._out_hw = spec.output_shape()[2:]
+
+    def output_frames(self, length):
+        """The output frames the next chunk of `length` frames gives."""
+        if self._handle is None:
+            stride = self._stride[0]
+            return -(-int(length) // stride)
+        return _lib().conv3d_causal_stream_output_frames(self._handle, int(length))
+
+    def step(self, chunk, residual=None):
+        """Convolves the next chunk (N x L x H x W x C, contiguous) and
+        returns the output frames whose windows end in it."""
+        v = _contiguous_view(chunk, "chunk", 5)
+        if self._handle is None:
+            self._create(v)
+            self._frame_shape = (v.shape[0],) + tuple(v.shape[2:])
+        elif v.dtype != self._dtype:
+            raise Conv3dError("the chunk is %s, the stream's input %s" % (v.dtype, self._dtype))
+        elif (v.shape[0],) + tuple(v.shape[2:]) != self._frame_shape:
+            n, h, w, c = self._frame_shape
+            raise Conv3dError("the chunk is %s; the stream takes N x L x H x W x C = "
+                              "%d x L x %d x %d x %d" % ("x".join(map(str, v.shape)),
+                                                         n, h, w, c))
+        length = v.shape[1]
+        frames = self.output_frames(length)
+        out_dtype = self._output_dtype or self._dtype
+        out = _empty_like(chunk, (v.shape[0], frames) + tuple(self._out_hw), out_dtype)
+        out_ptr = _arrays.view(out, "output").ptr
+        res_ptr = None
+        if residual is not None:
+            r = _contiguous_view(residual, "residual", 5)
+            if tuple(r.shape) != tuple(out.shape) or r.dtype != out_dtype:
+                raise Conv3dError("the residual is %s %s; the step needs %s %s"
+                                  % (tuple(r.shape), r.dtype, tuple(out.shape), out_dtype))
+            res_ptr = r.ptr
+        error = ctypes.create_string_buffer(16384)
+        if _lib().conv3d_causal_stream_step(self._handle, v.ptr, length, res_ptr,
+                                            out_ptr, error, len(error)):
+            raise Conv3dError(error.value.decode())
+        return out
+
+    def reset(self):
+        """Forgets the sequence: the next chunk is a first chunk."""
+        if self._handle is not None:
+            _lib().conv3d_causal_stream_reset(self._handle)
+
+    @property
+    def frames_seen(self):
+        return _lib().conv3d_causal_stream_frames_seen(self._handle) if self._handle else 0
+
+    @property
+    def cached_frames(self):
+        return _lib().conv3d_causal_stream_cached_frames(self._handle) if self._handle else 0
+
+    def __del__(self):
+        if getattr(self, "_handle", None) and _arrays is not None:
+            try:
+                _library().conv3d_causal_stream_destroy(self._handle)
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass
+            self._handle = None
