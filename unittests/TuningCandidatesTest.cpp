@@ -76,8 +76,7 @@ TEST_F(TuningCandidatesTest, SM90CandidatesAreValidPlans) {
           g, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), /*epilogueAlignment=*/16,
-          plan, config.getSchedule(), /*outputTakesTmaStore=*/true,
-          config.getClusterM());
+          plan, config.getSchedule());
       EXPECT_FALSE(problem) << formatIGemmConfig(config) << ": " << *problem;
     }
   }
@@ -96,11 +95,6 @@ TEST_F(TuningCandidatesTest, SM90TriesBothSchedulesAndNarrowerTiles) {
   EXPECT_TRUE(has(128, 128, KernelSchedule::pingpong));
   EXPECT_TRUE(has(128, 192, KernelSchedule::pingpong));
   EXPECT_TRUE(has(256, 128, KernelSchedule::cooperative));
-  // And 2-block clusters sharing the filter tile.
-  EXPECT_TRUE(llvm::any_of(configs, [](IGemmConfigAttr c) {
-    return c.getClusterM() == 2 && c.getTileM() == 128 &&
-           c.getSchedule() == KernelSchedule::cooperative;
-  }));
 }
 
 TEST_F(TuningCandidatesTest, FallbackConvolutionsGetSM80Candidates) {

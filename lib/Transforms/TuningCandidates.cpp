@@ -67,16 +67,10 @@ static void addSM90Candidates(MLIRContext *context, const ConvGeometry &g,
       if (shape.tileM == 256 && g.gemmM() < 256 * 132)
         continue;
       int64_t stages = sm90StagesFor(shape.tileM, tileN, shape.schedule);
-      // Clusters of two blocks sharing the filter tile, where there are
-      // M tiles to pair and the tile's halves are whole swizzle atoms.
-      bool pairs =
-          shape.tileM >= 128 && tileN % 16 == 0 && g.gemmM() > 2 * shape.tileM;
-      for (int64_t clusterM : {int64_t(1), int64_t(2)})
-        if (clusterM == 1 || pairs)
-          out.push_back(IGemmConfigAttr::get(
-              context, shape.tileM, tileN, /*tileK=*/64, stages, shape.warpsM,
-              /*warpsN=*/1, KOrder::taps_outer, /*splitK=*/1, Target::sm90,
-              shape.schedule, clusterM));
+      out.push_back(IGemmConfigAttr::get(
+          context, shape.tileM, tileN, /*tileK=*/64, stages, shape.warpsM,
+          /*warpsN=*/1, KOrder::taps_outer, /*splitK=*/1, Target::sm90,
+          shape.schedule, /*clusterM=*/1));
     }
   }
 }
