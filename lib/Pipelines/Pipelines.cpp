@@ -335,8 +335,7 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
   if (llvm::Error e = check("quant-placement", options.quantPlacement,
                             {"auto", "tile", "prepass"}))
     return e;
-  if (llvm::Error e =
-          check("nvfp4-mode", options.nvfp4Mode, {"fake", "real"}))
+  if (llvm::Error e = check("nvfp4-mode", options.nvfp4Mode, {"fake", "real"}))
     return e;
   if (options.nvfp4Mode == "real")
     return llvm::createStringError(

@@ -85,11 +85,11 @@ int conv3d_spec_geometry(const conv3d_spec *spec, int64_t output_shape[5],
  * config=tile_m=..,tile_n=..,.. (quoted with "" if it holds spaces),
  * qslice=auto|none|fused|separate, quant-placement=auto|tile|prepass,
  * nvfp4-mode=fake|real (real: the block-scaled sm100 MMA, refused until its
- * kernel is emitted), gpu-chip=sm_90a, cuda-home=/usr/local/cuda (default: $CUDA_HOME, else
- * the configured toolkit), tune=true (time the heuristic's and nearby tile
- * configurations on the device and compile the fastest, remembered in the
- * disk cache; exclusive with config). An unknown key or value is an error
- * naming it. Returns null on error (message in `error`). */
+ * kernel is emitted), gpu-chip=sm_90a, cuda-home=/usr/local/cuda (default:
+ * $CUDA_HOME, else the configured toolkit), tune=true (time the heuristic's and
+ * nearby tile configurations on the device and compile the fastest, remembered
+ * in the disk cache; exclusive with config). An unknown key or value is an
+ * error naming it. Returns null on error (message in `error`). */
 conv3d_conv *conv3d_compile(conv3d_engine *engine, const conv3d_spec *spec,
                             const char *options, char *error,
                             size_t error_size);

@@ -19,9 +19,9 @@ namespace mlir::conv3d {
 struct HostConvBuffers {
   const HostTensor *input = nullptr;
   const HostTensor *filter = nullptr;
-  const HostTensor *bias = nullptr;     ///< when the spec has a bias
-  const HostTensor *residual = nullptr; ///< when the spec has a residual
-  const HostTensor *history = nullptr;  ///< when the spec has history frames
+  const HostTensor *bias = nullptr;      ///< when the spec has a bias
+  const HostTensor *residual = nullptr;  ///< when the spec has a residual
+  const HostTensor *history = nullptr;   ///< when the spec has history frames
   const HostTensor *normGamma = nullptr; ///< when the spec has an RMS norm
   const HostTensor *normBeta = nullptr;  ///< when the norm has a beta
   float amax = 0.0f;
