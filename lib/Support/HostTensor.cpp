@@ -142,8 +142,10 @@ void HostTensor::set(int64_t linearIndex, double value) {
 
 void mlir::conv3d::fillPoison(HostTensor &tensor) {
   // 0xFFFF is a NaN in bf16 and f16 (all-ones exponent, non-zero
-  // fraction), and 0xFFFFFFFF is one in f32.
-  std::memset(tensor.bytes.data(), 0xFF, tensor.bytes.size());
+  // fraction), and 0xFFFFFFFF is one in f32. An empty tensor (a stream
+  // step that yields no frame) has no storage to poison.
+  if (!tensor.bytes.empty())
+    std::memset(tensor.bytes.data(), 0xFF, tensor.bytes.size());
 }
 
 namespace {
