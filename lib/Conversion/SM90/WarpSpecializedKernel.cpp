@@ -100,11 +100,11 @@ void emitConsumer(SM90Kernel &k) {
   // The thread that issues the TMA stores of the tiles it shares.
   Value isIssuer = m.cmp(arith::CmpIPredicate::eq, epilogueTid, m.constant(0));
 
-  // NVFP4 in the tile: the warpgroup quantizes the rows it reads of step
-  // t + 1 while step t's wgmmas run, and its threads meet on their own
-  // named barrier (kQuantBarrierBase + group) before the wgmmas of a step
-  // read it. The full barrier's wait moves to
-  // the quantization: every thread waits for the step it quantizes.
+  // NVFP4 in the tile (TileQuantization.cpp): the warpgroup quantizes the
+  // rows it reads of step t + 1 while step t's wgmmas run, and its threads
+  // meet on their own named barrier (kQuantBarrierBase + group) before the
+  // wgmmas of a step read it. The full barrier's wait moves to the
+  // quantization: every thread waits for the step it quantizes.
   bool quantizes = plan.quantBlockSize.has_value();
   Value groupTid = m.rem(consumerTid, kWarpgroupThreads);
   auto quantizeStep = [&](Value step) {
