@@ -229,4 +229,28 @@ INSTANTIATE_TEST_SUITE_P(SM80, FusedQuantBitExact,
                          ::testing::ValuesIn(kGpuCases),
                          [](const auto &info) { return info.param.name; });
 
+// The same operand through the sm90 kernel's in-place quantization of the
+// landed TMA tile (tile placement, C >= 64 a multiple of the block size; the
+// identity filter is relaid to FQRSC on the device), on an H100 or H200;
+// skipped without a driver. Blocks of 16, 32 and 64; both schedules, two
+// stages (step t + 1 lands in the stage just released), 256-row tiles;
+// C = 80 (the second channel block half TMA's out-of-bounds zeros, whose
+// blocks must stay zero); the causal halo; amax = 0; every E2M1 tie; Q
+// slices fused into the K loop.
+// clang-format off
+const QuantCase kSM90Cases[] = {
+  {"b16_causal", 1, 4, 5, 5, 64, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "", Target::sm90},
+  {"b32_f16_pingpong_stages2", 2, 3, 6, 6, 128, {1, 3, 3}, {1, 2, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 32, ElementType::f16, true, 3.7, kTiled, "tile", "none", "tile_m=64,tile_n=128,tile_k=64,stages=2,warps_m=4,warps_n=1,schedule=pingpong", Target::sm90},
+  {"b16_c80_m256", 1, 3, 9, 9, 80, {1, 3, 3}, {1, 1, 1}, {1, 2, 1}, {0, 0, 2, 2, 1, 1}, 16, ElementType::bf16, true, 1.0, kTiled, "tile", "none", "tile_m=256,tile_n=128,tile_k=64,stages=3,warps_m=8,warps_n=1", Target::sm90},
+  {"b64_pointwise", 1, 3, 8, 8, 128, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 64, ElementType::bf16, true, 2.0, kTiled, "tile", "none", "", Target::sm90},
+  {"b16_amax_zero", 1, 3, 4, 4, 64, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 16, ElementType::bf16, false, 0.0, kTiled, "tile", "none", "", Target::sm90},
+  {"ties", 1, 2, 3, 3, 64, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 1, 1, 1, 1}, 16, ElementType::bf16, false, 448.0, kTiled, "tile", "none", "", Target::sm90, true},
+  {"b32_qslice_fused", 1, 5, 4, 4, 64, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1, 1, 1, 1}, 32, ElementType::bf16, true, 1.0, kTiled, "tile", "fused", "", Target::sm90},
+};
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(SM90, FusedQuantBitExact,
+                         ::testing::ValuesIn(kSM90Cases),
+                         [](const auto &info) { return info.param.name; });
+
 } // namespace

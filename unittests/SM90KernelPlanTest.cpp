@@ -3,14 +3,18 @@
 // The wgmma shared-memory descriptor against the PTX ISA's encoding
 // (hand-assembled words), the shared-memory layout of the TMA ring, the
 // staging tile and the barriers (aligned, disjoint, within the block's
-// limit, column chunks only when needed), the K steps, and the TMA im2col
-// corners and limits of ConvGeometry.
+// limit, column chunks only when needed), the K steps, the NVFP4 in-tile
+// quantization's share of the rows and its swizzled block addresses, and the
+// TMA im2col corners and limits of ConvGeometry.
 //
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Conversion/SM90/SM90KernelPlan.h"
+#include "conv3d/Conversion/SM80/SM80KernelPlan.h"
 
 #include <gtest/gtest.h>
+
+#include <set>
 
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm90;
@@ -184,6 +188,96 @@ TEST(SM90Plan, NamesWhatItRefuses) {
             std::string::npos);
 }
 
+TEST(SM90Plan, TileQuantizationShares) {
+  struct Case {
+    int64_t tileM, warpsM;
+    KernelSchedule schedule;
+    int64_t blockSize, rows, perThread;
+  };
+  // Cooperative: a warpgroup quantizes its tile_m / 2 rows; ping-pong: the
+  // whole tile. 64 / blockSize blocks a row, over 128 threads.
+  for (Case c : {Case{128, 8, KernelSchedule::cooperative, 16, 64, 2},
+                 Case{256, 8, KernelSchedule::cooperative, 16, 128, 4},
+                 Case{128, 4, KernelSchedule::pingpong, 32, 128, 2},
+                 Case{64, 4, KernelSchedule::cooperative, 32, 64, 1},
+                 Case{128, 8, KernelSchedule::cooperative, 64, 64, 1}}) {
+    SM90KernelPlan plan;
+    ASSERT_EQ(SM90KernelPlan::build(wanMid(), c.tileM, 128, 64, 3, c.warpsM, 1,
+                                    KOrder::taps_outer, 1, 8, plan, c.schedule,
+                                    false, c.blockSize),
+              std::nullopt);
+    EXPECT_EQ(plan.quantBlockSize, c.blockSize);
+    EXPECT_EQ(plan.quantRows, c.rows);
+    EXPECT_EQ(plan.quantBlocksPerThread, c.perThread);
+    EXPECT_EQ(plan.quantBlocks(), c.rows * 64 / c.blockSize);
+  }
+  SM90KernelPlan plain;
+  ASSERT_EQ(SM90KernelPlan::build(wanMid(), 128, 128, 64, 3, 8, 1,
+                                  KOrder::taps_outer, 1, 8, plain),
+            std::nullopt);
+  EXPECT_FALSE(plain.quantBlockSize.has_value());
+}
+
+TEST(SM90Plan, TileQuantizationRefusesBlocksAcrossSteps) {
+  for (int64_t blockSize : {128, 256, 24}) {
+    SM90KernelPlan plan;
+    std::optional<std::string> problem = SM90KernelPlan::build(
+        wanMid(), 128, 128, 64, 3, 8, 1, KOrder::taps_outer, 1, 8, plan,
+        KernelSchedule::cooperative, false, blockSize);
+    ASSERT_TRUE(problem.has_value()) << blockSize;
+    EXPECT_NE(problem->find("do not tile a 64-channel K step"),
+              std::string::npos);
+  }
+}
+
+/// The in-place quantization reads every 16-byte chunk of the warpgroup's
+/// rows exactly once, a block's chunks in its own row at the TMA 128-byte
+/// swizzle of its logical chunks, and each 8-thread wavefront of a 16-byte
+/// access (threads 8w .. 8w+7, same chunk index v) hits 8 distinct
+/// 16-byte bank groups.
+TEST(SM90Plan, TileQuantizationAddressesAreSwizzledAndConflictFree) {
+  sm80::ScalarLayoutMath math;
+  for (int64_t blockSize : {16, 32, 64}) {
+    for (int64_t tileM : {128, 256}) {
+      SM90KernelPlan plan;
+      ASSERT_EQ(SM90KernelPlan::build(
+                    wanMid(), tileM, 64, 64, 3, 8, 1, KOrder::taps_outer, 1, 8,
+                    plan, KernelSchedule::cooperative, false, blockSize),
+                std::nullopt);
+      int64_t chunksPerBlock = blockSize / 8;
+      std::set<int64_t> seen;
+      for (int64_t id = 0; id < plan.quantBlocks(); ++id) {
+        int64_t row = id / (64 / blockSize);
+        for (int64_t v = 0; v < chunksPerBlock; ++v) {
+          int64_t offset = plan.quantChunkOffset(math, id, v);
+          EXPECT_EQ(offset % 16, 0);
+          EXPECT_EQ(offset / kRowBytes, row);
+          int64_t logical = (id % (64 / blockSize)) * chunksPerBlock + v;
+          EXPECT_EQ((offset % kRowBytes) / 16, logical ^ (row % 8));
+          EXPECT_TRUE(seen.insert(offset).second);
+        }
+      }
+      EXPECT_EQ(int64_t(seen.size()), plan.quantRows * kRowBytes / 16);
+      // Wavefronts of the threads' i-th round.
+      for (int64_t i = 0; i < plan.quantBlocksPerThread; ++i)
+        for (int64_t w = 0; w < kWarpgroupThreads; w += 8)
+          for (int64_t v = 0; v < chunksPerBlock; ++v) {
+            std::set<int64_t> banks;
+            int64_t active = 0;
+            for (int64_t t = w; t < w + 8; ++t) {
+              int64_t id = t + i * kWarpgroupThreads;
+              if (id >= plan.quantBlocks())
+                continue;
+              ++active;
+              banks.insert((plan.quantChunkOffset(math, id, v) / 16) % 8);
+            }
+            EXPECT_EQ(int64_t(banks.size()), active)
+                << "block " << blockSize << " round " << i << " threads " << w;
+          }
+    }
+  }
+}
+
 TEST(ConvGeometryTma, CornersOfCausalAndSymmetricPadding) {
   // Causal depth padding 2, symmetric 1 in H and W, 3x3x3: lower corners
   // -pad_lo, upper corners pad_hi - (k - 1) * dil (TOOLCHAIN.md).
@@ -234,6 +328,7 @@ TEST(SM90Plan, ClusterOfTwo) {
                                   KOrder::taps_outer, 1, 8, pair,
                                   KernelSchedule::cooperative,
                                   /*outputTakesTmaStore=*/false,
+                                  /*quantBlockSize=*/std::nullopt,
                                   /*clusterM=*/2),
             std::nullopt);
   EXPECT_EQ(single.clusterM, 1);

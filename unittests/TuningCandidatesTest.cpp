@@ -120,6 +120,46 @@ TEST_F(TuningCandidatesTest, QuantizedTileLoadsKeepWholeBlocks) {
       EXPECT_EQ(config.getTileK() % 64, 0) << formatIGemmConfig(config);
 }
 
+TEST_F(TuningCandidatesTest, SM90QuantizesInItsTilesBlocksInsideAStep) {
+  auto tileCandidates = [&](const ConvGeometry &g, int64_t block) {
+    return tuningCandidates(&context, g, Target::sm90, FilterLayout::fqrsc,
+                            BFloat16Type::get(&context), block,
+                            /*quantizesInTile=*/true);
+  };
+  // Blocks of 16 and 64 dividing C: the sm90 kernel's candidates, each a
+  // valid plan with the quantization.
+  ConvGeometry c64 = geometry({1, 6, 16, 16, 64}, {3, 3, 3, 64, 64});
+  ConvGeometry c128 = geometry({1, 6, 16, 16, 128}, {3, 3, 3, 128, 128});
+  for (auto [g, block] :
+       {std::pair{c64, int64_t(16)}, std::pair{c128, int64_t(64)}}) {
+    SmallVector<IGemmConfigAttr> configs = tileCandidates(g, block);
+    ASSERT_FALSE(configs.empty());
+    for (IGemmConfigAttr config : configs) {
+      EXPECT_EQ(config.getKernel(), Target::sm90) << formatIGemmConfig(config);
+      sm90::SM90KernelPlan plan;
+      EXPECT_FALSE(sm90::SM90KernelPlan::build(
+          g, config.getTileM(), config.getTileN(), config.getTileK(),
+          config.getStages(), config.getWarpsM(), config.getWarpsN(),
+          config.getKOrder(), config.getSplitK(), /*epilogueAlignment=*/16,
+          plan, config.getSchedule(), false, block))
+          << formatIGemmConfig(config);
+    }
+  }
+  // Blocks that straddle taps (C = 72, blocks of 16) or span two K steps
+  // (blocks of 128): the sm80 kernel's (for blocks of 128, those whose
+  // tile_k holds whole blocks: none of the sm80 candidates today).
+  ConvGeometry c72 = geometry({1, 6, 16, 16, 72}, {3, 3, 3, 72, 64});
+  EXPECT_FALSE(tileCandidates(c72, 16).empty());
+  for (auto [g, block] :
+       {std::pair{c72, int64_t(16)}, std::pair{c128, int64_t(128)}}) {
+    SmallVector<IGemmConfigAttr> configs = tileCandidates(g, block);
+    for (IGemmConfigAttr config : configs) {
+      EXPECT_EQ(config.getKernel(), Target::sm80) << formatIGemmConfig(config);
+      EXPECT_EQ(config.getTileK() % block, 0) << formatIGemmConfig(config);
+    }
+  }
+}
+
 TEST_F(TuningCandidatesTest, CpuCandidatesFitTheProblem) {
   ConvGeometry tiny =
       geometry({1, 3, 3, 3, 4}, {1, 1, 1, 4, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0});

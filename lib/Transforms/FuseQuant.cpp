@@ -30,6 +30,21 @@
 // convolution, a strided or multi-N-tile 1x1x1 one) the prepass wins; small
 // tensors, where the launch dominates, take the tile.
 //
+// On the TMA targets the placement decides the kernel too. sm90's kernel
+// quantizes in its tiles where a block lies inside one K step (16, 32 or 64
+// channels, C a multiple of it): its consumer warpgroups quantize each
+// landed stage in place while the tensor cores run the previous step's
+// wgmmas. kSM90TileRate is an estimate, not yet a measurement: about 14
+// instructions per element (the PTX of TileQuantization.cpp has ~20 before
+// ptxas folds abs/neg/copysign), one warp instruction per cycle on each of
+// a multiprocessor's 4 schedulers, 132 multiprocessors at ~1.75 GHz: ~2e12
+// elements/s if nothing overlapped; the overlap with the wgmmas hides part
+// of it, the shared-memory latency and the warpgroup barrier add some. Where
+// the TMA kernel takes the convolution but not its tile quantization (sm100;
+// sm90 with blocks of 128 or 256), the tile placement would move it to the
+// sm80 kernel: the prepass. Where the TMA kernel cannot take it at all, the
+// sm80 kernel runs it either way and its rates decide.
+//
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Transforms/ConfigHeuristics.h"
@@ -48,6 +63,7 @@ using namespace mlir;
 using namespace mlir::conv3d;
 
 static constexpr double kTileRate = 1.0e12;
+static constexpr double kSM90TileRate = 2.0e12;
 static constexpr double kPrepassRate = 750e9;
 static constexpr double kLaunchSeconds = 5e-6;
 
@@ -66,18 +82,36 @@ static bool prepassIsEquivalent(const ConvGeometry &g, int64_t blockSize) {
   return g.channels % blockSize == 0;
 }
 
+/// The cheaper placement of quantization with `blockSize` for a convolution
+/// of geometry `g` on `target`, under `config` (the conv's, or when null
+/// the heuristic's for the kernel that runs it).
 static QuantPlacement costModel(const ConvGeometry &g, int64_t blockSize,
                                 IGemmConfigAttr config, Type elemType,
-                                Target target) {
+                                Target target, MLIRContext *context) {
   if (!prepassIsEquivalent(g, blockSize) || !g.hasStaticShape())
     return QuantPlacement::Tile;
-  // The sm90 and sm100 kernels load the input by TMA and do not quantize in
-  // the tile: a tile placement would move the whole convolution to the sm80
-  // kernel, which costs more than the bandwidth-bound prepass.
-  if (target == Target::sm90 || target == Target::sm100)
-    return QuantPlacement::Prepass;
+  double tileRate = kTileRate;
+  Target kernel = target;
+  if (target == Target::sm90 || target == Target::sm100) {
+    // The kernel each placement runs on (see the top of the file); a
+    // convolution configured for the sm80 kernel stays there.
+    bool sm80Config = config && config.getKernel() == Target::sm80;
+    auto tmaKernelTakes = [&](std::optional<int64_t> tileQuantBlockSize) {
+      return !sm80Config &&
+             !getTmaKernelProblem(g, FilterLayout::fqrsc, elemType,
+                                  tileQuantBlockSize, target);
+    };
+    if (tmaKernelTakes(blockSize))
+      tileRate = kSM90TileRate;
+    else if (tmaKernelTakes(std::nullopt))
+      return QuantPlacement::Prepass;
+    else
+      kernel = Target::sm80;
+  }
+  if (!config)
+    config = selectIGemmConfig(context, g, kernel, blockSize);
   double nTiles = double(ceilDiv(g.gemmN(), config.getTileN()));
-  double tileCost = nTiles * double(g.gemmM()) * double(g.gemmK()) / kTileRate;
+  double tileCost = nTiles * double(g.gemmM()) * double(g.gemmK()) / tileRate;
   double inputElements = double(g.batch) * g.inputSize[0] * g.inputSize[1] *
                          g.inputSize[2] * g.channels;
   double bytes = elemType.getIntOrFloatBitWidth() / 8.0;
@@ -89,7 +123,7 @@ static QuantPlacement costModel(const ConvGeometry &g, int64_t blockSize,
 
 /// The placement of quantization with `blockSize` for a convolution of
 /// geometry `g` and input type `elemType`: `requested` unless it is Auto,
-/// else the cost model under `config` (or the target heuristic's).
+/// else the cost model under `config` (the conv's, or null).
 static QuantPlacement decidePlacement(QuantPlacement requested,
                                       const ConvGeometry &g, int64_t blockSize,
                                       IGemmConfigAttr config, Type elemType,
@@ -98,9 +132,7 @@ static QuantPlacement decidePlacement(QuantPlacement requested,
     return requested;
   if (!g.hasStaticShape())
     return QuantPlacement::Tile;
-  if (!config)
-    config = selectIGemmConfig(context, g, target, blockSize);
-  return costModel(g, blockSize, config, elemType, target);
+  return costModel(g, blockSize, config, elemType, target, context);
 }
 
 QuantPlacement mlir::conv3d::chooseQuantPlacement(ConvOp conv, Target target) {

@@ -43,7 +43,7 @@ struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
     // Only where the layout is what keeps the sm90 kernel from it.
     if (getTmaKernelProblem(geometry, FilterLayout::fqrsc,
                             getElementTypeOrSelf(conv.getInput().getType()),
-                            conv.getInputQuant().has_value(), Target::sm90))
+                            inputQuantBlockSize(conv), Target::sm90))
       return rewriter.notifyMatchFailure(conv, "sm90 cannot take it anyway");
     // [Q, R, S, C, F] -> [F, Q, R, S, C].
     ArrayRef<int64_t> shape = filterType.getShape();

@@ -28,6 +28,7 @@
 #include "conv3d/Transforms/Passes.h"
 
 #include "conv3d/Conversion/SM100/SM100KernelPlan.h"
+#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
 #include "conv3d/IR/Conv3dOps.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -201,10 +202,9 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
                               schedule, /*clusterM=*/1);
 }
 
-std::optional<std::string>
-mlir::conv3d::getTmaKernelProblem(const ConvGeometry &geometry,
-                                  FilterLayout layout, Type elementType,
-                                  bool quantizesInTile, Target kernel) {
+std::optional<std::string> mlir::conv3d::getTmaKernelProblem(
+    const ConvGeometry &geometry, FilterLayout layout, Type elementType,
+    std::optional<int64_t> tileQuantBlockSize, Target kernel) {
   if (!elementType.isBF16() && !elementType.isF16())
     return kernel == Target::sm100
                ? "tcgen05.mma kind::f16 takes bf16 or f16 operands here"
@@ -212,11 +212,29 @@ mlir::conv3d::getTmaKernelProblem(const ConvGeometry &geometry,
   if (layout != FilterLayout::fqrsc)
     return std::string("the filter is QRSCF; the TMA filter tiles are "
                        "K-major (FQRSC)");
-  if (quantizesInTile)
-    return ("NVFP4 quantization in the tile load runs in the sm80 kernel "
-            "(the prepass placement feeds " +
-            stringifyTarget(kernel) + ")")
-        .str();
+  if (tileQuantBlockSize) {
+    if (kernel != Target::sm90)
+      return ("NVFP4 quantization in the tile load runs in the sm80 kernel "
+              "(the prepass placement feeds " +
+              stringifyTarget(kernel) + ")")
+          .str();
+    // The sm90 consumers quantize each landed K step (one tap x 64
+    // channels) in place: a block must lie inside one step.
+    int64_t blockSize = *tileQuantBlockSize;
+    if (sm90::kChannelBlock % blockSize != 0)
+      return llvm::formatv("NVFP4 blocks of {0} span several 64-channel K "
+                           "steps; the sm90 kernel quantizes blocks of 16, "
+                           "32 or 64 in the tile",
+                           blockSize)
+          .str();
+    if (geometry.channels % blockSize != 0)
+      return llvm::formatv("C = {0} is not a multiple of the NVFP4 block "
+                           "size {1}: blocks straddle filter taps, which the "
+                           "sm90 kernel's K steps (one tap x 64 channels) "
+                           "keep apart",
+                           geometry.channels, blockSize)
+          .str();
+  }
   if (geometry.channels < 64)
     return "C = " + std::to_string(geometry.channels) +
            " is under one 64-channel TMA box; the sm80 kernel reads "
@@ -226,12 +244,16 @@ mlir::conv3d::getTmaKernelProblem(const ConvGeometry &geometry,
   return std::nullopt;
 }
 
+std::optional<int64_t> mlir::conv3d::inputQuantBlockSize(ConvOp conv) {
+  if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
+    return quant->getBlockSize();
+  return std::nullopt;
+}
+
 IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
                                                        Target target) {
   ConvGeometry geometry = conv.getGeometry();
-  std::optional<int64_t> blockSize;
-  if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
-    blockSize = quant->getBlockSize();
+  std::optional<int64_t> blockSize = inputQuantBlockSize(conv);
   MLIRContext *context = conv.getContext();
   if (target == Target::sm90 || target == Target::sm100) {
     std::optional<std::string> problem;
@@ -242,7 +264,7 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
       problem = getTmaKernelProblem(
           geometry, conv.getFilterLayout(),
           getElementTypeOrSelf(conv.getInput().getType()),
-          /*quantizesInTile=*/blockSize.has_value(), target);
+          /*tileQuantBlockSize=*/blockSize, target);
     if (problem) {
       conv.emitRemark() << "conv3d: the " << stringifyTarget(target)
                         << " kernel cannot take this convolution (" << *problem
@@ -287,12 +309,6 @@ mlir::conv3d::checkConfigForConv(IGemmConfigAttr config,
   return std::nullopt;
 }
 
-static std::optional<int64_t> quantBlockSizeOf(ConvOp conv) {
-  if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
-    return quant->getBlockSize();
-  return std::nullopt;
-}
-
 /// A configuration the user or the host chose (rather than the heuristic)
 /// for `conv`, made ready for `target`: a config without a kernel is for the
 /// target's own. Returns null after reporting on `conv` when it does not fit
@@ -305,7 +321,7 @@ static IGemmConfigAttr checkChosenConfig(ConvOp conv, IGemmConfigAttr config,
           ? withKernel(config, target)
           : config;
   ConvGeometry geometry = conv.getGeometry();
-  std::optional<int64_t> blockSize = quantBlockSizeOf(conv);
+  std::optional<int64_t> blockSize = inputQuantBlockSize(conv);
   if (std::optional<std::string> problem =
           checkConfigForConv(chosen, geometry, blockSize)) {
     conv.emitError() << "cannot use " << origin << "tile configuration "
@@ -319,7 +335,7 @@ static IGemmConfigAttr checkChosenConfig(ConvOp conv, IGemmConfigAttr config,
     if (std::optional<std::string> problem =
             getTmaKernelProblem(geometry, conv.getFilterLayout(),
                                 getElementTypeOrSelf(conv.getInput().getType()),
-                                blockSize.has_value(), kernel)) {
+                                blockSize, kernel)) {
       conv.emitError() << "cannot use " << origin << "tile configuration "
                        << chosen << ": the " << stringifyTarget(kernel)
                        << " kernel cannot take this convolution (" << *problem
@@ -363,7 +379,7 @@ struct SelectConfigPass
       else if (IGemmConfigAttr heuristic =
                    selectIGemmConfigForConv(conv, target);
                std::optional<std::string> problem = checkConfigForConv(
-                   heuristic, geometry, quantBlockSizeOf(conv)))
+                   heuristic, geometry, inputQuantBlockSize(conv)))
         conv.emitError() << "cannot use tile configuration " << heuristic
                          << ": " << *problem;
       else

@@ -132,7 +132,9 @@ SmallVector<IGemmConfigAttr> mlir::conv3d::tuningCandidates(
     addSM80Candidates(context, geometry, Target::cpu, candidates);
     break;
   case Target::sm90:
-    if (getTmaKernelProblem(geometry, layout, elementType, quantizesInTile,
+    if (getTmaKernelProblem(geometry, layout, elementType,
+                            quantizesInTile ? quantBlockSize
+                                            : std::optional<int64_t>(),
                             Target::sm90)) {
       addSM80Candidates(context, geometry, Target::sm80, candidates);
       heuristic = withKernel(

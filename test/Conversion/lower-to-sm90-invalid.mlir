@@ -10,7 +10,9 @@
 // enclosing module" (conv3d-opt's top-level operation is always one), and
 // getSM90KernelProblem's "wgmma takes bf16 or f16 operands here" (f32 is
 // refused first by the GPU operand check, below; the remark of
-// conv3d-select-config shows it: select-config-sm90.mlir). A config that
+// conv3d-select-config shows it: select-config-sm90.mlir), and
+// SM90KernelPlan's "NVFP4 blocks of N do not tile a 64-channel K step" (the
+// block size check above comes first; SM90KernelPlanTest). A config that
 // names no kernel (kernel = cpu) is lowered like kernel = sm90.
 //
 // RUN: split-file %s %t
@@ -118,10 +120,22 @@ func.func @qrscf_filter(%x: memref<1x4x8x8x64xbf16>, %w: memref<3x3x3x64x64xbf16
 
 // -----
 
-// "cannot lower": NVFP4 quantization in the tile load.
-func.func @quantize_in_tile(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>, %amax: f32, %o: memref<1x4x8x8x64xbf16>) {
-  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: NVFP4 quantization in the tile load runs in the sm80 kernel (the prepass placement feeds sm90)}}
-  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x1x1x1x64xbf16>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) outs(%o : memref<1x4x8x8x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
+// "cannot lower": NVFP4 quantization in the tile load with blocks that
+// straddle filter taps (C = 72, blocks of 16), which the sm90 kernel's K
+// steps keep apart; and blocks of 128, which span two of them (the conv
+// verifier asks for tile_k = 128 first; the check comes before the plan's
+// tile_k = 64).
+func.func @quantize_straddling_taps(%x: memref<1x4x8x8x72xbf16>, %w: memref<64x3x3x3x72xbf16>, %amax: f32, %o: memref<1x4x8x8x64xbf16>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: C = 72 is not a multiple of the NVFP4 block size 16: blocks straddle filter taps, which the sm90 kernel's K steps (one tap x 64 channels) keep apart}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x72xbf16>, memref<64x3x3x3x72xbf16>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
+  return
+}
+
+// -----
+
+func.func @quantize_block_128(%x: memref<1x4x8x8x128xbf16>, %w: memref<64x1x1x1x128xbf16>, %amax: f32, %o: memref<1x4x8x8x64xbf16>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 128, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: NVFP4 blocks of 128 span several 64-channel K steps; the sm90 kernel quantizes blocks of 16, 32 or 64 in the tile}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x128xbf16>, memref<64x1x1x1x128xbf16>) quantize(#conv3d.nvfp4<block_size = 128>, %amax) outs(%o : memref<1x4x8x8x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 128, stages = 4, warps_m = 8, kernel = sm90>
   return
 }
 

@@ -117,6 +117,14 @@ func.func @blocks_not_along_channels(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1
 // AUTO: conv3d.conv ins(%[[Q]], %{{.*}} : {{.*}}) bias(
 // AUTO-NOT: quantize(
 // AUTO-SAME: activation = silu
+
+// On sm90 (C = 64, blocks of 32: the sm90 kernel quantizes in its tiles)
+// this input is small (24K elements): the prepass's launch (5 us) costs
+// more than quantizing the 27 taps' tiles (0.66 M elements), so the
+// quantization stays in the tile.
+// SM90-LABEL: func.func @quantized_3x3x3
+// SM90-NOT: conv3d.quantize
+// SM90: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 32>
 func.func @quantized_3x3x3(%x: tensor<1x6x8x8x64xbf16>, %w: tensor<3x3x3x64x16xbf16>, %b: tensor<16xf32>, %amax: f32, %i: tensor<1x6x8x8x16xbf16>) -> tensor<1x6x8x8x16xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x6x8x8x64xbf16>, tensor<3x3x3x64x16xbf16>) bias(%b : tensor<16xf32>) quantize(#conv3d.nvfp4<block_size = 32>, %amax) outs(%i : tensor<1x6x8x8x16xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] activation = silu -> tensor<1x6x8x8x16xbf16>
   return %0 : tensor<1x6x8x8x16xbf16>
@@ -158,11 +166,11 @@ func.func @quantize_1x1x1_one_n_tile(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1
 // PREPASS: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
 // PREPASS: conv3d.conv ins(%[[Q]],
 // PREPASS-NOT: quantize(
-// sm90 un-fuses it even here (prepass whenever equivalent).
+// The sm90 kernel cannot take C = 32 (under one TMA box): the sm80
+// kernel runs it under either placement, and the sm80 rates keep the tile.
 // SM90-LABEL: func.func @quantized_1x1x1_one_n_tile
-// SM90: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
-// SM90: conv3d.conv ins(%[[Q]],
-// SM90-NOT: quantize(
+// SM90-NOT: conv3d.quantize
+// SM90: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 16>
 func.func @quantized_1x1x1_one_n_tile(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x1x32x64xbf16>, %amax: f32, %i: tensor<1x4x4x4x64xbf16>) -> tensor<1x4x4x4x64xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x8x8x8x32xbf16>, tensor<1x1x1x32x64xbf16>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) outs(%i : tensor<1x4x4x4x64xbf16>) overwrite strides = [2, 2, 2] -> tensor<1x4x4x4x64xbf16>
   return %0 : tensor<1x4x4x4x64xbf16>
@@ -173,10 +181,8 @@ func.func @quantized_1x1x1_one_n_tile(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x
 // The cost model depends on the target: for F = 320 the CPU (tile_n = 64)
 // quantizes each element 5 times in the tiles and prefers the prepass; on
 // sm80 the prepass is one more kernel launch (5 us), which for this small
-// input (16K elements) costs more than quantizing in the tiles. The sm90
-// kernel does not quantize in its TMA tile loads (a tile placement would
-// send the convolution to the sm80 kernel), so sm90 takes the prepass
-// whenever it is equivalent (C a multiple of the block size).
+// input (16K elements) costs more than quantizing in the tiles. On sm90,
+// C = 32 runs on the sm80 kernel, which decides as on sm80.
 
 // AUTO-LABEL: func.func @quantize_1x1x1_many_n_tiles
 // AUTO: %[[Q:.*]] = conv3d.quantize
@@ -186,9 +192,8 @@ func.func @quantized_1x1x1_one_n_tile(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x
 // SM80-NOT: conv3d.quantize
 // SM80: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 16>
 // SM90-LABEL: func.func @quantize_1x1x1_many_n_tiles
-// SM90: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
-// SM90: conv3d.conv ins(%[[Q]],
-// SM90-NOT: quantize(
+// SM90-NOT: conv3d.quantize
+// SM90: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 16>
 func.func @quantize_1x1x1_many_n_tiles(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x1x32x320xbf16>, %amax: f32, %i: tensor<1x8x8x8x320xbf16>) -> tensor<1x8x8x8x320xbf16> {
   %e = tensor.empty() : tensor<1x8x8x8x32xbf16>
   %q = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4] ins(%x : tensor<1x8x8x8x32xbf16>) amax(%amax) outs(%e : tensor<1x8x8x8x32xbf16>) -> tensor<1x8x8x8x32xbf16>
@@ -205,9 +210,14 @@ func.func @quantize_1x1x1_many_n_tiles(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1
 // AUTO: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
 // AUTO: conv3d.conv ins(%[[Q]], {{.*}} config = #conv3d.igemm_config<tile_m = 64, tile_n = 8, tile_k = 32>
 // AUTO-NOT: quantize(
+// On sm80 and sm90 (where C = 32 runs on the sm80 kernel) the prepass's
+// launch still costs more than 8 tiles of 512 x 32.
+// SM80-LABEL: func.func @config_drives_cost_model
+// SM80-NOT: conv3d.quantize
+// SM80: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 16>, %{{.*}}) {{.*}} config = #conv3d.igemm_config<tile_m = 64, tile_n = 8, tile_k = 32>
 // SM90-LABEL: func.func @config_drives_cost_model
-// SM90: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
-// SM90: conv3d.conv ins(%[[Q]], {{.*}} config = #conv3d.igemm_config<tile_m = 64, tile_n = 8, tile_k = 32>
+// SM90-NOT: conv3d.quantize
+// SM90: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 16>, %{{.*}}) {{.*}} config = #conv3d.igemm_config<tile_m = 64, tile_n = 8, tile_k = 32>
 func.func @config_drives_cost_model(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x1x32x64xbf16>, %amax: f32, %i: tensor<1x8x8x8x64xbf16>) -> tensor<1x8x8x8x64xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x8x8x8x32xbf16>, tensor<1x1x1x32x64xbf16>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) outs(%i : tensor<1x8x8x8x64xbf16>) overwrite config = #conv3d.igemm_config<tile_m = 64, tile_n = 8, tile_k = 32> -> tensor<1x8x8x8x64xbf16>
   return %0 : tensor<1x8x8x8x64xbf16>
@@ -232,9 +242,9 @@ func.func @config_drives_cost_model(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x
 // AUTO: return %[[C]], %[[Q]]
 // SM80-LABEL: func.func @quantize_with_two_users
 // SM90-LABEL: func.func @quantize_with_two_users
+// SM90-SAME: (%[[X:[^:]*]]: tensor<1x8x8x8x32xbf16>
 // SM90: %[[Q:.*]] = conv3d.quantize
-// SM90: %[[C:.*]] = conv3d.conv ins(%[[Q]],
-// SM90-NOT: quantize(
+// SM90: %[[C:.*]] = conv3d.conv ins(%[[X]], {{.*}} quantize(#conv3d.nvfp4<block_size = 16>
 // SM90: return %[[C]], %[[Q]]
 func.func @quantize_with_two_users(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x1x32x16xbf16>, %amax: f32, %i: tensor<1x8x8x8x16xbf16>) -> (tensor<1x8x8x8x16xbf16>, tensor<1x8x8x8x32xbf16>) {
   %e = tensor.empty() : tensor<1x8x8x8x32xbf16>
@@ -245,11 +255,47 @@ func.func @quantize_with_two_users(%x: tensor<1x8x8x8x32xbf16>, %w: tensor<1x1x1
 
 // -----
 
+// sm90 on a larger 3x3x3 convolution (1M input elements, C = 64, F = 128:
+// one N tile): quantizing the 27 taps' tiles (28M elements, ~14 us at the
+// sm90 rate) costs more than the prepass (~6.4 us): the prepass feeds the
+// sm90 kernel.
+
+// SM90-LABEL: func.func @sm90_large_3x3x3
+// SM90: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 16> axes = [4]
+// SM90: conv3d.conv ins(%[[Q]],
+// SM90-NOT: quantize(
+func.func @sm90_large_3x3x3(%x: tensor<1x16x32x32x64xbf16>, %w: tensor<128x3x3x3x64xbf16>, %amax: f32, %i: tensor<1x16x32x32x128xbf16>) -> tensor<1x16x32x32x128xbf16> {
+  %0 = conv3d.conv ins(%x, %w : tensor<1x16x32x32x64xbf16>, tensor<128x3x3x3x64xbf16>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) outs(%i : tensor<1x16x32x32x128xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc -> tensor<1x16x32x32x128xbf16>
+  return %0 : tensor<1x16x32x32x128xbf16>
+}
+
+// -----
+
+// Blocks of 128 span two of the sm90 kernel's 64-channel K steps: it takes
+// the convolution but not its tile quantization, so sm90 takes the prepass
+// even for a small input, where sm80 keeps the tile.
+
+// SM80-LABEL: func.func @sm90_block_128
+// SM80-NOT: conv3d.quantize
+// SM80: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 128>
+// SM90-LABEL: func.func @sm90_block_128
+// SM90: %[[Q:.*]] = conv3d.quantize #conv3d.nvfp4<block_size = 128> axes = [4]
+// SM90: conv3d.conv ins(%[[Q]],
+// SM90-NOT: quantize(
+func.func @sm90_block_128(%x: tensor<1x4x8x8x128xbf16>, %w: tensor<64x1x1x1x128xbf16>, %amax: f32, %i: tensor<1x4x8x8x64xbf16>) -> tensor<1x4x8x8x64xbf16> {
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x128xbf16>, tensor<64x1x1x1x128xbf16>) quantize(#conv3d.nvfp4<block_size = 128>, %amax) outs(%i : tensor<1x4x8x8x64xbf16>) overwrite filter_layout = fqrsc -> tensor<1x4x8x8x64xbf16>
+  return %0 : tensor<1x4x8x8x64xbf16>
+}
+
+// -----
+
 // Memref convolutions are left alone.
 
 // AUTO-LABEL: func.func @memref_untouched
 // AUTO-NOT: conv3d.quantize
 // AUTO: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 16>
+// SM90-LABEL: func.func @memref_untouched
+// SM90-NOT: conv3d.quantize
 // PREPASS-LABEL: func.func @memref_untouched
 // PREPASS-NOT: conv3d.quantize
 // PREPASS: conv3d.conv {{.*}} quantize(#conv3d.nvfp4<block_size = 16>

@@ -123,6 +123,17 @@ func.func @existing_config(%x: tensor<1x8x8x8x16xf32>, %w: tensor<3x3x3x16x32xf3
   return %0 : tensor<1x6x6x6x32xf32>
 }
 
+// NVFP4 quantization in the tile with blocks of 16, 32 or 64 dividing C
+// (here 64 = one whole K step row): the sm90 kernel quantizes the landed
+// tile itself; its config is the plain heuristic's (tile_k = 64 holds
+// whole blocks).
+// CHECK-LABEL: func.func @quantize_in_tile
+// CHECK: config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 6, warps_m = 8, kernel = sm90> ->
+func.func @quantize_in_tile(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %amax: f32, %i: tensor<1x8x48x48x64xbf16>) -> tensor<1x8x48x48x64xbf16> {
+  %0 = conv3d.conv ins(%x, %w : tensor<1x8x48x48x64xbf16>, tensor<64x1x1x1x64xbf16>) quantize(#conv3d.nvfp4<block_size = 64>, %amax) outs(%i : tensor<1x8x48x48x64xbf16>) overwrite filter_layout = fqrsc -> tensor<1x8x48x48x64xbf16>
+  return %0 : tensor<1x8x48x48x64xbf16>
+}
+
 // Dynamic shapes get no config and no remark.
 // CHECK-LABEL: func.func @dynamic_batch
 // CHECK-NOT: config
@@ -155,14 +166,24 @@ func.func @qrscf(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<1x1x1x64x96xbf16>, %i
   return %0 : tensor<1x8x48x48x96xbf16>
 }
 
-// NVFP4 quantization in the tile load; the sm80 config's tile_k is
-// rounded up to the block size (32 -> 64).
-// FALLBACK-LABEL: func.func @quantize_in_tile
-// FALLBACK: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, stages = 4, warps_m = 2, warps_n = 2, kernel = sm80> ->
-func.func @quantize_in_tile(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %amax: f32, %i: tensor<1x8x48x48x64xbf16>) -> tensor<1x8x48x48x64xbf16> {
-  // expected-remark @below {{conv3d: the sm90 kernel cannot take this convolution (NVFP4 quantization in the tile load runs in the sm80 kernel (the prepass placement feeds sm90)); it runs on the sm80 kernel}}
-  %0 = conv3d.conv ins(%x, %w : tensor<1x8x48x48x64xbf16>, tensor<64x1x1x1x64xbf16>) quantize(#conv3d.nvfp4<block_size = 64>, %amax) outs(%i : tensor<1x8x48x48x64xbf16>) overwrite filter_layout = fqrsc -> tensor<1x8x48x48x64xbf16>
+// NVFP4 quantization in the tile load with blocks the sm90 kernel cannot
+// quantize in its K steps (one tap x 64 channels): blocks of 128 span two
+// steps; with C = 80 a block of 32 straddles two taps. The sm80 config's
+// tile_k is rounded up to the block size (32 -> 128).
+// FALLBACK-LABEL: func.func @quantize_block_128
+// FALLBACK: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 128, stages = 4, warps_m = 2, warps_n = 2, kernel = sm80> ->
+func.func @quantize_block_128(%x: tensor<1x8x48x48x128xbf16>, %w: tensor<64x1x1x1x128xbf16>, %amax: f32, %i: tensor<1x8x48x48x64xbf16>) -> tensor<1x8x48x48x64xbf16> {
+  // expected-remark @below {{conv3d: the sm90 kernel cannot take this convolution (NVFP4 blocks of 128 span several 64-channel K steps; the sm90 kernel quantizes blocks of 16, 32 or 64 in the tile); it runs on the sm80 kernel}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x8x48x48x128xbf16>, tensor<64x1x1x1x128xbf16>) quantize(#conv3d.nvfp4<block_size = 128>, %amax) outs(%i : tensor<1x8x48x48x64xbf16>) overwrite filter_layout = fqrsc -> tensor<1x8x48x48x64xbf16>
   return %0 : tensor<1x8x48x48x64xbf16>
+}
+
+// FALLBACK-LABEL: func.func @quantize_straddling_taps
+// FALLBACK: config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 32, stages = 4, warps_m = 2, warps_n = 2, kernel = sm80> ->
+func.func @quantize_straddling_taps(%x: tensor<1x8x48x48x80xbf16>, %w: tensor<64x3x3x3x80xbf16>, %amax: f32, %i: tensor<1x6x46x46x64xbf16>) -> tensor<1x6x46x46x64xbf16> {
+  // expected-remark @below {{conv3d: the sm90 kernel cannot take this convolution (C = 80 is not a multiple of the NVFP4 block size 32: blocks straddle filter taps, which the sm90 kernel's K steps (one tap x 64 channels) keep apart); it runs on the sm80 kernel}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x8x48x48x80xbf16>, tensor<64x3x3x3x80xbf16>) quantize(#conv3d.nvfp4<block_size = 32>, %amax) outs(%i : tensor<1x6x46x46x64xbf16>) overwrite filter_layout = fqrsc -> tensor<1x6x46x46x64xbf16>
+  return %0 : tensor<1x6x46x46x64xbf16>
 }
 
 // C = 16, under one 64-channel TMA box.

@@ -350,10 +350,17 @@ int main(int argc, char **argv) {
         (options.qslice == "fused" || options.qslice == "separate"))
       options.qslice = "auto";
     bool qsliceOuter = options.qslice == "fused";
+    // A forced sm90 config where the sm90 kernel takes the quantization in
+    // its tiles (blocks of 16, 32 or 64 dividing C; a prepass feeds it too);
+    // otherwise the tile placement runs on the sm80 kernel.
+    bool sm90TakesQuant =
+        !spec.inputQuantBlockSize ||
+        (*spec.inputQuantBlockSize <= 64 &&
+         spec.geometry.channels % *spec.inputQuantBlockSize == 0);
     if (has("config") && gen.coin(0.6))
       options.config =
           options.target == Target::cpu ? gen.config(spec, qsliceOuter)
-          : sm90Case && !spec.inputQuantBlockSize
+          : sm90Case && sm90TakesQuant
               ? gen.sm90Config(qsliceOuter)
               : gen.gpuConfig(spec, qsliceOuter) + (sm90 ? ",kernel=sm80" : "");
 

@@ -40,9 +40,17 @@ tuningCandidates(MLIRContext *context, const ConvGeometry &geometry,
 /// cannot compute a convolution, or none: the host-side `canImplement` of
 /// those kernels, made where the configuration is chosen so that a
 /// convolution they cannot take gets an sm80 configuration instead.
+/// `tileQuantBlockSize`: the input is NVFP4-quantized in the tile load with
+/// blocks of that size (the sm90 kernel takes blocks that lie inside one of
+/// its K steps: 16, 32 or 64 dividing C; the sm100 kernel none).
 std::optional<std::string>
 getTmaKernelProblem(const ConvGeometry &geometry, FilterLayout layout,
-                    Type elementType, bool quantizesInTile, Target kernel);
+                    Type elementType, std::optional<int64_t> tileQuantBlockSize,
+                    Target kernel);
+
+/// The NVFP4 block size of `conv`'s input quantization in the tile load,
+/// or none when it has none.
+std::optional<int64_t> inputQuantBlockSize(ConvOp conv);
 
 /// The heuristic configuration of `conv` for `target`, falling back to the
 /// sm80 kernel (with a remark naming the reason) when the target's kernel

@@ -110,22 +110,15 @@ Value mlir::conv3d::emitNVFP4Quantize(OpBuilder &b, Location loc, Value value,
                                  f32Const(b, loc, 0.0f), out);
 }
 
-SmallVector<Value>
-mlir::conv3d::emitNVFP4QuantizeBlock(OpBuilder &b, Location loc,
-                                     ArrayRef<Value> elements, Value amax,
-                                     Type elementType) {
-  Value blockMax = f32Const(b, loc, 0.0f);
-  for (Value e : elements)
-    blockMax = emitAbsMaxUpdate(b, loc, blockMax, e);
-  NVFP4BlockScale scale = emitNVFP4BlockScale(b, loc, blockMax, amax);
-  SmallVector<Value> result;
-  for (Value e : elements)
-    result.push_back(emitNVFP4Quantize(b, loc, e, scale));
+/// The quantized f32 values `quantized` rounded to `elementType`: 16-bit
+/// types in pairs, one packed conversion (cvt.rn.bf16x2.f32 on a GPU)
+/// instead of two; the same round-to-nearest-even per element.
+static SmallVector<Value> roundToElementType(OpBuilder &b, Location loc,
+                                             SmallVector<Value> result,
+                                             Type elementType) {
   if (!isa<BFloat16Type, Float16Type>(elementType))
     return llvm::map_to_vector(
         result, [&](Value v) { return emitFloatCast(b, loc, v, elementType); });
-  // Round to 16 bits in pairs: one packed conversion (cvt.rn.bf16x2.f32 on
-  // a GPU) instead of two; the same round-to-nearest-even per element.
   auto pairType = VectorType::get({2}, b.getF32Type());
   auto narrowType = VectorType::get({2}, elementType);
   for (size_t i = 0; i + 1 < result.size(); i += 2) {
@@ -138,6 +131,69 @@ mlir::conv3d::emitNVFP4QuantizeBlock(OpBuilder &b, Location loc,
   if (result.size() % 2)
     result.back() = emitFloatCast(b, loc, result.back(), elementType);
   return result;
+}
+
+SmallVector<Value>
+mlir::conv3d::emitNVFP4QuantizeBlock(OpBuilder &b, Location loc,
+                                     ArrayRef<Value> elements, Value amax,
+                                     Type elementType) {
+  Value blockMax = f32Const(b, loc, 0.0f);
+  for (Value e : elements)
+    blockMax = emitAbsMaxUpdate(b, loc, blockMax, e);
+  NVFP4BlockScale scale = emitNVFP4BlockScale(b, loc, blockMax, amax);
+  SmallVector<Value> result;
+  for (Value e : elements)
+    result.push_back(emitNVFP4Quantize(b, loc, e, scale));
+  return roundToElementType(b, loc, std::move(result), elementType);
+}
+
+/// The elements of a vector value.
+static SmallVector<Value> elementsOf(OpBuilder &b, Location loc, Value vec) {
+  SmallVector<Value> elements;
+  for (int64_t i = 0, e = cast<VectorType>(vec.getType()).getNumElements();
+       i < e; ++i)
+    elements.push_back(vector::ExtractOp::create(b, loc, vec, i));
+  return elements;
+}
+
+SmallVector<Value>
+mlir::conv3d::emitNVFP4QuantizeVectors(OpBuilder &b, Location loc,
+                                       ArrayRef<Value> vectors, Value amax,
+                                       Type elementType) {
+  SmallVector<Value> elements;
+  for (Value vec : vectors)
+    llvm::append_range(elements, elementsOf(b, loc, vec));
+  SmallVector<Value> quantized =
+      emitNVFP4QuantizeBlock(b, loc, elements, amax, elementType);
+  SmallVector<Value> result;
+  size_t next = 0;
+  for (Value vec : vectors) {
+    for (int64_t i = 0, e = cast<VectorType>(vec.getType()).getNumElements();
+         i < e; ++i)
+      vec = vector::InsertOp::create(b, loc, quantized[next++], vec, i);
+    result.push_back(vec);
+  }
+  return result;
+}
+
+Value mlir::conv3d::emitAbsMaxUpdateVector(OpBuilder &b, Location loc,
+                                           Value acc, Value vector) {
+  for (Value e : elementsOf(b, loc, vector))
+    acc = emitAbsMaxUpdate(b, loc, acc, e);
+  return acc;
+}
+
+Value mlir::conv3d::emitNVFP4QuantizeVector(OpBuilder &b, Location loc,
+                                            Value vector,
+                                            const NVFP4BlockScale &scale,
+                                            Type elementType) {
+  SmallVector<Value> result;
+  for (Value e : elementsOf(b, loc, vector))
+    result.push_back(emitNVFP4Quantize(b, loc, e, scale));
+  result = roundToElementType(b, loc, std::move(result), elementType);
+  for (auto [i, value] : llvm::enumerate(result))
+    vector = vector::InsertOp::create(b, loc, value, vector, i);
+  return vector;
 }
 
 Value mlir::conv3d::emitAbsMaxUpdate(OpBuilder &b, Location loc, Value acc,

@@ -262,9 +262,12 @@ Value baseAddress(OpBuilder &b, Location loc, Value memref) {
 
 std::optional<std::string>
 mlir::conv3d::getTmaGridProblem(const GridKernel &kernel, Target target) {
+  std::optional<int64_t> tileQuantBlockSize;
+  if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
+    tileQuantBlockSize = quant->getBlockSize();
   if (std::optional<std::string> problem = getTmaKernelProblem(
           kernel.geometry(), kernel.filterLayout(), kernel.inputElementType(),
-          kernel.im2col.getQuant().has_value(), target))
+          tileQuantBlockSize, target))
     return problem;
   if (elementAlignment(kernel.im2col.getInput()) < 8 ||
       elementAlignment(kernel.filterLoad.getFilter()) < 8)

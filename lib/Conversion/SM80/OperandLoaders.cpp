@@ -407,24 +407,8 @@ protected:
     if (!ctx.plan.quantBlockSize)
       return llvm::to_vector(unitValues);
     // The unit is one NVFP4 block: its maximum, scale, and values.
-    OpBuilder &b = ctx.b;
-    Location loc = ctx.loc;
-    SmallVector<Value> elements;
-    for (Value vec : unitValues)
-      for (int64_t i = 0, e = cast<VectorType>(vec.getType()).getNumElements();
-           i < e; ++i)
-        elements.push_back(vector::ExtractOp::create(b, loc, vec, i));
-    SmallVector<Value> quantized =
-        emitNVFP4QuantizeBlock(b, loc, elements, ctx.ops.amax, ctx.inElem);
-    SmallVector<Value> result;
-    size_t next = 0;
-    for (Value vec : unitValues) {
-      for (int64_t i = 0, e = cast<VectorType>(vec.getType()).getNumElements();
-           i < e; ++i)
-        vec = vector::InsertOp::create(b, loc, quantized[next++], vec, i);
-      result.push_back(vec);
-    }
-    return result;
+    return emitNVFP4QuantizeVectors(ctx.b, ctx.loc, unitValues, ctx.ops.amax,
+                                    ctx.inElem);
   }
 
   bool hoisted = true;

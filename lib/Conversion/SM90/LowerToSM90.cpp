@@ -18,6 +18,10 @@
 //   warpgroups 1..G (consumers, setmaxnreg up), for each step t:
 //            wait full[t % S]; wgmma m64nNk16 x 4 over the stage;
 //            commit; wait for step t-1's wgmmas; release empty[(t-1) % S]
+//            [NVFP4 in the tile: then wait full[(t+1) % S] and quantize
+//            the warpgroup's rows of that stage in place, fence.proxy.async;
+//            step t+1 starts on the warpgroup's named barrier instead of
+//            the full wait (TileQuantization.cpp)]
 //   epilogue (consumers): accumulators -> f32 staging tile (its own shared
 //          memory: the producer is already loading the next tile) -> the
 //          shared staged epilogue; or, for an overwritten dense 16-bit
@@ -109,12 +113,15 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   Type inElem = kernel.inputElementType();
   Location loc = grid.getLoc();
   int64_t epilogueAlignment = epilogueAlignmentOf(kernel);
+  std::optional<int64_t> quantBlockSize;
+  if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
+    quantBlockSize = quant->getBlockSize();
   SM90KernelPlan plan;
   if (std::optional<std::string> problem = SM90KernelPlan::build(
           g, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
-          config.getSchedule(), outputTakesTmaStore(kernel),
+          config.getSchedule(), outputTakesTmaStore(kernel), quantBlockSize,
           config.getClusterM()))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;

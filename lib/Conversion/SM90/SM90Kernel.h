@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::conv3d::sm90 {
 
@@ -72,6 +73,15 @@ struct SM90Kernel : TmaKernel {
   }
 };
 
+/// Emits the body of `scf.if cond` (no results) at the builder's point.
+inline void ifThen(OpBuilder &b, Location loc, Value cond,
+                   function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body();
+}
+
 /// Emits the kernel into `launch`'s body (`k` carries the host's values:
 /// descriptors, tiles, operands).
 void buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch);
@@ -91,6 +101,15 @@ struct AccumulatorFragments {
 void emitTmaStoreEpilogue(SM90Kernel &k, const AccumulatorFragments &fragments,
                           Value m0, Value n0, Value staging, Value isIssuer,
                           function_ref<void()> barrier);
+/// NVFP4 quantization in the tile (plan.quantBlockSize): quantizes in place
+/// the A rows [groupRow, groupRow + plan.quantRows) of stage `stage`, which
+/// must have landed, the calling thread being `groupTid` (0-127) of the
+/// consumer warpgroup that reads those rows; then fences its writes for the
+/// async proxy. The caller syncs the warpgroup before its wgmmas read them
+/// (TileQuantization.cpp).
+void emitQuantizeStage(SM90Kernel &k, Value stage, Value groupRow,
+                       Value groupTid);
+
 /// Waits, in the issuing thread, until the last TMA stores are written.
 void emitTmaStoreDrain(SM90Kernel &k, Value isIssuer);
 

@@ -7,11 +7,14 @@
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm90;
 
-std::optional<std::string> SM90KernelPlan::build(
-    const ConvGeometry &g, int64_t tileM, int64_t tileN, int64_t tileK,
-    int64_t stages, int64_t warpsM, int64_t warpsN, KOrder kOrder,
-    int64_t splitK, int64_t epilogueAlignment, SM90KernelPlan &plan,
-    KernelSchedule schedule, bool outputTakesTmaStore, int64_t clusterM) {
+std::optional<std::string>
+SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
+                      int64_t tileK, int64_t stages, int64_t warpsM,
+                      int64_t warpsN, KOrder kOrder, int64_t splitK,
+                      int64_t epilogueAlignment, SM90KernelPlan &plan,
+                      KernelSchedule schedule, bool outputTakesTmaStore,
+                      std::optional<int64_t> quantBlockSize,
+                      int64_t clusterM) {
   auto fail = [](const llvm::Twine &message) { return message.str(); };
   if (tileK != kChannelBlock)
     return fail(llvm::formatv("tile_k must be {0} (one 128-byte TMA row of "
@@ -65,6 +68,17 @@ std::optional<std::string> SM90KernelPlan::build(
   plan.threads = kWarpgroupThreads * (1 + plan.consumerGroups);
   plan.kOrder = kOrder;
   plan.splitK = splitK;
+
+  if (quantBlockSize) {
+    if (*quantBlockSize <= 0 || kChannelBlock % *quantBlockSize != 0 ||
+        *quantBlockSize % 8 != 0)
+      return fail(llvm::formatv("NVFP4 blocks of {0} do not tile a 64-channel "
+                                "K step in 16-byte chunks",
+                                *quantBlockSize));
+    plan.quantBlockSize = quantBlockSize;
+    plan.quantRows = plan.mmaTilesM * kWgmmaM;
+    plan.quantBlocksPerThread = ceilDiv(plan.quantBlocks(), kWarpgroupThreads);
+  }
 
   plan.channelBlocks = ceilDiv(g.channels, kChannelBlock);
   plan.taps = g.window[0] * g.window[1] * g.window[2];

@@ -28,15 +28,6 @@ using namespace mlir;
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm90;
 
-/// Emits the body of `scf.if cond`.
-static void ifThen(OpBuilder &b, Location loc, Value cond,
-                   function_ref<void()> body) {
-  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  body();
-}
-
 void mlir::conv3d::sm90::emitTmaStoreEpilogue(
     SM90Kernel &k, const AccumulatorFragments &fragments, Value m0, Value n0,
     Value staging, Value isIssuer, function_ref<void()> barrier) {

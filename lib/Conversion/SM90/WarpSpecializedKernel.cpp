@@ -113,6 +113,25 @@ void emitConsumer(SM90Kernel &k) {
   // The thread that issues the TMA stores of the tiles it shares.
   Value isIssuer = m.cmp(arith::CmpIPredicate::eq, epilogueTid, m.constant(0));
 
+  // NVFP4 in the tile (TileQuantization.cpp): the warpgroup quantizes the
+  // rows it reads of step t + 1 while step t's wgmmas run, and its threads
+  // meet on their own named barrier (kQuantBarrierBase + group) before the
+  // wgmmas of a step read it. The full barrier's wait moves to the
+  // quantization: every thread waits for the step it quantizes.
+  bool quantizes = plan.quantBlockSize.has_value();
+  Value groupTid = m.rem(consumerTid, kWarpgroupThreads);
+  auto quantizeStep = [&](Value step) {
+    auto [stage, phase] = k.stageAndPhase(step);
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, k.fullBarrier(stage), phase,
+                                          m.constant(0));
+    emitQuantizeStage(k, stage, groupRow, groupTid);
+  };
+  auto quantizedBarrier = [&] {
+    NVVM::BarrierOp::create(b, loc, TypeRange{},
+                            m.add(group, m.constant(kQuantBarrierBase)),
+                            m.constant(kWarpgroupThreads), nullptr, Value());
+  };
+
   forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
     auto [begin, end] = tileStepRange(k, tile);
     Value numSteps = m.sub(end, begin);
@@ -137,6 +156,9 @@ void emitConsumer(SM90Kernel &k) {
       NVVM::MBarrierTryWaitParityOp::create(b, loc, k.orderBarrier(group),
                                             parity, m.constant(0));
     }
+    if (quantizes)
+      ifThen(b, loc, m.cmp(arith::CmpIPredicate::ugt, numSteps, m.constant(0)),
+             [&] { quantizeStep(done); });
     SmallVector<Value> inits(plan.mmaTilesM,
                              LLVM::ZeroOp::create(b, loc, accType).getResult());
     auto loop = scf::ForOp::create(b, loc, m.constant(0), numSteps,
@@ -147,8 +169,11 @@ void emitConsumer(SM90Kernel &k) {
       Value t = loop.getInductionVar();
       Value step = m.add(done, t);
       auto [stage, phase] = k.stageAndPhase(step);
-      NVVM::MBarrierTryWaitParityOp::create(b, loc, k.fullBarrier(stage), phase,
-                                            m.constant(0));
+      if (quantizes)
+        quantizedBarrier();
+      else
+        NVVM::MBarrierTryWaitParityOp::create(b, loc, k.fullBarrier(stage),
+                                              phase, m.constant(0));
       SmallVector<Value> accs(loop.getRegionIterArgs());
       NVVM::WgmmaFenceAlignedOp::create(b, loc);
       Value aBase = m.add(k.aStage(stage), rowBytes);
@@ -174,6 +199,11 @@ void emitConsumer(SM90Kernel &k) {
       release(
           m.andI(m.cmp(arith::CmpIPredicate::ugt, t, m.constant(0)), isLane0),
           m.sub(step, m.constant(1)));
+      // After the release: with 2 stages, step t + 1 lands in the stage
+      // just released.
+      if (quantizes)
+        ifThen(b, loc, m.ult(m.add(t, m.constant(1)), numSteps),
+               [&] { quantizeStep(m.add(step, m.constant(1))); });
       scf::YieldOp::create(b, loc, accs);
     }
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);

@@ -50,6 +50,23 @@ SmallVector<Value> emitNVFP4QuantizeBlock(OpBuilder &b, Location loc,
                                           ArrayRef<Value> elements, Value amax,
                                           Type elementType);
 
+/// One whole NVFP4 block held as vectors of consecutive elements (in block
+/// order, e.g. the 16-byte chunks a kernel read from shared memory): the
+/// vectors with their elements replaced by emitNVFP4QuantizeBlock's.
+SmallVector<Value> emitNVFP4QuantizeVectors(OpBuilder &b, Location loc,
+                                            ArrayRef<Value> vectors, Value amax,
+                                            Type elementType);
+
+/// The parts of emitNVFP4QuantizeVectors for a block that is not held in
+/// registers at once (a kernel reading it twice, chunk by chunk): the
+/// maximum magnitude over `vector`'s elements folded into `acc` (f32, start
+/// at 0), and `vector`'s elements quantized with the block's `scale` and
+/// rounded to `elementType` as emitNVFP4QuantizeBlock rounds them.
+Value emitAbsMaxUpdateVector(OpBuilder &b, Location loc, Value acc,
+                             Value vector);
+Value emitNVFP4QuantizeVector(OpBuilder &b, Location loc, Value vector,
+                              const NVFP4BlockScale &scale, Type elementType);
+
 /// `maxnum(acc, |value|)` for the block-maximum reduction (NaN ignored).
 Value emitAbsMaxUpdate(OpBuilder &b, Location loc, Value acc, Value value);
 

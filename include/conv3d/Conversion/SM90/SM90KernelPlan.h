@@ -46,6 +46,11 @@ inline constexpr int64_t kAlignmentSlack = 1024;
 /// Registers of the producer and consumer warpgroups (setmaxnreg): 128 x 40
 /// + 256 x 232 fits the 64K register file of one 384-thread block.
 inline constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
+/// Named barriers of the consumer warpgroups: 1 (cooperative: both) or
+/// 1 + group (ping-pong) around the epilogue's staging; with NVFP4 in the
+/// tile, kQuantBarrierBase + group among a warpgroup's 128 threads once
+/// they quantized a step (0 is __syncthreads).
+inline constexpr int64_t kQuantBarrierBase = 3;
 
 struct SM90KernelPlan {
   int64_t tileM = 0, tileN = 0, stages = 0;
@@ -97,20 +102,58 @@ struct SM90KernelPlan {
   /// released it (their empty barriers count both blocks' warps).
   int64_t clusterM = 1;
 
+  /// NVFP4 quantization of the input in the tile, with blocks of
+  /// `quantBlockSize` channels (16, 32 or 64: a block lies in one row of a
+  /// stage, whole 16-byte chunks). Each consumer warpgroup quantizes in place
+  /// the `quantRows` A rows its own wgmmas read, one K step ahead of them, a
+  /// block per thread at a time, `quantBlocksPerThread` blocks per thread
+  /// (the last round partial where the blocks do not fill it).
+  std::optional<int64_t> quantBlockSize;
+  int64_t quantRows = 0, quantBlocksPerThread = 0;
+
   /// Builds the plan, or returns why the configuration cannot be lowered to
   /// the sm90 kernel for this convolution. `warpsM` (4 per consumer
   /// warpgroup) and `tileK` (64) come from the configuration.
   /// `outputTakesTmaStore`: the output is a dense 16-bit [M][F] matrix with
   /// 16-byte rows that is overwritten without a residual (the lowering
   /// checks); the plan then stores N tiles that are whole 64-column boxes
-  /// by TMA.
+  /// by TMA. `quantBlockSize`: the input is NVFP4-quantized in the tile
+  /// with blocks of that size (the host-side check, getTmaKernelProblem,
+  /// has made sure C is a multiple of it).
   static std::optional<std::string>
   build(const ConvGeometry &geometry, int64_t tileM, int64_t tileN,
         int64_t tileK, int64_t stages, int64_t warpsM, int64_t warpsN,
         KOrder kOrder, int64_t splitK, int64_t epilogueAlignment,
         SM90KernelPlan &plan,
         KernelSchedule schedule = KernelSchedule::cooperative,
-        bool outputTakesTmaStore = false, int64_t clusterM = 1);
+        bool outputTakesTmaStore = false,
+        std::optional<int64_t> quantBlockSize = std::nullopt,
+        int64_t clusterM = 1);
+
+  /// Blocks a warpgroup quantizes per stage (its rows x blocks per row).
+  int64_t quantBlocks() const {
+    return quantRows * (kChannelBlock / *quantBlockSize);
+  }
+
+  /// The byte offset, from the warpgroup's first row of a stage, of 16-byte
+  /// chunk `v` of NVFP4 block `id` (0 .. quantBlocks(): row id / blocks per
+  /// row, the row's (id % blocks per row)-th block). TMA's 128-byte swizzle
+  /// keeps logical chunk j of row r at chunk j ^ (r % 8) (the stage and the
+  /// warpgroup's first row, a multiple of 64, are 1024-byte aligned).
+  /// A template over the arithmetic (the IR in the kernel, integers in the
+  /// unit tests, which check that a wavefront's 8 chunks hit 8 distinct
+  /// bank groups).
+  template <typename Math>
+  typename Math::Value quantChunkOffset(Math &math, typename Math::Value id,
+                                        int64_t v) const {
+    int64_t blocksPerRow = kChannelBlock / *quantBlockSize;
+    int64_t chunksPerBlock = *quantBlockSize / 8;
+    auto row = math.div(id, blocksPerRow);
+    auto logical = math.add(
+        math.mul(math.rem(id, blocksPerRow), chunksPerBlock), math.constant(v));
+    auto physical = math.bitXor(logical, math.bitAnd(row, 7));
+    return math.add(math.mul(row, kRowBytes), math.mul(physical, 16));
+  }
 
   /// A wgmma shared-memory matrix descriptor for a 128-byte-swizzled
   /// K-major tile at shared address `address` (a multiple of 16):
