@@ -344,7 +344,7 @@ TEST(SM90Plan, ClusterOfTwo) {
     SM90KernelPlan plan;
     return SM90KernelPlan::build(wanMid(), 128, tileN, 64, 4, 8, 1, order, 1, 8,
                                  plan, KernelSchedule::cooperative, false,
-                                 clusterM);
+                                 /*quantBlockSize=*/std::nullopt, clusterM);
   };
   EXPECT_NE(problem(40, KOrder::taps_outer, 2), std::nullopt);
   EXPECT_EQ(problem(40, KOrder::taps_outer, 1), std::nullopt);
