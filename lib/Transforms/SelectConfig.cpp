@@ -261,10 +261,10 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
       problem = "the TMA kernels do not read a history operand or apply an "
                 "input prologue";
     else
-      problem = getTmaKernelProblem(
-          geometry, conv.getFilterLayout(),
-          getElementTypeOrSelf(conv.getInput().getType()),
-          /*tileQuantBlockSize=*/blockSize, target);
+      problem =
+          getTmaKernelProblem(geometry, conv.getFilterLayout(),
+                              getElementTypeOrSelf(conv.getInput().getType()),
+                              /*tileQuantBlockSize=*/blockSize, target);
     if (problem) {
       conv.emitRemark() << "conv3d: the " << stringifyTarget(target)
                         << " kernel cannot take this convolution (" << *problem

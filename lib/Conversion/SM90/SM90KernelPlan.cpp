@@ -13,8 +13,7 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
                       int64_t warpsN, KOrder kOrder, int64_t splitK,
                       int64_t epilogueAlignment, SM90KernelPlan &plan,
                       KernelSchedule schedule, bool outputTakesTmaStore,
-                      std::optional<int64_t> quantBlockSize,
-                      int64_t clusterM) {
+                      std::optional<int64_t> quantBlockSize, int64_t clusterM) {
   auto fail = [](const llvm::Twine &message) { return message.str(); };
   if (tileK != kChannelBlock)
     return fail(llvm::formatv("tile_k must be {0} (one 128-byte TMA row of "
