@@ -81,8 +81,13 @@ float mlir::conv3d::nvfp4RoundE2M1(float a) {
   return std::copysign(q, a);
 }
 
-void mlir::conv3d::nvfp4QuantizeBlock(const float *values, float *out,
-                                      size_t count, float amax) {
+namespace {
+/// The block's E4M3 scale s8 and the global scale gs of `spec/nvfp4.md`,
+/// shared by the quantizer and the packer so that both take one path.
+struct NVFP4BlockScale {
+  float gs, s8;
+};
+NVFP4BlockScale nvfp4BlockScale(const float *values, size_t count, float amax) {
   // gs = amax / 2688, 2688 = 6 * 448.
   float gs = amax / 2688.0f;
 
@@ -102,6 +107,13 @@ void mlir::conv3d::nvfp4QuantizeBlock(const float *values, float *out,
   float s = std::fmin(ratio, kNVFP4E4M3Max);
   float s8 = nvfp4RoundE4M3(s);
 
+  return {gs, s8};
+}
+} // namespace
+
+void mlir::conv3d::nvfp4QuantizeBlock(const float *values, float *out,
+                                      size_t count, float amax) {
+  auto [gs, s8] = nvfp4BlockScale(values, count, amax);
   if (amax == 0.0f || s8 == 0.0f) {
     std::fill(out, out + count, 0.0f); // NaN inputs included
     return;
@@ -208,15 +220,8 @@ float mlir::conv3d::nvfp4DecodeE2M1(uint8_t code) {
 void mlir::conv3d::nvfp4EncodeBlock(const float *values, uint8_t *codes,
                                     size_t count, float amax,
                                     uint8_t &scaleBits) {
-  // The statements of nvfp4QuantizeBlock, up to the E2M1 rounding.
-  float gs = amax / 2688.0f;
-  float bmax = 0.0f;
-  for (size_t i = 0; i < count; ++i)
-    bmax = std::fmax(bmax, std::fabs(values[i]));
-  float sixGs = 6.0f * gs;
-  float ratio = bmax / sixGs;
-  float s = std::fmin(ratio, kNVFP4E4M3Max);
-  float s8 = nvfp4RoundE4M3(s);
+  // The scales of nvfp4QuantizeBlock, then its E2M1 rounding as codes.
+  auto [gs, s8] = nvfp4BlockScale(values, count, amax);
   if (amax == 0.0f || s8 == 0.0f) {
     std::fill(codes, codes + count, 0);
     scaleBits = 0;
