@@ -182,7 +182,8 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
                     rewriter.getContext(), tileM, tileN, tileK,
                     config.getStages(), config.getWarpsM(), config.getWarpsN(),
                     config.getKOrder(), splitK, config.getKernel(),
-                    config.getSchedule(), config.getClusterM()));
+                    config.getSchedule(), config.getClusterM(),
+                    config.getMainloop()));
 
   rewriter.setInsertionPointToStart(grid.getBody());
   TileKernelBuilder kernel(rewriter, loc, conv, config);

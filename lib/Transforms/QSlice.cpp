@@ -128,7 +128,8 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
         rewriter.getContext(), config->getTileM(), config->getTileN(),
         config->getTileK(), config->getStages(), config->getWarpsM(),
         config->getWarpsN(), KOrder::taps_outer, config->getSplitK(),
-        config->getKernel(), config->getSchedule(), config->getClusterM());
+        config->getKernel(), config->getSchedule(), config->getClusterM(),
+        config->getMainloop());
 
   for (int64_t q = 0; q < g.window[kDepth]; ++q) {
     auto [lo, hi] = g.validOutputRange(kDepth, q);
@@ -229,13 +230,16 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
       IGemmConfigAttr config = conv.getConfig()
                                    ? *conv.getConfig()
                                    : selectIGemmConfigForConv(conv, target);
-      // Split-K ranges and the lockstep K steps of an sm90 cluster both
-      // need the flat K order.
-      if (config.getSplitK() > 1 || config.getClusterM() > 1) {
+      // Split-K ranges, the lockstep K steps of an sm90 cluster and the
+      // halo mainloop's per-tile depth taps need the flat K order.
+      if (config.getSplitK() > 1 || config.getClusterM() > 1 ||
+          config.getMainloop() == Mainloop::halo) {
         if (forced) {
           conv.emitError()
               << "cannot apply the fused Q-slice strategy: the config uses "
-              << (config.getSplitK() > 1 ? "split_k > 1" : "cluster_m = 2")
+              << (config.getSplitK() > 1     ? "split_k > 1"
+                  : config.getClusterM() > 1 ? "cluster_m = 2"
+                                             : "mainloop = halo")
               << ", which needs k_order = taps_outer";
           return signalPassFailure();
         }
@@ -245,7 +249,8 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
           &getContext(), config.getTileM(), config.getTileN(),
           config.getTileK(), config.getStages(), config.getWarpsM(),
           config.getWarpsN(), KOrder::qslice_outer, config.getSplitK(),
-          config.getKernel(), config.getSchedule(), config.getClusterM()));
+          config.getKernel(), config.getSchedule(), config.getClusterM(),
+          config.getMainloop()));
     }
   }
 };

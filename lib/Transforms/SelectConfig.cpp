@@ -199,7 +199,7 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
       target == Target::sm90 || target == Target::sm100 ? target : Target::cpu;
   return IGemmConfigAttr::get(context, tileM, tileN, tileK, stages, warpsM,
                               warpsN, KOrder::taps_outer, /*splitK=*/1, kernel,
-                              schedule, /*clusterM=*/1);
+                              schedule, /*clusterM=*/1, Mainloop::im2col);
 }
 
 std::optional<std::string> mlir::conv3d::getTmaKernelProblem(
@@ -283,7 +283,8 @@ IGemmConfigAttr mlir::conv3d::withKernel(IGemmConfigAttr config,
       config.getContext(), config.getTileM(), config.getTileN(),
       config.getTileK(), config.getStages(), config.getWarpsM(),
       config.getWarpsN(), config.getKOrder(), config.getSplitK(), kernel,
-      config.getSchedule(), kernel == Target::sm90 ? config.getClusterM() : 1);
+      config.getSchedule(), kernel == Target::sm90 ? config.getClusterM() : 1,
+      kernel == Target::sm90 ? config.getMainloop() : Mainloop::im2col);
 }
 
 std::optional<std::string>

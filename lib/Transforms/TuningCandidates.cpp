@@ -70,7 +70,7 @@ static void addSM90Candidates(MLIRContext *context, const ConvGeometry &g,
       out.push_back(IGemmConfigAttr::get(
           context, shape.tileM, tileN, /*tileK=*/64, stages, shape.warpsM,
           /*warpsN=*/1, KOrder::taps_outer, /*splitK=*/1, Target::sm90,
-          shape.schedule, /*clusterM=*/1));
+          shape.schedule, /*clusterM=*/1, Mainloop::im2col));
     }
   }
 }
@@ -99,7 +99,7 @@ static void addSM80Candidates(MLIRContext *context, const ConvGeometry &g,
                                            warpsM, warpsN, KOrder::taps_outer,
                                            /*splitK=*/1, kernel,
                                            KernelSchedule::cooperative,
-                                           /*clusterM=*/1));
+                                           /*clusterM=*/1, Mainloop::im2col));
       }
     }
   }
@@ -114,7 +114,7 @@ static void addCpuCandidates(MLIRContext *context, const ConvGeometry &g,
         std::min(tile[1], g.gemmN()), std::min(tile[2], g.gemmK()),
         /*stages=*/1, /*warpsM=*/1, /*warpsN=*/1, KOrder::taps_outer,
         /*splitK=*/1, Target::cpu, KernelSchedule::cooperative,
-        /*clusterM=*/1));
+        /*clusterM=*/1, Mainloop::im2col));
 }
 
 SmallVector<IGemmConfigAttr> mlir::conv3d::tuningCandidates(

@@ -59,7 +59,14 @@ def Conv3d_IGemmConfigAttr : Conv3d_Attr<"IGemmConfig", "igemm_config"> {
       default, or 2). The two blocks of a cluster compute the tiles of rows
       2p*tile_m and (2p+1)*tile_m of one N tile; each loads half of the
       filter tile and multicasts it to both, halving the filter's reads
-      from L2.
+      from L2;
+    - `mainloop`: on sm90, how the activation operand is loaded: `im2col`
+      (the default: one TMA im2col load per filter tap and 64 channels) or
+      `halo` (one tiled TMA load per depth tap and channel block of the
+      input patch that the tile's output rows and their halo read, shared
+      by the MMAs of all R x S taps at shifted rows). A `halo` tile is
+      `tile_m` / 64 output rows of 64 consecutive output columns; it needs
+      unit strides in H and W and an output the TMA-store epilogue takes.
   }];
   let parameters = (ins
     "int64_t":$tile_m,
@@ -75,7 +82,9 @@ def Conv3d_IGemmConfigAttr : Conv3d_Attr<"IGemmConfig", "igemm_config"> {
                            "::mlir::conv3d::Target::cpu">:$kernel,
     DefaultValuedParameter<"::mlir::conv3d::KernelSchedule",
                            "::mlir::conv3d::KernelSchedule::cooperative">:$schedule,
-    DefaultValuedParameter<"int64_t", "1">:$cluster_m
+    DefaultValuedParameter<"int64_t", "1">:$cluster_m,
+    DefaultValuedParameter<"::mlir::conv3d::Mainloop",
+                           "::mlir::conv3d::Mainloop::im2col">:$mainloop
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

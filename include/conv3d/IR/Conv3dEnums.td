@@ -73,6 +73,21 @@ def Conv3d_Target : I32EnumAttr<"Target",
   let genSpecializedAttr = 0;
 }
 
+def Conv3d_Mainloop : I32EnumAttr<"Mainloop",
+    "how a TMA kernel loads the activation operand", [
+      // One TMA im2col load per (filter tap, channel block): the rows of the
+      // tile, gathered for that tap.
+      I32EnumAttrCase<"im2col", 0>,
+      // One tiled TMA load per (depth tap, channel block) of the input patch
+      // the tile's output rows read (their halo included), which the MMAs of
+      // all R x S taps read at shifted rows: a ninth of im2col's traffic
+      // for a 3x3 window.
+      I32EnumAttrCase<"halo", 1>
+    ]> {
+  let cppNamespace = "::mlir::conv3d";
+  let genSpecializedAttr = 0;
+}
+
 def Conv3d_KernelSchedule : I32EnumAttr<"KernelSchedule",
     "how the consumer warpgroups of a warp-specialized kernel share tiles", [
       // The consumer warpgroups split each tile's rows and run the epilogue

@@ -395,6 +395,16 @@ int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
                                  int64_t dim0, int64_t dim1, int64_t dim2,
                                  int64_t stride1, int64_t stride2, int64_t box0,
                                  int64_t box1, int64_t box2, int64_t swizzle);
+/// A rank-5 tiled map (sizes innermost first, element strides of dimensions
+/// 1 to 4, box sizes): the halo mainloop's input patches and output tiles.
+/// Out-of-bounds boxes read zeros and store nothing.
+int64_t conv3dTmaTiled5dDescriptor(int64_t address, int64_t dataType,
+                                   int64_t dim0, int64_t dim1, int64_t dim2,
+                                   int64_t dim3, int64_t dim4, int64_t stride1,
+                                   int64_t stride2, int64_t stride3,
+                                   int64_t stride4, int64_t box0, int64_t box1,
+                                   int64_t box2, int64_t box3, int64_t box4,
+                                   int64_t swizzle);
 }
 
 #endif // CONV3D_RUNTIME_CUDADRIVER_H

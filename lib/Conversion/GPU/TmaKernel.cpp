@@ -61,7 +61,7 @@ TileOrigin mlir::conv3d::tileOrigin(TmaKernel &k, Value tile) {
   if (pairs > 1)
     tm = m.add(m.mul(tm, pairs), k.ctaRank);
   return {m.mul(tm, k.ring.tileM), m.mul(tn, k.ring.tileN),
-          k.ring.splitK > 1 ? m.div(rest, rowsOfTiles) : Value()};
+          k.ring.splitK > 1 ? m.div(rest, rowsOfTiles) : Value(), tile};
 }
 
 std::pair<Value, Value> mlir::conv3d::tileStepRange(TmaKernel &k,
@@ -227,6 +227,7 @@ constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle64B = 2,
 
 constexpr StringLiteral kIm2colDescriptorFn = "conv3dTmaIm2colDescriptor";
 constexpr StringLiteral kTiledDescriptorFn = "conv3dTmaTiledDescriptor";
+constexpr StringLiteral kTiled5dDescriptorFn = "conv3dTmaTiled5dDescriptor";
 constexpr StringLiteral kSMCountFn = "conv3dMultiprocessorCount";
 
 /// Declares `name` as an external function of `module` (i64 arguments and
@@ -403,16 +404,54 @@ LogicalResult mlir::conv3d::createTmaLaunch(
     descC =
         func::CallOp::create(rewriter, loc, tiledFn, outputArgs).getResult(0);
   }
-  Value zero = i64(0);
-  auto isSet = [&](Value descriptor) {
-    return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
-                                 descriptor, zero)
-        .getResult();
-  };
-  Value aSet = isSet(descA), bSet = isSet(descB);
-  Value ready = arith::AndIOp::create(rewriter, loc, aSet, bSet);
+  SmallVector<Value> descriptors = {descA, descB};
   if (descC)
-    ready = arith::AndIOp::create(rewriter, loc, ready, isSet(descC));
+    descriptors.push_back(descC);
+  return createPersistentLaunch(
+      rewriter, grid, descriptors, numTiles, threads, sharedBytes,
+      [&](gpu::LaunchOp launch) { buildBody(launch, descA, descB, descC); },
+      clusterSize);
+}
+
+Value mlir::conv3d::emitTiled5dDescriptor(OpBuilder &b, Location loc,
+                                          ModuleOp module, Value memref,
+                                          ArrayRef<int64_t> dims,
+                                          ArrayRef<int64_t> strides,
+                                          ArrayRef<int64_t> box,
+                                          int64_t rowBytes) {
+  func::FuncOp fn = declareDescriptorFunction(module, kTiled5dDescriptorFn, 17);
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v).getResult();
+  };
+  Type elem = getElementTypeOrSelf(memref.getType());
+  SmallVector<Value> args = {baseAddress(b, loc, memref),
+                             i64(elem.isBF16() ? kTmaBFloat16 : kTmaFloat16)};
+  for (int64_t v : dims)
+    args.push_back(i64(v));
+  for (int64_t v : strides)
+    args.push_back(i64(v));
+  for (int64_t v : box)
+    args.push_back(i64(v));
+  args.push_back(i64(rowBytes == 128 ? kTmaSwizzle128B : kTmaSwizzle64B));
+  return func::CallOp::create(b, loc, fn, args).getResult(0);
+}
+
+LogicalResult mlir::conv3d::createPersistentLaunch(
+    RewriterBase &rewriter, scf::ForallOp grid, ArrayRef<Value> descriptors,
+    int64_t numTiles, int64_t threads, int64_t sharedBytes,
+    function_ref<void(gpu::LaunchOp)> buildBody, int64_t clusterSize) {
+  Location loc = grid.getLoc();
+  ModuleOp module = grid->getParentOfType<ModuleOp>();
+  Value zero =
+      arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(), 0);
+  // No launch unless the driver encoded every descriptor (the run reports
+  // why it did not).
+  Value ready;
+  for (Value descriptor : descriptors) {
+    Value set = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                      descriptor, zero);
+    ready = ready ? arith::AndIOp::create(rewriter, loc, ready, set) : set;
+  }
   auto launchIf = scf::IfOp::create(rewriter, loc, ready, false);
   rewriter.setInsertionPointToStart(launchIf.thenBlock());
 
@@ -434,9 +473,7 @@ LogicalResult mlir::conv3d::createTmaLaunch(
     blocks = arith::MulIOp::create(
         rewriter, loc, blocks,
         arith::ConstantIndexOp::create(rewriter, loc, clusterSize));
-  createKernelLaunch(
-      rewriter, loc, blocks, threads, sharedBytes,
-      [&](gpu::LaunchOp launch) { buildBody(launch, descA, descB, descC); },
-      clusterSize);
+  createKernelLaunch(rewriter, loc, blocks, threads, sharedBytes, buildBody,
+                     clusterSize);
   return success();
 }

@@ -97,6 +97,9 @@ struct TmaKernel {
 /// counts pairs) and this block takes M tile 2p + ctaRank.
 struct TileOrigin {
   Value m0, n0, split;
+  /// The tile's index in the persistent loop (kernels with their own tile
+  /// order, such as the sm90 halo mainloop's, decompose it themselves).
+  Value index;
 };
 
 TileOrigin tileOrigin(TmaKernel &k, Value tile);
@@ -166,6 +169,24 @@ LogicalResult createTmaLaunch(
     std::optional<TmaOutputStore> outputStore,
     function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody,
     int64_t clusterSize = 1);
+
+/// A rank-5 tiled TMA descriptor of `memref` (16-bit elements; sizes,
+/// element strides of dimensions 1 to 4 and box innermost first), swizzled
+/// for rows of `rowBytes` (128 or 64), made on the host at run time
+/// (conv3dTmaTiled5dDescriptor: 0 if the driver refused it).
+Value emitTiled5dDescriptor(OpBuilder &b, Location loc, ModuleOp module,
+                            Value memref, ArrayRef<int64_t> dims,
+                            ArrayRef<int64_t> strides, ArrayRef<int64_t> box,
+                            int64_t rowBytes);
+
+/// The persistent launch of a TMA kernel before `grid`, under a check that
+/// the driver encoded every one of `descriptors`: min(multiprocessors,
+/// `numTiles`) blocks (with `clusterSize` 2: clusters of two blocks, as many
+/// as the multiprocessors hold) whose body `buildBody` emits.
+LogicalResult createPersistentLaunch(
+    RewriterBase &rewriter, scf::ForallOp grid, ArrayRef<Value> descriptors,
+    int64_t numTiles, int64_t threads, int64_t sharedBytes,
+    function_ref<void(gpu::LaunchOp)> buildBody, int64_t clusterSize = 1);
 
 } // namespace mlir::conv3d
 

@@ -73,6 +73,10 @@ LogicalResult mlir::conv3d::lowerGridToSM100(RewriterBase &rewriter,
            << "cannot lower " << config
            << " to the sm100 kernel: cluster_m is an sm90 option (the sm100 "
               "kernel pairs blocks through tile_m = 256, cta_group::2)";
+  if (config.getMainloop() != Mainloop::im2col)
+    return grid.emitError() << "cannot lower " << config
+                            << " to the sm100 kernel: mainloop = halo is an "
+                               "sm90 option";
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(grid);

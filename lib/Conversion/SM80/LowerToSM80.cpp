@@ -199,6 +199,10 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
     return grid.emitError() << "conv3d-lower-to-sm80: " << config
                             << ": cluster_m is an sm90 option (the sm80 "
                                "kernel runs without clusters)";
+  if (config.getMainloop() != Mainloop::im2col)
+    return grid.emitError() << "conv3d-lower-to-sm80: " << config
+                            << ": mainloop = halo is an sm90 option (the sm80 "
+                               "kernel gathers its tiles with cp.async)";
   if (failed(checkGpuOperands(kernel, "sm80")))
     return failure();
   Value input = kernel.im2col.getInput(),

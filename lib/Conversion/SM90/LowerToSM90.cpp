@@ -122,7 +122,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
           config.getSchedule(), outputTakesTmaStore(kernel), quantBlockSize,
-          config.getClusterM()))
+          config.getClusterM(), config.getMainloop()))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
@@ -137,13 +137,51 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
   // With clusters of two blocks, the persistent loop walks pairs of M tiles
-  // (an odd count ends with a tile past the last row).
-  int64_t numTiles = ceilDiv(numMT, plan.clusterM) * numNT * plan.splitK;
+  // (an odd count ends with a tile past the last row). Halo tiles are
+  // output rows of 64 columns at each (n, d).
+  int64_t numTiles =
+      plan.halo ? g.batch * g.outputSize(kDepth) *
+                      ceilDiv(g.outputSize(kHeight), plan.haloOutRows) *
+                      ceilDiv(g.outputSize(kWidth), kWgmmaM) * numNT
+                : ceilDiv(numMT, plan.clusterM) * numNT * plan.splitK;
   // Tile indices and rows are i32 in the kernel.
   if (std::optional<std::string> problem =
           getTileIndexProblem(g, plan.tileM, numTiles))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
+  auto buildKernel = [&](gpu::LaunchOp launch, Value descA, Value descB,
+                         Value descC) {
+    Type indexType = narrowIndices ? Type(rewriter.getI32Type())
+                                   : Type(rewriter.getIndexType());
+    SM90Kernel k(rewriter, loc, plan, g, inElem, kernel.outputElementType(),
+                 ops, kernel.store.getMode(), kernel.store.getActivation(),
+                 indexType);
+    k.descA = descA;
+    k.descB = descB;
+    k.descC = descC;
+    k.numMT = numMT;
+    k.numNT = numNT;
+    k.numTiles = numTiles;
+    buildSM90Kernel(k, launch);
+  };
+
+  if (plan.halo) {
+    ModuleOp module = grid->getParentOfType<ModuleOp>();
+    if (!module)
+      return grid.emitError("conv3d-lower-to-sm90 needs an enclosing module "
+                            "(for the descriptor functions)");
+    std::array<Value, 3> descriptors =
+        emitHaloDescriptors(rewriter, loc, module, kernel, ops, plan);
+    if (failed(createPersistentLaunch(
+            rewriter, grid, descriptors, numTiles, plan.threads,
+            plan.sharedBytes, [&](gpu::LaunchOp launch) {
+              buildKernel(launch, descriptors[0], descriptors[1],
+                          descriptors[2]);
+            })))
+      return failure();
+    rewriter.eraseOp(grid);
+    return success();
+  }
 
   // Host: the descriptors (device copies, cached by the runtime): input,
   // filter and, for the TMA-store epilogue, the output; and the persistent
@@ -155,21 +193,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
           rewriter, grid, "conv3d-lower-to-sm90", kernel, ops, plan.tileM,
           plan.tileN / plan.clusterM, numTiles, plan.threads, plan.sharedBytes,
           outputStore,
-          [&](gpu::LaunchOp launch, Value descA, Value descB, Value descC) {
-            Type indexType = narrowIndices ? Type(rewriter.getI32Type())
-                                           : Type(rewriter.getIndexType());
-            SM90Kernel k(rewriter, loc, plan, g, inElem,
-                         kernel.outputElementType(), ops,
-                         kernel.store.getMode(), kernel.store.getActivation(),
-                         indexType);
-            k.descA = descA;
-            k.descB = descB;
-            k.descC = descC;
-            k.numMT = numMT;
-            k.numNT = numNT;
-            k.numTiles = numTiles;
-            buildSM90Kernel(k, launch);
-          },
+          buildKernel,
           plan.clusterM)))
     return failure();
   rewriter.eraseOp(grid);

@@ -64,6 +64,21 @@ struct SM90Kernel : TmaKernel {
 
   KernelMath math() const { return {b, loc, indexType}; }
 
+  /// The i64 wgmma descriptor of the K-major swizzled operand at shared
+  /// offset `offset` (i32) with rows of `rowBytes` (128 or 64).
+  Value wgmmaDescriptor(Value offset, int64_t rowBytes = kRowBytes) const {
+    KernelMath m = i32();
+    Value descTemplate = arith::ConstantIntOp::create(
+        b, loc, b.getI64Type(),
+        static_cast<int64_t>(SM90KernelPlan::descriptorTemplate(rowBytes)));
+    // The aligned base + offset < 256 KiB: (address >> 4) fits the 14-bit
+    // field.
+    Value address = m.add(smemBase, offset);
+    Value field =
+        arith::ExtUIOp::create(b, loc, b.getI64Type(), m.div(address, 16));
+    return arith::OrIOp::create(b, loc, descTemplate, field).getResult();
+  }
+
   /// Ping-pong: the barrier consumer warpgroup `group` waits on before its
   /// mainloop (the other one arrives when its own mainloop is done).
   Value orderBarrier(Value group) const {
@@ -94,13 +109,30 @@ struct AccumulatorFragments {
   Value groupRow, warp, lane;
 };
 
-/// The TMA-store epilogue of a tile at (m0, n0) (TmaStoreEpilogue.cpp):
+/// The TMA-store epilogue of a tile of columns from n0 (TmaStoreEpilogue.cpp):
 /// the epilogue applied in registers, the 16-bit results written to the
 /// staging tile at shared offset `staging`, stored by the thread where
-/// `isIssuer` holds. `barrier` syncs the threads that share the tile.
+/// `isIssuer` holds, each box at the output descriptor's coordinates
+/// (its first column, then `rowCoordinates`: {m0, 0} for the [M][F]
+/// matrix, {w0, h0, d, n} for the halo mainloop's rank-5 NDHWF view).
+/// `barrier` syncs the threads that share the tile.
 void emitTmaStoreEpilogue(SM90Kernel &k, const AccumulatorFragments &fragments,
-                          Value m0, Value n0, Value staging, Value isIssuer,
-                          function_ref<void()> barrier);
+                          ValueRange rowCoordinates, Value n0, Value staging,
+                          Value isIssuer, function_ref<void()> barrier);
+
+/// The halo mainloop (plan.halo, HaloMainloop.cpp): the producer thread's
+/// loads of the input patches and filter taps, and the consumer
+/// warpgroups' wgmmas over them and the TMA-store epilogue.
+void emitHaloProducer(SM90Kernel &k);
+void emitHaloConsumer(SM90Kernel &k);
+/// The halo mainloop's host side: the TMA descriptors of the input
+/// (patches), the filter (tap x channel block boxes) and the output (the
+/// TMA-store boxes over its rank-5 view), made at run time.
+std::array<Value, 3> emitHaloDescriptors(OpBuilder &b, Location loc,
+                                         ModuleOp module,
+                                         const GridKernel &kernel,
+                                         const KernelOperands &ops,
+                                         const SM90KernelPlan &plan);
 /// NVFP4 quantization in the tile (plan.quantBlockSize): quantizes in place
 /// the A rows [groupRow, groupRow + plan.quantRows) of stage `stage`, which
 /// must have landed, the calling thread being `groupTid` (0-127) of the

@@ -7,13 +7,109 @@
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm90;
 
+namespace {
+
+/// The halo mainloop's part of SM90KernelPlan::build (the plan's tiles,
+/// stages, schedule and warps are set): its refusals, the patch geometry
+/// and the shared-memory layout.
+std::optional<std::string> buildHalo(const ConvGeometry &g,
+                                     bool outputTakesTmaStore,
+                                     std::optional<int64_t> quantBlockSize,
+                                     SM90KernelPlan &plan) {
+  auto fail = [](const llvm::Twine &message) {
+    return ("mainloop = halo " + message).str();
+  };
+  // Output row i of a tile reads input row i + r * dil_h of the patch, and
+  // output column j input column j + s * dil_w: unit strides.
+  if (g.strides[kHeight] != 1 || g.strides[kWidth] != 1)
+    return fail(llvm::formatv("needs unit strides in H and W, got {0}x{1}",
+                              g.strides[kHeight], g.strides[kWidth]));
+  if (plan.pingPong || plan.splitK != 1 || plan.clusterM != 1 ||
+      plan.kOrder != KOrder::taps_outer)
+    return fail("runs the cooperative schedule with k_order = taps_outer, "
+                "split_k = 1 and cluster_m = 1");
+  if (quantBlockSize)
+    return fail("does not quantize the input in the tile (use "
+                "quant-placement=prepass)");
+  if (!outputTakesTmaStore)
+    return fail("stores its tiles with TMA: it needs an overwritten dense "
+                "16-bit output without residual");
+  plan.halo = true;
+  plan.haloOutRows = plan.tileM / kWgmmaM;
+  // Channel blocks of 32 (64-byte rows) where C is an odd multiple of 32,
+  // so that none is half zeros.
+  plan.haloChannels = g.channels % kChannelBlock != 0 && g.channels % 32 == 0
+                          ? kChannelBlock / 2
+                          : kChannelBlock;
+  plan.operandRowBytes = plan.haloChannels * 2;
+  int64_t reachW = kWgmmaM + (g.window[2] - 1) * g.dilations[kWidth];
+  plan.haloColumns = ceilDiv(reachW, 8) * 8;
+  plan.haloRows =
+      plan.haloOutRows + (g.window[1] - 1) * g.dilations[kHeight];
+  // A TMA box has at most 256 elements per dimension.
+  if (plan.haloColumns > 256 || plan.haloRows > 256)
+    return fail(llvm::formatv("reads a patch of {0}x{1} pixels per tile; a "
+                              "TMA box has at most 256 per dimension",
+                              plan.haloRows, plan.haloColumns));
+  plan.channelBlocks = ceilDiv(g.channels, plan.haloChannels);
+  plan.taps = g.window[0] * g.window[1] * g.window[2];
+  plan.tapsPerAStep = g.window[1] * g.window[2];
+  plan.aSteps = g.window[0] * plan.channelBlocks;
+  plan.totalSteps = plan.aSteps * plan.tapsPerAStep;
+  plan.stepsPerSlice = plan.tapsPerAStep * plan.channelBlocks;
+
+  // Stages on 1024-byte boundaries (the 128-byte swizzle's atom).
+  auto atoms = [](int64_t bytes) { return ceilDiv(bytes, 1024) * 1024; };
+  plan.aStageBytes =
+      atoms(plan.haloRows * plan.haloColumns * plan.operandRowBytes);
+  plan.bStageBytes = atoms(plan.tileN * plan.operandRowBytes);
+  plan.stepBytes = plan.tileN * plan.operandRowBytes;
+  plan.storeBoxColumns = plan.tileN % kChannelBlock == 0 ? kChannelBlock
+                         : plan.tileN % (kChannelBlock / 2) == 0
+                             ? kChannelBlock / 2
+                             : 0;
+  if (!plan.storeBoxColumns)
+    return fail(llvm::formatv("stores whole boxes of 32 or 64 columns: tile_n "
+                              "= {0} must be a multiple of 32",
+                              plan.tileN));
+  plan.tmaStore = true;
+  plan.epilogueChunks = plan.tileN / plan.storeBoxColumns;
+  plan.stagingStride = plan.storeBoxColumns;
+  plan.stagingBytes = plan.tileM * plan.tileN * 2;
+  // Shared memory: the A ring, the B ring, the staging, then the B ring's
+  // full and empty barriers and the A ring's. Three A stages where they
+  // fit (a patch loads while two are read), else two.
+  int64_t fixed = plan.stages * plan.bStageBytes + plan.stagingBytes +
+                  16 * plan.stages + kAlignmentSlack;
+  for (plan.aStages = 3; plan.aStages >= 2; --plan.aStages)
+    if (fixed + plan.aStages * (plan.aStageBytes + 16) <= kMaxSharedBytes)
+      break;
+  plan.pipelineBytes =
+      plan.aStages * plan.aStageBytes + plan.stages * plan.bStageBytes;
+  plan.stagingOffset = plan.pipelineBytes;
+  plan.barrierOffset = plan.stagingOffset + plan.stagingBytes;
+  plan.aBarrierOffset = plan.barrierOffset + 16 * plan.stages;
+  plan.sharedBytes =
+      plan.aBarrierOffset + 16 * plan.aStages + kAlignmentSlack;
+  if (plan.sharedBytes > kMaxSharedBytes)
+    return fail(llvm::formatv(
+        "needs {0} bytes of shared memory (patches of {1} bytes, {2} filter "
+        "stages of {3}, a staging tile of {4}); an H100 block has {5}",
+        plan.sharedBytes, plan.aStageBytes, plan.stages, plan.bStageBytes,
+        plan.stagingBytes, kMaxSharedBytes));
+  return std::nullopt;
+}
+
+} // namespace
+
 std::optional<std::string>
 SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
                       int64_t tileK, int64_t stages, int64_t warpsM,
                       int64_t warpsN, KOrder kOrder, int64_t splitK,
                       int64_t epilogueAlignment, SM90KernelPlan &plan,
                       KernelSchedule schedule, bool outputTakesTmaStore,
-                      std::optional<int64_t> quantBlockSize, int64_t clusterM) {
+                      std::optional<int64_t> quantBlockSize, int64_t clusterM,
+                      Mainloop mainloop) {
   auto fail = [](const llvm::Twine &message) { return message.str(); };
   if (tileK != kChannelBlock)
     return fail(llvm::formatv("tile_k must be {0} (one 128-byte TMA row of "
@@ -67,6 +163,9 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
   plan.threads = kWarpgroupThreads * (1 + plan.consumerGroups);
   plan.kOrder = kOrder;
   plan.splitK = splitK;
+
+  if (mainloop == Mainloop::halo)
+    return buildHalo(g, outputTakesTmaStore, quantBlockSize, plan);
 
   if (quantBlockSize) {
     if (*quantBlockSize <= 0 || kChannelBlock % *quantBlockSize != 0 ||

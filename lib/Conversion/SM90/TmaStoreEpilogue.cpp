@@ -29,8 +29,9 @@ using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm90;
 
 void mlir::conv3d::sm90::emitTmaStoreEpilogue(
-    SM90Kernel &k, const AccumulatorFragments &fragments, Value m0, Value n0,
-    Value staging, Value isIssuer, function_ref<void()> barrier) {
+    SM90Kernel &k, const AccumulatorFragments &fragments,
+    ValueRange rowCoordinates, Value n0, Value staging, Value isIssuer,
+    function_ref<void()> barrier) {
   OpBuilder &b = k.b;
   Location loc = k.loc;
   const SM90KernelPlan &plan = k.plan;
@@ -140,7 +141,8 @@ void mlir::conv3d::sm90::emitTmaStoreEpilogue(
   ifThen(b, loc, isIssuer, [&] {
     for (int64_t box = 0; box < plan.epilogueChunks; ++box) {
       SmallVector<Value> coords = {
-          m.add(n0, m.constant(box * plan.storeBoxColumns)), m0, m.constant(0)};
+          m.add(n0, m.constant(box * plan.storeBoxColumns))};
+      llvm::append_range(coords, rowCoordinates);
       NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
           b, loc, k.descC,
           k.sharedPtr(m.add(staging, m.constant(box * boxBytes))), coords,

@@ -47,17 +47,7 @@ void emitConsumer(SM90Kernel &k) {
   auto wgmmaType =
       k.inElem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   auto shape = NVVM::MMAShapeAttr::get(ctx, kWgmmaM, plan.tileN, kWgmmaK);
-  Value descTemplate = arith::ConstantIntOp::create(
-      b, loc, b.getI64Type(),
-      static_cast<int64_t>(SM90KernelPlan::descriptorTemplate()));
-  auto descriptor = [&](Value offset) {
-    // The aligned base + offset < 256 KiB: (address >> 4) fits the 14-bit
-    // field.
-    Value address = m.add(k.smemBase, offset);
-    Value field =
-        arith::ExtUIOp::create(b, loc, b.getI64Type(), m.div(address, 16));
-    return arith::OrIOp::create(b, loc, descTemplate, field).getResult();
-  };
+  auto descriptor = [&](Value offset) { return k.wgmmaDescriptor(offset); };
   auto release = [&](Value cond, Value step) {
     auto ifOp = scf::IfOp::create(b, loc, cond, false);
     OpBuilder::InsertionGuard guard(b);
@@ -226,7 +216,8 @@ void emitConsumer(SM90Kernel &k) {
               plan.pingPong ? m.mul(group, plan.stagingBytes) : m.constant(0));
     if (plan.tmaStore) {
       SmallVector<Value> accs(loop.getResults());
-      emitTmaStoreEpilogue(k, {accs, groupRow, warp, lane}, tile.m0, tile.n0,
+      emitTmaStoreEpilogue(k, {accs, groupRow, warp, lane},
+                           ValueRange{tile.m0, m.constant(0)}, tile.n0,
                            stagingOffset, isIssuer, consumerBarrier);
       return numSteps;
     }
@@ -305,6 +296,17 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
           b, loc, k.emptyBarrier(m.constant(s)),
           m.constant(plan.warpsPerTile * plan.clusterM), Value());
     }
+    // The halo mainloop's A ring (after the B ring's barriers).
+    for (int64_t s = 0; plan.halo && s < plan.aStages; ++s) {
+      NVVM::MBarrierInitOp::create(
+          b, loc, k.sharedPtr(m.constant(plan.aBarrierOffset + 8 * s)),
+          m.constant(1), Value());
+      NVVM::MBarrierInitOp::create(
+          b, loc,
+          k.sharedPtr(
+              m.constant(plan.aBarrierOffset + 8 * (plan.aStages + s))),
+          m.constant(plan.warpsPerTile), Value());
+    }
     if (plan.pingPong)
       for (int64_t group = 0; group < 2; ++group)
         NVVM::MBarrierInitOp::create(b, loc, k.orderBarrier(m.constant(group)),
@@ -342,14 +344,20 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
                                    NVVM::SetMaxRegisterAction::decrease);
     auto issuer = scf::IfOp::create(b, loc, isThread0, false);
     b.setInsertionPointToStart(issuer.thenBlock());
-    emitTmaProducer(k);
+    if (plan.halo)
+      emitHaloProducer(k);
+    else
+      emitTmaProducer(k);
   }
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(roles.elseBlock());
     NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
                                    NVVM::SetMaxRegisterAction::increase);
-    emitConsumer(k);
+    if (plan.halo)
+      emitHaloConsumer(k);
+    else
+      emitConsumer(k);
   }
   // A block may exit only once its peer no longer multicasts into its
   // shared memory or arrives on its barriers.

@@ -506,6 +506,29 @@ extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
   return deviceMapOrDefer(self, *driver, params);
 }
 
+extern "C" int64_t conv3dTmaTiled5dDescriptor(
+    int64_t address, int64_t dataType, int64_t dim0, int64_t dim1,
+    int64_t dim2, int64_t dim3, int64_t dim4, int64_t stride1, int64_t stride2,
+    int64_t stride3, int64_t stride4, int64_t box0, int64_t box1, int64_t box2,
+    int64_t box3, int64_t box4, int64_t swizzle) {
+  const char *self = "conv3dTmaTiled5dDescriptor";
+  CudaDriver *driver = activeDriver(self);
+  if (!driver)
+    return 0;
+  TiledTensorMapParams params;
+  params.dataType = TensorMapDataType(dataType);
+  params.globalAddress = reinterpret_cast<void *>(address);
+  unsigned bytes = getTensorMapElementBits(params.dataType) / 8;
+  params.globalDim = {uint64_t(dim0), uint64_t(dim1), uint64_t(dim2),
+                      uint64_t(dim3), uint64_t(dim4)};
+  params.globalStrides = {uint64_t(stride1 * bytes), uint64_t(stride2 * bytes),
+                          uint64_t(stride3 * bytes), uint64_t(stride4 * bytes)};
+  params.boxDim = {uint32_t(box0), uint32_t(box1), uint32_t(box2),
+                   uint32_t(box3), uint32_t(box4)};
+  params.swizzle = TensorMapSwizzle(swizzle);
+  return deviceMapOrDefer(self, *driver, params);
+}
+
 extern "C" int64_t conv3dMultiprocessorCount() {
   const char *self = "conv3dMultiprocessorCount";
   // Asked on every persistent launch; the device never changes once the
@@ -570,6 +593,7 @@ mlir::conv3d::getGpuRuntimeSymbols() {
       CONV3D_SYMBOL(mgpuSetDefaultDevice),
       CONV3D_SYMBOL(conv3dTmaIm2colDescriptor),
       CONV3D_SYMBOL(conv3dTmaTiledDescriptor),
+      CONV3D_SYMBOL(conv3dTmaTiled5dDescriptor),
       CONV3D_SYMBOL(conv3dMultiprocessorCount),
   };
 #undef CONV3D_SYMBOL

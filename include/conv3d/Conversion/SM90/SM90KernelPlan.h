@@ -111,6 +111,30 @@ struct SM90KernelPlan {
   std::optional<int64_t> quantBlockSize;
   int64_t quantRows = 0, quantBlocksPerThread = 0;
 
+  /// The halo mainloop (mainloop = halo). A tile is `haloOutRows` (tileM /
+  /// 64) output rows of 64 consecutive output columns at one (n, d); each
+  /// m64 wgmma computes one of those rows. Two rings:
+  /// - A: per A step (a depth tap q x `haloChannels` channels), one tiled
+  ///   TMA load of the input patch the tile reads for that q: `haloRows`
+  ///   input rows of `haloColumns` pixels (the window's reach in W rounded
+  ///   up to whole 8-pixel swizzle atoms, so that every input row starts on
+  ///   one), each pixel one swizzled row of `operandRowBytes`; `aStages`
+  ///   stages of `aStageBytes`, from offset 0;
+  /// - B: per B step (one (r, s) tap of the A step), the filter rows of the
+  ///   tap and channel block; `stages` stages of `bStageBytes`, after the A
+  ///   ring.
+  /// The consumers read tap (r, s)'s A operand for output row i at patch
+  /// row (i + r * dil_h) * haloColumns + s * dil_w: wgmma swizzles by
+  /// address bits, so a start on any row of an atom reads what TMA wrote
+  /// (checked on the H100: scripts/gpu/wgmma_row_offset.cu).
+  bool halo = false;
+  int64_t haloOutRows = 0, haloRows = 0, haloColumns = 0;
+  int64_t haloChannels = kChannelBlock, operandRowBytes = kRowBytes;
+  int64_t aStages = 0, aSteps = 0, tapsPerAStep = 0;
+  /// Halo: the A ring's full and empty barriers (8 bytes a stage each),
+  /// after the B ring's.
+  int64_t aBarrierOffset = 0;
+
   /// Builds the plan, or returns why the configuration cannot be lowered to
   /// the sm90 kernel for this convolution. `warpsM` (4 per consumer
   /// warpgroup) and `tileK` (64) come from the configuration.
@@ -128,7 +152,7 @@ struct SM90KernelPlan {
         KernelSchedule schedule = KernelSchedule::cooperative,
         bool outputTakesTmaStore = false,
         std::optional<int64_t> quantBlockSize = std::nullopt,
-        int64_t clusterM = 1);
+        int64_t clusterM = 1, Mainloop mainloop = Mainloop::im2col);
 
   /// Blocks a warpgroup quantizes per stage (its rows x blocks per row).
   int64_t quantBlocks() const {
@@ -163,10 +187,12 @@ struct SM90KernelPlan {
   static uint64_t sharedMemoryDescriptor(uint64_t address) {
     return descriptorTemplate() | ((address & 0x3FFFF) >> 4);
   }
-  /// The descriptor's address-independent bits.
-  static uint64_t descriptorTemplate() {
-    return (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
-           (uint64_t(1) << 62);
+  /// The descriptor's address-independent bits for rows of `rowBytes`:
+  /// 128 (128-byte swizzle, layout 1) or 64 (64-byte swizzle, layout 2;
+  /// 512-byte atoms).
+  static uint64_t descriptorTemplate(int64_t rowBytes = kRowBytes) {
+    return (uint64_t(1) << 16) | (uint64_t(8 * rowBytes >> 4) << 32) |
+           (uint64_t(rowBytes == kRowBytes ? 1 : 2) << 62);
   }
 };
 
