@@ -244,6 +244,79 @@ std::optional<std::string> mlir::conv3d::getTmaKernelProblem(
   return std::nullopt;
 }
 
+std::optional<std::string> mlir::conv3d::getHaloKernelProblem(
+    const ConvGeometry &geometry, FilterLayout layout, Type elementType,
+    bool quantizesInTile) {
+  if (!elementType.isBF16() && !elementType.isF16())
+    return std::string("wgmma takes bf16 or f16 operands here");
+  if (layout != FilterLayout::fqrsc)
+    return std::string("the filter is QRSCF; the TMA filter tiles are "
+                       "K-major (FQRSC)");
+  if (quantizesInTile)
+    return std::string("the halo mainloop does not quantize in the tile");
+  if (geometry.strides[1] != 1 || geometry.strides[2] != 1)
+    return std::string("the halo mainloop needs unit strides in H and W");
+  // TMA's global strides are multiples of 16 bytes; a channel block is 32
+  // or 64 channels (64- or 128-byte rows).
+  if (geometry.channels < 32 || geometry.channels % 8 != 0)
+    return "C = " + std::to_string(geometry.channels) +
+           " is not a multiple of 8 from 32 up (the halo mainloop's channel "
+           "blocks)";
+  return std::nullopt;
+}
+
+namespace {
+
+/// The halo mainloop's configuration for `conv` on sm90, where it is the
+/// faster kernel, or none. Measured on the H100 (bench/RESULTS.md,
+/// 2026-11-24, third session): for narrow N tiles, which the im2col
+/// mainloop starves by re-reading the activation per tap from L2, 256-row
+/// halo tiles are 1.6-1.9x faster (video_r3d_64, F = 64; wan_up_96, F =
+/// 96); from F = 192 up the im2col kernel is as fast or faster. Chosen
+/// only where the window reuses rows (R * S > 1), the tiles fill the
+/// multiprocessors, and the output takes the TMA-store epilogue.
+std::optional<IGemmConfigAttr> selectHaloConfig(ConvOp conv) {
+  ConvGeometry g = conv.getGeometry();
+  constexpr int64_t kH100SMs = 132;
+  if (g.filters > 96 || g.window[1] * g.window[2] < 2 ||
+      conv.hasHistoryOrPrologue() || conv.getResidual() ||
+      !conv.getOverwrite() || g.filters % 8 != 0 ||
+      getHaloKernelProblem(g, conv.getFilterLayout(),
+                           getElementTypeOrSelf(conv.getInput().getType()),
+                           inputQuantBlockSize(conv).has_value()))
+    return std::nullopt;
+  Type outElem = getElementTypeOrSelf(conv.getInit().getType());
+  if (!outElem.isBF16() && !outElem.isF16())
+    return std::nullopt;
+  if (auto memref = dyn_cast<MemRefType>(conv.getInit().getType());
+      memref && !memref.getLayout().isIdentity())
+    return std::nullopt;
+  int64_t tileM = 256, tileN = roundUp(g.filters, 32);
+  int64_t tiles = g.batch * g.outputSize(0) *
+                  ceilDiv(g.outputSize(1), tileM / sm90::kWgmmaM) *
+                  ceilDiv(g.outputSize(2), sm90::kWgmmaM);
+  if (tiles < kH100SMs)
+    return std::nullopt;
+  // The deepest filter ring (up to 8) that fits beside two patches.
+  for (int64_t stages = 8; stages >= 2; --stages) {
+    sm90::SM90KernelPlan plan;
+    if (sm90::SM90KernelPlan::build(
+            g, tileM, tileN, sm90::kChannelBlock, stages, /*warpsM=*/8,
+            /*warpsN=*/1, KOrder::taps_outer, /*splitK=*/1,
+            /*epilogueAlignment=*/8, plan, KernelSchedule::cooperative,
+            /*outputTakesTmaStore=*/true, std::nullopt, /*clusterM=*/1,
+            Mainloop::halo))
+      continue;
+    return IGemmConfigAttr::get(conv.getContext(), tileM, tileN,
+                                sm90::kChannelBlock, stages, 8, 1,
+                                KOrder::taps_outer, 1, Target::sm90,
+                                KernelSchedule::cooperative, 1, Mainloop::halo);
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 std::optional<int64_t> mlir::conv3d::inputQuantBlockSize(ConvOp conv) {
   if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
     return quant->getBlockSize();
@@ -255,6 +328,9 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
   ConvGeometry geometry = conv.getGeometry();
   std::optional<int64_t> blockSize = inputQuantBlockSize(conv);
   MLIRContext *context = conv.getContext();
+  if (target == Target::sm90)
+    if (std::optional<IGemmConfigAttr> halo = selectHaloConfig(conv))
+      return *halo;
   if (target == Target::sm90 || target == Target::sm100) {
     std::optional<std::string> problem;
     if (conv.hasHistoryOrPrologue())
@@ -333,10 +409,13 @@ static IGemmConfigAttr checkChosenConfig(ConvOp conv, IGemmConfigAttr config,
   // refused here, with the way out, rather than in the lowering.
   Target kernel = chosen.getKernel();
   if ((target == Target::sm90 || target == Target::sm100) && kernel == target) {
+    Type elementType = getElementTypeOrSelf(conv.getInput().getType());
     if (std::optional<std::string> problem =
-            getTmaKernelProblem(geometry, conv.getFilterLayout(),
-                                getElementTypeOrSelf(conv.getInput().getType()),
-                                blockSize, kernel)) {
+            chosen.getMainloop() == Mainloop::halo
+                ? getHaloKernelProblem(geometry, conv.getFilterLayout(),
+                                       elementType, blockSize.has_value())
+                : getTmaKernelProblem(geometry, conv.getFilterLayout(),
+                                      elementType, blockSize, kernel)) {
       conv.emitError() << "cannot use " << origin << "tile configuration "
                        << chosen << ": the " << stringifyTarget(kernel)
                        << " kernel cannot take this convolution (" << *problem

@@ -177,3 +177,12 @@ func.func @cluster_m(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>, 
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x1x1x1x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100, cluster_m = 2>
   return
 }
+
+// -----
+
+// "cannot lower": mainloop = halo is an sm90 option.
+func.func @mainloop_halo(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100, mainloop = halo> to the sm100 kernel: mainloop = halo is an sm90 option}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x1x1x1x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100, mainloop = halo>
+  return
+}

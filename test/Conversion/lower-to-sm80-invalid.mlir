@@ -389,3 +389,12 @@ func.func @cluster_m(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, 
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 32, stages = 3, warps_m = 4, cluster_m = 2>
   return
 }
+
+// -----
+
+// mainloop = halo is an sm90 option.
+func.func @mainloop_halo(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xbf16>) {
+  // expected-error @below {{conv3d-lower-to-sm80: #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 32, stages = 3, warps_m = 4, mainloop = halo>: mainloop = halo is an sm90 option (the sm80 kernel gathers its tiles with cp.async)}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 32, stages = 3, warps_m = 4, mainloop = halo>
+  return
+}

@@ -201,3 +201,12 @@ func.func @config_cluster_m_three(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>) outs(%init : tensor<1x4x4x4x16xf32>) config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 8, cluster_m = 3> -> tensor<1x4x4x4x16xf32>
   return %0 : tensor<1x4x4x4x16xf32>
 }
+
+// -----
+
+func.func @config_mainloop_unknown(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>, %init: tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32> {
+  // expected-error @+2 {{expected one of [im2col, halo] for how a TMA kernel loads the activation operand, got: direct}}
+  // expected-error @+1 {{failed to parse Conv3d_IGemmConfigAttr parameter 'mainloop'}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>) outs(%init : tensor<1x4x4x4x16xf32>) config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 8, mainloop = direct> -> tensor<1x4x4x4x16xf32>
+  return %0 : tensor<1x4x4x4x16xf32>
+}

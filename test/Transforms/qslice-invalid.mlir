@@ -10,6 +10,7 @@
 // RUN: conv3d-opt %t/straddle-separate.mlir -split-input-file -conv3d-qslice=strategy=separate -verify-diagnostics
 // RUN: conv3d-opt %t/split-k.mlir -conv3d-qslice=strategy=fused -verify-diagnostics
 // RUN: conv3d-opt %t/cluster.mlir -conv3d-qslice=strategy=fused -verify-diagnostics
+// RUN: conv3d-opt %t/halo.mlir -conv3d-qslice=strategy=fused -verify-diagnostics
 // RUN: conv3d-opt %t/memref.mlir -conv3d-qslice=strategy=separate -verify-diagnostics
 //
 // RUN: conv3d-opt %t/straddle-fused.mlir -split-input-file -conv3d-qslice=strategy=auto | FileCheck %s --check-prefix=AUTO-STRADDLE
@@ -78,6 +79,13 @@ func.func @split_k(%x: tensor<1x4x4x4x32xbf16>, %w: tensor<3x3x3x32x16xbf16>, %i
 func.func @cluster(%x: tensor<1x4x4x4x64xbf16>, %w: tensor<64x3x3x3x64xbf16>, %i: tensor<1x4x4x4x64xbf16>) -> tensor<1x4x4x4x64xbf16> {
   // expected-error @below {{cannot apply the fused Q-slice strategy: the config uses cluster_m = 2, which needs k_order = taps_outer}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x4x4x64xbf16>, tensor<64x3x3x3x64xbf16>) outs(%i : tensor<1x4x4x4x64xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90, cluster_m = 2> -> tensor<1x4x4x4x64xbf16>
+  return %0 : tensor<1x4x4x4x64xbf16>
+}
+
+//--- halo.mlir
+func.func @halo(%x: tensor<1x4x4x4x64xbf16>, %w: tensor<64x3x3x3x64xbf16>, %i: tensor<1x4x4x4x64xbf16>) -> tensor<1x4x4x4x64xbf16> {
+  // expected-error @below {{cannot apply the fused Q-slice strategy: the config uses mainloop = halo, which needs k_order = taps_outer}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x4x4x64xbf16>, tensor<64x3x3x3x64xbf16>) outs(%i : tensor<1x4x4x4x64xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 256, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90, mainloop = halo> -> tensor<1x4x4x4x64xbf16>
   return %0 : tensor<1x4x4x4x64xbf16>
 }
 

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Runtime/Engine.h"
 #include "conv3d/Runtime/HostRunner.h"
@@ -172,6 +173,41 @@ public:
     if (!qsliceOuter && tileN % 16 == 0 && coin(0.35))
       text += ",cluster_m=2";
     return withKOrder(text, qsliceOuter);
+  }
+
+  /// A forced configuration of the sm90 halo mainloop (mainloop = halo)
+  /// where it takes `spec` (unit strides in H and W, C from 32 up, an
+  /// overwritten 16-bit output without residual, no NVFP4, history or
+  /// prologue, the flat K order), with as many filter stages as fit beside
+  /// two patches; otherwise none.
+  std::optional<std::string> sm90HaloConfig(const ConvSpec &spec,
+                                            bool qsliceOuter) {
+    const ConvGeometry &g = spec.geometry;
+    bool outputTakesTmaStore =
+        !spec.hasResidual && !spec.accumulate && g.filters % 8 == 0 &&
+        (spec.outputType == ElementType::bf16 ||
+         spec.outputType == ElementType::f16);
+    if (qsliceOuter || spec.inputQuantBlockSize || spec.hasNorm ||
+        spec.inputActivation != Activation::none || g.historyDepth ||
+        spec.filterLayout != FilterLayout::fqrsc || g.strides[1] != 1 ||
+        g.strides[2] != 1 || g.channels < 32 || g.channels % 8 != 0 ||
+        !outputTakesTmaStore)
+      return std::nullopt;
+    int64_t tileM = pick({128, 256});
+    int64_t tileN = pick({32, 64, 96, 128});
+    for (int64_t stages = pick({4, 6, 8}); stages >= 2; --stages) {
+      sm90::SM90KernelPlan plan;
+      if (sm90::SM90KernelPlan::build(
+              g, tileM, tileN, 64, stages, 8, 1, KOrder::taps_outer, 1, 8,
+              plan, KernelSchedule::cooperative, true, std::nullopt, 1,
+              Mainloop::halo))
+        continue;
+      return llvm::formatv("tile_m={0},tile_n={1},tile_k=64,stages={2},"
+                           "warps_m=8,warps_n=1,mainloop=halo",
+                           tileM, tileN, stages)
+          .str();
+    }
+    return std::nullopt;
   }
 
   /// A forced configuration valid for sm80: warp tiles of 16-row and
@@ -357,7 +393,12 @@ int main(int argc, char **argv) {
         !spec.inputQuantBlockSize ||
         (*spec.inputQuantBlockSize <= 64 &&
          spec.geometry.channels % *spec.inputQuantBlockSize == 0);
-    if (has("config") && gen.coin(0.6))
+    std::optional<std::string> halo;
+    if (has("config") && sm90Case && gen.coin(0.3))
+      halo = gen.sm90HaloConfig(spec, qsliceOuter);
+    if (halo)
+      options.config = *halo;
+    else if (has("config") && gen.coin(0.6))
       options.config =
           options.target == Target::cpu ? gen.config(spec, qsliceOuter)
           : sm90Case && sm90TakesQuant

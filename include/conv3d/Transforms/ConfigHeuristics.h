@@ -48,6 +48,16 @@ getTmaKernelProblem(const ConvGeometry &geometry, FilterLayout layout,
                     Type elementType, std::optional<int64_t> tileQuantBlockSize,
                     Target kernel);
 
+/// Why the sm90 kernel's halo mainloop (mainloop = halo) cannot compute a
+/// convolution, or none (the operand checks; SM90KernelPlan::build checks
+/// the tile configuration). Tiled TMA takes any padding and dilation, so
+/// unlike the im2col mainloop it takes C from 32 up (channel blocks of 32
+/// or 64) and geometries outside TMA im2col's corner ranges.
+std::optional<std::string> getHaloKernelProblem(const ConvGeometry &geometry,
+                                                FilterLayout layout,
+                                                Type elementType,
+                                                bool quantizesInTile);
+
 /// The NVFP4 block size of `conv`'s input quantization in the tile load,
 /// or none when it has none.
 std::optional<int64_t> inputQuantBlockSize(ConvOp conv);

@@ -266,10 +266,17 @@ mlir::conv3d::getTmaGridProblem(const GridKernel &kernel, Target target) {
   std::optional<int64_t> tileQuantBlockSize;
   if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
     tileQuantBlockSize = quant->getBlockSize();
-  if (std::optional<std::string> problem = getTmaKernelProblem(
-          kernel.geometry(), kernel.filterLayout(), kernel.inputElementType(),
-          tileQuantBlockSize, target))
+  // The halo mainloop loads tiled boxes, not im2col ones.
+  if (kernel.config.getMainloop() == Mainloop::halo) {
+    if (std::optional<std::string> problem = getHaloKernelProblem(
+            kernel.geometry(), kernel.filterLayout(),
+            kernel.inputElementType(), tileQuantBlockSize.has_value()))
+      return problem;
+  } else if (std::optional<std::string> problem = getTmaKernelProblem(
+                 kernel.geometry(), kernel.filterLayout(),
+                 kernel.inputElementType(), tileQuantBlockSize, target)) {
     return problem;
+  }
   if (elementAlignment(kernel.im2col.getInput()) < 8 ||
       elementAlignment(kernel.filterLoad.getFilter()) < 8)
     return std::string("TMA needs the input's and the filter's offsets and "

@@ -81,9 +81,19 @@ std::optional<std::string> buildHalo(const ConvGeometry &g,
   // fit (a patch loads while two are read), else two.
   int64_t fixed = plan.stages * plan.bStageBytes + plan.stagingBytes +
                   16 * plan.stages + kAlignmentSlack;
+  // One stage would deadlock: the next patch may load only once the last
+  // one's taps are done, and those wait for filter rows the producer
+  // issues after that patch.
   for (plan.aStages = 3; plan.aStages >= 2; --plan.aStages)
     if (fixed + plan.aStages * (plan.aStageBytes + 16) <= kMaxSharedBytes)
       break;
+  if (plan.aStages < 2)
+    return fail(llvm::formatv(
+        "needs two patches of {0} bytes beside {1} filter stages of {2} and "
+        "a staging tile of {3}: {4} bytes of shared memory; an H100 block "
+        "has {5} (use fewer stages)",
+        plan.aStageBytes, plan.stages, plan.bStageBytes, plan.stagingBytes,
+        fixed + 2 * (plan.aStageBytes + 16), kMaxSharedBytes));
   plan.pipelineBytes =
       plan.aStages * plan.aStageBytes + plan.stages * plan.bStageBytes;
   plan.stagingOffset = plan.pipelineBytes;
