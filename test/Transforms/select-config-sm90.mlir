@@ -28,20 +28,18 @@ func.func @f96(%x: tensor<1x8x48x48x64xbf16>, %w: tensor<96x1x1x1x64xbf16>, %i: 
   return %0 : tensor<1x8x48x48x96xbf16>
 }
 
-// F = 96 over M = 8 x 96 x 96 = 73728 rows (288 tiles of 256): 256-row
-// tiles halve the activation reloads of a narrow N tile. 45056 B per stage;
-// whole staging rows (102400 B) leave 2 stages, halves 3, quarters (256 x
-// 28 x 4 = 28672 B) 4.
+// F = 96 over M = 8 x 96 x 96 = 73728 rows, a 3x3 window in H and W:
+// the halo mainloop (select-config-sm90-halo.mlir has its cases).
 // CHECK-LABEL: func.func @wan_up_96
-// CHECK: config = #conv3d.igemm_config<tile_m = 256, tile_n = 96, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> ->
+// CHECK: config = #conv3d.igemm_config<tile_m = 256, tile_n = 96, tile_k = 64, stages = 8, warps_m = 8, kernel = sm90, mainloop = halo> ->
 func.func @wan_up_96(%x: tensor<1x10x98x98x96xbf16>, %w: tensor<96x3x3x3x96xbf16>, %i: tensor<1x8x96x96x96xbf16>) -> tensor<1x8x96x96x96xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x10x98x98x96xbf16>, tensor<96x3x3x3x96xbf16>) outs(%i : tensor<1x8x96x96x96xbf16>) overwrite filter_layout = fqrsc -> tensor<1x8x96x96x96xbf16>
   return %0 : tensor<1x8x96x96x96xbf16>
 }
 
-// The same M with F = 64: 128-row tiles and a deep pipeline.
+// The same M with F = 64: the halo mainloop too.
 // CHECK-LABEL: func.func @f64
-// CHECK: config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 6, warps_m = 8, kernel = sm90> ->
+// CHECK: config = #conv3d.igemm_config<tile_m = 256, tile_n = 64, tile_k = 64, stages = 8, warps_m = 8, kernel = sm90, mainloop = halo> ->
 func.func @f64(%x: tensor<1x10x98x98x64xbf16>, %w: tensor<64x3x3x3x64xbf16>, %i: tensor<1x8x96x96x64xbf16>) -> tensor<1x8x96x96x64xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x10x98x98x64xbf16>, tensor<64x3x3x3x64xbf16>) outs(%i : tensor<1x8x96x96x64xbf16>) overwrite filter_layout = fqrsc -> tensor<1x8x96x96x64xbf16>
   return %0 : tensor<1x8x96x96x64xbf16>

@@ -199,6 +199,7 @@ void mlir::conv3d::sm90::emitHaloConsumer(SM90Kernel &k) {
       k.inElem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   auto shape = NVVM::MMAShapeAttr::get(ctx, kWgmmaM, plan.tileN, kWgmmaK);
   int64_t rowBytes = plan.operandRowBytes;
+  Value descTemplate = k.wgmmaDescriptorTemplate(rowBytes);
   // This warpgroup's output rows of the tile: mmaTilesM of them, one m64
   // wgmma each; their first tile row (64 per output row).
   Value groupOutRow = m.mul(group, plan.mmaTilesM);
@@ -246,13 +247,13 @@ void mlir::conv3d::sm90::emitHaloConsumer(SM90Kernel &k) {
                 for (int64_t kk = 0; kk < plan.haloChannels / kWgmmaK; ++kk) {
                   // Each k16 slice is 32 bytes further along the rows.
                   Value descB = k.wgmmaDescriptor(
-                      m.add(bBase, m.constant(kk * 32)), rowBytes);
+                      descTemplate, m.add(bBase, m.constant(kk * 32)));
                   for (int64_t j = 0; j < plan.mmaTilesM; ++j) {
                     Value descA = k.wgmmaDescriptor(
+                        descTemplate,
                         m.add(aBase,
                               m.constant(j * plan.haloColumns * rowBytes +
-                                         kk * 32)),
-                        rowBytes);
+                                         kk * 32)));
                     next[j] = NVVM::WgmmaMmaAsyncOp::create(
                         b, loc, accType, next[j], descA, descB, shape,
                         wgmmaType, wgmmaType, NVVM::WGMMATypes::f32,

@@ -64,13 +64,19 @@ struct SM90Kernel : TmaKernel {
 
   KernelMath math() const { return {b, loc, indexType}; }
 
-  /// The i64 wgmma descriptor of the K-major swizzled operand at shared
-  /// offset `offset` (i32) with rows of `rowBytes` (128 or 64).
-  Value wgmmaDescriptor(Value offset, int64_t rowBytes = kRowBytes) const {
-    KernelMath m = i32();
-    Value descTemplate = arith::ConstantIntOp::create(
+  /// The address-independent bits of the wgmma descriptors of K-major
+  /// swizzled operands with rows of `rowBytes` (128 or 64), as an i64
+  /// constant (made once, where every descriptor of the kernel part can use
+  /// it).
+  Value wgmmaDescriptorTemplate(int64_t rowBytes = kRowBytes) const {
+    return arith::ConstantIntOp::create(
         b, loc, b.getI64Type(),
         static_cast<int64_t>(SM90KernelPlan::descriptorTemplate(rowBytes)));
+  }
+  /// The wgmma descriptor of the operand at shared offset `offset` (i32):
+  /// `descTemplate` | (address >> 4).
+  Value wgmmaDescriptor(Value descTemplate, Value offset) const {
+    KernelMath m = i32();
     // The aligned base + offset < 256 KiB: (address >> 4) fits the 14-bit
     // field.
     Value address = m.add(smemBase, offset);

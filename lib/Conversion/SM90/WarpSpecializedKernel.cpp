@@ -47,7 +47,10 @@ void emitConsumer(SM90Kernel &k) {
   auto wgmmaType =
       k.inElem.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   auto shape = NVVM::MMAShapeAttr::get(ctx, kWgmmaM, plan.tileN, kWgmmaK);
-  auto descriptor = [&](Value offset) { return k.wgmmaDescriptor(offset); };
+  Value descTemplate = k.wgmmaDescriptorTemplate();
+  auto descriptor = [&](Value offset) {
+    return k.wgmmaDescriptor(descTemplate, offset);
+  };
   auto release = [&](Value cond, Value step) {
     auto ifOp = scf::IfOp::create(b, loc, cond, false);
     OpBuilder::InsertionGuard guard(b);
