@@ -76,7 +76,8 @@ TEST_F(TuningCandidatesTest, SM90CandidatesAreValidPlans) {
           g, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), /*epilogueAlignment=*/16,
-          plan, config.getSchedule());
+          plan, config.getSchedule(), /*outputTakesTmaStore=*/true,
+          std::nullopt, config.getClusterM(), config.getMainloop());
       EXPECT_FALSE(problem) << formatIGemmConfig(config) << ": " << *problem;
     }
   }
@@ -98,17 +99,25 @@ TEST_F(TuningCandidatesTest, SM90TriesBothSchedulesAndNarrowerTiles) {
 }
 
 TEST_F(TuningCandidatesTest, FallbackConvolutionsGetSM80Candidates) {
-  // C = 32 is under one 64-channel TMA box; a QRSCF filter is not K-major.
+  // C = 32 is under one 64-channel TMA im2col box (the halo mainloop takes
+  // it: its candidates come too); a QRSCF filter is not K-major.
   ConvGeometry narrow = geometry({1, 16, 32, 32, 32}, {3, 3, 3, 32, 32});
   for (auto [g, layout] : {std::pair{narrow, FilterLayout::fqrsc},
                            std::pair{sm90Shapes()[0], FilterLayout::qrscf}}) {
     SmallVector<IGemmConfigAttr> configs = candidates(g, Target::sm90, layout);
     ASSERT_FALSE(configs.empty());
+    int64_t halo = 0;
     for (IGemmConfigAttr config : configs) {
+      if (config.getMainloop() == Mainloop::halo) {
+        EXPECT_EQ(config.getKernel(), Target::sm90);
+        ++halo;
+        continue;
+      }
       EXPECT_EQ(config.getKernel(), Target::sm80);
       EXPECT_LE(config.getTileM() / config.getWarpsM(), 64);
       EXPECT_LE(config.getTileN() / config.getWarpsN(), 64);
     }
+    EXPECT_EQ(halo > 0, layout == FilterLayout::fqrsc);
   }
 }
 

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
 #include "conv3d/Transforms/ConfigHeuristics.h"
 
 using namespace mlir;
@@ -71,6 +72,34 @@ static void addSM90Candidates(MLIRContext *context, const ConvGeometry &g,
           context, shape.tileM, tileN, /*tileK=*/64, stages, shape.warpsM,
           /*warpsN=*/1, KOrder::taps_outer, /*splitK=*/1, Target::sm90,
           shape.schedule, /*clusterM=*/1, Mainloop::im2col));
+    }
+  }
+}
+
+/// Halo-mainloop configurations (mainloop = halo) of 128- and 256-row
+/// tiles with N tiles of whole 32-column store boxes, each with the deepest
+/// filter ring up to 8 that its plan accepts. The plan cannot see whether
+/// the output takes TMA stores; where it does not, the tuner skips them.
+static void addSM90HaloCandidates(MLIRContext *context, const ConvGeometry &g,
+                                  SmallVectorImpl<IGemmConfigAttr> &out) {
+  if (g.window[1] * g.window[2] < 2)
+    return;
+  for (int64_t tileN : candidateTileNs(g.gemmN(), 128)) {
+    tileN = roundUpTo(tileN, 32);
+    for (int64_t tileM : {int64_t(256), int64_t(128)}) {
+      for (int64_t stages = 8; stages >= 2; --stages) {
+        sm90::SM90KernelPlan plan;
+        if (sm90::SM90KernelPlan::build(
+                g, tileM, tileN, sm90::kChannelBlock, stages, 8, 1,
+                KOrder::taps_outer, 1, 8, plan, KernelSchedule::cooperative,
+                /*outputTakesTmaStore=*/true, std::nullopt, 1, Mainloop::halo))
+          continue;
+        out.push_back(IGemmConfigAttr::get(
+            context, tileM, tileN, sm90::kChannelBlock, stages, 8, 1,
+            KOrder::taps_outer, 1, Target::sm90, KernelSchedule::cooperative,
+            1, Mainloop::halo));
+        break;
+      }
     }
   }
 }
@@ -132,6 +161,8 @@ SmallVector<IGemmConfigAttr> mlir::conv3d::tuningCandidates(
     addSM80Candidates(context, geometry, Target::cpu, candidates);
     break;
   case Target::sm90:
+    if (!getHaloKernelProblem(geometry, layout, elementType, quantizesInTile))
+      addSM90HaloCandidates(context, geometry, candidates);
     if (getTmaKernelProblem(geometry, layout, elementType,
                             quantizesInTile ? quantBlockSize
                                             : std::optional<int64_t>(),
