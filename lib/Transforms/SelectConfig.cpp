@@ -221,8 +221,15 @@ mlir::conv3d::getTmaKernelProblem(const ConvGeometry &geometry,
     return "C = " + std::to_string(geometry.channels) +
            " is under one 64-channel TMA box; the sm80 kernel reads "
            "narrow channels without padding them";
-  if (std::optional<std::string> problem = geometry.tmaIm2colProblem(2))
-    return problem;
+  std::string why;
+  std::optional<TmaIm2colForm> form = geometry.chooseTmaIm2colForm(2, why);
+  if (!form)
+    return why;
+  // Per-depth-slice descriptors need tiles that stay in one output depth
+  // slice, which only the sm90 kernel's scheduler makes.
+  if (*form == TmaIm2colForm::depthSlices && kernel != Target::sm90)
+    return why + " (per-depth-slice descriptors are implemented for the "
+                 "sm90 kernel only)";
   return std::nullopt;
 }
 
@@ -246,6 +253,12 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
           selectIGemmConfig(context, geometry, Target::sm80, blockSize);
       return withKernel(sm80, Target::sm80);
     }
+    std::string why;
+    if (geometry.chooseTmaIm2colForm(2, why) == TmaIm2colForm::depthSlices)
+      conv.emitRemark() << "conv3d: the " << stringifyTarget(target)
+                        << " kernel reads this input through per-depth-slice "
+                           "(rank-4) TMA im2col descriptors ("
+                        << why << ")";
   }
   return selectIGemmConfig(context, geometry, target, blockSize);
 }

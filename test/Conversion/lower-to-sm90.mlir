@@ -296,8 +296,8 @@ func.func @tile_m_256(%x: memref<1x8x16x16x128xbf16>, %w: memref<128x1x1x1x128xb
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32 : !llvm.ptr<3>, i32
 // CHECK: %[[SD:.*]] = arith.muli %{{.*}}, %c2_i32{{[_0-9]*}} : i32
-// CHECK-NEXT: %[[OS:.*]] = arith.trunci %[[SD]] : i32 to i16
 // CHECK: %[[RD:.*]] = arith.muli %{{.*}}, %c2_i32{{[_0-9]*}} : i32
+// CHECK: %[[OS:.*]] = arith.trunci %[[SD]] : i32 to i16
 // CHECK-NEXT: %[[OR:.*]] = arith.trunci %[[RD]] : i32 to i16
 // CHECK-NEXT: %[[OQ:.*]] = arith.trunci %{{.*}} : i32 to i16
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} im2col[%[[OS]], %[[OR]], %[[OQ]]] {mode = #nvvm.tma_load_mode<im2col>}

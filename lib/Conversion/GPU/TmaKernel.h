@@ -3,7 +3,8 @@
 // Internal to lib/Conversion. The sm90 and sm100 kernels have the same
 // scheduler and the same producer; they differ in the MMA and where the
 // accumulator lives. What they share is written once here:
-// - the host side: the input's rank-5 im2col TMA descriptor, the FQRSC
+// - the host side: the input's im2col TMA descriptor (rank 5, or rank 4
+//   per depth slice: TmaIm2colForm), the FQRSC
 //   filter's tiled one, and the persistent launch (a block per
 //   multiprocessor, or per tile when there are fewer) under a check that
 //   the driver encoded both descriptors;
@@ -46,6 +47,11 @@ struct TmaRing {
   /// completes on the even CTA's full barrier, which alone expects the
   /// step's bytes (stepBytes: both CTAs').
   int64_t ctaGroup = 1;
+  /// How the activation tiles are loaded. depthSlices: every tile lies in
+  /// one output depth slice (tileOrigin), its K steps are only the depth
+  /// taps that read inside the input (tileStepRange), and each load names
+  /// its input slice (emitTmaProducer). Not with ctaGroup 2.
+  TmaIm2colForm form = TmaIm2colForm::volume;
 };
 
 /// A TMA-fed persistent kernel under construction.
@@ -56,6 +62,8 @@ struct TmaKernel {
   TmaRing ring;
 
   int64_t numMT = 0, numNT = 0, numTiles = 0;
+  /// TmaIm2colForm::depthSlices: M tiles per output depth slice.
+  int64_t sliceTiles = 0;
 
   // Set up at the top of the kernel (i32).
   Value tid = {}, blockId = {}, gridSize = {};
@@ -88,9 +96,17 @@ struct TmaKernel {
 
 /// A tile's origin: (m0, n0) and its split-K index (i32). N tiles vary
 /// fastest, so the blocks working at one time share input tiles in L2.
+/// With per-depth-slice loads a tile's rows end with its output depth slice
+/// `slice` (n * Do + do): rows from `rowEnd` on are not the tile's (null
+/// for the volume form, whose rows run to M).
 struct TileOrigin {
   Value m0, n0, split;
+  Value slice = {}, rowEnd = {};
 };
+
+/// M tiles of `tileM` rows: over all of M, or per output depth slice with
+/// per-depth-slice loads.
+int64_t numRowTiles(const ConvGeometry &g, int64_t tileM, TmaIm2colForm form);
 
 TileOrigin tileOrigin(TmaKernel &k, Value tile);
 
@@ -112,7 +128,9 @@ void emitTmaKernelPrologue(TmaKernel &k, gpu::LaunchOp launch);
 /// The TMA loads of every step of every tile of this block, issued by the
 /// calling thread: wait for the stage's empty barrier, expect the step's
 /// bytes on its full barrier, load the activation tile (im2col) and the
-/// filter tile.
+/// filter tile. The im2col load's coordinates and offsets: rank 5
+/// {c0, w, h, d, n} + {s, r, q} x dilation; per depth slice rank 4
+/// {c0, w, h, n * D + d + q * dil_d} + {s, r} x dilation.
 void emitTmaProducer(TmaKernel &k);
 
 /// Why the TMA kernel of `target` (sm90, sm100) cannot take the convolution
@@ -145,20 +163,22 @@ struct TmaOutputStore {
 };
 
 /// The host side of a TMA kernel's launch, before `grid`: the TMA
-/// descriptors of `kernel` (`tileM` x 64 activation boxes, `tileN` x 64
-/// filter boxes, 128-byte swizzle; with `outputStore`, the output's) and, if
-/// the driver encoded them all, one persistent launch of min(multiprocessors,
-/// `numTiles`) blocks (with `clusterSize` 2: clusters of two blocks, as many
-/// as the multiprocessors hold) whose body `buildBody` emits from the
-/// descriptors (i64; the output's is null without `outputStore`). `pass`
-/// names the pass in the error when there is no enclosing module.
+/// descriptors of `kernel` (`tileM` x 64 activation boxes of the input's
+/// rank-5 or, with `form` depthSlices, rank-4 (N*D, H, W, C) im2col view,
+/// `tileN` x 64 filter boxes, 128-byte swizzle; with `outputStore`, the
+/// output's) and, if the driver encoded them all, one persistent launch of
+/// min(multiprocessors, `numTiles`) blocks (with `clusterSize` 2: clusters of
+/// two blocks, as many as the multiprocessors hold) whose body `buildBody`
+/// emits from the descriptors (i64; the output's is null without
+/// `outputStore`). `pass` names the pass in the error when there is no
+/// enclosing module.
 LogicalResult createTmaLaunch(
     RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,
     const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,
     int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
     std::optional<TmaOutputStore> outputStore,
     function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody,
-    int64_t clusterSize = 1);
+    int64_t clusterSize = 1, TmaIm2colForm form = TmaIm2colForm::volume);
 
 } // namespace mlir::conv3d
 

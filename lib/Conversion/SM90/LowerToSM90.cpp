@@ -7,7 +7,12 @@
 //
 //   host:  the input's rank-5 im2col TMA descriptor and the filter's tiled
 //          one (conv3dTma*Descriptor, cached device copies); no launch if
-//          either was refused (the run reports the driver's message)
+//          either was refused (the run reports the driver's message).
+//          Where rank 5's limits do not hold (ConvGeometry::
+//          chooseTmaIm2colForm), a rank-4 descriptor of the input's depth
+//          slices: tiles then stay in one output depth slice, their steps
+//          are the depth taps inside the input, and each load names its
+//          input slice (GPU/TmaKernel.h)
 //   setup: thread 0 initializes a full and an empty mbarrier per stage
 //   warpgroup 0 (producer, setmaxnreg down): thread 0, for each K step t
 //          (one filter tap x 64 channels):
@@ -109,12 +114,21 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   Type inElem = kernel.inputElementType();
   Location loc = grid.getLoc();
   int64_t epilogueAlignment = epilogueAlignmentOf(kernel);
+  // analyzeTmaGrid checked that one of the two forms applies.
+  std::string why;
+  TmaIm2colForm form =
+      g.chooseTmaIm2colForm(2, why).value_or(TmaIm2colForm::volume);
+  // Per depth slice, the last tile of a slice is short: TMA stores whole
+  // tiles, so only slices of whole tiles take them.
+  bool tmaStore = outputTakesTmaStore(kernel) &&
+                  (form == TmaIm2colForm::volume ||
+                   g.outputSliceSize() % config.getTileM() == 0);
   SM90KernelPlan plan;
   if (std::optional<std::string> problem = SM90KernelPlan::build(
           g, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
-          config.getSchedule(), outputTakesTmaStore(kernel)))
+          config.getSchedule(), tmaStore))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
@@ -126,7 +140,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   KernelOperands &ops = *flat;
   bool narrowIndices = fitsI32Indices(ops, g, plan.tileM, kChannelBlock);
 
-  int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
+  int64_t numMT = numRowTiles(g, plan.tileM, form);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
   int64_t numTiles = numMT * numNT * plan.splitK;
   // Tile indices and rows are i32 in the kernel.
@@ -154,11 +168,14 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
             k.descA = descA;
             k.descB = descB;
             k.descC = descC;
+            k.ring.form = form;
+            k.sliceTiles = ceilDiv(g.outputSliceSize(), plan.tileM);
             k.numMT = numMT;
             k.numNT = numNT;
             k.numTiles = numTiles;
             buildSM90Kernel(k, launch);
-          })))
+          },
+          /*clusterSize=*/1, form)))
     return failure();
   rewriter.eraseOp(grid);
   return success();
