@@ -23,24 +23,27 @@ using namespace mlir::conv3d;
 
 namespace {
 
-/// What one row of an im2col load reads: (outer index, h, w) of the input
-/// viewed as the descriptor's tensor (rank 5: the outer index is
-/// (n * D + d)), or nothing (a zero).
+/// What one row of an im2col load reads: (n * batchSlices + d, h, w), or
+/// nothing (a zero). batchSlices is the input's batch stride in depth
+/// strides (D when dense).
 using Pixel = std::optional<std::array<int64_t, 3>>;
 
 /// A TMA im2col load of `rows` pixels as the PTX ISA describes it, for the
 /// descriptor of `form` over `g`'s input: corners from the geometry,
-/// traversal strides of H and W (and D for rank 5).
+/// traversal strides of H and W (and D for rank 5). The rank-4 tensor's
+/// outer dimension holds the slices of all images, batchSlices apart.
 std::vector<Pixel> tmaIm2colLoad(const ConvGeometry &g, TmaIm2colForm form,
                                  std::array<int64_t, 4> coords,
-                                 std::array<int64_t, 3> offsets, int64_t rows) {
+                                 std::array<int64_t, 3> offsets, int64_t rows,
+                                 int64_t batchSlices) {
   bool volume = form == TmaIm2colForm::volume;
   // Spatial axes innermost first: W, H (, D); then the outermost dimension.
   std::vector<unsigned> axes = {kWidth, kHeight};
   if (volume)
     axes.push_back(kDepth);
   size_t spatial = axes.size();
-  int64_t outer = volume ? g.batch : g.batch * g.inputSize[kDepth];
+  int64_t outer =
+      volume ? g.batch : (g.batch - 1) * batchSlices + g.inputSize[kDepth];
   std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
                          upper = g.tmaIm2colUpperCorner();
   std::vector<int64_t> at(coords.begin(), coords.begin() + spatial + 1);
@@ -54,7 +57,7 @@ std::vector<Pixel> tmaIm2colLoad(const ConvGeometry &g, TmaIm2colForm form,
       inside &= read[axis] >= 0 && read[axis] < g.inputSize[axis];
     }
     int64_t outerIndex =
-        volume ? at[spatial] * g.inputSize[kDepth] + read[kDepth] : at[spatial];
+        volume ? at[spatial] * batchSlices + read[kDepth] : at[spatial];
     pixels.push_back(inside ? Pixel({outerIndex, read[kHeight], read[kWidth]})
                             : std::nullopt);
     // Next pixel of the bounding box: the innermost axis steps by its
@@ -75,7 +78,7 @@ std::vector<Pixel> tmaIm2colLoad(const ConvGeometry &g, TmaIm2colForm form,
 
 /// What the im2col matrix holds at row m, tap (q, r, s).
 Pixel im2colEntry(const ConvGeometry &g, int64_t m,
-                  const std::array<int64_t, 3> &qrs) {
+                  const std::array<int64_t, 3> &qrs, int64_t batchSlices) {
   ScalarIndexMath math;
   auto pos = g.decomposeM(math, m);
   std::array<int64_t, 3> in;
@@ -84,15 +87,18 @@ Pixel im2colEntry(const ConvGeometry &g, int64_t m,
     if (in[axis] < 0 || in[axis] >= g.inputSize[axis])
       return std::nullopt;
   }
-  return Pixel(
-      {pos[0] * g.inputSize[kDepth] + in[kDepth], in[kHeight], in[kWidth]});
+  return Pixel({pos[0] * batchSlices + in[kDepth], in[kHeight], in[kWidth]});
 }
 
 /// Checks every load of every tile of `tileM` rows of `g` in `form`: the
 /// volume form's tiles cut M, the per-depth-slice form's each output depth
 /// slice (the scheduler's rows: TmaKernel's tileOrigin), whose steps are
-/// the taps validTapRange gives.
-void checkLoads(const ConvGeometry &g, TmaIm2colForm form, int64_t tileM) {
+/// the taps validTapRange gives. `batchSlices`: the input's batch stride in
+/// depth strides (a view into a deeper tensor has more than D).
+void checkLoads(const ConvGeometry &g, TmaIm2colForm form, int64_t tileM,
+                int64_t batchSlices = 0) {
+  if (batchSlices == 0)
+    batchSlices = g.inputSize[kDepth];
   ScalarIndexMath math;
   struct Tile {
     int64_t m0, rowEnd;
@@ -121,21 +127,23 @@ void checkLoads(const ConvGeometry &g, TmaIm2colForm form, int64_t tileM) {
         for (int64_t m = tile.m0; m < tile.rowEnd; ++m)
           for (int64_t r = 0; r < g.window[kHeight]; ++r)
             for (int64_t s = 0; s < g.window[kWidth]; ++s)
-              ASSERT_FALSE(im2colEntry(g, m, {q, r, s}).has_value())
+              ASSERT_FALSE(
+                  im2colEntry(g, m, {q, r, s}, batchSlices).has_value())
                   << "skipped tap q = " << q << " reads row " << m;
         continue;
       }
       for (int64_t r = 0; r < g.window[kHeight]; ++r)
         for (int64_t s = 0; s < g.window[kWidth]; ++s) {
           auto [coords, offsets] =
-              g.tmaIm2colLoadCoords(math, form, pos, {q, r, s});
+              g.tmaIm2colLoadCoords(math, form, pos, {q, r, s}, batchSlices);
           int64_t maxOffset = form == TmaIm2colForm::volume ? 31 : 255;
           for (int64_t offset : offsets)
             ASSERT_TRUE(offset >= 0 && offset <= maxOffset);
           std::vector<Pixel> rows =
-              tmaIm2colLoad(g, form, coords, offsets, tileM);
+              tmaIm2colLoad(g, form, coords, offsets, tileM, batchSlices);
           for (int64_t m = tile.m0; m < tile.rowEnd; ++m)
-            ASSERT_EQ(rows[m - tile.m0], im2colEntry(g, m, {q, r, s}))
+            ASSERT_EQ(rows[m - tile.m0],
+                      im2colEntry(g, m, {q, r, s}, batchSlices))
                 << "row " << m << " of the tile at " << tile.m0 << ", tap ("
                 << q << ", " << r << ", " << s << ")";
         }
@@ -268,6 +276,9 @@ TEST(TmaIm2colForm, DepthSliceLoadsReadTheIm2colMatrix) {
   ASSERT_EQ(formOf(g), TmaIm2colForm::depthSlices);
   for (int64_t tileM : {5, 16, 64})
     checkLoads(g, TmaIm2colForm::depthSlices, tileM);
+  // The same input as a view into a tensor of 13 slices an image (a
+  // separate Q-slice's).
+  checkLoads(g, TmaIm2colForm::depthSlices, 16, /*batchSlices=*/13);
 }
 
 TEST(TmaIm2colForm, RandomDepthSliceGeometries) {

@@ -191,7 +191,9 @@ struct ConvGeometry {
   /// offsets of the TMA im2col load of window tap `qrs` = (q, r, s) for the
   /// rows that start at output position `pos` = (n, do, ho, wo). Rank 5:
   /// {w, h, d, n} from the tap's first pixel, offsets {s, r, q} x dilation.
-  /// Per depth slice (rank 4 over (N*D, H, W, C)): {w, h, n*D + d + q*dil}
+  /// Per depth slice (rank 4 over the input's depth slices, image n's
+  /// slice d at n * batchSlices + d: batchSlices is the batch stride in
+  /// depth strides, D for a dense input): {w, h, n*batchSlices + d + q*dil}
   /// and offsets {s, r} x dilation; q must be a valid tap of do
   /// (validTapRange). Corners may be negative; offsets are not.
   template <typename Math>
@@ -199,7 +201,8 @@ struct ConvGeometry {
             std::array<typename Math::Value, 3>>
   tmaIm2colLoadCoords(Math &math, TmaIm2colForm form,
                       const std::array<typename Math::Value, 4> &pos,
-                      const std::array<typename Math::Value, 3> &qrs) const {
+                      const std::array<typename Math::Value, 3> &qrs,
+                      int64_t batchSlices) const {
     auto zero = math.constant(0);
     auto base = [&](unsigned axis) {
       return math.add(math.mul(pos[axis + 1], strides[axis]),
@@ -211,7 +214,7 @@ struct ConvGeometry {
     if (form == TmaIm2colForm::volume)
       return {{base(kWidth), base(kHeight), base(kDepth), pos[0]},
               {offset(kWidth), offset(kHeight), offset(kDepth)}};
-    auto slice = math.add(math.mul(pos[0], inputSize[kDepth]),
+    auto slice = math.add(math.mul(pos[0], batchSlices),
                           inputCoord(math, kDepth, pos[1], qrs[kDepth]));
     return {{base(kWidth), base(kHeight), slice, zero},
             {offset(kWidth), offset(kHeight), zero}};

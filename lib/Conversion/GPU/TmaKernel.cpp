@@ -51,6 +51,13 @@ std::pair<Value, Value> TmaKernel::stageAndPhase(Value t) const {
   return {m.rem(t, ring.stages), m.bitAnd(m.div(t, ring.stages), 1)};
 }
 
+int64_t mlir::conv3d::inputBatchSlices(const ConvGeometry &g,
+                                       const KernelOperands &ops) {
+  if (g.batch == 1 || ops.input.strides[1] == 0)
+    return g.inputSize[kDepth];
+  return ops.input.strides[0] / ops.input.strides[1];
+}
+
 int64_t mlir::conv3d::numRowTiles(const ConvGeometry &g, int64_t tileM,
                                   TmaIm2colForm form) {
   if (form == TmaIm2colForm::volume)
@@ -222,8 +229,8 @@ void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
     auto qrs = delinearize<KernelMath, 3>(
         m, tap, {g.window[0], g.window[1], g.window[2]});
     // Coordinates and im2col offsets list the innermost dimension first.
-    auto [coords, tapOffsets] =
-        g.tmaIm2colLoadCoords(m, ring.form, pos, {qrs[0], qrs[1], qrs[2]});
+    auto [coords, tapOffsets] = g.tmaIm2colLoadCoords(
+        m, ring.form, pos, {qrs[0], qrs[1], qrs[2]}, ring.batchSlices);
     SmallVector<Value> aCoords = {c0};
     aCoords.append(coords.begin(), coords.begin() + rank - 1);
     SmallVector<Value> offsets;
@@ -298,18 +305,24 @@ mlir::conv3d::getTmaGridProblem(const GridKernel &kernel, Target target) {
       elementAlignment(kernel.filterLoad.getFilter()) < 8)
     return std::string("TMA needs the input's and the filter's offsets and "
                        "strides in multiples of 16 bytes");
-  // Per-depth-slice descriptors view the input as (N*D, H, W, C).
+  // Per-depth-slice descriptors view the input's depth slices as the images
+  // of a rank-4 tensor: image n's slices must start a whole number of depth
+  // strides apart, after the previous image's last one.
   std::string why;
   ConvGeometry g = kernel.geometry();
-  if (g.chooseTmaIm2colForm(2, why) == TmaIm2colForm::depthSlices) {
+  if (g.batch != 1 &&
+      g.chooseTmaIm2colForm(2, why) == TmaIm2colForm::depthSlices) {
     auto type = cast<MemRefType>(kernel.im2col.getInput().getType());
     SmallVector<int64_t> strides;
     int64_t offset;
-    if (g.batch != 1 && (failed(type.getStridesAndOffset(strides, offset)) ||
-                         ShapedType::isDynamic(strides[1]) ||
-                         strides[0] != strides[1] * g.inputSize[kDepth]))
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        ShapedType::isDynamic(strides[0]) ||
+        ShapedType::isDynamic(strides[1]) || strides[1] <= 0 ||
+        strides[0] % strides[1] != 0 ||
+        strides[0] / strides[1] < g.inputSize[kDepth])
       return std::string("per-depth-slice TMA descriptors need an input whose "
-                         "batch stride is its depth stride times D");
+                         "batch stride is a multiple of its depth stride, at "
+                         "least D times it");
   }
   return std::nullopt;
 }
@@ -374,26 +387,30 @@ LogicalResult mlir::conv3d::createTmaLaunch(
                          upper = g.tmaIm2colUpperCorner();
   Value descA;
   if (form == TmaIm2colForm::depthSlices) {
-    // The input as (N*D, H, W, C): getTmaGridProblem checked that the batch
-    // pitch is D depth pitches.
-    SmallVector<Value> sliceArgs = {baseAddress(rewriter, loc, input),
-                                    i64(dataType),
-                                    i64(g.batch * g.inputSize[kDepth]),
-                                    i64(g.inputSize[kHeight]),
-                                    i64(g.inputSize[kWidth]),
-                                    i64(g.channels),
-                                    i64(ops.input.strides[1]),
-                                    i64(ops.input.strides[2]),
-                                    i64(ops.input.strides[3]),
-                                    i64(lower[kHeight]),
-                                    i64(lower[kWidth]),
-                                    i64(upper[kHeight]),
-                                    i64(upper[kWidth]),
-                                    i64(g.strides[kHeight]),
-                                    i64(g.strides[kWidth]),
-                                    i64(kTmaChannelBlock),
-                                    i64(tileM),
-                                    i64(kTmaSwizzle128B)};
+    // The input's depth slices as the images of a rank-4 tensor: image n's
+    // slice d is slice n * batchSlices + d (getTmaGridProblem checked that
+    // the batch pitch is a whole number of depth pitches, at least D); the
+    // slices between images are never loaded.
+    int64_t batchSlices = inputBatchSlices(g, ops);
+    SmallVector<Value> sliceArgs = {
+        baseAddress(rewriter, loc, input),
+        i64(dataType),
+        i64((g.batch - 1) * batchSlices + g.inputSize[kDepth]),
+        i64(g.inputSize[kHeight]),
+        i64(g.inputSize[kWidth]),
+        i64(g.channels),
+        i64(ops.input.strides[1]),
+        i64(ops.input.strides[2]),
+        i64(ops.input.strides[3]),
+        i64(lower[kHeight]),
+        i64(lower[kWidth]),
+        i64(upper[kHeight]),
+        i64(upper[kWidth]),
+        i64(g.strides[kHeight]),
+        i64(g.strides[kWidth]),
+        i64(kTmaChannelBlock),
+        i64(tileM),
+        i64(kTmaSwizzle128B)};
     func::FuncOp sliceFn =
         declareDescriptorFunction(module, kIm2colSliceDescriptorFn, 18);
     descA =

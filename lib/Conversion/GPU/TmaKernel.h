@@ -52,7 +52,14 @@ struct TmaRing {
   /// taps that read inside the input (tileStepRange), and each load names
   /// its input slice (emitTmaProducer). Not with ctaGroup 2.
   TmaIm2colForm form = TmaIm2colForm::volume;
+  /// depthSlices: the input's batch stride in depth strides (D when dense;
+  /// more for a view into a deeper tensor, such as a separate Q-slice's).
+  int64_t batchSlices = 0;
 };
+
+/// The input's batch stride in depth strides (the per-depth-slice view's
+/// slices per image), or D for a single image.
+int64_t inputBatchSlices(const ConvGeometry &g, const KernelOperands &ops);
 
 /// A TMA-fed persistent kernel under construction.
 struct TmaKernel {

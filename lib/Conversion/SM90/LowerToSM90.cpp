@@ -169,6 +169,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
             k.descB = descB;
             k.descC = descC;
             k.ring.form = form;
+            k.ring.batchSlices = inputBatchSlices(g, ops);
             k.sliceTiles = ceilDiv(g.outputSliceSize(), plan.tileM);
             k.numMT = numMT;
             k.numNT = numNT;
