@@ -165,9 +165,19 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
     // reloading the activation tile per tap: 256-row tiles halve the reloads
     // per output (wan_up_96: 256 x 96 is 1.2x faster than 128 x 96); F = 64
     // prefers 128 rows with deeper pipelines.
+    //
+    // Read per depth slice (past the rank-5 im2col limits), a tile never
+    // spans two output depth slices: the rows of one slice bound the tile
+    // as M does otherwise (an 8 x 8 slice takes 64-row tiles).
     tileN = pickTileN(n, 256);
-    tileM = m <= 64 ? 64 : 128;
-    if (tileN > 64 && tileN <= 96 && ceilDiv(m, 256) >= 2 * kH100SMs)
+    std::string why;
+    int64_t rows =
+        geometry.chooseTmaIm2colForm(2, why) == TmaIm2colForm::depthSlices
+            ? std::min(m, geometry.outputSliceSize())
+            : m;
+    tileM = rows <= 64 ? 64 : 128;
+    if (tileN > 64 && tileN <= 96 && rows >= 256 &&
+        ceilDiv(m, 256) >= 2 * kH100SMs)
       tileM = 256;
     tileK = 64;
     stages = sm90StagesFor(tileM, tileN, KernelSchedule::cooperative);

@@ -230,8 +230,10 @@ func.func @memref_c32(%x: memref<1x8x8x8x32xbf16>, %w: memref<64x1x1x1x32xbf16>,
 // through per-depth-slice descriptors; a remark says so and why.
 
 // Depth padding 17: the im2col lower corner -17 is outside [-16, 15].
+// A depth slice is 8 x 8 = 64 rows: the heuristic's tiles have 64 rows
+// (one consumer warpgroup), not 128 (half of them past the slice's end).
 // SLICES-LABEL: func.func @padding_17
-// SLICES: kernel = sm90> ->
+// SLICES: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, stages = {{[0-9]+}}, warps_m = 4, kernel = sm90> ->
 func.func @padding_17(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %i: tensor<1x21x8x8x64xbf16>) -> tensor<1x21x8x8x64xbf16> {
   // expected-remark @below {{conv3d: the sm90 kernel reads this input through per-depth-slice (rank-4) TMA im2col descriptors (the depth padding (17, 0) and window put a TMA im2col corner outside [-16, 15])}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x1x1x1x64xbf16>) outs(%i : tensor<1x21x8x8x64xbf16>) overwrite padding = [17, 0, 0, 0, 0, 0] filter_layout = fqrsc -> tensor<1x21x8x8x64xbf16>
@@ -240,7 +242,7 @@ func.func @padding_17(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>,
 
 // High padding 16 on a 1-wide height window: upper corner 16 > 15.
 // SLICES-LABEL: func.func @high_padding_16
-// SLICES: kernel = sm90> ->
+// SLICES: config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = {{[0-9]+}}, warps_m = 8, kernel = sm90> ->
 func.func @high_padding_16(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %i: tensor<1x4x24x8x64xbf16>) -> tensor<1x4x24x8x64xbf16> {
   // expected-remark @below {{conv3d: the sm90 kernel reads this input through per-depth-slice (rank-4) TMA im2col descriptors (the height padding (0, 16) and window put a TMA im2col corner outside [-16, 15])}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x1x1x1x64xbf16>) outs(%i : tensor<1x4x24x8x64xbf16>) overwrite padding = [0, 0, 0, 16, 0, 0] filter_layout = fqrsc -> tensor<1x4x24x8x64xbf16>
