@@ -64,10 +64,11 @@ enum class TmaIm2colForm {
   /// One rank-5 descriptor over the NDHWC input: an M tile is any run of
   /// output positions; TMA walks W, H, D and the batch.
   volume,
-  /// Rank-4 descriptors over the input viewed as (N*D, H, W, C): an M tile
-  /// lies in one output depth slice (n, do), each depth tap q reads input
-  /// slice n*D + do*stride_d - pad_d_lo + q*dil_d, and the taps that fall in
-  /// the depth padding are skipped. Depth takes any padding, stride and
+  /// Rank-4 descriptors over the input's depth slices ((N*D, H, W, C) for a
+  /// dense input): an M tile lies in one output depth slice (n, do), each
+  /// depth tap q reads input slice d = do*stride_d - pad_d_lo + q*dil_d of
+  /// image n, and the taps that fall in the depth padding are skipped. Depth
+  /// takes any padding, stride and
   /// dilation; height and width get rank 4's wider corners and offsets.
   depthSlices,
 };

@@ -137,7 +137,8 @@ void emitTmaKernelPrologue(TmaKernel &k, gpu::LaunchOp launch);
 /// bytes on its full barrier, load the activation tile (im2col) and the
 /// filter tile. The im2col load's coordinates and offsets: rank 5
 /// {c0, w, h, d, n} + {s, r, q} x dilation; per depth slice rank 4
-/// {c0, w, h, n * D + d + q * dil_d} + {s, r} x dilation.
+/// {c0, w, h, n * batchSlices + d + q * dil_d} + {s, r} x dilation
+/// (ConvGeometry::tmaIm2colLoadCoords).
 void emitTmaProducer(TmaKernel &k);
 
 /// Why the TMA kernel of `target` (sm90, sm100) cannot take the convolution
