@@ -132,6 +132,11 @@ def Conv3dLowerToSM90 : Pass<"conv3d-lower-to-sm90"> {
     code encodes the two TMA descriptors before each launch
     (`conv3dTmaIm2colDescriptor`, `conv3dTmaTiledDescriptor`; device copies
     cached by the runtime) and skips the launch if the driver refused one.
+    Past the rank-5 descriptor's limits (ConvGeometry::chooseTmaIm2colForm)
+    the input is read through a rank-4 descriptor of its depth slices
+    (`conv3dTmaIm2colSliceDescriptor`): tiles then stay in one output depth
+    slice, a tile's K steps are its depth taps inside the input, and each
+    load names its input slice.
     Grids whose config is for the sm80 kernel (the fallback
     `conv3d-select-config` records, with a remark, for convolutions this
     kernel cannot take) are lowered as `conv3d-lower-to-sm80` does.
