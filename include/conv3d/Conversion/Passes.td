@@ -61,10 +61,15 @@ def Conv3dToLinalg : Pass<"conv3d-to-linalg"> {
     - `conv3d.quantize`: a block-maximum reduction and an elementwise
       quantization, both `linalg.generic`.
     - `conv3d.epilogue`: one elementwise `linalg.generic`.
-    Only the tensor forms are lowered; run it before bufferization.
+    Run it before bufferization. An op in memref form (a module written
+    after bufferization) becomes the same op on tensors read from its
+    buffers (`bufferization.to_tensor`), its result materialized into its
+    output buffer (`bufferization.materialize_in_destination`), and is then
+    lowered as above; its distinct buffers must not overlap.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect"
