@@ -280,7 +280,8 @@ def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per block of the generated elementwise kernels">
+           "Threads per block of the generated elementwise kernels (1 to "
+           "1024)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
