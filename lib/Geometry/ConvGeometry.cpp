@@ -5,6 +5,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 using namespace mlir::conv3d;
 
@@ -185,34 +186,70 @@ std::pair<int64_t, int64_t> ConvGeometry::validOutputRange(unsigned axis,
   return {lo, hi};
 }
 
-std::optional<std::string>
-ConvGeometry::tmaIm2colProblem(int64_t elementBytes) const {
-  static constexpr const char *kAxisNames[3] = {"depth", "height", "width"};
-  // Limits of rank-5 im2col descriptors and loads (cuda.h, PTX ISA; checked
-  // on an H100): corners in [-16, 15], 5-bit im2col offsets, element
-  // strides 1..8, 16-byte global strides.
-  std::array<int64_t, 3> lower = tmaIm2colLowerCorner(),
-                         upper = tmaIm2colUpperCorner();
-  for (unsigned axis = 0; axis < 3; ++axis) {
+/// Why TMA im2col descriptors whose spatial axes are `axes` (corners in
+/// [-cornerLimit, cornerLimit), im2col offsets up to `maxOffset`) cannot
+/// describe `g`'s input, or none. Limits of cuTensorMapEncodeIm2col and the
+/// PTX im2col loads: rank 5 has corners in [-16, 15] and 5-bit offsets,
+/// rank 4 [-128, 127] and 8-bit offsets; element strides 1..8 and 16-byte
+/// global strides for every rank (the rank-5 ones checked on an H100).
+static std::optional<std::string>
+im2colProblem(const ConvGeometry &g, std::initializer_list<unsigned> axes,
+              int64_t cornerLimit, int64_t maxOffset, int64_t elementBytes) {
+  std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
+                         upper = g.tmaIm2colUpperCorner();
+  for (unsigned axis : axes) {
     const char *name = kAxisNames[axis];
-    if (lower[axis] < -16 || lower[axis] > 15 || upper[axis] < -16 ||
-        upper[axis] > 15)
-      return "the " + std::string(name) + " padding (" +
-             std::to_string(padLow[axis]) + ", " +
-             std::to_string(padHigh[axis]) + ") and window put a TMA im2col " +
-             "corner outside [-16, 15]";
-    if ((window[axis] - 1) * dilations[axis] > 31)
-      return "the dilated " + std::string(name) + " window spans " +
-             std::to_string(effectiveWindow(axis)) +
-             " pixels; TMA im2col offsets reach 31";
-    if (strides[axis] > 8)
-      return "the " + std::string(name) + " stride " +
-             std::to_string(strides[axis]) +
-             " exceeds TMA's element stride limit of 8";
+    if (lower[axis] < -cornerLimit || lower[axis] >= cornerLimit ||
+        upper[axis] < -cornerLimit || upper[axis] >= cornerLimit)
+      return llvm::formatv("the {0} padding ({1}, {2}) and window put a TMA "
+                           "im2col corner outside [{3}, {4}]",
+                           name, g.padLow[axis], g.padHigh[axis], -cornerLimit,
+                           cornerLimit - 1)
+          .str();
+    if ((g.window[axis] - 1) * g.dilations[axis] > maxOffset)
+      return llvm::formatv("the dilated {0} window spans {1} pixels; TMA "
+                           "im2col offsets reach {2}",
+                           name, g.effectiveWindow(axis), maxOffset)
+          .str();
+    if (g.strides[axis] > 8)
+      return llvm::formatv(
+                 "the {0} stride {1} exceeds TMA's element stride limit of 8",
+                 name, g.strides[axis])
+          .str();
   }
-  if ((channels * elementBytes) % 16 != 0)
-    return "a pixel's " + std::to_string(channels) +
+  if ((g.channels * elementBytes) % 16 != 0)
+    return "a pixel's " + std::to_string(g.channels) +
            " channels are not a multiple of 16 bytes (TMA's global stride "
            "granularity)";
+  return std::nullopt;
+}
+
+std::optional<std::string>
+ConvGeometry::tmaIm2colProblem(int64_t elementBytes) const {
+  return im2colProblem(*this, {kDepth, kHeight, kWidth}, 16, 31, elementBytes);
+}
+
+std::optional<std::string>
+ConvGeometry::tmaSliceIm2colProblem(int64_t elementBytes) const {
+  return im2colProblem(*this, {kHeight, kWidth}, 128, 255, elementBytes);
+}
+
+std::optional<TmaIm2colForm>
+ConvGeometry::chooseTmaIm2colForm(int64_t elementBytes,
+                                  std::string &why) const {
+  std::optional<std::string> volumeProblem = tmaIm2colProblem(elementBytes);
+  if (!volumeProblem) {
+    why.clear();
+    return TmaIm2colForm::volume;
+  }
+  std::optional<std::string> sliceProblem = tmaSliceIm2colProblem(elementBytes);
+  if (!sliceProblem) {
+    why = *volumeProblem;
+    return TmaIm2colForm::depthSlices;
+  }
+  why =
+      *volumeProblem == *sliceProblem
+          ? *sliceProblem
+          : *volumeProblem + "; per-depth-slice descriptors: " + *sliceProblem;
   return std::nullopt;
 }

@@ -166,9 +166,19 @@ mlir::conv3d::selectIGemmConfig(MLIRContext *context,
     // reloading the activation tile per tap: 256-row tiles halve the reloads
     // per output (wan_up_96: 256 x 96 is 1.2x faster than 128 x 96); F = 64
     // prefers 128 rows with deeper pipelines.
+    //
+    // Read per depth slice (past the rank-5 im2col limits), a tile never
+    // spans two output depth slices: the rows of one slice bound the tile
+    // as M does otherwise (an 8 x 8 slice takes 64-row tiles).
     tileN = pickTileN(n, 256);
-    tileM = m <= 64 ? 64 : 128;
-    if (tileN > 64 && tileN <= 96 && ceilDiv(m, 256) >= 2 * kH100SMs)
+    std::string why;
+    int64_t rows =
+        geometry.chooseTmaIm2colForm(2, why) == TmaIm2colForm::depthSlices
+            ? std::min(m, geometry.outputSliceSize())
+            : m;
+    tileM = rows <= 64 ? 64 : 128;
+    if (tileN > 64 && tileN <= 96 && rows >= 256 &&
+        ceilDiv(m, 256) >= 2 * kH100SMs)
       tileM = 256;
     tileK = 64;
     stages = sm90StagesFor(tileM, tileN, KernelSchedule::cooperative);
@@ -239,8 +249,15 @@ std::optional<std::string> mlir::conv3d::getTmaKernelProblem(
     return "C = " + std::to_string(geometry.channels) +
            " is under one 64-channel TMA box; the sm80 kernel reads "
            "narrow channels without padding them";
-  if (std::optional<std::string> problem = geometry.tmaIm2colProblem(2))
-    return problem;
+  std::string why;
+  std::optional<TmaIm2colForm> form = geometry.chooseTmaIm2colForm(2, why);
+  if (!form)
+    return why;
+  // Per-depth-slice descriptors need tiles that stay in one output depth
+  // slice, which only the sm90 kernel's scheduler makes.
+  if (*form == TmaIm2colForm::depthSlices && kernel != Target::sm90)
+    return why + " (per-depth-slice descriptors are implemented for the "
+                 "sm90 kernel only)";
   return std::nullopt;
 }
 
@@ -349,6 +366,12 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
           selectIGemmConfig(context, geometry, Target::sm80, blockSize);
       return withKernel(sm80, Target::sm80);
     }
+    std::string why;
+    if (geometry.chooseTmaIm2colForm(2, why) == TmaIm2colForm::depthSlices)
+      conv.emitRemark() << "conv3d: the " << stringifyTarget(target)
+                        << " kernel reads this input through per-depth-slice "
+                           "(rank-4) TMA im2col descriptors ("
+                        << why << ")";
   }
   return selectIGemmConfig(context, geometry, target, blockSize);
 }

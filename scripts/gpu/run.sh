@@ -57,7 +57,11 @@ run_sanitize() {
                   "--input-shape=1,6,9,9,64 --filter-shape=3,3,3,64,96 --padding=2,0,1,1,1,1 --quantize-input=nvfp4 --quant-placement=tile --block-size=16" \
                   "--input-shape=1,6,12,12,128 --filter-shape=3,3,3,128,64 --padding=1,1,1,1,1,1 --quantize-input=nvfp4 --quant-placement=tile --block-size=32 --config=tile_m=64,tile_n=64,tile_k=64,stages=2,warps_m=4,warps_n=1,schedule=pingpong" \
                   "--input-shape=1,5,18,80,96 --filter-shape=3,3,3,96,96 --padding=2,0,1,1,1,1 --bias --activation=silu --config=tile_m=256,tile_n=96,tile_k=64,stages=8,warps_m=8,warps_n=1,mainloop=halo" \
-                  "--input-shape=2,4,20,70,128 --filter-shape=3,3,3,128,64 --dilation=1,2,2 --padding=1,1,2,2,2,2 --config=tile_m=128,tile_n=64,tile_k=64,stages=3,warps_m=8,warps_n=1,mainloop=halo"; do
+                  "--input-shape=2,4,20,70,128 --filter-shape=3,3,3,128,64 --dilation=1,2,2 --padding=1,1,2,2,2,2 --config=tile_m=128,tile_n=64,tile_k=64,stages=3,warps_m=8,warps_n=1,mainloop=halo" \
+                  "--input-shape=2,6,10,10,64 --filter-shape=3,3,3,64,96 --padding=20,0,18,1,1,1 --bias" \
+                  "--input-shape=1,6,10,10,64 --filter-shape=3,3,3,64,128 --padding=1,1,20,1,1,1 --config=tile_m=64,tile_n=128,tile_k=64,stages=4,warps_m=4,warps_n=1,schedule=pingpong" \
+                  "--input-shape=1,5,9,9,64 --filter-shape=3,3,3,64,96 --padding=2,0,1,1,1,1 --config=tile_m=128,tile_n=96,tile_k=64,stages=4,warps_m=8,warps_n=1,cluster_m=2" \
+                  "--input-shape=2,4,8,8,64 --filter-shape=3,3,3,64,96 --padding=20,0,1,1,1,1 --bias --config=tile_m=64,tile_n=96,tile_k=64,stages=4,warps_m=4,warps_n=1,cluster_m=2"; do
         $cs --tool "$tool" --error-exitcode 3 conv3d-run --quiet --target=sm90 --filter-layout=fqrsc $args \
           >> "$out/sanitize.log" 2>&1 || { echo "$tool FAILED: $args"; status=1; }
         tail -1 "$out/sanitize.log"
@@ -93,6 +97,9 @@ run_smoke() {
     "--input-shape=2,5,9,9,128 --filter-shape=3,3,3,128,192 --padding=1,1,1,1,1,1 --bias --activation=relu --config=tile_m=128,tile_n=128,tile_k=64,stages=4,warps_m=4,warps_n=1,schedule=pingpong"
     "--input-shape=1,7,9,9,64 --filter-shape=3,3,3,64,96 --padding=2,0,1,1,1,1 --qslice=fused --config=tile_m=64,tile_n=96,tile_k=64,stages=3,warps_m=4,warps_n=1,schedule=pingpong,k_order=qslice_outer"
     "--input-shape=1,6,16,16,64 --filter-shape=3,3,3,64,128 --padding=2,0,1,1,1,1 --quantize-input=nvfp4 --quant-placement=tile --block-size=16"
+    "--input-shape=1,5,9,9,64 --filter-shape=3,3,3,64,96 --padding=2,0,1,1,1,1 --config=tile_m=128,tile_n=96,tile_k=64,stages=4,warps_m=8,warps_n=1,cluster_m=2"
+    "--input-shape=2,6,12,12,64 --filter-shape=3,3,3,64,96 --padding=20,0,20,20,1,1 --bias"
+    "--input-shape=2,4,8,8,64 --filter-shape=3,3,3,64,96 --padding=20,0,1,1,1,1 --config=tile_m=64,tile_n=96,tile_k=64,stages=4,warps_m=4,warps_n=1,cluster_m=2"
   )
   for args in "${cases[@]}"; do
     [[ "$args" == *--dtype* ]] || args="$args --dtype=bf16"

@@ -1,6 +1,6 @@
 // Errors of conv3d-lower-to-sm90, one case per diagnostic (and per reason
 // of the "cannot lower ... to the sm90 kernel" one: SM90KernelPlan::build,
-// getSM90KernelProblem, the TMA alignment and the 31-bit tile indices).
+// getTmaKernelProblem, the TMA alignment and the 31-bit tile indices).
 // Grids that conv3d-implicit-gemm never produces are written out and
 // lowered directly; convolutions go through conv3d-implicit-gemm=target=sm90
 // in the same run (the grid loop carries the conv's location). Output:
@@ -8,7 +8,7 @@
 //
 // Not reachable from conv3d-opt, so not here: "conv3d-lower-to-sm90 needs an
 // enclosing module" (conv3d-opt's top-level operation is always one), and
-// getSM90KernelProblem's "wgmma takes bf16 or f16 operands here" (f32 is
+// getTmaKernelProblem's "wgmma takes bf16 or f16 operands here" (f32 is
 // refused first by the GPU operand check, below; the remark of
 // conv3d-select-config shows it: select-config-sm90.mlir), and
 // SM90KernelPlan's "NVFP4 blocks of N do not tile a 64-channel K step" (the
@@ -150,31 +150,36 @@ func.func @narrow_channels(%x: memref<1x4x8x8x32xbf16>, %w: memref<64x1x1x1x32xb
 
 // -----
 
-// "cannot lower": depth padding 20 puts the im2col lower corner at -20,
-// outside TMA's [-16, 15].
-func.func @padding_20(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>, %o: memref<1x24x8x8x64xbf16>) {
-  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: the depth padding (20, 0) and window put a TMA im2col corner outside [-16, 15]}}
-  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x1x1x1x64xbf16>) outs(%o : memref<1x24x8x8x64xbf16>) overwrite padding = [20, 0, 0, 0, 0, 0] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
+// "cannot lower": height padding 129 puts the im2col lower corner at -129,
+// outside rank 5's [-16, 15] and the per-depth-slice descriptors'
+// [-128, 127]. (Depth padding 20, a 3-wide window dilated by 9 and other
+// geometries past rank 5's limits that rank 4 takes: lower-to-sm90.mlir.)
+func.func @padding_129(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x64xbf16>, %o: memref<1x4x137x8x64xbf16>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: the height padding (129, 0) and window put a TMA im2col corner outside [-16, 15]; per-depth-slice descriptors: the height padding (129, 0) and window put a TMA im2col corner outside [-128, 127]}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x1x1x1x64xbf16>) outs(%o : memref<1x4x137x8x64xbf16>) overwrite padding = [0, 0, 129, 0, 0, 0] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
   return
 }
 
 // -----
 
-// "cannot lower": the upper corner too: a 3-wide window with high padding
-// 0 puts it at -(3 - 1) * 9 = -18.
-func.func @upper_corner(%x: memref<1x4x8x24x64xbf16>, %w: memref<64x1x1x3x64xbf16>, %o: memref<1x4x8x6x64xbf16>) {
-  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: the width padding (0, 0) and window put a TMA im2col corner outside [-16, 15]}}
-  conv3d.conv ins(%x, %w : memref<1x4x8x24x64xbf16>, memref<64x1x1x3x64xbf16>) outs(%o : memref<1x4x8x6x64xbf16>) overwrite dilations = [1, 1, 9] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
+// "cannot lower": a width window dilated to span 257 pixels (corners at 0
+// thanks to high padding 256) needs an im2col offset of 256: rank 5's
+// offsets reach 31, rank 4's 255.
+func.func @dilated_window_too_wide(%x: memref<1x4x8x20x64xbf16>, %w: memref<64x1x1x3x64xbf16>, %o: memref<1x4x8x20x64xbf16>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: the dilated width window spans 257 pixels; TMA im2col offsets reach 31; per-depth-slice descriptors: the dilated width window spans 257 pixels; TMA im2col offsets reach 255}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x20x64xbf16>, memref<64x1x1x3x64xbf16>) outs(%o : memref<1x4x8x20x64xbf16>) overwrite dilations = [1, 1, 128] padding = [0, 0, 0, 0, 0, 256] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
   return
 }
 
 // -----
 
-// "cannot lower": a dilated window spanning 33 pixels (corners in range
-// thanks to high padding 16) needs an im2col offset of 32 (at most 31).
-func.func @dilated_window_too_wide(%x: memref<1x4x8x20x64xbf16>, %w: memref<64x1x1x3x64xbf16>, %o: memref<1x4x8x4x64xbf16>) {
-  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: the dilated width window spans 33 pixels; TMA im2col offsets reach 31}}
-  conv3d.conv ins(%x, %w : memref<1x4x8x20x64xbf16>, memref<64x1x1x3x64xbf16>) outs(%o : memref<1x4x8x4x64xbf16>) overwrite dilations = [1, 1, 16] padding = [0, 0, 0, 0, 0, 16] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
+// "cannot lower": per-depth-slice descriptors (depth padding 20) view the
+// input's depth slices as the images of a rank-4 tensor, image n's slice d
+// at n * (batch stride / depth stride) + d; a batch stride of 4.5 depth
+// strides has no such view.
+func.func @slices_of_strided_batch(%x: memref<2x4x8x8x64xbf16, strided<[18432, 4096, 512, 64, 1]>>, %w: memref<64x1x1x1x64xbf16>, %o: memref<2x24x8x8x64xbf16>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: per-depth-slice TMA descriptors need an input whose batch stride is a multiple of its depth stride, at least D times it}}
+  conv3d.conv ins(%x, %w : memref<2x4x8x8x64xbf16, strided<[18432, 4096, 512, 64, 1]>>, memref<64x1x1x1x64xbf16>) outs(%o : memref<2x24x8x8x64xbf16>) overwrite padding = [20, 0, 0, 0, 0, 0] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
   return
 }
 

@@ -296,8 +296,8 @@ func.func @tile_m_256(%x: memref<1x8x16x16x128xbf16>, %w: memref<128x1x1x1x128xb
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32 : !llvm.ptr<3>, i32
 // CHECK: %[[SD:.*]] = arith.muli %{{.*}}, %c2_i32{{[_0-9]*}} : i32
-// CHECK-NEXT: %[[OS:.*]] = arith.trunci %[[SD]] : i32 to i16
 // CHECK: %[[RD:.*]] = arith.muli %{{.*}}, %c2_i32{{[_0-9]*}} : i32
+// CHECK: %[[OS:.*]] = arith.trunci %[[SD]] : i32 to i16
 // CHECK-NEXT: %[[OR:.*]] = arith.trunci %[[RD]] : i32 to i16
 // CHECK-NEXT: %[[OQ:.*]] = arith.trunci %{{.*}} : i32 to i16
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} im2col[%[[OS]], %[[OR]], %[[OQ]]] {mode = #nvvm.tma_load_mode<im2col>}
@@ -529,5 +529,94 @@ func.func @tma_store(%x: memref<1x4x8x8x64xbf16>, %w: memref<128x3x3x3x64xbf16>,
 // CHECK-NEXT: gpu.terminator
 func.func @cluster(%x: memref<1x4x8x8x64xbf16>, %w: memref<96x3x3x3x64xbf16>, %o: memref<1x4x8x8x96xbf16>) {
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<96x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x96xbf16>) padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 96, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90, cluster_m = 2>
+  return
+}
+
+// -----
+
+// Depth padding 20 is past the rank-5 im2col corners: the input is read
+// through a rank-4 descriptor of its depth slices, (N*D = 8, H = 8, W = 8,
+// C = 64) with slice, row and pixel pitches 4096, 512 and 64, corners
+// (-1, -1) and (-1, -1) (H, W), strides 1, 1, 64 channels x 128 rows, 128-
+// byte swizzle: 18 i64 arguments. Tiles stay in one output depth slice
+// (n, do): 2 x 22 slices of 8 x 8 = 64 rows, one 128-row tile each, so
+// 44 tiles; the TMA store is off (a slice is not whole tiles). The producer
+// and the consumers take a tile's steps from its valid depth taps
+// [clamp(20 - do), clamp(24 - do)) x 9 steps (3 x 3 taps x 1 channel
+// block); each load has 4 coordinates (c, w, h, n*D + d) and 2 offsets.
+// The staged epilogue stops at the slice's end.
+
+// CHECK-LABEL: func.func @depth_slices
+// CHECK: %[[DESCA:.*]] = call @conv3dTmaIm2colSliceDescriptor(%{{[^,]*}}, %c9_i64, %c8_i64, %c8_i64_{{[0-9]+}}, %c8_i64_{{[0-9]+}}, %c64_i64, %c4096_i64, %c512_i64, %c64_i64_{{[0-9]+}}, %c-1_i64, %c-1_i64_{{[0-9]+}}, %c-1_i64_{{[0-9]+}}, %c-1_i64_{{[0-9]+}}, %c1_i64, %c1_i64_{{[0-9]+}}, %c64_i64_{{[0-9]+}}, %c128_i64, %c3_i64) : ({{i64(, i64){17}[)]}} -> i64
+// CHECK-NOT: call @conv3dTmaIm2colDescriptor
+// CHECK: call @conv3dTmaTiledDescriptor(
+// CHECK-NOT: call @conv3dTmaTiledDescriptor(
+// CHECK: %[[TILES:.*]] = arith.constant 44 : index
+// CHECK-NEXT: arith.minui %{{.*}}, %[[TILES]] : index
+// CHECK: nvvm.setmaxregister decrease 40
+// The tile's slice, its first row and its row end (slice * 64 + min(128,
+// 64)); do = slice % 22.
+// CHECK: %[[SLICE:.*]] = arith.remui %{{.*}}, %c44_i32{{[_0-9]*}} : i32
+// CHECK: %[[DO:.*]] = arith.remui %[[SLICE]], %c22_i32 : i32
+// CHECK: %[[LO:.*]] = arith.maxsi %{{.*}}, %c0_i32{{[_0-9]*}} : i32
+// CHECK-NEXT: %[[QBEGIN:.*]] = arith.minsi %[[LO]], %[[Q:c3_i32[_0-9]*]] : i32
+// CHECK-NEXT: %[[HI:.*]] = arith.minsi %{{.*}}, %[[Q]] : i32
+// CHECK-NEXT: %[[QEND:.*]] = arith.maxsi %[[HI]], %[[QBEGIN]] : i32
+// CHECK: %[[BEGIN:.*]] = arith.muli %[[QBEGIN]], %c9_i32{{[_0-9]*}} : i32
+// CHECK: %[[END:.*]] = arith.muli %[[QEND]], %c9_i32{{[_0-9]*}} : i32
+// CHECK-NEXT: arith.subi %[[END]], %[[BEGIN]] : i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^]]*}}] im2col[%{{[^,]*}}, %{{[^]]*}}] {mode = #nvvm.tma_load_mode<im2col>}
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: arith.maxsi
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK: arith.cmpi ult, %{{.*}}, %{{.*}} : i32
+// CHECK: gpu.terminator
+func.func @depth_slices(%x: memref<2x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<2x22x8x8x64xbf16>) {
+  conv3d.conv ins(%x, %w : memref<2x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<2x22x8x8x64xbf16>) overwrite padding = [20, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, warps_n = 1, kernel = sm90>
+  return
+}
+
+// -----
+
+// Per-depth-slice loads under 2-block clusters: the blocks of a cluster run
+// the same K steps (one filter tile feeds both), which per depth slice are
+// the valid depth taps of the tile's slice, so both tiles of a pair lie in
+// one output depth slice. A slice of 8 x 8 = 64 rows is one 64-row tile;
+// each slice gets a second, padding tile (2 x 22 slices x 2 tiles = 88 M
+// tiles, 44 pairs): it loads the slice's first rows again (its partner's
+// filter half still comes from it) and its row end is its first row, so
+// the staged epilogue stores nothing; the TMA store stays off. The filter's
+// boxes are 48 of the 96 rows, multicast.
+
+// CHECK-LABEL: func.func @depth_slices_cluster
+// CHECK: call @conv3dTmaIm2colSliceDescriptor(
+// CHECK: %[[HALF:.*]] = arith.constant 48 : i64
+// CHECK: call @conv3dTmaTiledDescriptor(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[HALF]], %{{.*}})
+// CHECK: %[[PAIRS:.*]] = arith.constant 44 : index
+// CHECK: gpu.launch async {{.*}} clusters({{.*}}) in (%{{[^ ]*}} = %c2{{[_0-9]*}},
+// CHECK: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
+// CHECK: nvvm.setmaxregister decrease 40
+// The pair, this block's tile of it (2p + rank), its slice and its index
+// in the slice; index 1 is the padding tile: first row and row end at the
+// slice's begin.
+// CHECK: %[[PAIR:.*]] = arith.remui %{{.*}}, %c44_i32{{[_0-9]*}} : i32
+// CHECK: %[[TWICE:.*]] = arith.muli %[[PAIR]], %c2_i32{{[_0-9]*}} : i32
+// CHECK-NEXT: %[[TM:.*]] = arith.addi %[[TWICE]], %[[RANK]] : i32
+// CHECK: %[[SLICE:.*]] = arith.divui %[[TM]], %c2_i32{{[_0-9]*}} : i32
+// CHECK: %[[INDEX:.*]] = arith.remui %[[TM]], %c2_i32{{[_0-9]*}} : i32
+// CHECK: %[[END:.*]] = arith.minui %{{.*}}, %c64_i32{{[_0-9]*}} : i32
+// CHECK: %[[PAD:.*]] = arith.cmpi uge, %[[INDEX]], %c1_i32 : i32
+// CHECK: arith.select %[[PAD]], %c0_i32{{[_0-9]*}}, %{{.*}} : i32
+// CHECK: arith.select %[[PAD]], %c0_i32{{[_0-9]*}}, %[[END]] : i32
+// CHECK: arith.remui %[[SLICE]], %c22_i32 : i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^]]*}}] im2col[%{{[^,]*}}, %{{[^]]*}}] {mode = #nvvm.tma_load_mode<im2col>}
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask = %c3_i16
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: gpu.terminator
+func.func @depth_slices_cluster(%x: memref<2x4x8x8x64xbf16>, %w: memref<96x3x3x3x64xbf16>, %o: memref<2x22x8x8x96xbf16>) {
+  conv3d.conv ins(%x, %w : memref<2x4x8x8x64xbf16>, memref<96x3x3x3x64xbf16>) outs(%o : memref<2x22x8x8x96xbf16>) overwrite padding = [20, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 64, tile_n = 96, tile_k = 64, stages = 4, warps_m = 4, warps_n = 1, kernel = sm90, cluster_m = 2>
   return
 }

@@ -113,11 +113,13 @@ func.func @c16(%x: tensor<1x8x34x34x16xbf16>, %w: tensor<96x3x3x3x16xbf16>, %i: 
   return %0 : tensor<1x6x32x32x96xbf16>
 }
 
-// Depth padding 17: the im2col lower corner -17 is outside [-16, 15].
+// Depth padding 17: the im2col lower corner -17 is outside [-16, 15], and
+// the per-depth-slice (rank-4) form that takes it on sm90 is not in sm100's
+// kernel.
 // FALLBACK-LABEL: func.func @padding_17
 // FALLBACK: kernel = sm80> ->
 func.func @padding_17(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %i: tensor<1x21x8x8x64xbf16>) -> tensor<1x21x8x8x64xbf16> {
-  // expected-remark @below {{conv3d: the sm100 kernel cannot take this convolution (the depth padding (17, 0) and window put a TMA im2col corner outside [-16, 15]); it runs on the sm80 kernel}}
+  // expected-remark @below {{conv3d: the sm100 kernel cannot take this convolution (the depth padding (17, 0) and window put a TMA im2col corner outside [-16, 15] (per-depth-slice descriptors are implemented for the sm90 kernel only)); it runs on the sm80 kernel}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x1x1x1x64xbf16>) outs(%i : tensor<1x21x8x8x64xbf16>) overwrite padding = [17, 0, 0, 0, 0, 0] filter_layout = fqrsc -> tensor<1x21x8x8x64xbf16>
   return %0 : tensor<1x21x8x8x64xbf16>
 }

@@ -4,11 +4,14 @@
 // many stages, up to 6, as fit beside the epilogue's staging tile), and the
 // fallback: a convolution the sm90 kernel cannot take gets a remark naming
 // why and the sm80 heuristic's config with kernel = sm80 (one case per
-// reason of getSM90KernelProblem). The other targets: select-config.mlir.
+// reason of getTmaKernelProblem); and convolutions past the rank-5 TMA
+// im2col limits that per-depth-slice (rank-4) descriptors take, with a
+// remark. The other targets: select-config.mlir.
 //
 // RUN: split-file %s %t
 // RUN: conv3d-opt %t/heuristic.mlir -conv3d-select-config=target=sm90 -verify-diagnostics | FileCheck %s
 // RUN: conv3d-opt %t/fallback.mlir -conv3d-select-config=target=sm90 -verify-diagnostics | FileCheck %s --check-prefix=FALLBACK
+// RUN: conv3d-opt %t/slices.mlir -conv3d-select-config=target=sm90 -verify-diagnostics | FileCheck %s --check-prefix=SLICES
 //
 // Shared memory (SM90KernelPlan): a stage is (tile_m + tile_n) x 128 bytes
 // (64 bf16 channels per row); the f32 staging tile is tile_m x (tile_n / c
@@ -143,7 +146,7 @@ func.func @dynamic_batch(%x: tensor<?x8x8x8x16xf32>, %w: tensor<1x1x1x16x16xf32>
 
 //--- fallback.mlir
 
-// The fallbacks, in the order getSM90KernelProblem checks. Each gets the
+// The fallbacks, in the order getTmaKernelProblem checks. Each gets the
 // sm80 heuristic's config (see select-config.mlir) with kernel = sm80.
 
 // f32 operands.
@@ -193,32 +196,24 @@ func.func @c16(%x: tensor<1x8x34x34x16xbf16>, %w: tensor<96x3x3x3x16xbf16>, %i: 
   return %0 : tensor<1x6x32x32x96xbf16>
 }
 
-// Depth padding 17: the im2col lower corner -17 is outside [-16, 15].
-// FALLBACK-LABEL: func.func @padding_17
+// Height padding 129: outside both forms' corners; the remark names the
+// rank-5 and the per-depth-slice problem.
+// FALLBACK-LABEL: func.func @padding_129
 // FALLBACK: kernel = sm80> ->
-func.func @padding_17(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %i: tensor<1x21x8x8x64xbf16>) -> tensor<1x21x8x8x64xbf16> {
-  // expected-remark @below {{conv3d: the sm90 kernel cannot take this convolution (the depth padding (17, 0) and window put a TMA im2col corner outside [-16, 15]); it runs on the sm80 kernel}}
-  %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x1x1x1x64xbf16>) outs(%i : tensor<1x21x8x8x64xbf16>) overwrite padding = [17, 0, 0, 0, 0, 0] filter_layout = fqrsc -> tensor<1x21x8x8x64xbf16>
-  return %0 : tensor<1x21x8x8x64xbf16>
+func.func @padding_129(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %i: tensor<1x4x137x8x64xbf16>) -> tensor<1x4x137x8x64xbf16> {
+  // expected-remark @below {{conv3d: the sm90 kernel cannot take this convolution (the height padding (129, 0) and window put a TMA im2col corner outside [-16, 15]; per-depth-slice descriptors: the height padding (129, 0) and window put a TMA im2col corner outside [-128, 127]); it runs on the sm80 kernel}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x1x1x1x64xbf16>) outs(%i : tensor<1x4x137x8x64xbf16>) overwrite padding = [0, 0, 129, 0, 0, 0] filter_layout = fqrsc -> tensor<1x4x137x8x64xbf16>
+  return %0 : tensor<1x4x137x8x64xbf16>
 }
 
-// High padding 16 on a 1-wide height window: upper corner 16 > 15.
-// FALLBACK-LABEL: func.func @high_padding_16
+// A width window dilated to span 257 pixels (high padding 256 keeps the
+// corners at 0): past both forms' im2col offsets (31 and 255).
+// FALLBACK-LABEL: func.func @dilated_window_257
 // FALLBACK: kernel = sm80> ->
-func.func @high_padding_16(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %i: tensor<1x4x24x8x64xbf16>) -> tensor<1x4x24x8x64xbf16> {
-  // expected-remark @below {{conv3d: the sm90 kernel cannot take this convolution (the height padding (0, 16) and window put a TMA im2col corner outside [-16, 15]); it runs on the sm80 kernel}}
-  %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x1x1x1x64xbf16>) outs(%i : tensor<1x4x24x8x64xbf16>) overwrite padding = [0, 0, 0, 16, 0, 0] filter_layout = fqrsc -> tensor<1x4x24x8x64xbf16>
-  return %0 : tensor<1x4x24x8x64xbf16>
-}
-
-// A width window dilated to span 33 pixels (high padding 16 keeps the
-// corners in range): im2col offsets reach 31.
-// FALLBACK-LABEL: func.func @dilated_window
-// FALLBACK: kernel = sm80> ->
-func.func @dilated_window(%x: tensor<1x4x8x20x64xbf16>, %w: tensor<64x1x1x3x64xbf16>, %i: tensor<1x4x8x4x64xbf16>) -> tensor<1x4x8x4x64xbf16> {
-  // expected-remark @below {{conv3d: the sm90 kernel cannot take this convolution (the dilated width window spans 33 pixels; TMA im2col offsets reach 31); it runs on the sm80 kernel}}
-  %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x20x64xbf16>, tensor<64x1x1x3x64xbf16>) outs(%i : tensor<1x4x8x4x64xbf16>) overwrite dilations = [1, 1, 16] padding = [0, 0, 0, 0, 0, 16] filter_layout = fqrsc -> tensor<1x4x8x4x64xbf16>
-  return %0 : tensor<1x4x8x4x64xbf16>
+func.func @dilated_window_257(%x: tensor<1x4x8x20x64xbf16>, %w: tensor<64x1x1x3x64xbf16>, %i: tensor<1x4x8x20x64xbf16>) -> tensor<1x4x8x20x64xbf16> {
+  // expected-remark @below {{conv3d: the sm90 kernel cannot take this convolution (the dilated width window spans 257 pixels; TMA im2col offsets reach 31; per-depth-slice descriptors: the dilated width window spans 257 pixels; TMA im2col offsets reach 255); it runs on the sm80 kernel}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x20x64xbf16>, tensor<64x1x1x3x64xbf16>) outs(%i : tensor<1x4x8x20x64xbf16>) overwrite dilations = [1, 1, 128] padding = [0, 0, 0, 0, 0, 256] filter_layout = fqrsc -> tensor<1x4x8x20x64xbf16>
+  return %0 : tensor<1x4x8x20x64xbf16>
 }
 
 // Stride 9 along the height.
@@ -246,4 +241,58 @@ func.func @memref_c32(%x: memref<1x8x8x8x32xbf16>, %w: memref<64x1x1x1x32xbf16>,
   // expected-remark @below {{conv3d: the sm90 kernel cannot take this convolution (C = 32 is under one 64-channel TMA box; the sm80 kernel reads narrow channels without padding them); it runs on the sm80 kernel}}
   conv3d.conv ins(%x, %w : memref<1x8x8x8x32xbf16>, memref<64x1x1x1x32xbf16>) outs(%i : memref<1x8x8x8x64xbf16>) overwrite filter_layout = fqrsc
   return
+}
+
+//--- slices.mlir
+
+// Past rank 5's limits and within rank 4's: the sm90 kernel reads the input
+// through per-depth-slice descriptors; a remark says so and why.
+
+// Depth padding 17: the im2col lower corner -17 is outside [-16, 15].
+// A depth slice is 8 x 8 = 64 rows: the heuristic's tiles have 64 rows
+// (one consumer warpgroup), not 128 (half of them past the slice's end).
+// SLICES-LABEL: func.func @padding_17
+// SLICES: config = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 64, stages = {{[0-9]+}}, warps_m = 4, kernel = sm90> ->
+func.func @padding_17(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %i: tensor<1x21x8x8x64xbf16>) -> tensor<1x21x8x8x64xbf16> {
+  // expected-remark @below {{conv3d: the sm90 kernel reads this input through per-depth-slice (rank-4) TMA im2col descriptors (the depth padding (17, 0) and window put a TMA im2col corner outside [-16, 15])}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x1x1x1x64xbf16>) outs(%i : tensor<1x21x8x8x64xbf16>) overwrite padding = [17, 0, 0, 0, 0, 0] filter_layout = fqrsc -> tensor<1x21x8x8x64xbf16>
+  return %0 : tensor<1x21x8x8x64xbf16>
+}
+
+// High padding 16 on a 1-wide height window: upper corner 16 > 15.
+// SLICES-LABEL: func.func @high_padding_16
+// SLICES: config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = {{[0-9]+}}, warps_m = 8, kernel = sm90> ->
+func.func @high_padding_16(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %i: tensor<1x4x24x8x64xbf16>) -> tensor<1x4x24x8x64xbf16> {
+  // expected-remark @below {{conv3d: the sm90 kernel reads this input through per-depth-slice (rank-4) TMA im2col descriptors (the height padding (0, 16) and window put a TMA im2col corner outside [-16, 15])}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x1x1x1x64xbf16>) outs(%i : tensor<1x4x24x8x64xbf16>) overwrite padding = [0, 0, 0, 16, 0, 0] filter_layout = fqrsc -> tensor<1x4x24x8x64xbf16>
+  return %0 : tensor<1x4x24x8x64xbf16>
+}
+
+// A width window dilated to span 33 pixels (high padding 16 keeps the
+// corners in range): im2col offsets reach 31.
+// SLICES-LABEL: func.func @dilated_window
+// SLICES: kernel = sm90> ->
+func.func @dilated_window(%x: tensor<1x4x8x20x64xbf16>, %w: tensor<64x1x1x3x64xbf16>, %i: tensor<1x4x8x4x64xbf16>) -> tensor<1x4x8x4x64xbf16> {
+  // expected-remark @below {{conv3d: the sm90 kernel reads this input through per-depth-slice (rank-4) TMA im2col descriptors (the dilated width window spans 33 pixels; TMA im2col offsets reach 31)}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x20x64xbf16>, tensor<64x1x1x3x64xbf16>) outs(%i : tensor<1x4x8x4x64xbf16>) overwrite dilations = [1, 1, 16] padding = [0, 0, 0, 0, 0, 16] filter_layout = fqrsc -> tensor<1x4x8x4x64xbf16>
+  return %0 : tensor<1x4x8x4x64xbf16>
+}
+
+// Depth stride 9, depth dilation 20 with Q = 3 (offsets 40): depth is a
+// coordinate of the per-slice loads, never an element stride or offset.
+// SLICES-LABEL: func.func @depth_stride_9_dilation_20
+// SLICES: kernel = sm90> ->
+func.func @depth_stride_9_dilation_20(%x: tensor<1x60x8x8x64xbf16>, %w: tensor<64x3x1x1x64xbf16>, %i: tensor<1x3x8x8x64xbf16>) -> tensor<1x3x8x8x64xbf16> {
+  // expected-remark @below {{conv3d: the sm90 kernel reads this input through per-depth-slice (rank-4) TMA im2col descriptors (the depth padding (0, 0) and window put a TMA im2col corner outside [-16, 15])}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x60x8x8x64xbf16>, tensor<64x3x1x1x64xbf16>) outs(%i : tensor<1x3x8x8x64xbf16>) overwrite strides = [9, 1, 1] dilations = [20, 1, 1] filter_layout = fqrsc -> tensor<1x3x8x8x64xbf16>
+  return %0 : tensor<1x3x8x8x64xbf16>
+}
+
+// Height padding 127 (lower corner -127): rank 4's corner range.
+// SLICES-LABEL: func.func @padding_127
+// SLICES: kernel = sm90> ->
+func.func @padding_127(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>, %i: tensor<1x4x135x8x64xbf16>) -> tensor<1x4x135x8x64xbf16> {
+  // expected-remark @below {{conv3d: the sm90 kernel reads this input through per-depth-slice (rank-4) TMA im2col descriptors (the height padding (127, 0) and window put a TMA im2col corner outside [-16, 15])}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x1x1x1x64xbf16>) outs(%i : tensor<1x4x135x8x64xbf16>) overwrite padding = [0, 0, 127, 0, 0, 0] filter_layout = fqrsc -> tensor<1x4x135x8x64xbf16>
+  return %0 : tensor<1x4x135x8x64xbf16>
 }

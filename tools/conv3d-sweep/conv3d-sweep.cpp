@@ -63,6 +63,14 @@ static cl::opt<int> maxWork("max-work",
                                      "3e6; 4e7 for sm90, whose kernel needs "
                                      "64 channels)"),
                             cl::init(0), cl::cat(sweepCategory));
+static cl::opt<std::string> geometries(
+    "geometries",
+    cl::desc("With --target=sm90, which geometries the sm90 kernel's cases "
+             "draw: any (default: about a quarter of them past the rank-5 "
+             "TMA im2col limits, read through per-depth-slice rank-4 "
+             "descriptors), tma-rank5 (within the rank-5 limits), "
+             "tma-rank4 (all past them, within rank 4's)"),
+    cl::init("any"), cl::cat(sweepCategory));
 static cl::opt<bool> verbose("v", cl::desc("Print every case"),
                              cl::cat(sweepCategory));
 
@@ -112,8 +120,12 @@ public:
   }
 
   /// A random valid geometry the sm90 kernel takes: C a multiple of 8 from
-  /// 64, paddings and windows within TMA im2col's corners, strides up to 3.
-  ConvGeometry sm90Geometry() {
+  /// 64, strides up to 3, paddings and windows within the rank-5 TMA im2col
+  /// corners, or (`rank4`, an axis stretched) past them: depth padding,
+  /// stride or dilation beyond rank 5's, or height/width padding or
+  /// dilation up to rank 4's corners, read through per-depth-slice
+  /// descriptors.
+  ConvGeometry sm90Geometry(bool rank4) {
     for (;;) {
       ConvGeometry g;
       g.batch = pick({1, 1, 2, 3});
@@ -132,7 +144,29 @@ public:
         g.padLow[0] = g.effectiveWindow(0) - 1;
         g.padHigh[0] = 0;
       }
-      if (g.validate() || g.tmaIm2colProblem(2))
+      if (rank4) {
+        unsigned axis = unsigned(range(0, 2));
+        switch (range(0, 2)) {
+        case 0: // padding past rank 5's corners
+          g.padLow[axis] = range(17, 40);
+          if (coin())
+            g.padHigh[axis] = range(17, 40);
+          break;
+        case 1: // a dilated window past rank 5's offsets
+          g.window[axis] = 3;
+          g.dilations[axis] = range(16, 30);
+          g.padHigh[axis] = range(0, 2 * g.dilations[axis]);
+          break;
+        default: // a depth stride past TMA's element strides
+          g.strides[kDepth] = range(9, 12);
+          g.inputSize[kDepth] = range(10, 30);
+          break;
+        }
+      }
+      std::string why;
+      std::optional<TmaIm2colForm> form = g.chooseTmaIm2colForm(2, why);
+      if (g.validate() || !form ||
+          (*form == TmaIm2colForm::depthSlices) != rank4)
         continue;
       double work = double(g.gemmM()) * g.gemmN() * g.gemmK();
       if (work > workLimit || g.gemmM() < 1)
@@ -327,6 +361,12 @@ int main(int argc, char **argv) {
     llvm::errs() << "conv3d-sweep: bad --target or --dtypes\n";
     return 2;
   }
+  if (geometries != "any" && geometries != "tma-rank5" &&
+      geometries != "tma-rank4") {
+    llvm::errs() << "conv3d-sweep: unknown --geometries '" << geometries
+                 << "' (any, tma-rank5, tma-rank4)\n";
+    return 2;
+  }
 
   // Every case is compiled: a sweep tests the compiler, and its one-off
   // kernels would only fill the disk cache.
@@ -340,7 +380,10 @@ int main(int argc, char **argv) {
     ConvSpec spec;
     // sm90: most cases where its kernel applies, the rest test the fallback.
     bool sm90Case = sm90 && gen.coin(0.85);
-    spec.geometry = sm90Case ? gen.sm90Geometry() : gen.geometry();
+    // Per-depth-slice cases: all of them, none, or about a quarter.
+    bool rank4 = sm90Case && (geometries == "tma-rank4" ||
+                              (geometries == "any" && gen.coin(0.25)));
+    spec.geometry = sm90Case ? gen.sm90Geometry(rank4) : gen.geometry();
     spec.inputType = types[i % types.size()];
     spec.outputType = gen.coin(0.3) ? ElementType::f32 : spec.inputType;
     if (sm90Case || (has("fqrsc") && gen.coin()))

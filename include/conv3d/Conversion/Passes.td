@@ -61,10 +61,15 @@ def Conv3dToLinalg : Pass<"conv3d-to-linalg"> {
     - `conv3d.quantize`: a block-maximum reduction and an elementwise
       quantization, both `linalg.generic`.
     - `conv3d.epilogue`: one elementwise `linalg.generic`.
-    Only the tensor forms are lowered; run it before bufferization.
+    Run it before bufferization. An op in memref form (a module written
+    after bufferization) becomes the same op on tensors read from its
+    buffers (`bufferization.to_tensor`), its result materialized into its
+    output buffer (`bufferization.materialize_in_destination`), and is then
+    lowered as above; its distinct buffers must not overlap.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect"
@@ -132,6 +137,11 @@ def Conv3dLowerToSM90 : Pass<"conv3d-lower-to-sm90"> {
     code encodes the two TMA descriptors before each launch
     (`conv3dTmaIm2colDescriptor`, `conv3dTmaTiledDescriptor`; device copies
     cached by the runtime) and skips the launch if the driver refused one.
+    Past the rank-5 descriptor's limits (ConvGeometry::chooseTmaIm2colForm)
+    the input is read through a rank-4 descriptor of its depth slices
+    (`conv3dTmaIm2colSliceDescriptor`): tiles then stay in one output depth
+    slice, a tile's K steps are its depth taps inside the input, and each
+    load names its input slice.
     Grids whose config is for the sm80 kernel (the fallback
     `conv3d-select-config` records, with a remark, for convolutions this
     kernel cannot take) are lowered as `conv3d-lower-to-sm80` does.
@@ -270,7 +280,8 @@ def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per block of the generated elementwise kernels">
+           "Threads per block of the generated elementwise kernels (1 to "
+           "1024)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",

@@ -17,6 +17,7 @@
 
 #include "conv3d/IR/Conv3dEnums.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -38,6 +39,8 @@ struct ScalarIndexMath {
   /// Division and remainder of a non-negative value by a positive constant.
   Value div(Value a, int64_t c) const { return a / c; }
   Value rem(Value a, int64_t c) const { return a % c; }
+  Value smin(Value a, Value b) const { return std::min(a, b); }
+  Value smax(Value a, Value b) const { return std::max(a, b); }
 };
 
 /// Decomposes a linear index over a row-major shape `sizes` (outermost
@@ -55,6 +58,20 @@ delinearize(Math &math, typename Math::Value linear,
   indices[0] = linear;
   return indices;
 }
+
+/// How a TMA im2col kernel reads a convolution's input.
+enum class TmaIm2colForm {
+  /// One rank-5 descriptor over the NDHWC input: an M tile is any run of
+  /// output positions; TMA walks W, H, D and the batch.
+  volume,
+  /// Rank-4 descriptors over the input's depth slices ((N*D, H, W, C) for a
+  /// dense input): an M tile lies in one output depth slice (n, do), each
+  /// depth tap q reads input slice d = do*stride_d - pad_d_lo + q*dil_d of
+  /// image n, and the taps that fall in the depth padding are skipped. Depth
+  /// takes any padding, stride and
+  /// dilation; height and width get rank 4's wider corners and offsets.
+  depthSlices,
+};
 
 /// Geometry of `out = conv3d(in, filter)` with an NDHWC input, a Q x R x S
 /// window over C channels, F filters, and an NDHWF output.
@@ -180,6 +197,77 @@ struct ConvGeometry {
   /// strides over 8, channel rows not a multiple of 16 bytes for
   /// `elementBytes`-byte elements), or none.
   std::optional<std::string> tmaIm2colProblem(int64_t elementBytes) const;
+  /// Why per-depth-slice rank-4 descriptors (TmaIm2colForm::depthSlices)
+  /// cannot describe it: height or width corners outside [-128, 127], im2col
+  /// offsets over 255, element strides over 8, channel rows not a multiple
+  /// of 16 bytes; or none. The depth axis is never a problem.
+  std::optional<std::string> tmaSliceIm2colProblem(int64_t elementBytes) const;
+  /// The TMA kernels' canImplement for the input operand: the rank-5 form
+  /// where its limits hold, else the per-depth-slice form where its limits
+  /// hold (`why` then says why not rank 5), else none (`why` says why
+  /// neither).
+  std::optional<TmaIm2colForm> chooseTmaIm2colForm(int64_t elementBytes,
+                                                   std::string &why) const;
+
+  /// The coordinates (innermost first, the channel's left out) and im2col
+  /// offsets of the TMA im2col load of window tap `qrs` = (q, r, s) for the
+  /// rows that start at output position `pos` = (n, do, ho, wo). Rank 5:
+  /// {w, h, d, n} from the tap's first pixel, offsets {s, r, q} x dilation.
+  /// Per depth slice (rank 4 over the input's depth slices, image n's
+  /// slice d at n * batchSlices + d: batchSlices is the batch stride in
+  /// depth strides, D for a dense input): {w, h, n*batchSlices + d + q*dil}
+  /// and offsets {s, r} x dilation; q must be a valid tap of do
+  /// (validTapRange). Corners may be negative; offsets are not.
+  template <typename Math>
+  std::pair<std::array<typename Math::Value, 4>,
+            std::array<typename Math::Value, 3>>
+  tmaIm2colLoadCoords(Math &math, TmaIm2colForm form,
+                      const std::array<typename Math::Value, 4> &pos,
+                      const std::array<typename Math::Value, 3> &qrs,
+                      int64_t batchSlices) const {
+    auto zero = math.constant(0);
+    auto base = [&](unsigned axis) {
+      return math.add(math.mul(pos[axis + 1], strides[axis]),
+                      math.constant(-padLow[axis]));
+    };
+    auto offset = [&](unsigned axis) {
+      return math.mul(qrs[axis], dilations[axis]);
+    };
+    if (form == TmaIm2colForm::volume)
+      return {{base(kWidth), base(kHeight), base(kDepth), pos[0]},
+              {offset(kWidth), offset(kHeight), offset(kDepth)}};
+    auto slice = math.add(math.mul(pos[0], batchSlices),
+                          inputCoord(math, kDepth, pos[1], qrs[kDepth]));
+    return {{base(kWidth), base(kHeight), slice, zero},
+            {offset(kWidth), offset(kHeight), zero}};
+  }
+
+  /// Output positions of one output depth slice (n, do): Ho * Wo.
+  int64_t outputSliceSize() const { return outputSize(1) * outputSize(2); }
+
+  /// The window taps [lo, hi) along `axis` whose input coordinate for
+  /// output position `out` (a valid one) lies inside the input: the only
+  /// taps that read anything but padding. Empty ranges have lo == hi. Every
+  /// division sees a non-negative numerator (the IR form divides unsigned).
+  template <typename Math>
+  std::pair<typename Math::Value, typename Math::Value>
+  validTapRange(Math &math, unsigned axis, typename Math::Value out) const {
+    // 0 <= out * s - pad_lo + tap * dil <= size - 1, solved for tap, the
+    // numerators raised by `bias` dilations (more than any out * s).
+    int64_t dil = dilations[axis];
+    int64_t bias = outputSize(axis) * strides[axis] / dil + 1;
+    auto biased = math.add(math.mul(out, -strides[axis]),
+                           math.constant(padLow[axis] + bias * dil));
+    auto lo = math.add(math.div(math.add(biased, math.constant(dil - 1)), dil),
+                       math.constant(-bias));
+    auto hi = math.add(
+        math.div(math.add(biased, math.constant(inputSize[axis] - 1)), dil),
+        math.constant(1 - bias));
+    auto taps = math.constant(window[axis]);
+    lo = math.smin(math.smax(lo, math.constant(0)), taps);
+    hi = math.smax(math.smin(hi, taps), lo);
+    return {lo, hi};
+  }
 
   /// The output positions [lo, hi) along `axis` whose input coordinate for
   /// window tap `tap` lies inside the input (the only ones a Q-slice

@@ -45,6 +45,12 @@ struct IRIndexMath {
       return constant(0);
     return arith::RemUIOp::create(b, loc, x, constant(c));
   }
+  Value smin(Value x, Value y) const {
+    return arith::MinSIOp::create(b, loc, x, y);
+  }
+  Value smax(Value x, Value y) const {
+    return arith::MaxSIOp::create(b, loc, x, y);
+  }
 };
 
 } // namespace mlir::conv3d

@@ -388,6 +388,15 @@ int64_t conv3dTmaIm2colDescriptor(
     int64_t upperD, int64_t upperH, int64_t upperW, int64_t strideD,
     int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
     int64_t pixelsPerColumn, int64_t swizzle);
+/// The rank-4 im2col map of an NDHWC tensor's depth slices, the (N*D, H,
+/// W, C) view the sm90 kernel's per-depth-slice loads read (sizes, element
+/// pitches of a slice, H and W; corners and traversal strides of H and W).
+int64_t conv3dTmaIm2colSliceDescriptor(
+    int64_t address, int64_t dataType, int64_t slices, int64_t h, int64_t w,
+    int64_t c, int64_t pitchSlice, int64_t pitchH, int64_t pitchW,
+    int64_t lowerH, int64_t lowerW, int64_t upperH, int64_t upperW,
+    int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
+    int64_t pixelsPerColumn, int64_t swizzle);
 /// The current device's multiprocessor count (persistent kernels launch one
 /// block per multiprocessor); 1 with the error recorded when no device.
 int64_t conv3dMultiprocessorCount();

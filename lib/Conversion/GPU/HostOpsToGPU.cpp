@@ -132,14 +132,19 @@ LogicalResult hostLoopsToDeviceLoops(func::FuncOp func, int64_t blockSize) {
   return success();
 }
 
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+
 struct LowerHostOpsToGPUPass
     : mlir::conv3d::impl::Conv3dLowerHostOpsToGPUBase<LowerHostOpsToGPUPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (blockSize <= 0) {
+    // The block size is the kernels' threads per block: CUDA launches at
+    // most 1024.
+    if (blockSize <= 0 || blockSize > kMaxThreadsPerBlock) {
       getOperation()->emitError()
-          << "conv3d-lower-host-ops-to-gpu: block-size must be positive, got "
+          << "conv3d-lower-host-ops-to-gpu: block-size must be in [1, "
+          << kMaxThreadsPerBlock << "] (threads per block), got "
           << static_cast<int64_t>(blockSize);
       return signalPassFailure();
     }

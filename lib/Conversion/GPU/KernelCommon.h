@@ -193,6 +193,9 @@ struct StagedTile {
   Value tid;
   int64_t threads = 0;
   Value m0, n0;
+  /// The first row past the tile's own (null: M); rows from there on are
+  /// not stored.
+  Value rowEnd = {};
 };
 
 /// Stores one pair of adjacent accumulators at (row, col) of the staging

@@ -67,8 +67,9 @@ void mlir::conv3d::emitStagedEpilogue(KernelMath &math, const StagedTile &tile,
   Value col = math.mul(math.rem(u, perRow), width);
   Value m = math.add(tile.m0, row);
   Value f = math.add(tile.n0, col);
-  Value valid = math.andI(math.ult(m, math.constant(geometry.gemmM())),
-                          math.ult(f, math.constant(geometry.filters)));
+  Value valid = math.andI(
+      math.ult(m, tile.rowEnd ? tile.rowEnd : math.constant(geometry.gemmM())),
+      math.ult(f, math.constant(geometry.filters)));
   auto guardIf = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
   b.setInsertionPointToStart(guardIf.thenBlock());
 

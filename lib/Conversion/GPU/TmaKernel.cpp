@@ -51,24 +51,90 @@ std::pair<Value, Value> TmaKernel::stageAndPhase(Value t) const {
   return {m.rem(t, ring.stages), m.bitAnd(m.div(t, ring.stages), 1)};
 }
 
+int64_t mlir::conv3d::inputBatchSlices(const ConvGeometry &g,
+                                       const KernelOperands &ops) {
+  if (g.batch == 1 || ops.input.strides[1] == 0)
+    return g.inputSize[kDepth];
+  return ops.input.strides[0] / ops.input.strides[1];
+}
+
+int64_t mlir::conv3d::tilesPerSlice(const ConvGeometry &g, int64_t tileM,
+                                    int64_t clusterM) {
+  return llvm::alignTo(ceilDiv(g.outputSliceSize(), tileM), clusterM);
+}
+
+int64_t mlir::conv3d::numRowTiles(const ConvGeometry &g, int64_t tileM,
+                                  TmaIm2colForm form, int64_t clusterM) {
+  if (form == TmaIm2colForm::volume)
+    return ceilDiv(g.gemmM(), tileM);
+  return g.batch * g.outputSize(kDepth) * tilesPerSlice(g, tileM, clusterM);
+}
+
 TileOrigin mlir::conv3d::tileOrigin(TmaKernel &k, Value tile) {
   KernelMath m = k.i32();
   Value tn = m.rem(tile, k.numNT);
   Value rest = m.div(tile, k.numNT);
+  // With 2-block clusters, `tile` indexes pairs of M tiles (numMT is even
+  // per depth slice; over M an odd count ends past the last row).
   int64_t pairs = k.ring.multicastB;
   int64_t rowsOfTiles = ceilDiv(k.numMT, pairs);
   Value tm = m.rem(rest, rowsOfTiles);
   if (pairs > 1)
     tm = m.add(m.mul(tm, pairs), k.ctaRank);
-  return {m.mul(tm, k.ring.tileM), m.mul(tn, k.ring.tileN),
-          k.ring.splitK > 1 ? m.div(rest, rowsOfTiles) : Value(), tile};
+  auto splitIndex = [&] {
+    return k.ring.splitK > 1 ? m.div(rest, rowsOfTiles) : Value();
+  };
+  if (k.ring.form == TmaIm2colForm::volume)
+    return {m.mul(tm, k.ring.tileM), m.mul(tn, k.ring.tileN), splitIndex(),
+            tile};
+  // Per depth slice: the slice's rows are [slice * Ho*Wo, +Ho*Wo), cut into
+  // sliceTiles tiles, the last one short.
+  int64_t sliceSize = k.g.outputSliceSize();
+  Value slice = m.div(tm, k.sliceTiles);
+  Value sliceBegin = m.mul(slice, sliceSize);
+  Value index = m.rem(tm, k.sliceTiles);
+  Value inSlice = m.mul(index, k.ring.tileM);
+  Value rowEnd =
+      m.minU(m.add(inSlice, m.constant(k.ring.tileM)), m.constant(sliceSize));
+  int64_t ownTiles = ceilDiv(sliceSize, k.ring.tileM);
+  if (k.sliceTiles != ownTiles) {
+    // A cluster's padding tile (the slice's tiles are odd): it loads the
+    // slice's first rows, in bounds, and ends where it starts.
+    Value padding =
+        m.cmp(arith::CmpIPredicate::uge, index, m.constant(ownTiles));
+    inSlice = m.select(padding, m.constant(0), inSlice);
+    rowEnd = m.select(padding, m.constant(0), rowEnd);
+  }
+  return {m.add(sliceBegin, inSlice), m.mul(tn, k.ring.tileN), splitIndex(),
+          tile, slice, m.add(sliceBegin, rowEnd)};
 }
 
 std::pair<Value, Value> mlir::conv3d::tileStepRange(TmaKernel &k,
                                                     const TileOrigin &tile) {
-  return buildStepRange(k.i32(), k.g, tile.m0, k.ring.tileM,
-                        k.ring.stepsPerSlice, k.ring.totalSteps, k.ring.kOrder,
-                        k.ring.splitK, tile.split);
+  const TmaRing &ring = k.ring;
+  if (ring.form == TmaIm2colForm::volume)
+    return buildStepRange(k.i32(), k.g, tile.m0, ring.tileM, ring.stepsPerSlice,
+                          ring.totalSteps, ring.kOrder, ring.splitK,
+                          tile.split);
+  // Per depth slice: the steps of the depth taps that read inside the input
+  // (q is outermost in the steps, so they are contiguous), within this
+  // tile's split-K share. The producer and the consumers both take their
+  // steps from here, so the ring's phases stay in step; a tile with no
+  // step stores its epilogue of zeros. (qslice_outer's active slices are
+  // exactly these taps.)
+  KernelMath m = k.i32();
+  Value od = m.rem(tile.slice, k.g.outputSize(kDepth));
+  auto [qBegin, qEnd] = k.g.validTapRange(m, kDepth, od);
+  Value begin = m.mul(qBegin, ring.stepsPerSlice);
+  Value end = m.mul(qEnd, ring.stepsPerSlice);
+  if (ring.splitK > 1) {
+    int64_t per = ceilDiv(ring.totalSteps, ring.splitK);
+    Value splitBegin = m.mul(tile.split, per);
+    begin = m.smax(begin, splitBegin);
+    end = m.smin(end, m.add(splitBegin, m.constant(per)));
+    end = m.smax(end, begin);
+  }
+  return {begin, end};
 }
 
 void mlir::conv3d::forEachTile(
@@ -148,14 +214,11 @@ void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
       multicastMask =
           arith::ConstantIntOp::create(b, loc, b.getI16Type(), 0b11);
     }
-    // The first output position of this CTA's rows and its input corner:
-    // TMA walks the rows from there (W, then H, D and the batch), zeros in
-    // the halo and past the last row.
+    // The first output position of this CTA's rows: TMA walks the rows
+    // from its input corner (W, then H, D and the batch; per depth slice W,
+    // H and the slice), zeros in the halo and past the last row.
     auto pos = g.decomposeM(m, rowA);
-    std::array<Value, 3> corner;
-    for (unsigned axis = 0; axis < 3; ++axis)
-      corner[axis] = m.add(m.mul(pos[axis + 1], g.strides[axis]),
-                           m.constant(-g.padLow[axis]));
+    int64_t rank = ring.form == TmaIm2colForm::volume ? 5 : 4;
     auto loop =
         scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
     OpBuilder::InsertionGuard guard(b);
@@ -195,11 +258,13 @@ void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
     auto qrs = delinearize<KernelMath, 3>(
         m, tap, {g.window[0], g.window[1], g.window[2]});
     // Coordinates and im2col offsets list the innermost dimension first.
-    SmallVector<Value> aCoords = {c0, corner[kWidth], corner[kHeight],
-                                  corner[kDepth], pos[0]};
-    SmallVector<Value> offsets = {i16(m.mul(qrs[2], g.dilations[kWidth])),
-                                  i16(m.mul(qrs[1], g.dilations[kHeight])),
-                                  i16(m.mul(qrs[0], g.dilations[kDepth]))};
+    auto [coords, tapOffsets] = g.tmaIm2colLoadCoords(
+        m, ring.form, pos, {qrs[0], qrs[1], qrs[2]}, ring.batchSlices);
+    SmallVector<Value> aCoords = {c0};
+    aCoords.append(coords.begin(), coords.begin() + rank - 1);
+    SmallVector<Value> offsets;
+    for (Value offset : ArrayRef(tapOffsets).take_front(rank - 2))
+      offsets.push_back(i16(offset));
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full, offsets,
         Value(), Value(), NVVM::TMALoadMode::IM2COL, false, group, Value());
@@ -226,6 +291,8 @@ constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle64B = 2,
                   kTmaSwizzle128B = 3;
 
 constexpr StringLiteral kIm2colDescriptorFn = "conv3dTmaIm2colDescriptor";
+constexpr StringLiteral kIm2colSliceDescriptorFn =
+    "conv3dTmaIm2colSliceDescriptor";
 constexpr StringLiteral kTiledDescriptorFn = "conv3dTmaTiledDescriptor";
 constexpr StringLiteral kTiled5dDescriptorFn = "conv3dTmaTiled5dDescriptor";
 constexpr StringLiteral kSMCountFn = "conv3dMultiprocessorCount";
@@ -281,6 +348,25 @@ mlir::conv3d::getTmaGridProblem(const GridKernel &kernel, Target target) {
       elementAlignment(kernel.filterLoad.getFilter()) < 8)
     return std::string("TMA needs the input's and the filter's offsets and "
                        "strides in multiples of 16 bytes");
+  // Per-depth-slice descriptors view the input's depth slices as the images
+  // of a rank-4 tensor: image n's slices must start a whole number of depth
+  // strides apart, after the previous image's last one.
+  std::string why;
+  ConvGeometry g = kernel.geometry();
+  if (g.batch != 1 &&
+      g.chooseTmaIm2colForm(2, why) == TmaIm2colForm::depthSlices) {
+    auto type = cast<MemRefType>(kernel.im2col.getInput().getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        ShapedType::isDynamic(strides[0]) ||
+        ShapedType::isDynamic(strides[1]) || strides[1] <= 0 ||
+        strides[0] % strides[1] != 0 ||
+        strides[0] / strides[1] < g.inputSize[kDepth])
+      return std::string("per-depth-slice TMA descriptors need an input whose "
+                         "batch stride is a multiple of its depth stride, at "
+                         "least D times it");
+  }
   return std::nullopt;
 }
 
@@ -324,7 +410,7 @@ LogicalResult mlir::conv3d::createTmaLaunch(
     int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
     std::optional<TmaOutputStore> outputStore,
     function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody,
-    int64_t clusterSize) {
+    int64_t clusterSize, TmaIm2colForm form) {
   Location loc = grid.getLoc();
   ConvGeometry g = kernel.geometry();
   Value input = kernel.im2col.getInput(),
@@ -334,10 +420,6 @@ LogicalResult mlir::conv3d::createTmaLaunch(
     return grid.emitError() << pass
                             << " needs an enclosing module (for the "
                                "descriptor functions)";
-  func::FuncOp im2colFn =
-      declareDescriptorFunction(module, kIm2colDescriptorFn, 23);
-  func::FuncOp tiledFn =
-      declareDescriptorFunction(module, kTiledDescriptorFn, 11);
   auto i64 = [&](int64_t v) {
     return arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(), v)
         .getResult();
@@ -346,31 +428,67 @@ LogicalResult mlir::conv3d::createTmaLaunch(
       kernel.inputElementType().isBF16() ? kTmaBFloat16 : kTmaFloat16;
   std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
                          upper = g.tmaIm2colUpperCorner();
-  SmallVector<Value> im2colArgs = {baseAddress(rewriter, loc, input),
-                                   i64(dataType),
-                                   i64(g.batch),
-                                   i64(g.inputSize[0]),
-                                   i64(g.inputSize[1]),
-                                   i64(g.inputSize[2]),
-                                   i64(g.channels),
-                                   i64(ops.input.strides[0]),
-                                   i64(ops.input.strides[1]),
-                                   i64(ops.input.strides[2]),
-                                   i64(ops.input.strides[3]),
-                                   i64(lower[0]),
-                                   i64(lower[1]),
-                                   i64(lower[2]),
-                                   i64(upper[0]),
-                                   i64(upper[1]),
-                                   i64(upper[2]),
-                                   i64(g.strides[0]),
-                                   i64(g.strides[1]),
-                                   i64(g.strides[2]),
-                                   i64(kTmaChannelBlock),
-                                   i64(tileM),
-                                   i64(kTmaSwizzle128B)};
-  Value descA =
-      func::CallOp::create(rewriter, loc, im2colFn, im2colArgs).getResult(0);
+  Value descA;
+  if (form == TmaIm2colForm::depthSlices) {
+    // The input's depth slices as the images of a rank-4 tensor: image n's
+    // slice d is slice n * batchSlices + d (getTmaGridProblem checked that
+    // the batch pitch is a whole number of depth pitches, at least D); the
+    // slices between images are never loaded.
+    int64_t batchSlices = inputBatchSlices(g, ops);
+    SmallVector<Value> sliceArgs = {
+        baseAddress(rewriter, loc, input),
+        i64(dataType),
+        i64((g.batch - 1) * batchSlices + g.inputSize[kDepth]),
+        i64(g.inputSize[kHeight]),
+        i64(g.inputSize[kWidth]),
+        i64(g.channels),
+        i64(ops.input.strides[1]),
+        i64(ops.input.strides[2]),
+        i64(ops.input.strides[3]),
+        i64(lower[kHeight]),
+        i64(lower[kWidth]),
+        i64(upper[kHeight]),
+        i64(upper[kWidth]),
+        i64(g.strides[kHeight]),
+        i64(g.strides[kWidth]),
+        i64(kTmaChannelBlock),
+        i64(tileM),
+        i64(kTmaSwizzle128B)};
+    func::FuncOp sliceFn =
+        declareDescriptorFunction(module, kIm2colSliceDescriptorFn, 18);
+    descA =
+        func::CallOp::create(rewriter, loc, sliceFn, sliceArgs).getResult(0);
+  } else {
+    func::FuncOp im2colFn =
+        declareDescriptorFunction(module, kIm2colDescriptorFn, 23);
+    SmallVector<Value> im2colArgs = {baseAddress(rewriter, loc, input),
+                                     i64(dataType),
+                                     i64(g.batch),
+                                     i64(g.inputSize[0]),
+                                     i64(g.inputSize[1]),
+                                     i64(g.inputSize[2]),
+                                     i64(g.channels),
+                                     i64(ops.input.strides[0]),
+                                     i64(ops.input.strides[1]),
+                                     i64(ops.input.strides[2]),
+                                     i64(ops.input.strides[3]),
+                                     i64(lower[0]),
+                                     i64(lower[1]),
+                                     i64(lower[2]),
+                                     i64(upper[0]),
+                                     i64(upper[1]),
+                                     i64(upper[2]),
+                                     i64(g.strides[0]),
+                                     i64(g.strides[1]),
+                                     i64(g.strides[2]),
+                                     i64(kTmaChannelBlock),
+                                     i64(tileM),
+                                     i64(kTmaSwizzle128B)};
+    descA =
+        func::CallOp::create(rewriter, loc, im2colFn, im2colArgs).getResult(0);
+  }
+  func::FuncOp tiledFn =
+      declareDescriptorFunction(module, kTiledDescriptorFn, 11);
   // The FQRSC filter as an [F][Q*R*S][C] tensor (its (q, r, s, c)
   // dimensions collapse: flattenOperands checked it); a box is tile_n
   // filters x one tap x 64 channels.

@@ -3,7 +3,8 @@
 // Internal to lib/Conversion. The sm90 and sm100 kernels have the same
 // scheduler and the same producer; they differ in the MMA and where the
 // accumulator lives. What they share is written once here:
-// - the host side: the input's rank-5 im2col TMA descriptor, the FQRSC
+// - the host side: the input's im2col TMA descriptor (rank 5, or rank 4
+//   per depth slice: TmaIm2colForm), the FQRSC
 //   filter's tiled one, and the persistent launch (a block per
 //   multiprocessor, or per tile when there are fewer) under a check that
 //   the driver encoded both descriptors;
@@ -50,8 +51,22 @@ struct TmaRing {
   /// M tiles 2p and 2p + 1 of one N tile, with the same K steps; each loads
   /// its own A tile and half of the B tile (tileN / 2 rows), multicast to
   /// both blocks' stages, so every full barrier still expects stepBytes.
+  /// Per depth slice, both tiles of a pair lie in one output depth slice
+  /// (tilesPerSlice), whose valid depth taps are the pair's K steps.
   int64_t multicastB = 1;
+  /// How the activation tiles are loaded. depthSlices: every tile lies in
+  /// one output depth slice (tileOrigin), its K steps are only the depth
+  /// taps that read inside the input (tileStepRange), and each load names
+  /// its input slice (emitTmaProducer). Not with ctaGroup 2.
+  TmaIm2colForm form = TmaIm2colForm::volume;
+  /// depthSlices: the input's batch stride in depth strides (D when dense;
+  /// more for a view into a deeper tensor, such as a separate Q-slice's).
+  int64_t batchSlices = 0;
 };
+
+/// The input's batch stride in depth strides (the per-depth-slice view's
+/// slices per image), or D for a single image.
+int64_t inputBatchSlices(const ConvGeometry &g, const KernelOperands &ops);
 
 /// A TMA-fed persistent kernel under construction.
 struct TmaKernel {
@@ -61,6 +76,9 @@ struct TmaKernel {
   TmaRing ring;
 
   int64_t numMT = 0, numNT = 0, numTiles = 0;
+  /// TmaIm2colForm::depthSlices: M tiles per output depth slice
+  /// (tilesPerSlice).
+  int64_t sliceTiles = 0;
 
   // Set up at the top of the kernel (i32).
   Value tid = {}, blockId = {}, gridSize = {};
@@ -95,12 +113,30 @@ struct TmaKernel {
 /// fastest, so the blocks working at one time share input tiles in L2.
 /// With ring.multicastB, `tile` indexes the clusters' tile pairs (k.numTiles
 /// counts pairs) and this block takes M tile 2p + ctaRank.
+/// With per-depth-slice loads a tile's rows end with its output depth slice
+/// `slice` (n * Do + do): rows from `rowEnd` on are not the tile's (null
+/// for the volume form, whose rows run to M). A cluster's padding tile
+/// (tilesPerSlice) has rowEnd == m0: it stores nothing.
 struct TileOrigin {
   Value m0, n0, split;
   /// The tile's index in the persistent loop (kernels with their own tile
   /// order, such as the sm90 halo mainloop's, decompose it themselves).
   Value index;
+  Value slice = {}, rowEnd = {};
 };
+
+/// M tiles per output depth slice with per-depth-slice loads: the slice's
+/// rows in tiles of `tileM`, rounded up to whole clusters of `clusterM`
+/// blocks (the blocks of a cluster run the same K steps, the valid depth
+/// taps of one slice). A slice of an odd number of tiles under 2-block
+/// clusters ends with a padding tile, which loads the slice's first rows
+/// again to feed its partner's filter half and stores nothing.
+int64_t tilesPerSlice(const ConvGeometry &g, int64_t tileM, int64_t clusterM);
+
+/// M tiles of `tileM` rows: over all of M, or per output depth slice with
+/// per-depth-slice loads (tilesPerSlice each).
+int64_t numRowTiles(const ConvGeometry &g, int64_t tileM, TmaIm2colForm form,
+                    int64_t clusterM = 1);
 
 TileOrigin tileOrigin(TmaKernel &k, Value tile);
 
@@ -122,7 +158,10 @@ void emitTmaKernelPrologue(TmaKernel &k, gpu::LaunchOp launch);
 /// The TMA loads of every step of every tile of this block, issued by the
 /// calling thread: wait for the stage's empty barrier, expect the step's
 /// bytes on its full barrier, load the activation tile (im2col) and the
-/// filter tile.
+/// filter tile. The im2col load's coordinates and offsets: rank 5
+/// {c0, w, h, d, n} + {s, r, q} x dilation; per depth slice rank 4
+/// {c0, w, h, n * batchSlices + d + q * dil_d} + {s, r} x dilation
+/// (ConvGeometry::tmaIm2colLoadCoords).
 void emitTmaProducer(TmaKernel &k);
 
 /// Why the TMA kernel of `target` (sm90, sm100) cannot take the convolution
@@ -155,20 +194,22 @@ struct TmaOutputStore {
 };
 
 /// The host side of a TMA kernel's launch, before `grid`: the TMA
-/// descriptors of `kernel` (`tileM` x 64 activation boxes, `tileN` x 64
-/// filter boxes, 128-byte swizzle; with `outputStore`, the output's) and, if
-/// the driver encoded them all, one persistent launch of min(multiprocessors,
-/// `numTiles`) blocks (with `clusterSize` 2: clusters of two blocks, as many
-/// as the multiprocessors hold) whose body `buildBody` emits from the
-/// descriptors (i64; the output's is null without `outputStore`). `pass`
-/// names the pass in the error when there is no enclosing module.
+/// descriptors of `kernel` (`tileM` x 64 activation boxes of the input's
+/// rank-5 or, with `form` depthSlices, rank-4 (N*D, H, W, C) im2col view,
+/// `tileN` x 64 filter boxes, 128-byte swizzle; with `outputStore`, the
+/// output's) and, if the driver encoded them all, one persistent launch of
+/// min(multiprocessors, `numTiles`) blocks (with `clusterSize` 2: clusters of
+/// two blocks, as many as the multiprocessors hold) whose body `buildBody`
+/// emits from the descriptors (i64; the output's is null without
+/// `outputStore`). `pass` names the pass in the error when there is no
+/// enclosing module.
 LogicalResult createTmaLaunch(
     RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,
     const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,
     int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
     std::optional<TmaOutputStore> outputStore,
     function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody,
-    int64_t clusterSize = 1);
+    int64_t clusterSize = 1, TmaIm2colForm form = TmaIm2colForm::volume);
 
 /// A rank-5 tiled TMA descriptor of `memref` (16-bit elements; sizes,
 /// element strides of dimensions 1 to 4 and box innermost first), swizzled

@@ -7,7 +7,12 @@
 //
 //   host:  the input's rank-5 im2col TMA descriptor and the filter's tiled
 //          one (conv3dTma*Descriptor, cached device copies); no launch if
-//          either was refused (the run reports the driver's message)
+//          either was refused (the run reports the driver's message).
+//          Where rank 5's limits do not hold (ConvGeometry::
+//          chooseTmaIm2colForm), a rank-4 descriptor of the input's depth
+//          slices: tiles then stay in one output depth slice, their steps
+//          are the depth taps inside the input, and each load names its
+//          input slice (GPU/TmaKernel.h)
 //   setup: thread 0 initializes a full and an empty mbarrier per stage
 //   warpgroup 0 (producer, setmaxnreg down): thread 0, for each K step t
 //          (one filter tap x 64 channels):
@@ -116,13 +121,27 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   std::optional<int64_t> quantBlockSize;
   if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
     quantBlockSize = quant->getBlockSize();
+  // analyzeTmaGrid checked that one of the two forms applies.
+  std::string why;
+  TmaIm2colForm form =
+      g.chooseTmaIm2colForm(2, why).value_or(TmaIm2colForm::volume);
+  // Per depth slice, the last tile of a slice is short, and a 2-block
+  // cluster pads a slice of odd tiles with one that stores nothing: TMA
+  // stores whole tiles, so only slices of whole tiles and clusters take them.
+  bool tmaStore = outputTakesTmaStore(kernel) &&
+                  (form == TmaIm2colForm::volume ||
+                   tilesPerSlice(g, config.getTileM(), config.getClusterM()) *
+                           config.getTileM() ==
+                       g.outputSliceSize());
   SM90KernelPlan plan;
   if (std::optional<std::string> problem = SM90KernelPlan::build(
           g, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
           config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
-          config.getSchedule(), outputTakesTmaStore(kernel), quantBlockSize,
-          config.getClusterM(), config.getMainloop()))
+          config.getSchedule(),
+          config.getMainloop() == Mainloop::halo ? outputTakesTmaStore(kernel)
+                                                 : tmaStore,
+          quantBlockSize, config.getClusterM(), config.getMainloop()))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
@@ -134,11 +153,12 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   KernelOperands &ops = *flat;
   bool narrowIndices = fitsI32Indices(ops, g, plan.tileM, kChannelBlock);
 
-  int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
+  int64_t numMT = numRowTiles(g, plan.tileM, form, plan.clusterM);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
   // With clusters of two blocks, the persistent loop walks pairs of M tiles
-  // (an odd count ends with a tile past the last row). Halo tiles are
-  // output rows of 64 columns at each (n, d).
+  // (over M, an odd count ends with a tile past the last row; per depth
+  // slice, pairs stay in one slice: tilesPerSlice). Halo tiles are output
+  // rows of 64 columns at each (n, d).
   int64_t numTiles =
       plan.halo ? g.batch * g.outputSize(kDepth) *
                       ceilDiv(g.outputSize(kHeight), plan.haloOutRows) *
@@ -159,6 +179,12 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
     k.descA = descA;
     k.descB = descB;
     k.descC = descC;
+    // The halo mainloop has its own tile order and tiled loads.
+    if (!plan.halo) {
+      k.ring.form = form;
+      k.ring.batchSlices = inputBatchSlices(g, ops);
+      k.sliceTiles = tilesPerSlice(g, plan.tileM, plan.clusterM);
+    }
     k.numMT = numMT;
     k.numNT = numNT;
     k.numTiles = numTiles;
@@ -193,8 +219,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
           rewriter, grid, "conv3d-lower-to-sm90", kernel, ops, plan.tileM,
           plan.tileN / plan.clusterM, numTiles, plan.threads, plan.sharedBytes,
           outputStore,
-          buildKernel,
-          plan.clusterM)))
+          buildKernel, plan.clusterM, form)))
     return failure();
   rewriter.eraseOp(grid);
   return success();

@@ -239,7 +239,8 @@ void emitConsumer(SM90Kernel &k) {
                         toKernel(epilogueTid),
                         epilogueThreads,
                         toKernel(tile.m0),
-                        toKernel(m.add(tile.n0, m.constant(c * chunk)))};
+                        toKernel(m.add(tile.n0, m.constant(c * chunk))),
+                        tile.rowEnd ? toKernel(tile.rowEnd) : Value()};
       // The previous pass (of this tile or the last) read the staging.
       consumerBarrier();
       for (int64_t j = 0; j < plan.mmaTilesM; ++j) {

@@ -5,6 +5,7 @@
 #include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/IR/IndexMath.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -566,6 +567,92 @@ struct EpilogueOpToLinalg : OpRewritePattern<EpilogueOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Memref forms
+//===----------------------------------------------------------------------===//
+
+/// A conv3d op on memrefs (a module written after bufferization) as the same
+/// op on tensors: each buffer it reads is read once through
+/// `bufferization.to_tensor`, and the result is materialized into its
+/// output buffer, so that the tensor patterns above lower it and One-Shot
+/// Bufferize computes it there. As for the op itself (and the kernels that
+/// take its memref form), distinct buffer operands must not overlap. An
+/// output buffer that the op overwrites and does not read is not read here
+/// either: unless tensors are read from it elsewhere, the materialization is
+/// `restrict`, and empty-tensor elimination computes the result in place.
+template <typename OpTy> struct BufferFormOnTensors : OpRewritePattern<OpTy> {
+  BufferFormOnTensors(MLIRContext *context, bool includeContiguousQuantize)
+      : OpRewritePattern<OpTy>(context),
+        includeContiguousQuantize(includeContiguousQuantize) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto dps = cast<DestinationStyleOpInterface>(op.getOperation());
+    if (!dps.hasPureBufferSemantics())
+      return rewriter.notifyMatchFailure(op, "not the memref form");
+    if constexpr (std::is_same_v<OpTy, QuantizeOp>) {
+      if (!includeContiguousQuantize && hasContiguousQuantBlocks(op))
+        return rewriter.notifyMatchFailure(
+            op, "contiguous blocks are left to conv3d-quantize-to-loops");
+    }
+    Location loc = op.getLoc();
+    Value output = dps.getDpsInits().front();
+    bool readsOutput = false;
+    if constexpr (!std::is_same_v<OpTy, QuantizeOp>)
+      readsOutput = !op.getOverwrite();
+    for (OpOperand *operand : dps.getDpsInputOperands())
+      readsOutput |= operand->get() == output;
+    // An output of dynamic shape is read for its sizes.
+    auto outputType = cast<MemRefType>(output.getType());
+    bool outputAsTensor = readsOutput || !outputType.hasStaticShape();
+
+    IRMapping tensors;
+    auto asTensor = [&](Value buffer) {
+      if (Value tensor = tensors.lookupOrNull(buffer))
+        return tensor;
+      auto type = cast<MemRefType>(buffer.getType());
+      Value tensor = bufferization::ToTensorOp::create(
+          rewriter, loc,
+          RankedTensorType::get(type.getShape(), type.getElementType()), buffer,
+          /*restrict=*/true, /*writable=*/false);
+      tensors.map(buffer, tensor);
+      return tensor;
+    };
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      if (!isa<MemRefType>(operand.getType()))
+        operands.push_back(operand);
+      else if (operand == output && !outputAsTensor)
+        operands.push_back(tensor::EmptyOp::create(
+            rewriter, loc, outputType.getShape(), outputType.getElementType()));
+      else
+        operands.push_back(asTensor(operand));
+    }
+    Type resultType =
+        operands[dps.getDpsInitsMutable().begin()->getOperandNumber()]
+            .getType();
+    OperationState state(loc, op->getName());
+    state.addOperands(operands);
+    state.addTypes(resultType);
+    state.addAttributes(llvm::to_vector(op->getDiscardableAttrs()));
+    state.propertiesAttr = op->getPropertiesAsAttribute();
+    Operation *onTensors = rewriter.create(state);
+    // `restrict` (which lets empty-tensor elimination compute the result in
+    // the buffer) promises that no to_tensor reads the buffer.
+    bool tensorViews =
+        outputAsTensor || llvm::any_of(output.getUsers(), [](Operation *user) {
+          return isa<bufferization::ToTensorOp>(user);
+        });
+    bufferization::MaterializeInDestinationOp::create(
+        rewriter, loc, /*result=*/Type(), onTensors->getResult(0), output,
+        /*restrict=*/!tensorViews, /*writable=*/true);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  bool includeContiguousQuantize;
+};
+
 struct Conv3dToLinalgPass
     : mlir::conv3d::impl::Conv3dToLinalgBase<Conv3dToLinalgPass> {
   using Base::Base;
@@ -585,12 +672,8 @@ struct Conv3dToLinalgPass
           quantize && !lowerContiguousQuantize &&
           hasContiguousQuantBlocks(quantize))
         return WalkResult::advance();
-      auto dps = cast<DestinationStyleOpInterface>(op);
-      if (!dps.hasPureTensorSemantics()) {
-        op->emitError("conv3d-to-linalg lowers the tensor form only; run it "
-                      "before bufferization");
-        return WalkResult::interrupt();
-      }
+      // Memref forms became tensor forms above; what is left needs static
+      // shapes.
       op->emitError("conv3d-to-linalg needs static shapes to lower input "
                     "quantization, a history operand or an input prologue");
       return WalkResult::interrupt();
@@ -605,9 +688,15 @@ struct Conv3dToLinalgPass
 void mlir::conv3d::populateConv3dToLinalgPatterns(
     RewritePatternSet &patterns, bool includeConv,
     bool includeContiguousQuantize) {
-  if (includeConv)
-    patterns.add<ConvOpToLinalg>(patterns.getContext());
-  patterns.add<QuantizeOpToLinalg>(patterns.getContext(),
-                                   includeContiguousQuantize);
-  patterns.add<EpilogueOpToLinalg>(patterns.getContext());
+  MLIRContext *context = patterns.getContext();
+  if (includeConv) {
+    patterns.add<ConvOpToLinalg>(context);
+    patterns.add<BufferFormOnTensors<ConvOp>>(context,
+                                              includeContiguousQuantize);
+  }
+  patterns.add<QuantizeOpToLinalg, BufferFormOnTensors<QuantizeOp>>(
+      context, includeContiguousQuantize);
+  patterns.add<EpilogueOpToLinalg>(context);
+  patterns.add<BufferFormOnTensors<EpilogueOp>>(context,
+                                                includeContiguousQuantize);
 }

@@ -483,6 +483,34 @@ extern "C" int64_t conv3dTmaIm2colDescriptor(
   return deviceMapOrDefer(self, *driver, params);
 }
 
+extern "C" int64_t conv3dTmaIm2colSliceDescriptor(
+    int64_t address, int64_t dataType, int64_t slices, int64_t h, int64_t w,
+    int64_t c, int64_t pitchSlice, int64_t pitchH, int64_t pitchW,
+    int64_t lowerH, int64_t lowerW, int64_t upperH, int64_t upperW,
+    int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
+    int64_t pixelsPerColumn, int64_t swizzle) {
+  const char *self = "conv3dTmaIm2colSliceDescriptor";
+  CudaDriver *driver = activeDriver(self);
+  if (!driver)
+    return 0;
+  Im2colTensorMapParams params;
+  params.dataType = TensorMapDataType(dataType);
+  params.globalAddress = reinterpret_cast<void *>(address);
+  unsigned bytes = getTensorMapElementBits(params.dataType) / 8;
+  // The depth slices of an NDHWC tensor as the images of a rank-4 NHWC one,
+  // listed innermost first.
+  params.globalDim = {uint64_t(c), uint64_t(w), uint64_t(h), uint64_t(slices)};
+  params.globalStrides = {uint64_t(pitchW * bytes), uint64_t(pitchH * bytes),
+                          uint64_t(pitchSlice * bytes)};
+  params.pixelBoxLowerCorner = {int(lowerW), int(lowerH)};
+  params.pixelBoxUpperCorner = {int(upperW), int(upperH)};
+  params.channelsPerPixel = uint32_t(channelsPerPixel);
+  params.pixelsPerColumn = uint32_t(pixelsPerColumn);
+  params.elementStrides = {1, uint32_t(strideW), uint32_t(strideH), 1};
+  params.swizzle = TensorMapSwizzle(swizzle);
+  return deviceMapOrDefer(self, *driver, params);
+}
+
 extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
                                             int64_t dim0, int64_t dim1,
                                             int64_t dim2, int64_t stride1,
@@ -592,6 +620,7 @@ mlir::conv3d::getGpuRuntimeSymbols() {
       CONV3D_SYMBOL(mgpuTensorMapEncodeTiledMemref),
       CONV3D_SYMBOL(mgpuSetDefaultDevice),
       CONV3D_SYMBOL(conv3dTmaIm2colDescriptor),
+      CONV3D_SYMBOL(conv3dTmaIm2colSliceDescriptor),
       CONV3D_SYMBOL(conv3dTmaTiledDescriptor),
       CONV3D_SYMBOL(conv3dTmaTiled5dDescriptor),
       CONV3D_SYMBOL(conv3dMultiprocessorCount),
