@@ -31,10 +31,10 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import numpy as np  # noqa: E402
 
 import conv3d  # noqa: E402
-from conv3d import _functional, _hit  # noqa: E402
+from conv3d import _arrays, _functional, _hit  # noqa: E402
 
 
-def best_us(cases, rounds, calls):
+def best_us(cases, rounds, calls, clock=time.perf_counter):
     """The best per-call time of each case over `rounds` interleaved rounds."""
     best = dict.fromkeys(cases, float("inf"))
     for fn in cases.values():
@@ -42,10 +42,10 @@ def best_us(cases, rounds, calls):
             fn()
     for _ in range(rounds):
         for name, fn in cases.items():
-            start = time.perf_counter()
+            start = clock()
             for _ in range(calls):
                 fn()
-            best[name] = min(best[name], (time.perf_counter() - start) / calls * 1e6)
+            best[name] = min(best[name], (clock() - start) / calls * 1e6)
     return best
 
 
@@ -63,6 +63,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time with this thread's CPU time instead of the wall clock "
+                        "(steadier on a loaded machine; the kernel's own threads, if any, "
+                        "are not counted)")
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)
@@ -77,6 +81,7 @@ def main():
     amax = ctypes.c_float(0.0)
     ptrs = (x.ctypes.data, w.ctypes.data, b.ctypes.data, y.ctypes.data)
     signatures = _hit.signatures
+    address = _arrays.numpy_address
     cases = {
         "numpy: conv3d.conv3d (hit)": lambda: conv3d.conv3d(x, w, b),
         "numpy: conv3d.conv3d(out=) (hit)": lambda: conv3d.conv3d(x, w, b, out=y),
@@ -90,9 +95,10 @@ def main():
             (type(x), x.dtype, x.shape, x.strides), (type(w), w.dtype, w.shape, w.strides),
             (type(b), b.dtype, b.shape, b.strides), None, None, (1, 0, 1, 1), None,
             "auto")),
-        "  addresses: 3 x .ctypes.data": lambda: (x.ctypes.data, w.ctypes.data,
-                                                  b.ctypes.data),
-        "  output allocation + address": lambda: plan.empty().ctypes.data,
+        "  addresses: 3 x numpy_address": lambda: (address(x), address(w), address(b)),
+        "  addresses: 3 x .ctypes.data (for scale)": lambda: (
+            x.ctypes.data, w.ctypes.data, b.ctypes.data),
+        "  output allocation + address": lambda: address(plan.empty()),
     }
     try:
         import torch
@@ -110,7 +116,8 @@ def main():
             "  torch.empty (channels_last_3d)": lambda: torch.empty(
                 shape, dtype=torch.float32, memory_format=torch.channels_last_3d),
         })
-    for name, us in best_us(cases, args.rounds, args.calls).items():
+    clock = time.thread_time if args.cpu_time else time.perf_counter
+    for name, us in best_us(cases, args.rounds, args.calls, clock).items():
         print("%-42s %6.2f us" % (name, us))
 
 

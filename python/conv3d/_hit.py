@@ -8,7 +8,8 @@ activation and the target. Those checks depend on nothing else but the
 operands' addresses, which every call checks again (alignment, out=
 overlap), so a hit accepts exactly what a miss accepts. A hit costs the
 signature tuple, one dictionary lookup, reading the addresses, the output
-allocation and one ctypes call.
+allocation and one ctypes call (conv3d_run_packed, its arguments in a
+per-thread block: one pointer to marshal instead of ten arguments).
 
 Only calls whose operands all belong to the input's library have a hit path
 (NumPy arrays; PyTorch tensors); other calls take _functional's general
@@ -22,7 +23,7 @@ import threading
 
 from . import _arrays
 from . import _functional as _f
-from . import _STREAM_LEGACY, Conv3dError, _library
+from . import _STREAM_LEGACY, Conv3dError, RunArgs, _library
 from ._functional import _arguments_key, _check_address, _parameter_copy, _span
 from ._functional import _spans_intersect
 
@@ -58,17 +59,33 @@ def path_for(kind):
 
 # The C call ------------------------------------------------------------------
 
-_errors = threading.local()
+# Each thread's conv3d_run_args block (conv3d_run_packed): a hit fills in
+# the handle and the addresses and passes one pointer.
+_blocks = threading.local()
+
+
+def _new_block():
+    block = RunArgs()
+    error = ctypes.create_string_buffer(4096)
+    block.error, block.error_size = ctypes.addressof(error), len(error)
+    _blocks.block, _blocks.error, _blocks.ref = block, error, ctypes.byref(block)
+    return block
 
 
 def _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, stream):
     try:
-        error = _errors.buffer
+        block = _blocks.block
     except AttributeError:
-        error = _errors.buffer = ctypes.create_string_buffer(4096)
-    if plan.run(plan.handle, x_ptr, w_ptr, b_ptr, res_ptr, _f._NO_AMAX, out_ptr, stream,
-                error, 4096):
-        raise Conv3dError(error.value.decode())
+        block = _new_block()
+    block.conv = plan.handle
+    block.input = x_ptr
+    block.filter = w_ptr
+    block.bias = b_ptr
+    block.residual = res_ptr
+    block.output = out_ptr
+    block.stream = stream
+    if plan.run(_blocks.ref):
+        raise Conv3dError(_blocks.error.value.decode())
 
 
 def _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr):
@@ -93,7 +110,7 @@ def _miss(signature, library, input, weight, bias, residual, out, stride, paddin
     if not all(isinstance(a, library) for a in (input, weight, bias, residual, out)
                if a is not None):
         return None
-    plan.run = _library().conv3d_run
+    plan.run = _library().conv3d_run_packed
     signatures[signature] = plan
     return plan
 
@@ -132,13 +149,14 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
             plan.empty = functools.partial(numpy.empty, (n, d, h, w, f), input.dtype)
     if plan.steps or out is not None:
         return _f._run_views(plan, input, weight, bias, residual, out)
-    x_ptr = input.ctypes.data
-    w_ptr = weight.ctypes.data
-    b_ptr = None if bias is None else bias.ctypes.data
-    res_ptr = None if residual is None else residual.ctypes.data
+    address = _arrays.numpy_address
+    x_ptr = address(input)
+    w_ptr = address(weight)
+    b_ptr = None if bias is None else address(bias)
+    res_ptr = None if residual is None else address(residual)
     _check_addresses(plan.alignment, x_ptr, w_ptr, b_ptr, res_ptr)
     result = plan.empty()
-    out_ptr = result.ctypes.data
+    out_ptr = address(result)
     if out_ptr % plan.alignment:
         raise Conv3dError("the allocated output is not %d-byte aligned" % plan.alignment)
     _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, None)
