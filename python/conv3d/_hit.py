@@ -124,8 +124,8 @@ def _numpy_signature(a):
 
 def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activation,
                   residual, out, target):
-    """conv3d for NumPy arrays (the CPU target). Calls with layout steps or
-    out= take the general route with the plan found here."""
+    """conv3d for NumPy arrays (the CPU target). Calls with layout steps take
+    the general route with the plan found here."""
     try:
         signature = ((type(input), input.dtype, input.shape, input.strides),
                      (type(weight), weight.dtype, weight.shape, weight.strides),
@@ -147,20 +147,38 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
         if plan.empty is None:
             n, f, d, h, w = plan.output_shape
             plan.empty = functools.partial(numpy.empty, (n, d, h, w, f), input.dtype)
-    if plan.steps or out is not None:
+    if plan.steps:
         return _f._run_views(plan, input, weight, bias, residual, out)
     address = _arrays.numpy_address
     x_ptr = address(input)
     w_ptr = address(weight)
     b_ptr = None if bias is None else address(bias)
     res_ptr = None if residual is None else address(residual)
-    _check_addresses(plan.alignment, x_ptr, w_ptr, b_ptr, res_ptr)
-    result = plan.empty()
-    out_ptr = address(result)
-    if out_ptr % plan.alignment:
-        raise Conv3dError("the allocated output is not %d-byte aligned" % plan.alignment)
+    alignment = plan.alignment
+    if out is None:
+        result = plan.empty()
+        out_ptr = address(result)
+        if out_ptr % alignment:
+            raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
+        result = result.transpose(_NDHWC_TO_NCDHW)
+    else:
+        result = out
+        out_ptr = address(out)
+        out_span = _numpy_span(out, out_ptr)
+        for a, ptr, what in ((input, x_ptr, "input"), (weight, w_ptr, "weight"),
+                             (bias, b_ptr, "bias"), (residual, res_ptr, "residual")):
+            if a is not None and _spans_intersect(_numpy_span(a, ptr), out_span):
+                raise ValueError("out overlaps %s in memory" % what)
+        _check_address(out_ptr, "out", alignment)
+    _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
     _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, None)
-    return result.transpose(_NDHWC_TO_NCDHW)
+    return result
+
+
+def _numpy_span(a, ptr):
+    """The [first, last) bytes of dense NumPy array `a` at `ptr` (its strides
+    are in bytes and, past the miss's checks, not negative)."""
+    return ptr, ptr + a.itemsize + sum((e - 1) * s for e, s in zip(a.shape, a.strides))
 
 
 # PyTorch ---------------------------------------------------------------------
