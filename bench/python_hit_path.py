@@ -12,8 +12,8 @@ arguments); the general route every call took before the hit path
 still take); the floor, the C API call alone (conv3d_run with the same plan
 and addresses, which includes the CPU kernel); and the hit path's pieces,
 timed as replicas of its steps: the signature and lookup, the addresses,
-the output allocation. The GPU counterpart is scripts/gpu/torch_check.py
-step 6 (`scripts/gpu/run.sh overhead`).
+the output allocation. The GPU counterpart, with cuDNN beside it, is
+scripts/gpu/hit_path.py (`scripts/gpu/run.sh overhead`).
 
   PYTHONPATH=python CONV3D_LIB=build/lib/libConv3d.so \\
       python3 bench/python_hit_path.py [--rounds N] [--calls N]
