@@ -99,23 +99,32 @@ def _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr):
         _check_address(b_ptr, "bias", 4)
 
 
-def _miss(signature, library, input, weight, bias, residual, out, stride, padding,
-          dilation, groups, activation, target):
+def _miss(signature, library, prepare, input, weight, bias, residual, out, stride,
+          padding, dilation, groups, activation, target):
     """The plan of a call not seen before, through every check of the general
     route; it is remembered under `signature` when all operands are
-    instances of `library` (their type is part of the signature).
-    Returns None when they are not: the call then takes the general route."""
+    instances of `library` (their type is part of the signature), after
+    prepare(plan, input) gave it what the library's hit path needs (before
+    another thread can find it). Returns None when they are not: the call
+    then takes the general route."""
     plan = _f._checked_plan(input, weight, bias, residual, out, stride, padding,
                             dilation, groups, activation, target)[0]
     if not all(isinstance(a, library) for a in (input, weight, bias, residual, out)
                if a is not None):
         return None
-    plan.run = _library().conv3d_run_packed
+    if plan.empty is None:
+        plan.run = _library().conv3d_run_packed
+        prepare(plan, input)
     signatures[signature] = plan
     return plan
 
 
 # NumPy -----------------------------------------------------------------------
+
+
+def _prepare_numpy(plan, x):
+    n, f, d, h, w = plan.output_shape
+    plan.empty = functools.partial(sys.modules["numpy"].empty, (n, d, h, w, f), x.dtype)
 
 
 def _numpy_signature(a):
@@ -139,14 +148,11 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
         # general route's checks name the problem.
         return MISS
     if plan is None:
-        numpy = sys.modules["numpy"]
-        plan = _miss(signature, numpy.ndarray, input, weight, bias, residual, out, stride,
-                     padding, dilation, groups, activation, target)
+        plan = _miss(signature, sys.modules["numpy"].ndarray, _prepare_numpy, input, weight,
+                     bias, residual, out, stride, padding, dilation, groups, activation,
+                     target)
         if plan is None:
             return MISS
-        if plan.empty is None:
-            n, f, d, h, w = plan.output_shape
-            plan.empty = functools.partial(numpy.empty, (n, d, h, w, f), input.dtype)
     if plan.steps:
         return _f._run_views(plan, input, weight, bias, residual, out)
     address = _arrays.numpy_address
@@ -188,9 +194,10 @@ def _torch_signature(t):
     return type(t), t.dtype, t.layout, t.device, t.shape, t.stride()
 
 
-def _prepare_torch(plan, torch, x):
+def _prepare_torch(plan, x):
     """What a plan needs to run on PyTorch tensors like `x` without asking
     the tensors or the Library again."""
+    torch = sys.modules["torch"]
     # As Library.empty_channels_last and Library.stream do.
     plan.empty = functools.partial(torch.empty, plan.output_shape, dtype=x.dtype,
                                    device=x.device, memory_format=torch.channels_last_3d)
@@ -223,13 +230,11 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
         # checks name the problem.
         return MISS
     if plan is None:
-        torch = sys.modules["torch"]
-        plan = _miss(signature, torch.Tensor, input, weight, bias, residual, out, stride,
-                     padding, dilation, groups, activation, target)
+        plan = _miss(signature, sys.modules["torch"].Tensor, _prepare_torch, input, weight,
+                     bias, residual, out, stride, padding, dilation, groups, activation,
+                     target)
         if plan is None:
             return MISS
-        if plan.empty is None:
-            _prepare_torch(plan, torch, input)
 
     if plan.steps:
         library = _arrays.Library("torch", input)

@@ -13,6 +13,7 @@ Prints one line per case and HIT-PATH-OK at the end; any failed check raises.
 
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -231,10 +232,40 @@ def case_hit_refuses_what_a_miss_refuses():
     assert len(_hit.signatures) == before, "a mixed call must not be remembered"
 
 
+def case_threads():
+    """Threads hitting one signature at once (each has its own argument
+    block for the C call): every result against its own reference."""
+    conv3d.clear_cache()
+    w = data((6, 5, 3, 3, 3), scale=0.2)
+    cases = [data((1, 5, 4, 4, 4)) for _ in range(4)]
+    expected = [reference(x, w, padding=1) for x in cases]
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(25):
+                y = conv3d.conv3d(cases[i], w, padding=1)
+                y = np.asarray(y, np.float64)
+                err = np.linalg.norm(y - expected[i]) / np.linalg.norm(expected[i])
+                if not err < TOL[np.float32]:
+                    errors.append((i, err))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append((i, repr(e)))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    print("4 threads x 25 hits on one signature: every result matches its reference")
+
+
 def main():
     case_hit_matches_miss()
     case_changes_miss()
     case_hit_refuses_what_a_miss_refuses()
+    case_threads()
     misses.restore()
     views.restore()
     print("HIT-PATH-OK")
