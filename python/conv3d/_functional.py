@@ -222,6 +222,13 @@ def _describe(v):
     return None if v is None else (v.library, v.dtype, v.shape, v.strides, v.device)
 
 
+def _describe_out(v):
+    """_describe, and whether a NumPy out= is writeable (checked too)."""
+    if v is None:
+        return None
+    return _describe(v) + (v.library != "numpy" or v.array.flags.writeable,)
+
+
 def _resolve_target(target, device):
     if target not in _TARGETS:
         raise ValueError("target must be one of %s, got %r" % (", ".join(_TARGETS), target))
@@ -348,6 +355,8 @@ def _make_plan(x, w, b, res, out, stride, padding, dilation, groups, activation,
             raise TypeError("out has dtype %s; the output's dtype is %s"
                             % (_dtype_text(out.dtype), _dtype_text(x.dtype)))
         _check_strides(out, "out")
+        if out.library == "numpy" and not out.array.flags.writeable:
+            raise ValueError("out is a read-only NumPy array: the kernels write into it")
         if not _has_strides(out.shape, out.strides, _CHANNELS_LAST):
             raise _layout_error(out, "out", "channels_last_3d (NDHWC in memory), which "
                                 "the kernels write")
@@ -495,7 +504,7 @@ def _run_views(plan, input, weight, bias, residual, out, views=None):
 
 def _plan_for(x, w, b, res, o, stride, padding, dilation, groups, activation, target):
     """The plan of checked views and arguments, made (every check) on a miss."""
-    key = (_describe(x), _describe(w), _describe(b), _describe(res), _describe(o),
+    key = (_describe(x), _describe(w), _describe(b), _describe(res), _describe_out(o),
            _arguments_key(stride, padding, dilation, groups), activation, target)
     try:
         plan = _plans.get(key)

@@ -140,7 +140,9 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                      (type(weight), weight.dtype, weight.shape, weight.strides),
                      None if bias is None else _numpy_signature(bias),
                      None if residual is None else _numpy_signature(residual),
-                     None if out is None else _numpy_signature(out),
+                     # out= also by writeability, which the miss checks.
+                     None if out is None else (type(out), out.dtype, out.shape, out.strides,
+                                               out.flags.writeable),
                      _arguments_key(stride, padding, dilation, groups), activation, target)
         plan = signatures.get(signature)
     except (AttributeError, TypeError):

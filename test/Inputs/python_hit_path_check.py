@@ -209,6 +209,12 @@ def case_hit_refuses_what_a_miss_refuses():
     f(shared, w55, padding=1, out=data((1, 5, 4, 5, 6)))
     expect(ValueError, "out overlaps input", lambda: f(shared, w55, padding=1, out=shared))
     assert misses.calls == before + 1, "the odd addresses and the overlap were hits"
+    # A read-only out= of a seen shape and strides: the signature holds the
+    # writeability the miss checks.
+    read_only = poisoned((1, 5, 2, 3, 4))
+    read_only.flags.writeable = False
+    assert (read_only.shape, read_only.strides) == (out.shape, out.strides)
+    expect(ValueError, "out is a read-only NumPy array", lambda: f(x, w, out=read_only))
     # Arguments equal to seen ones as dictionary keys but refused.
     for bad in (True, 1.0, (1, True, 1), [1, 1.0, 1]):
         expect(TypeError, "stride must be an int", lambda: f(x, w, stride=bad))
