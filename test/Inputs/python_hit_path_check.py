@@ -267,7 +267,23 @@ def case_threads():
     print("4 threads x 25 hits on one signature: every result matches its reference")
 
 
+def case_numpy_address():
+    """The hit path reads NumPy addresses from __array_struct__: the same as
+    a.ctypes.data for offset views, transposes, read-only arrays,
+    subclasses, non-native byte order and empty arrays."""
+    base = data((2, 3, 4, 5, 6))
+    read_only = base.copy()
+    read_only.flags.writeable = False
+    arrays = [base, base[1], base[:, 1:, 2:], base[..., 3], base.transpose(4, 3, 2, 1, 0),
+              read_only, base.view(Sub), base.astype(">f4"), np.zeros((0, 4), np.float32),
+              np.float16(1.5) * np.ones(7, np.float16)]
+    for a in arrays:
+        assert _arrays.numpy_address(a) == a.ctypes.data, (a.shape, a.strides)
+    print("numpy_address == a.ctypes.data for %d kinds of arrays" % len(arrays))
+
+
 def main():
+    case_numpy_address()
     case_hit_matches_miss()
     case_changes_miss()
     case_hit_refuses_what_a_miss_refuses()
