@@ -112,7 +112,7 @@ def _miss(signature, library, prepare, input, weight, bias, residual, out, strid
     if not all(isinstance(a, library) for a in (input, weight, bias, residual, out)
                if a is not None):
         return None
-    if plan.empty is None:
+    if plan.empty is None:  # not prepared yet (prepare sets `empty` last)
         plan.run = _library().conv3d_run_packed
         prepare(plan, input)
     signatures[signature] = plan
@@ -200,15 +200,16 @@ def _prepare_torch(plan, x):
     """What a plan needs to run on PyTorch tensors like `x` without asking
     the tensors or the Library again."""
     torch = sys.modules["torch"]
-    # As Library.empty_channels_last and Library.stream do.
-    plan.empty = functools.partial(torch.empty, plan.output_shape, dtype=x.dtype,
-                                   device=x.device, memory_format=torch.channels_last_3d)
+    # As Library.stream and Library.empty_channels_last do; `empty` last:
+    # _miss takes a plan with one as prepared.
     plan.stream = None
     if plan.gpu:
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         ordinal = plan.device[1]
         plan.stream = functools.partial(raw, ordinal) if raw else (
             lambda: torch.cuda.current_stream(ordinal).cuda_stream)
+    plan.empty = functools.partial(torch.empty, plan.output_shape, dtype=x.dtype,
+                                   device=x.device, memory_format=torch.channels_last_3d)
 
 
 def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activation,
