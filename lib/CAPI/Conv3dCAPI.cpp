@@ -218,6 +218,14 @@ extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
   return 0;
 }
 
+extern "C" int conv3d_run_packed(const conv3d_run_args *args) {
+  if (!args)
+    return 1;
+  return conv3d_run(args->conv, args->input, args->filter, args->bias,
+                    args->residual, args->amax, args->output, args->stream,
+                    args->error, args->error_size);
+}
+
 //===----------------------------------------------------------------------===//
 // History, input prologue, causal streams
 //===----------------------------------------------------------------------===//

@@ -105,6 +105,16 @@ class Spec(ctypes.Structure):
         return self._geometry()[1]
 
 
+class RunArgs(ctypes.Structure):
+    """conv3d_run_args of conv3d/CAPI/conv3d.h (conv3d_run_packed)."""
+
+    _fields_ = [("conv", ctypes.c_void_p), ("input", ctypes.c_void_p),
+                ("filter", ctypes.c_void_p), ("bias", ctypes.c_void_p),
+                ("residual", ctypes.c_void_p), ("output", ctypes.c_void_p),
+                ("stream", ctypes.c_void_p), ("error", ctypes.c_void_p),
+                ("error_size", ctypes.c_size_t), ("amax", ctypes.c_float)]
+
+
 _LIBRARY_NAME = "libConv3d.so"
 
 
@@ -189,6 +199,8 @@ def _library():
         lib.conv3d_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p] * 4 + [
             ctypes.c_float, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
             ctypes.c_size_t]
+        lib.conv3d_run_packed.restype = ctypes.c_int
+        lib.conv3d_run_packed.argtypes = [ctypes.POINTER(RunArgs)]
         _lib, _lib_path = lib, path
     return _lib
 

@@ -50,6 +50,27 @@ _capsule_get_pointer.restype = ctypes.c_void_p
 _capsule_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
+class _PyArrayInterface(ctypes.Structure):
+    """NumPy's PyArrayInterface, what an array's __array_struct__ capsule
+    points to (the array interface protocol, C version)."""
+
+    _fields_ = [("two", ctypes.c_int), ("nd", ctypes.c_int), ("typekind", ctypes.c_char),
+                ("itemsize", ctypes.c_int), ("flags", ctypes.c_int),
+                ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("data", ctypes.c_void_p), ("descr", ctypes.c_void_p)]
+
+
+_INTERFACE_DATA = _PyArrayInterface.data.offset
+_pointer_at = ctypes.c_void_p.from_address
+
+
+def numpy_address(a):
+    """The data address of NumPy array `a`: a.ctypes.data without building
+    a.ctypes (a Python object per call; this is about 3x cheaper)."""
+    return _pointer_at(_capsule_get_pointer(a.__array_struct__, None)
+                       + _INTERFACE_DATA).value or 0
+
+
 class ArrayView:
     """One operand: library, dtype name (or a description of an unsupported
     one), shape, strides (elements), address, device ("cpu", -1) or
@@ -135,7 +156,7 @@ def _numpy_view(a):
         raise ValueError("array strides %s (bytes) are not multiples of the element "
                          "size %d" % (strides, itemsize))
     return ArrayView("numpy", _numpy_dtype_name(a.dtype), a.shape,
-                     tuple(s // itemsize for s in strides), a.ctypes.data, ("cpu", -1), a,
+                     tuple(s // itemsize for s in strides), numpy_address(a), ("cpu", -1), a,
                      itemsize)
 
 
@@ -253,7 +274,7 @@ class Library:
         if self.name == "torch":
             return a.data_ptr()
         if self.name == "numpy":
-            return a.ctypes.data
+            return numpy_address(a)
         if self.name == "cupy":
             return a.data.ptr
         return view(a, "out").ptr

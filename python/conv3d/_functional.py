@@ -1,27 +1,25 @@
 """conv3d.conv3d: torch.nn.functional.conv3d's interface on any DLPack array.
 
-Each call is checked, then looked up in a table of plans keyed by everything
-that decides the compiled kernel and the layout steps (library, dtypes,
-shapes, strides, device, arguments). A plan holds the compiled convolution
-(compiled once per spec by the engine, which also keeps it in its memory and
-disk caches) and which layout steps the operands need, so a repeated call
-costs reading the operands' attributes, one dictionary lookup, the output
-allocation and the kernel launch.
+The first call with a signature (a miss) describes each operand as an
+ArrayView, checks everything and finds its plan in a table keyed by
+everything that decides the compiled kernel and the layout steps (library,
+dtypes, shapes, strides, device, arguments). A plan holds the compiled
+convolution (compiled once per spec by the engine, which also keeps it in
+its memory and disk caches) and which layout steps the operands need.
 
-PyTorch tensors take a shorter road (_torch_conv3d): their plans are also
-keyed by what the checks read from each tensor (dtype, layout, device, shape,
-strides), so a repeated call skips building ArrayViews and goes from the key
-straight to data_ptr(), the per-call address checks and the launch.
+Later calls with the same signature take the hit path (_hit.py): NumPy
+arrays and PyTorch tensors are looked up by their own attributes, so a hit
+costs the signature tuple, one dictionary lookup, the addresses, the output
+allocation and one ctypes call. Other arrays (CuPy, generic DLPack
+producers) take the general route on every call.
 """
 
 import ctypes
-import functools
-import sys
 import threading
 import weakref
 
 from . import _arrays
-from . import _STREAM_LEGACY, Conv3dError, Engine, Spec, _library, cuda_device
+from . import Conv3dError, Engine, Spec, _library, cuda_device
 
 __all__ = ["conv3d", "clear_cache", "cached_plans"]
 
@@ -33,8 +31,6 @@ _GPU_ALIGNMENT = 16
 _engine = None
 _engine_lock = threading.Lock()
 _plans = {}
-# The same plans as _plans, keyed by _torch_conv3d's tensor attributes.
-_torch_plans = {}
 _device = None
 _errors = threading.local()
 _NO_AMAX = ctypes.c_float(0.0)  # no NVFP4 input quantization here
@@ -52,7 +48,7 @@ def clear_cache():
     """Forgets the compiled plans of conv3d.conv3d (the engine's own memory
     and disk caches are unaffected)."""
     _plans.clear()
-    _torch_plans.clear()
+    _hit.clear()
 
 
 def cached_plans():
@@ -210,11 +206,12 @@ def _rank5_layout(v, what):
 
 class _Plan:
     __slots__ = ("conv", "handle", "output_shape", "input_step", "weight_step",
-                 "bias_step", "residual_step", "output_back", "gpu", "device",
+                 "bias_step", "residual_step", "steps", "output_back", "gpu", "device",
                  "alignment", "target",
-                 # PyTorch only (_prepare_torch): allocates the output; the
-                 # current stream's CUstream.
-                 "torch_empty", "torch_stream")
+                 # The hit path's (_hit.py), set by the first hit function
+                 # that uses the plan: the C function; a callable allocating
+                 # the output; one giving the current stream's CUstream.
+                 "run", "empty", "stream")
 
 
 def _view_or_none(a, what):
@@ -223,6 +220,13 @@ def _view_or_none(a, what):
 
 def _describe(v):
     return None if v is None else (v.library, v.dtype, v.shape, v.strides, v.device)
+
+
+def _describe_out(v):
+    """_describe, and whether a NumPy out= is writeable (checked too)."""
+    if v is None:
+        return None
+    return _describe(v) + (v.library != "numpy" or v.array.flags.writeable,)
 
 
 def _resolve_target(target, device):
@@ -293,7 +297,7 @@ def _make_plan(x, w, b, res, out, stride, padding, dilation, groups, activation,
     resolved = _resolve_target(target, x.device)
 
     plan = _Plan()
-    plan.torch_empty = plan.torch_stream = None
+    plan.run = plan.empty = plan.stream = None
     plan.target = resolved
     plan.device = x.device
     plan.gpu = resolved != "cpu"
@@ -351,11 +355,15 @@ def _make_plan(x, w, b, res, out, stride, padding, dilation, groups, activation,
             raise TypeError("out has dtype %s; the output's dtype is %s"
                             % (_dtype_text(out.dtype), _dtype_text(x.dtype)))
         _check_strides(out, "out")
+        if out.library == "numpy" and not out.array.flags.writeable:
+            raise ValueError("out is a read-only NumPy array: the kernels write into it")
         if not _has_strides(out.shape, out.strides, _CHANNELS_LAST):
             raise _layout_error(out, "out", "channels_last_3d (NDHWC in memory), which "
                                 "the kernels write")
         plan.output_back = False
 
+    plan.steps = (plan.input_step or plan.weight_step or plan.bias_step
+                  or plan.residual_step)
     plan.conv = _default_engine().compile(spec, target=resolved)
     plan.handle = plan.conv._handle
     return plan
@@ -421,20 +429,37 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     Returns an array of the input's library on its device. Raises TypeError
     or ValueError for bad arguments and Conv3dError for what the compiler
     refuses."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(input, torch.Tensor):
-        result = _torch_conv3d(torch, input, weight, bias, stride, padding, dilation,
-                               groups, activation, residual, out, target)
-        if result is not _NOT_TORCH:
+    hit = _hit_paths.get(type(input))
+    if hit is None:
+        hit = _hit.path_for(type(input))
+    if hit:
+        result = hit(input, weight, bias, stride, padding, dilation, groups, activation,
+                     residual, out, target)
+        if result is not _hit.MISS:
             return result
-    x = _arrays.view(input, "input")
-    w = _arrays.view(weight, "weight")
-    b = _view_or_none(bias, "bias")
-    res = _view_or_none(residual, "residual")
-    o = _view_or_none(out, "out")
-    plan = _plan_for(x, w, b, res, o, stride, padding, dilation, groups, activation,
-                     target)
+    plan, views = _checked_plan(input, weight, bias, residual, out, stride, padding,
+                                dilation, groups, activation, target)
+    return _run_views(plan, input, weight, bias, residual, out, views)
 
+
+def _checked_plan(input, weight, bias, residual, out, stride, padding, dilation, groups,
+                  activation, target):
+    """The plan of a call and its operands' views, after every check."""
+    views = (_arrays.view(input, "input"), _arrays.view(weight, "weight"),
+             _view_or_none(bias, "bias"), _view_or_none(residual, "residual"),
+             _view_or_none(out, "out"))
+    return _plan_for(*views, stride, padding, dilation, groups, activation,
+                     target), views
+
+
+def _run_views(plan, input, weight, bias, residual, out, views=None):
+    """Runs `plan` (checked for these operands) on any DLPack arrays through
+    their views: the layout steps, the output allocation, the address checks
+    and the launch."""
+    x, w, b, res, o = views or (
+        _arrays.view(input, "input"), _arrays.view(weight, "weight"),
+        _view_or_none(bias, "bias"), _view_or_none(residual, "residual"),
+        _view_or_none(out, "out"))
     library = _arrays.Library(x.library, _arrays.array_of(x))
     if plan.input_step:
         x = _arrays.view(library.to_channels_last(input), "input")
@@ -479,7 +504,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
 
 def _plan_for(x, w, b, res, o, stride, padding, dilation, groups, activation, target):
     """The plan of checked views and arguments, made (every check) on a miss."""
-    key = (_describe(x), _describe(w), _describe(b), _describe(res), _describe(o),
+    key = (_describe(x), _describe(w), _describe(b), _describe(res), _describe_out(o),
            _arguments_key(stride, padding, dilation, groups), activation, target)
     try:
         plan = _plans.get(key)
@@ -493,19 +518,6 @@ def _plan_for(x, w, b, res, o, stride, padding, dilation, groups, activation, ta
     return plan
 
 
-# PyTorch ---------------------------------------------------------------------
-
-_NOT_TORCH = object()  # _torch_conv3d's answer for operands it leaves to conv3d
-
-
-def _tensor_key(t, tensor):
-    """Everything the plan's checks read from a tensor (ArrayView's fields
-    but the address); TypeError for an operand that is not a tensor."""
-    if not isinstance(t, tensor):
-        raise TypeError("not a tensor")
-    return t.dtype, t.layout, t.device, t.shape, t.stride()
-
-
 def _arguments_key(stride, padding, dilation, groups):
     if type(stride) is int and type(padding) is int and type(dilation) is int \
             and type(groups) is int:  # the common case, at a glance
@@ -514,93 +526,6 @@ def _arguments_key(stride, padding, dilation, groups):
             _argument_key(groups))
 
 
-def _prepare_torch(plan, torch, x):
-    """What a plan needs to run on PyTorch tensors like `x` without asking
-    the tensors or the Library again."""
-    # As Library.empty_channels_last and Library.stream do.
-    plan.torch_empty = functools.partial(torch.empty, plan.output_shape, dtype=x.dtype,
-                                         device=x.device,
-                                         memory_format=torch.channels_last_3d)
-    plan.torch_stream = None
-    if plan.gpu:
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        ordinal = plan.device[1]
-        plan.torch_stream = functools.partial(raw, ordinal) if raw else (
-            lambda: torch.cuda.current_stream(ordinal).cuda_stream)
+from . import _hit  # noqa: E402  (it uses the helpers above)
 
-
-def _torch_conv3d(torch, input, weight, bias, stride, padding, dilation, groups,
-                  activation, residual, out, target):
-    """conv3d for PyTorch tensors: the plan is found by the tensors'
-    attributes (_tensor_key), so a hit reads them once, checks the addresses
-    and launches. A miss makes the plan through conv3d's views and checks.
-    Returns _NOT_TORCH where an operand is not a tensor (conv3d's views then
-    check and name it)."""
-    tensor = torch.Tensor
-    try:
-        key = (_tensor_key(input, tensor), _tensor_key(weight, tensor),
-               None if bias is None else _tensor_key(bias, tensor),
-               None if residual is None else _tensor_key(residual, tensor),
-               None if out is None else _tensor_key(out, tensor),
-               _arguments_key(stride, padding, dilation, groups), activation, target)
-        plan = _torch_plans.get(key)
-    except (RuntimeError, TypeError):
-        # An operand that is not a tensor, stride() of a sparse or other
-        # non-strided tensor, an unhashable argument: conv3d's checks name
-        # the problem.
-        return _NOT_TORCH
-    if plan is None:
-        plan = _plan_for(_arrays.view(input, "input"), _arrays.view(weight, "weight"),
-                         _view_or_none(bias, "bias"), _view_or_none(residual, "residual"),
-                         _view_or_none(out, "out"), stride, padding, dilation, groups,
-                         activation, target)
-        if plan.torch_empty is None:
-            _prepare_torch(plan, torch, input)
-        _torch_plans[key] = plan
-
-    if plan.input_step or plan.weight_step or plan.bias_step or plan.residual_step:
-        library = _arrays.Library("torch", input)
-        if plan.input_step:
-            input = library.to_channels_last(input)
-        if plan.weight_step:
-            weight = _parameter_copy(library, weight, library.to_channels_last, "weight")
-        if plan.bias_step:
-            bias = _parameter_copy(library, bias, library.to_float32, "bias")
-        if plan.residual_step:
-            residual = library.to_channels_last(residual)
-    alignment = plan.alignment
-    x_ptr = input.data_ptr()
-    w_ptr = weight.data_ptr()
-    b_ptr = None if bias is None else bias.data_ptr()
-    res_ptr = None if residual is None else residual.data_ptr()
-    if out is None:
-        result = plan.torch_empty()
-        out_ptr = result.data_ptr()
-        if out_ptr % alignment:
-            raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
-    else:
-        result = out
-        out_ptr = out.data_ptr()
-        out_span = _span(out_ptr, out.shape, out.stride(), out.element_size())
-        for t, ptr, what in ((input, x_ptr, "input"), (weight, w_ptr, "weight"),
-                             (bias, b_ptr, "bias"), (residual, res_ptr, "residual")):
-            if t is not None and _spans_intersect(
-                    _span(ptr, t.shape, t.stride(), t.element_size()), out_span):
-                raise ValueError("out overlaps %s in memory" % what)
-        _check_address(out_ptr, "out", alignment)
-    if x_ptr % alignment:
-        _check_address(x_ptr, "input", alignment)
-    if w_ptr % alignment:
-        _check_address(w_ptr, "weight", alignment)
-    if res_ptr is not None:
-        _check_address(res_ptr, "residual", alignment)
-    if b_ptr is not None:
-        _check_address(b_ptr, "bias", 4)
-    stream = (plan.torch_stream() or _STREAM_LEGACY) if plan.gpu else None
-    error = _error_buffer()
-    if _library().conv3d_run(plan.handle, x_ptr, w_ptr, b_ptr, res_ptr, _NO_AMAX, out_ptr,
-                             stream, error, len(error)):
-        raise Conv3dError(error.value.decode())
-    if plan.output_back:
-        result = result.contiguous()
-    return result
+_hit_paths = _hit.paths

@@ -142,12 +142,15 @@ run_tma_fp4() {
 }
 run_overhead() {
   # Host time per call of a cached convolution: the C++ run and the
-  # runtime's pieces (conv3d-host-overhead), then the Python package's
-  # breakdown (torch_check.py step 6 prints it within the torch run).
+  # runtime's pieces (conv3d-host-overhead), then the Python hit path next
+  # to cuDNN's F.conv3d, with its breakdown (scripts/gpu/hit_path.py).
   step "host overhead per call"
   for target in sm90 sm80; do
     conv3d-host-overhead --target="$target" 2>&1 | tee -a "$out/overhead.log" || status=1
   done
+  step "Python hit path (conv3d.conv3d on a seen signature) and cuDNN"
+  python3 scripts/gpu/hit_path.py 2>&1 | tee -a "$out/overhead.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 }
 run_bench() { step benchmark; python3 bench/run_bench.py --out "$out" "$@" || status=1; }
 
@@ -162,7 +165,7 @@ case "${1:-all}" in
   bench) shift; run_bench "$@" ;;
   torch) run_torch ;;
   tmafp4) run_tma_fp4 ;;
-  overhead) run_overhead; run_torch ;;
+  overhead) run_overhead ;;
   all) run_info; run_unit; run_lit; run_sweep "${2:-120}"; run_sanitize ;;
   *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|tmafp4|overhead|all"; exit 2 ;;
 esac

@@ -17,7 +17,8 @@ if any step failed.
   5. backward raises the inference-only error; state_dict round trip.
   6. Per-call host time on a cached kernel (conv3d.conv3d, the custom op,
      the module; torch's F.conv3d for comparison): conv3d.conv3d < 15 us;
-     where it goes (the C API call alone, allocation, stream query, Python)
+     where the hit path's time goes (hit_path.breakdown: signature and
+     lookup, data_ptr(), allocation, stream query, the C call, the rest)
      for the auto (sm90 on an H100) and sm80 plans.
   7. CuPy arrays (skipped when CuPy is not installed) and a generic DLPack
      producer on the GPU.
@@ -27,7 +28,6 @@ if any step failed.
 """
 
 import copy
-import ctypes
 import os
 import sys
 import time
@@ -41,6 +41,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import conv3d  # noqa: E402
 import conv3d.torch as ct  # noqa: E402
+import hit_path  # noqa: E402  (scripts/gpu/hit_path.py, beside this script)
 
 BF16_TOL = 4e-3  # the README's bf16 tolerance (relative L2)
 OVERHEAD_LIMIT_US = 15.0
@@ -274,36 +275,6 @@ def host_us_per_call(fn, calls=2000):
     return host
 
 
-def overhead_breakdown(x, w, b, targets=("auto", "sm80")):
-    """Where conv3d.conv3d's host time goes: the C API call alone (the same
-    plan, addresses and stream, no Python around it), the output allocation,
-    the stream query; the rest is the package's Python. The same for a sm80
-    plan, whose launch encodes no TMA descriptors."""
-    functional = conv3d._functional
-    lib = conv3d._library()
-    error = ctypes.create_string_buffer(4096)
-    amax = ctypes.c_float(0.0)
-    with torch.no_grad():
-        for target in targets:
-            functional.clear_cache()
-            y = conv3d.conv3d(x, w, b, 1, 1, target=target)
-            (plan,) = functional._torch_plans.values()
-            stream = (plan.torch_stream() or 1) if plan.gpu else None
-            ptrs = (x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr())
-            total = host_us_per_call(lambda: conv3d.conv3d(x, w, b, 1, 1, target=target))
-            with_out = host_us_per_call(
-                lambda: conv3d.conv3d(x, w, b, 1, 1, out=y, target=target))
-            c_call = host_us_per_call(lambda: lib.conv3d_run(
-                plan.handle, ptrs[0], ptrs[1], ptrs[2], None, amax, ptrs[3], stream, error,
-                len(error)))
-            alloc = host_us_per_call(plan.torch_empty)
-            query = host_us_per_call(plan.torch_stream) if plan.gpu else 0.0
-            print("  %s (target=%s): conv3d.conv3d %.1f = conv3d_run (C API alone) %.1f + "
-                  "torch.empty %.1f + stream query %.1f + Python %.1f; with out= %.1f"
-                  % (plan.target, target, total, c_call, alloc, query,
-                     total - c_call - alloc - query, with_out))
-
-
 @step("6. per-call host time on a cached kernel")
 def check_overhead():
     # A small conv, so the GPU keeps up and the loop measures the host side.
@@ -328,7 +299,7 @@ def check_overhead():
     print("host us/call: conv3d.conv3d %.1f, custom op %.1f, Conv3d module %.1f, "
           "F.conv3d (cuDNN) %.1f; GPU time per call %.1f us"
           % (fn, op, mod, cudnn, gpu_us))
-    overhead_breakdown(x, w, b)
+    hit_path.breakdown(x, w, b)
     report("conv3d.conv3d host time < %.0f us" % OVERHEAD_LIMIT_US, fn < OVERHEAD_LIMIT_US,
            "%.1f us" % fn)
 

@@ -120,6 +120,24 @@ int conv3d_run(const conv3d_conv *conv, const void *input, const void *filter,
                const void *bias, const void *residual, float amax, void *output,
                void *stream, char *error, size_t error_size);
 
+/* conv3d_run's arguments in one block, for callers that run often through a
+ * foreign-function layer: they keep one block (one per thread), refill the
+ * addresses and pass one pointer instead of ten arguments (the Python
+ * package's hit path does, through ctypes). */
+typedef struct conv3d_run_args {
+  const conv3d_conv *conv;
+  const void *input, *filter, *bias, *residual;
+  void *output;
+  void *stream;
+  char *error; /* error_size bytes for the message on failure; may be null */
+  size_t error_size;
+  float amax;
+} conv3d_run_args;
+
+/* conv3d_run(args->conv, args->input, ...). Returns 0 on success, 1 with the
+ * message in args->error otherwise (and 1 for a null `args`). */
+int conv3d_run_packed(const conv3d_run_args *args);
+
 /*===----------------------------------------------------------------------===*
  * Streaming video decoders: cached frames and an input prologue
  *===----------------------------------------------------------------------===*/
