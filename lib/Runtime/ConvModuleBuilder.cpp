@@ -142,7 +142,9 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
       spec.accumulate ? UnitAttr() : b.getUnitAttr(),
       /*config=*/IGemmConfigAttr(),
       spec.hasNorm ? b.getF32FloatAttr(spec.normEps) : FloatAttr(),
-      ActivationAttr::get(context, spec.inputActivation));
+      ActivationAttr::get(context, spec.inputActivation),
+      /*filter_scales=*/Value(), /*filter_amax=*/Value(),
+      /*filter_quant=*/NVFP4Attr());
   auto materialize = bufferization::MaterializeInDestinationOp::create(
       b, loc, TypeRange{}, conv.getResult()[0], output);
   materialize.setRestrict(true);

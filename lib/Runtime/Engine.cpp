@@ -554,6 +554,29 @@ llvm::Expected<HostTensor> Engine::quantizeFilter(const ConvSpec &spec,
 }
 
 llvm::Expected<Engine::PackedNVFP4>
+Engine::quantizeFilter(const ConvSpec &spec, const HostTensor &filter,
+                       float amax, const CompileOptions &options) {
+  if (llvm::Error error = spec.validate())
+    return std::move(error);
+  if (filter.type != spec.inputType || filter.shape != spec.filterShape())
+    return llvm::createStringError(
+        "filter buffer does not match the spec's filter shape and dtype");
+  // The blocks of the K order per output channel are C-contiguous runs of
+  // one tap only in FQRSC, the K-major layout kind::mxf4nvf4 reads.
+  if (spec.filterLayout != FilterLayout::fqrsc)
+    return llvm::createStringError(
+        "a real NVFP4 filter is packed K-major: the spec's filter layout must "
+        "be fqrsc, not qrscf");
+  constexpr int64_t kBlock = 16;
+  if (spec.geometry.channels % kBlock != 0)
+    return llvm::createStringError(
+        "a real NVFP4 filter needs C to be a multiple of the block size 16 "
+        "(each scale covers 16 channels of one tap), got C = " +
+        std::to_string(spec.geometry.channels));
+  return packNVFP4(filter, kBlock, amax, options);
+}
+
+llvm::Expected<Engine::PackedNVFP4>
 Engine::packNVFP4(const HostTensor &x, int64_t blockSize, float amax,
                   const CompileOptions &options) {
   if (!isValidNVFP4BlockSize(blockSize))

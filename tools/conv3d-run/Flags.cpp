@@ -113,7 +113,9 @@ cl::opt<bool> packNVFP4(
              "of the block-scaled sm100 path) on --target and compare the "
              "bytes with the reference packer; uses --block-size and "
              "--amax (default: max |x|). With --filter-layout=fqrsc the "
-             "filter (K-major) is packed and checked too (--filter-amax, "
+             "filter (K-major) is packed and checked too, with block 16 by "
+             "Engine::quantizeFilter, the offline filter quantization of "
+             "real NVFP4 (--filter-amax, "
              "default max |w|). Runs on cpu and on any sm_80+ GPU "
              "(--target=sm80 or sm90)"),
     cl::cat(specCategory));

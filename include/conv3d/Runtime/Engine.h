@@ -215,6 +215,18 @@ public:
                                         float amax,
                                         const CompileOptions &options);
 
+  /// Real NVFP4 quantization of a filter (`nvfp4-mode=real`): the filter,
+  /// FQRSC (K-major, as the block-scaled tcgen05.mma reads FP4 operands),
+  /// packed once by conv3d.pack_nvfp4 along C in blocks of 16 (block16 of
+  /// kind::mxf4nvf4), compiled for `options.target` and run there as
+  /// packNVFP4 is: the codes (F x Q x R x S x C/2) and scales
+  /// (F x Q x R x S x C/16) a convolution's `filter_quant` operands take.
+  /// Refuses a QRSCF filter and C not a multiple of 16.
+  llvm::Expected<PackedNVFP4> quantizeFilter(const ConvSpec &spec,
+                                             const HostTensor &filter,
+                                             float amax,
+                                             const CompileOptions &options);
+
   /// Compiles function `entry` of an MLIR module given as text;
   /// `sourceName` names it in diagnostics.
   llvm::Expected<std::unique_ptr<CompiledFunction>>

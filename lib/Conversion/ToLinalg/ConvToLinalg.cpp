@@ -456,6 +456,8 @@ struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
                                 PatternRewriter &rewriter) const override {
     if (!op.hasTensorSemantics())
       return rewriter.notifyMatchFailure(op, "memref form is not lowered");
+    if (op.hasPackedFilter())
+      return rewriter.notifyMatchFailure(op, "a packed NVFP4 filter");
     ConvGeometry g = op.getGeometry();
     std::optional<NVFP4Attr> quant = op.getInputQuant();
     bool gathered = quant || op.hasHistoryOrPrologue();
@@ -586,6 +588,12 @@ struct Conv3dToLinalgPass
           hasContiguousQuantBlocks(quantize))
         return WalkResult::advance();
       auto dps = cast<DestinationStyleOpInterface>(op);
+      if (auto conv = dyn_cast<ConvOp>(op); conv && conv.hasPackedFilter()) {
+        op->emitError("conv3d-to-linalg does not lower a packed NVFP4 filter "
+                      "(filter_quant): only the block-scaled sm100 kernel "
+                      "(target=sm100 nvfp4-mode=real) multiplies one");
+        return WalkResult::interrupt();
+      }
       if (!dps.hasPureTensorSemantics()) {
         op->emitError("conv3d-to-linalg lowers the tensor form only; run it "
                       "before bufferization");
