@@ -342,8 +342,9 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
         options.target == Target::sm100
             ? "nvfp4-mode=real: the block-scaled sm100 kernel (tcgen05.mma "
               "kind::mxf4nvf4) is not emitted yet; its packing prepass "
-              "(conv3d.pack_nvfp4) and its plan are built. Use "
-              "nvfp4-mode=fake"
+              "(conv3d.pack_nvfp4), the packed filter (filter_quant, "
+              "Engine::quantizeFilter), its plan and its TMA maps are "
+              "built. Use nvfp4-mode=fake"
             : "nvfp4-mode=real needs target=sm100 (the block-scaled "
               "tcgen05.mma); other targets multiply NVFP4 operands as "
               "nvfp4-mode=fake");

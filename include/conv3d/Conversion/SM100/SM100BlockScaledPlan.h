@@ -33,11 +33,11 @@
 // - Open: how the scales reach shared memory. A step needs 16 scale bytes
 //   per GEMM row (256 channels / 16), the natural rows of the model
 //   (SM100ScheduleModelTest.cpp), rearranged into the atoms by the kernel.
-//   A TMA im2col box of 16 bytes per pixel over conv3d.pack_nvfp4's
-//   [voxel][C / 16] scales needs C / 16 to be a multiple of 16 bytes (TMA
-//   global strides), i.e. C % 256 == 0; other C need scales padded to 16
-//   bytes per 256 channels (a packing variant), or per-row loads by the
-//   producer warp. The filter, packed offline, can be padded freely.
+//   The TMA maps that load those rows (an im2col box of 16 bytes a pixel
+//   over conv3d.pack_nvfp4's [voxel][C / 16] scales, a tiled box over the
+//   filter's) are SM100BlockScaledTma.h; they need C % 256 == 0 (16-byte
+//   TMA global strides) and refuse other C. The rearrangement into atoms
+//   is not written.
 //
 // The instruction forms (tcgen05.cp.cta_group::1.32x128b.warpx4 and
 // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 from MLIR 22's
