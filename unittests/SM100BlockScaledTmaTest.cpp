@@ -58,6 +58,13 @@ TEST(SM100BlockScaledTma, Maps) {
   EXPECT_EQ(values(as.globalDim), (Values{32, 11, 9, 5, 2}));
   EXPECT_EQ(values(as.globalStrides), (Values{32, 352, 3168, 15840}));
   EXPECT_EQ(values(as.box), (Values{16, 128}));
+  // Both im2col maps: the bf16 kernel's corners (W, H, D) of padding
+  // (2, 0), (1, 1), (1, 1) and a 3x3x3 window, unit strides.
+  for (const PackedTensorMap *map : {&a, &as}) {
+    EXPECT_EQ(map->lowerCorner, (std::array<int64_t, 3>{-1, -1, -2}));
+    EXPECT_EQ(map->upperCorner, (std::array<int64_t, 3>{-1, -1, -2}));
+    EXPECT_EQ(map->elementStrides, (std::array<int64_t, 5>{1, 1, 1, 1, 1}));
+  }
   // The filter, [F][27 taps][C/2] and [F][27 taps][C/16].
   const PackedTensorMap &b = tma.filterCodes;
   EXPECT_FALSE(b.im2col);
@@ -120,6 +127,15 @@ TEST(SM100BlockScaledTma, Diagnostics) {
   padded.padLow[1] = padded.padHigh[1] = 20;
   EXPECT_EQ(problem(padded), "the height padding (20, 20) and window put a "
                              "TMA im2col corner outside [-16, 15]");
+  ConvGeometry twoByThree = causalGeometry(256);
+  twoByThree.strides = {1, 2, 3};
+  BlockScaledPlan plan;
+  ASSERT_FALSE(BlockScaledPlan::build(twoByThree, 128, 64, 2, plan));
+  BlockScaledTmaPlan tma;
+  ASSERT_FALSE(BlockScaledTmaPlan::build(twoByThree, plan, tma));
+  EXPECT_EQ(tma.activationScales.elementStrides,
+            (std::array<int64_t, 5>{1, 3, 2, 1, 1}));
+
   ConvGeometry strided = causalGeometry(256);
   strided.strides = {1, 9, 1};
   strided.inputSize[1] = 40;

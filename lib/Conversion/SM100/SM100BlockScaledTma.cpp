@@ -31,6 +31,13 @@ static PackedTensorMap activationMap(const ConvGeometry &g, int64_t pixelBytes,
   }
   map.box = {boxBytes, rows};
   map.swizzle128B = swizzle;
+  std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
+                         upper = g.tmaIm2colUpperCorner();
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    map.lowerCorner[axis] = lower[2 - axis];
+    map.upperCorner[axis] = upper[2 - axis];
+    map.elementStrides[axis + 1] = g.strides[2 - axis];
+  }
   return map;
 }
 

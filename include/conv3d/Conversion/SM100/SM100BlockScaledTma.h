@@ -40,6 +40,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <array>
+
 namespace mlir::conv3d::sm100::nvfp4 {
 
 /// Bytes of one step's scales of one GEMM row (256 channels / 16).
@@ -56,6 +58,11 @@ struct PackedTensorMap {
   /// tiled: the box's sizes (boxDim).
   llvm::SmallVector<int64_t, 5> box;
   bool swizzle128B = false;
+  /// im2col only, W first: the bounding box of the base pixels
+  /// (pixelBoxLowerCorner, pixelBoxUpperCorner) and the traversal strides
+  /// of dimensions 0 .. 4 (elementStrides), as for bf16.
+  std::array<int64_t, 3> lowerCorner = {}, upperCorner = {};
+  std::array<int64_t, 5> elementStrides = {1, 1, 1, 1, 1};
 
   /// The bytes one load delivers (out-of-bounds fill included): what the
   /// stage's full barrier expects of it.
