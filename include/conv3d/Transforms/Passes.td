@@ -94,6 +94,30 @@ def Conv3dSelectConfig : Pass<"conv3d-select-config"> {
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
 }
 
+def Conv3dCheckNVFP4Mode : Pass<"conv3d-check-nvfp4-mode"> {
+  let summary = "Check convolutions against the pipeline's NVFP4 mode";
+  let description = [{
+    `mode = real` (`nvfp4-mode=real`, target sm100) asks for real FP4: the
+    E2M1 codes and E4M3 scales of both operands multiplied by the
+    block-scaled `tcgen05.mma` (kind::mxf4nvf4, block16). A convolution with
+    an NVFP4 operand is checked for that kernel, and one it cannot take is an
+    error naming why, never a silent fallback to fake quantization: both
+    operands NVFP4 (the input quantized with blocks of 16, fused or by a
+    `conv3d.quantize` along C; the filter packed, `filter_quant`), no
+    history operand, and the kernel's plan and TMA maps
+    (SM100BlockScaledPlan.h, SM100BlockScaledTma.h: C a multiple of 256, the
+    im2col limits). The kernel is not emitted yet, so a convolution that
+    passes is refused with that reason. Convolutions without NVFP4 operands
+    are left alone; `mode = fake` checks nothing.
+  }];
+  let options = [
+    Conv3dTargetOption<"Target the convolutions are compiled for">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"fake\"",
+           "NVFP4 mode: fake or real">
+  ];
+  let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
+}
+
 def Conv3dQSlice : Pass<"conv3d-qslice"> {
   let summary = "Decompose convolutions into depth (Q) slices";
   let description = [{
