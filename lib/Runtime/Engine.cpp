@@ -86,7 +86,15 @@ std::vector<JitArgument> convArguments(const ConvSpec &spec) {
       args.push_back({JitArgument::Kind::Buffer, spec.inputShape()});
       break;
     case ConvParameter::Filter:
-      args.push_back({JitArgument::Kind::Buffer, spec.filterShape()});
+      args.push_back({JitArgument::Kind::Buffer, spec.packedFilter
+                                                     ? spec.packedFilterShape()
+                                                     : spec.filterShape()});
+      break;
+    case ConvParameter::FilterScales:
+      args.push_back({JitArgument::Kind::Buffer, spec.filterScalesShape()});
+      break;
+    case ConvParameter::FilterAmax:
+      args.push_back({JitArgument::Kind::F32, {}});
       break;
     case ConvParameter::Bias:
       args.push_back({JitArgument::Kind::Buffer, {spec.geometry.filters}});
@@ -217,6 +225,8 @@ llvm::Error CompiledConv::run(const ConvArgs &args) const {
     return missing("filter");
   if (!args.output)
     return missing("output");
+  if (spec.packedFilter && !args.filterScales)
+    return missing("filter scales");
   if (spec.hasBias && !args.bias)
     return missing("bias");
   if (spec.hasResidual && !args.residual)
@@ -236,6 +246,12 @@ llvm::Error CompiledConv::run(const ConvArgs &args) const {
       break;
     case ConvParameter::Filter:
       buffers.push_back(const_cast<void *>(args.filter));
+      break;
+    case ConvParameter::FilterScales:
+      buffers.push_back(const_cast<void *>(args.filterScales));
+      break;
+    case ConvParameter::FilterAmax:
+      scalars.push_back(args.filterAmax);
       break;
     case ConvParameter::Bias:
       buffers.push_back(const_cast<void *>(args.bias));

@@ -100,7 +100,9 @@ cl::opt<int> blockSize("block-size",
 cl::opt<std::string> quantizeFilter(
     "quantize-filter",
     cl::desc("Quantize the filter offline (in the K order per output "
-             "channel) before running: nvfp4"),
+             "channel) before running: nvfp4. With --nvfp4-mode=real the "
+             "filter is packed instead (Engine::quantizeFilter, FQRSC, "
+             "block 16) and the convolution takes its codes and scales"),
     cl::cat(specCategory));
 cl::opt<float> filterAmax("filter-amax",
                           cl::desc("NVFP4 amax of the filter (default: max "
@@ -548,6 +550,18 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
                        llvm::formatv("NVFP4 block size must be 16, 32, 64, 128 "
                                      "or 256, got {0}",
                                      int(blockSize)));
+    // Real NVFP4 packs the filter (Engine::quantizeFilter) and hands the
+    // convolution its codes and scales (filter_quant) instead of a
+    // fake-quantized filter.
+    if (request.options.nvfp4Mode == "real") {
+      if (blockSize != 16)
+        return flagError("block-size",
+                         llvm::formatv("--nvfp4-mode=real packs the filter "
+                                       "in blocks of 16 (kind::mxf4nvf4 "
+                                       "block16), got {0}",
+                                       int(blockSize)));
+      spec.packedFilter = true;
+    }
     request.filterQuantBlockSize = blockSize;
     if (filterAmax.getNumOccurrences())
       request.filterAmax = filterAmax;

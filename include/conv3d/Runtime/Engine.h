@@ -41,7 +41,7 @@ class JitFunction;
 /// memory for the CPU target, device memory for GPU targets.
 struct ConvArgs {
   const void *input = nullptr;
-  const void *filter = nullptr;
+  const void *filter = nullptr;   ///< with spec.packedFilter: the i8 codes
   const void *bias = nullptr;     ///< when spec.hasBias
   const void *residual = nullptr; ///< when spec.hasResidual
   float amax = 0.0f;              ///< when spec.inputQuantBlockSize
@@ -56,6 +56,10 @@ struct ConvArgs {
   /// before run() returns (a blocking call). The legacy default stream,
   /// whose CUDA handle is 0, is kLegacyDefaultStream here.
   void *stream = nullptr;
+  /// When spec.packedFilter: the filter's E4M3 scales and its amax (the
+  /// members come last so that positional initializers keep their meaning).
+  const void *filterScales = nullptr;
+  float filterAmax = 0.0f;
 };
 
 /// CU_STREAM_LEGACY: CUDA's handle for the legacy default stream (what a 0
