@@ -1005,8 +1005,30 @@ private:
                    offset] = natural[r][kk * kScalesPerMma + b];
           }
     };
-    atoms(naturalA, aScales(stage));
-    atoms(naturalB, bScales(stage));
+    // Through TMA the boxes land in the scale areas as natural rows and
+    // are permuted into the atoms in place (every word read first), as the
+    // plan's scaleWordAtomOffset says; otherwise the atoms are written
+    // directly.
+    auto permuteInPlace = [&](const std::vector<std::array<uint8_t, 16>> &rows,
+                              int64_t base) {
+      int64_t n = int64_t(rows.size());
+      for (int64_t r = 0; r < n; ++r)
+        std::memcpy(&shared[base + r * kAtomRowBytes], rows[r].data(), 16);
+      std::vector<uint32_t> words(4 * n);
+      std::memcpy(words.data(), &shared[base], 16 * n);
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t kk = 0; kk < kMmasPerStep; ++kk)
+          std::memcpy(
+              &shared[base + BlockScaledPlan::scaleWordAtomOffset(r, kk, n)],
+              &words[4 * r + kk], 4);
+    };
+    if (tma) {
+      permuteInPlace(naturalA, aScales(stage));
+      permuteInPlace(naturalB, bScales(stage));
+    } else {
+      atoms(naturalA, aScales(stage));
+      atoms(naturalB, bScales(stage));
+    }
     // tcgen05.cp.32x128b.warpx4 of each atom, through its descriptor.
     auto copy = [&](int64_t base, int64_t rows, auto column) {
       int64_t rowAtoms = ceilDiv(rows, kAtomRows);
