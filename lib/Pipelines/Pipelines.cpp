@@ -73,10 +73,10 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   addPipeline(pm, "canonicalize");
   pm.addPass(createConv3dFuseQuant(
       Conv3dFuseQuantOptions{options.quantPlacement, target}));
-  // Real NVFP4 is checked once the input quantization is fused or placed.
-  if (options.nvfp4Mode == "real")
-    pm.addPass(createConv3dCheckNVFP4Mode(
-        Conv3dCheckNVFP4ModeOptions{target, options.nvfp4Mode}));
+  // Packed filters are unpacked (fake) or the block-scaled kernel checked
+  // (real) once the input quantization is fused or placed.
+  pm.addPass(createConv3dApplyNVFP4Mode(
+      Conv3dApplyNVFP4ModeOptions{target, options.nvfp4Mode}));
   pm.addPass(createConv3dFuseEpilogue());
   pm.addPass(createConv3dRelayoutFilter(Conv3dRelayoutFilterOptions{target}));
   // Configs are chosen before the Q-slice decomposition so that `fused`
@@ -342,7 +342,7 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
     return e;
   if (llvm::Error e = check("nvfp4-mode", options.nvfp4Mode, {"fake", "real"}))
     return e;
-  // On sm100, conv3d-check-nvfp4-mode says per convolution why the
+  // On sm100, conv3d-apply-nvfp4-mode says per convolution why the
   // block-scaled kernel does not take it.
   if (options.nvfp4Mode == "real" && options.target != Target::sm100)
     return llvm::createStringError(

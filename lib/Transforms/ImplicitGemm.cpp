@@ -245,9 +245,9 @@ namespace {
 /// Why a convolution with a packed NVFP4 filter gets no implicit-GEMM tiles
 /// of the bf16/f16 tile ops.
 constexpr llvm::StringLiteral kPackedFilterReason =
-    "its filter is packed NVFP4 (filter_quant), which only the block-scaled "
-    "sm100 kernel (target=sm100 nvfp4-mode=real) multiplies, and that "
-    "kernel is not emitted yet";
+    "its filter is packed NVFP4 (filter_quant): conv3d-apply-nvfp4-mode "
+    "unpacks it for nvfp4-mode=fake, and only the block-scaled sm100 kernel "
+    "(nvfp4-mode=real), which is not emitted yet, multiplies it packed";
 
 struct ConvToImplicitGemm : OpRewritePattern<ConvOp> {
   ConvToImplicitGemm(MLIRContext *context, ImplicitGemmOptions options)

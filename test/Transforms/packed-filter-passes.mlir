@@ -1,7 +1,8 @@
-// A convolution with a packed real NVFP4 filter (filter_quant) is multiplied
-// only by the block-scaled sm100 kernel: the passes that would build bf16
-// tiles, linalg loops or Q-slices of it say so instead of misreading the
-// codes. `auto` Q-slicing leaves it alone.
+// A convolution with a packed real NVFP4 filter (filter_quant) is unpacked
+// by conv3d-apply-nvfp4-mode (fake) or multiplied packed by the block-scaled
+// sm100 kernel (real): the passes that would build bf16 tiles, linalg loops
+// or Q-slices of it directly say so instead of misreading the codes. `auto`
+// Q-slicing leaves it alone.
 //
 // RUN: split-file %s %t
 // RUN: conv3d-opt %t/memref.mlir -conv3d-implicit-gemm=target=sm100 -verify-diagnostics
@@ -20,7 +21,7 @@
 func.func @packed(%x: memref<1x4x6x6x64xbf16>, %w: memref<32x3x3x3x32xi8>,
                   %s: memref<32x3x3x3x4xi8>, %amax: f32, %wamax: f32,
                   %init: memref<1x2x4x4x32xf32>) {
-  // expected-error @+1 {{conv3d-implicit-gemm cannot tile this convolution: its filter is packed NVFP4 (filter_quant), which only the block-scaled sm100 kernel (target=sm100 nvfp4-mode=real) multiplies, and that kernel is not emitted yet}}
+  // expected-error @+1 {{conv3d-implicit-gemm cannot tile this convolution: its filter is packed NVFP4 (filter_quant): conv3d-apply-nvfp4-mode unpacks it for nvfp4-mode=fake, and only the block-scaled sm100 kernel (nvfp4-mode=real), which is not emitted yet, multiplies it packed}}
   conv3d.conv ins(%x, %w : memref<1x4x6x6x64xbf16>, memref<32x3x3x3x32xi8>)
     quantize(#conv3d.nvfp4<block_size = 16>, %amax)
     filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x4xi8>, %wamax)
@@ -32,7 +33,7 @@ func.func @packed(%x: memref<1x4x6x6x64xbf16>, %w: memref<32x3x3x3x32xi8>,
 func.func @packed(%x: tensor<1x4x6x6x64xbf16>, %w: tensor<32x3x3x3x32xi8>,
                   %s: tensor<32x3x3x3x4xi8>, %wamax: f32,
                   %init: tensor<1x2x4x4x32xf32>) -> tensor<1x2x4x4x32xf32> {
-  // expected-error @+1 {{conv3d-to-linalg does not lower a packed NVFP4 filter (filter_quant): only the block-scaled sm100 kernel (target=sm100 nvfp4-mode=real) multiplies one}}
+  // expected-error @+1 {{conv3d-to-linalg does not lower a packed NVFP4 filter (filter_quant): conv3d-apply-nvfp4-mode unpacks it first (nvfp4-mode=fake)}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x64xbf16>, tensor<32x3x3x3x32xi8>)
          filter_quant(#conv3d.nvfp4<block_size = 16>, %s : tensor<32x3x3x3x4xi8>, %wamax)
          outs(%init : tensor<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc

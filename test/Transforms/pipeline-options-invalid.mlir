@@ -28,7 +28,7 @@
 // RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm90 nvfp4-mode=real' 2>&1 | FileCheck %s --check-prefix=REALTARGET
 // REALTARGET: error: nvfp4-mode=real needs target=sm100 (the block-scaled tcgen05.mma); other targets multiply NVFP4 operands as nvfp4-mode=fake
 // nvfp4-mode=real on sm100 is checked per convolution
-// (test/Transforms/check-nvfp4-mode.mlir).
+// (test/Transforms/apply-nvfp4-mode.mlir).
 // RUN: conv3d-opt %s --conv3d-graph-pipeline='target=sm100 nvfp4-mode=fake' | FileCheck %s --check-prefix=FAKE
 // FAKE: func.func @f
 // Tuning is the engine's: a pass pipeline only compiles.

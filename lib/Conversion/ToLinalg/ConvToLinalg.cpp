@@ -590,8 +590,8 @@ struct Conv3dToLinalgPass
       auto dps = cast<DestinationStyleOpInterface>(op);
       if (auto conv = dyn_cast<ConvOp>(op); conv && conv.hasPackedFilter()) {
         op->emitError("conv3d-to-linalg does not lower a packed NVFP4 filter "
-                      "(filter_quant): only the block-scaled sm100 kernel "
-                      "(target=sm100 nvfp4-mode=real) multiplies one");
+                      "(filter_quant): conv3d-apply-nvfp4-mode unpacks it "
+                      "first (nvfp4-mode=fake)");
         return WalkResult::interrupt();
       }
       if (!dps.hasPureTensorSemantics()) {
