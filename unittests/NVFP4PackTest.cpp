@@ -178,3 +178,75 @@ TEST(NVFP4Pack, EngineErrors) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Engine::quantizeFilter, real NVFP4: the filter packed once, K-major
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+ConvSpec filterSpec(int64_t channels, FilterLayout layout, ElementType type) {
+  ConvSpec spec;
+  spec.geometry.batch = 1;
+  spec.geometry.inputSize = {4, 6, 6};
+  spec.geometry.channels = channels;
+  spec.geometry.window = {3, 3, 2};
+  spec.geometry.filters = 24;
+  spec.filterLayout = layout;
+  spec.inputType = type;
+  spec.outputType = type;
+  return spec;
+}
+
+// The packed filter is the reference packer's bytes, and decodes to the
+// fake quantization of the filter in the convolution's K order per output
+// channel (axes Q, R, S, C of FQRSC), the values nvfp4-mode=fake multiplies.
+TEST(NVFP4Pack, QuantizeFilterRealMatchesReferenceOnCpu) {
+  Engine engine{CacheOptions{}};
+  ConvSpec spec = filterSpec(64, FilterLayout::fqrsc, ElementType::f32);
+  HostTensor w = HostTensor::zeros(spec.inputType, spec.filterShape());
+  fillRandomNormal(w, 23, 0.5);
+  float amax = 1.75f; // below max |w|: some blocks saturate at 448
+  llvm::Expected<Engine::PackedNVFP4> packed =
+      engine.quantizeFilter(spec, w, amax, CompileOptions{});
+  ASSERT_TRUE(bool(packed)) << llvm::toString(packed.takeError());
+  NVFP4Packed expected = referencePackNVFP4(w, 16, amax);
+  EXPECT_EQ(packed->codes, expected.codes);
+  EXPECT_EQ(packed->scales, expected.scales);
+
+  HostTensor fake = referenceQuantize(w, 16, amax, 1, 4);
+  float gs = amax / 2688.0f;
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < w.numElements(); ++i) {
+    uint8_t byte = packed->codes[i / 2];
+    uint8_t code = i % 2 ? byte >> 4 : byte & 0xF;
+    float scale = nvfp4DecodeE4M3(packed->scales[i / 16]) * gs;
+    mismatches += bitsOf(nvfp4DecodeE2M1(code) * scale) !=
+                  bitsOf(static_cast<float>(fake.get(i)));
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST(NVFP4Pack, QuantizeFilterRealErrors) {
+  Engine engine{CacheOptions{}};
+  auto message = [&](const ConvSpec &spec, const HostTensor &w) {
+    llvm::Expected<Engine::PackedNVFP4> packed =
+        engine.quantizeFilter(spec, w, 1.0f, CompileOptions{});
+    return packed ? std::string() : llvm::toString(packed.takeError());
+  };
+  ConvSpec qrscf = filterSpec(64, FilterLayout::qrscf, ElementType::bf16);
+  EXPECT_EQ(
+      message(qrscf, HostTensor::zeros(ElementType::bf16, qrscf.filterShape())),
+      "a real NVFP4 filter is packed K-major: the spec's filter layout "
+      "must be fqrsc, not qrscf");
+  ConvSpec c24 = filterSpec(24, FilterLayout::fqrsc, ElementType::bf16);
+  EXPECT_EQ(
+      message(c24, HostTensor::zeros(ElementType::bf16, c24.filterShape())),
+      "a real NVFP4 filter needs C to be a multiple of the block size 16 "
+      "(each scale covers 16 channels of one tap), got C = 24");
+  ConvSpec spec = filterSpec(64, FilterLayout::fqrsc, ElementType::bf16);
+  EXPECT_EQ(message(spec, HostTensor::zeros(ElementType::bf16, {24, 64})),
+            "filter buffer does not match the spec's filter shape and dtype");
+}
+
+} // namespace

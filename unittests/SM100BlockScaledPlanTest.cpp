@@ -78,6 +78,34 @@ TEST(SM100BlockScaledPlan, ScaleAtomIsAPermutation) {
             std::make_pair(int64_t(37), int64_t(101 + 4)));
 }
 
+// The natural scale rows of a tile (16 bytes a row, as a TMA box lands
+// them) permute word for word into the scale area's atoms: distinct,
+// aligned, inside the area, each word where the atoms keep its 4 scales.
+TEST(SM100BlockScaledPlan, ScaleWordsPermuteIntoTheAtoms) {
+  for (int64_t rows : {128, 96, 16, 256, 160}) {
+    int64_t atoms = (rows + kAtomRows - 1) / kAtomRows;
+    int64_t areaBytes = kMmasPerStep * atoms * kAtomBytes;
+    ASSERT_LE(16 * rows, areaBytes) << "the natural rows fit the area";
+    std::set<int64_t> offsets;
+    for (int64_t row = 0; row < rows; ++row)
+      for (int64_t mma = 0; mma < kMmasPerStep; ++mma) {
+        int64_t offset = BlockScaledPlan::scaleWordAtomOffset(row, mma, rows);
+        EXPECT_EQ(offset % 4, 0);
+        EXPECT_GE(offset, 0);
+        EXPECT_LT(offset + 4, areaBytes + 1);
+        offsets.insert(offset);
+        for (int64_t b = 0; b < kScalesPerMma; ++b)
+          EXPECT_EQ(offset + b, BlockScaledPlan::scaleAtomBase(
+                                    mma, row / kAtomRows, atoms) +
+                                    scaleAtomOffset(row, b));
+      }
+    EXPECT_EQ(int64_t(offsets.size()), kMmasPerStep * rows) << rows;
+  }
+  // Row 33's word for MMA 2 of a 128-row tile: atom 2 (1024), lane row 1
+  // (16), second row group (4).
+  EXPECT_EQ(BlockScaledPlan::scaleWordAtomOffset(33, 2, 128), 1044);
+}
+
 TEST(SM100BlockScaledPlan, Layouts) {
   BlockScaledPlan plan;
   ASSERT_FALSE(BlockScaledPlan::build(geometry(320, 96), 128, 128, 4, plan));

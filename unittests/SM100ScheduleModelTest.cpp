@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Conversion/SM100/SM100BlockScaledPlan.h"
+#include "conv3d/Conversion/SM100/SM100BlockScaledTma.h"
 #include "conv3d/Conversion/SM100/SM100KernelPlan.h"
 #include "conv3d/Quant/NVFP4Reference.h"
 #include "conv3d/Reference/ReferenceConv.h"
@@ -704,7 +705,10 @@ TEST(SM100ScheduleModel, CtaPairsSplitKAndQSlices) {
 // scales and their sums are exact there) must equal the sum of the decoded
 // operands over the GEMM K exactly, and the epilogue's result (times the
 // global scales) the fake-quantized convolution up to f32 rounding. The
-// mutations (a misread layout each) must fail it.
+// mutations (a misread layout each) must fail it. For C % 256 == 0 the
+// rows can also come through the producer's TMA maps
+// (SM100BlockScaledTma.h), each box simulated from the map's fields alone
+// at the kernel's coordinates; a misencoded map must fail the replay.
 
 namespace {
 
@@ -785,11 +789,80 @@ PackedConv packConv(const ConvGeometry &g, uint64_t seed) {
   return p;
 }
 
+using nvfp4::BlockScaledTmaPlan;
+using nvfp4::PackedTensorMap;
+
+/// Byte `address` of `data`; a misencoded map (the corruption tests) may
+/// address past the end, which reads a marker instead.
+uint8_t readByte(const std::vector<uint8_t> &data, int64_t address) {
+  return address >= 0 && address < int64_t(data.size()) ? data[address] : 0x5A;
+}
+
+/// Row `row` of a rank-5 TMA im2col load over `map` (box[0] bytes from byte
+/// `column` of each pixel) from the base pixel `start` (W, H, D, N) with
+/// im2col offsets `offsets` (W, H, D), as the hardware walks it: rows step
+/// through the base pixels of the bounding box (corners and element
+/// strides), W fastest, wrapping into H, D and N; pixels and bytes outside
+/// the tensor read zeros. Only the map's fields are used.
+void tmaIm2colRow(const PackedTensorMap &map, const std::vector<uint8_t> &data,
+                  int64_t column, std::array<int64_t, 4> start,
+                  std::array<int64_t, 3> offsets, int64_t row, uint8_t *out) {
+  std::array<int64_t, 3> first, count, index;
+  for (unsigned a = 0; a < 3; ++a) {
+    int64_t step = map.elementStrides[a + 1];
+    first[a] = map.lowerCorner[a];
+    int64_t last = map.globalDim[a + 1] - 1 + map.upperCorner[a];
+    count[a] = (last - first[a]) / step + 1;
+    index[a] = (start[a] - first[a]) / step;
+  }
+  int64_t linear =
+      ((start[3] * count[2] + index[2]) * count[1] + index[1]) * count[0] +
+      index[0] + row;
+  std::array<int64_t, 3> pixel;
+  for (unsigned a = 0; a < 3; ++a) {
+    pixel[a] =
+        first[a] + (linear % count[a]) * map.elementStrides[a + 1] + offsets[a];
+    linear /= count[a];
+  }
+  int64_t n = linear;
+  bool inside = n < map.globalDim[4];
+  for (unsigned a = 0; a < 3; ++a)
+    inside &= pixel[a] >= 0 && pixel[a] < map.globalDim[a + 1];
+  for (int64_t j = 0; j < map.box[0]; ++j) {
+    int64_t byte = column + j;
+    out[j] = inside && byte < map.globalDim[0]
+                 ? readByte(data, n * map.globalStrides[3] +
+                                      pixel[2] * map.globalStrides[2] +
+                                      pixel[1] * map.globalStrides[1] +
+                                      pixel[0] * map.globalStrides[0] + byte)
+                 : 0;
+  }
+}
+
+/// Row `row` of a rank-3 tiled TMA load over `map` at (column, tap, f0).
+void tmaTiledRow(const PackedTensorMap &map, const std::vector<uint8_t> &data,
+                 int64_t column, int64_t tap, int64_t f0, int64_t row,
+                 uint8_t *out) {
+  int64_t f = f0 + row;
+  for (int64_t j = 0; j < map.box[0]; ++j) {
+    int64_t byte = column + j;
+    bool inside = byte < map.globalDim[0] && tap < map.globalDim[1] &&
+                  f < map.globalDim[2];
+    out[j] = inside ? readByte(data, f * map.globalStrides[1] +
+                                         tap * map.globalStrides[0] + byte)
+                    : 0;
+  }
+}
+
 class BlockScaledModel {
 public:
+  /// With `tma`, the step's rows of codes and scales come from the TMA maps
+  /// (tmaIm2colRow, tmaTiledRow) at the kernel's coordinates; without, from
+  /// the packed tensors directly.
   BlockScaledModel(const ConvGeometry &g, const BlockScaledPlan &plan,
-                   const PackedConv &p, BlockScaledMutation mutation)
-      : g(g), plan(plan), p(p), mutation(mutation) {}
+                   const PackedConv &p, BlockScaledMutation mutation,
+                   const BlockScaledTmaPlan *tma = nullptr)
+      : g(g), plan(plan), p(p), mutation(mutation), tma(tma) {}
 
   /// The accumulators (M x F, row-major) after every tile's MMAs.
   std::vector<long double> run() {
@@ -860,7 +933,37 @@ private:
     std::vector<std::array<uint8_t, 16>> naturalA(plan.tileM),
         naturalB(plan.tileN);
     uint8_t codes[kRowBytes];
-    for (int64_t i = 0; i < plan.tileM; ++i) {
+    if (tma) {
+      // The kernel's coordinates: the tile's first output position, the
+      // tap's offsets, the channel block's byte column.
+      auto pos = g.decomposeM(math, m0);
+      std::array<int64_t, 4> start;
+      std::array<int64_t, 3> offsets;
+      for (unsigned a = 0; a < 3; ++a) {
+        unsigned axis = 2 - a; // W first
+        start[a] = pos[axis + 1] * g.strides[axis] - g.padLow[axis];
+        offsets[a] = qrs[axis] * g.dilations[axis];
+      }
+      start[3] = pos[0];
+      for (int64_t i = 0; i < plan.tileM; ++i) {
+        tmaIm2colRow(tma->activationCodes, p.a.codes,
+                     BlockScaledTmaPlan::codesColumn(cb), start, offsets, i,
+                     codes);
+        writeRow(aStage(stage), i, codes);
+        tmaIm2colRow(tma->activationScales, p.a.scales,
+                     BlockScaledTmaPlan::scalesColumn(cb), start, offsets, i,
+                     naturalA[i].data());
+      }
+      for (int64_t j = 0; j < plan.tileN; ++j) {
+        tmaTiledRow(tma->filterCodes, p.b.codes,
+                    BlockScaledTmaPlan::codesColumn(cb), tap, n0, j, codes);
+        writeRow(bStage(stage), j, codes);
+        tmaTiledRow(tma->filterScales, p.b.scales,
+                    BlockScaledTmaPlan::scalesColumn(cb), tap, n0, j,
+                    naturalB[j].data());
+      }
+    }
+    for (int64_t i = 0; !tma && i < plan.tileM; ++i) {
       int64_t voxel = -1, m = m0 + i;
       if (m < g.gemmM()) {
         auto pos = g.decomposeM(math, m);
@@ -880,7 +983,7 @@ private:
       writeRow(aStage(stage), i, codes);
     }
     int64_t taps = g.window[0] * g.window[1] * g.window[2];
-    for (int64_t j = 0; j < plan.tileN; ++j) {
+    for (int64_t j = 0; !tma && j < plan.tileN; ++j) {
       int64_t f = n0 + j;
       rowBytes(p.b, f < g.filters ? f * taps + tap : -1, codes,
                naturalB[j].data());
@@ -902,8 +1005,30 @@ private:
                    offset] = natural[r][kk * kScalesPerMma + b];
           }
     };
-    atoms(naturalA, aScales(stage));
-    atoms(naturalB, bScales(stage));
+    // Through TMA the boxes land in the scale areas as natural rows and
+    // are permuted into the atoms in place (every word read first), as the
+    // plan's scaleWordAtomOffset says; otherwise the atoms are written
+    // directly.
+    auto permuteInPlace = [&](const std::vector<std::array<uint8_t, 16>> &rows,
+                              int64_t base) {
+      int64_t n = int64_t(rows.size());
+      for (int64_t r = 0; r < n; ++r)
+        std::memcpy(&shared[base + r * kAtomRowBytes], rows[r].data(), 16);
+      std::vector<uint32_t> words(4 * n);
+      std::memcpy(words.data(), &shared[base], 16 * n);
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t kk = 0; kk < kMmasPerStep; ++kk)
+          std::memcpy(
+              &shared[base + BlockScaledPlan::scaleWordAtomOffset(r, kk, n)],
+              &words[4 * r + kk], 4);
+    };
+    if (tma) {
+      permuteInPlace(naturalA, aScales(stage));
+      permuteInPlace(naturalB, bScales(stage));
+    } else {
+      atoms(naturalA, aScales(stage));
+      atoms(naturalB, bScales(stage));
+    }
     // tcgen05.cp.32x128b.warpx4 of each atom, through its descriptor.
     auto copy = [&](int64_t base, int64_t rows, auto column) {
       int64_t rowAtoms = ceilDiv(rows, kAtomRows);
@@ -994,6 +1119,7 @@ private:
   const BlockScaledPlan &plan;
   const PackedConv &p;
   BlockScaledMutation mutation;
+  const BlockScaledTmaPlan *tma;
   std::vector<uint8_t> shared;
   std::vector<uint32_t> tmem;
   std::vector<long double> accumulator;
@@ -1024,9 +1150,13 @@ std::vector<long double> decodedGemm(const ConvGeometry &g,
 
 /// Replays `problem` and checks it; with a mutation, returns whether the
 /// result differed from the reference.
+/// With `viaTma`, the operands are loaded through the TMA maps of
+/// SM100BlockScaledTma.h, after `corruptMaps` (a misencoded map to catch).
 bool replayBlockScaled(
     const BlockScaledProblem &problem,
-    BlockScaledMutation mutation = BlockScaledMutation::None) {
+    BlockScaledMutation mutation = BlockScaledMutation::None,
+    bool viaTma = false,
+    std::function<void(BlockScaledTmaPlan &)> corruptMaps = {}) {
   const ConvGeometry &g = problem.g;
   BlockScaledPlan plan;
   std::optional<std::string> error =
@@ -1034,13 +1164,24 @@ bool replayBlockScaled(
   EXPECT_FALSE(error) << *error;
   if (error)
     return false;
+  BlockScaledTmaPlan tma;
+  if (viaTma) {
+    std::optional<std::string> tmaError =
+        BlockScaledTmaPlan::build(g, plan, tma);
+    EXPECT_FALSE(tmaError) << *tmaError;
+    if (tmaError)
+      return false;
+    if (corruptMaps)
+      corruptMaps(tma);
+  }
   PackedConv p = packConv(g, 7);
-  std::vector<long double> got = BlockScaledModel(g, plan, p, mutation).run();
+  std::vector<long double> got =
+      BlockScaledModel(g, plan, p, mutation, viaTma ? &tma : nullptr).run();
   std::vector<long double> expected = decodedGemm(g, p);
   int64_t differing = 0;
   for (size_t i = 0; i < got.size(); ++i)
     differing += got[i] != expected[i];
-  if (mutation != BlockScaledMutation::None)
+  if (mutation != BlockScaledMutation::None || corruptMaps)
     return differing > 0;
   EXPECT_EQ(differing, 0) << "of " << got.size() << " outputs";
 
@@ -1125,6 +1266,63 @@ TEST(SM100BlockScaledModel, MutationsFail) {
         BlockScaledMutation::SliceStride})
     EXPECT_TRUE(replayBlockScaled(p, mutation))
         << "mutation " << int(mutation) << " went unnoticed";
+}
+
+// Through the TMA maps (C % 256 == 0, what they take): the boxes at the
+// kernel's coordinates deliver the rows the MMAs need, halo, ragged M tile,
+// batch wrap and filter tail included.
+TEST(SM100BlockScaledModel, ViaTmaCausalTwoStepsBatchWrap) {
+  // C = 512: two K steps a tap; M = 2 * 3 * 5 * 6 = 180 rows walk across
+  // the batch inside the first tile.
+  BlockScaledProblem p{
+      blockScaledGeometry({3, 5, 6}, 512, {3, 3, 3}, 40, /*batch=*/2), 48};
+  p.g.padLow = {2, 1, 1};
+  p.g.padHigh = {0, 1, 1};
+  replayBlockScaled(p, BlockScaledMutation::None, /*viaTma=*/true);
+}
+
+TEST(SM100BlockScaledModel, ViaTmaStridesAndDilations) {
+  BlockScaledProblem p{blockScaledGeometry({5, 11, 10}, 256, {2, 3, 3}, 32),
+                       32};
+  p.g.strides = {1, 2, 3};
+  p.g.dilations = {2, 2, 1};
+  p.g.padLow = {1, 2, 1};
+  p.g.padHigh = {1, 2, 1};
+  replayBlockScaled(p, BlockScaledMutation::None, /*viaTma=*/true);
+}
+
+// A map misencoded in any one field is caught by the replay.
+TEST(SM100BlockScaledModel, ViaTmaCorruptMapsFail) {
+  BlockScaledProblem p{
+      blockScaledGeometry({2, 4, 5}, 256, {3, 3, 3}, 16, /*batch=*/2), 16};
+  p.g.padLow = {2, 1, 1};
+  p.g.padHigh = {0, 1, 1};
+  std::vector<
+      std::pair<const char *, std::function<void(BlockScaledTmaPlan &)>>>
+      corruptions = {
+          {"activation scale stride of W",
+           [](BlockScaledTmaPlan &t) {
+             t.activationScales.globalStrides[0] += 16;
+           }},
+          {"activation code corner",
+           [](BlockScaledTmaPlan &t) { t.activationCodes.lowerCorner[1] = 0; }},
+          {"filter scale tap stride",
+           [](BlockScaledTmaPlan &t) {
+             t.filterScales.globalStrides[0] += 16;
+           }},
+          {"filter code stride of F",
+           [](BlockScaledTmaPlan &t) {
+             t.filterCodes.globalStrides[1] -= 128;
+           }},
+          {"activation element stride of H",
+           [](BlockScaledTmaPlan &t) {
+             t.activationCodes.elementStrides[2] = 2;
+           }},
+      };
+  for (auto &[what, corrupt] : corruptions)
+    EXPECT_TRUE(replayBlockScaled(p, BlockScaledMutation::None,
+                                  /*viaTma=*/true, corrupt))
+        << what << " went unnoticed";
 }
 
 } // namespace

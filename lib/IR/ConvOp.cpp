@@ -66,6 +66,61 @@ ConvGeometry ConvOp::getGeometry() {
   return g;
 }
 
+/// The packed real NVFP4 filter of `filter_quant`: codes and scales of an
+/// FQRSC filter, as conv3d.pack_nvfp4 writes them along C, in the block16
+/// form kind::mxf4nvf4 reads. The channel count is checked against the
+/// input's with the unpacked filters.
+static LogicalResult verifyPackedFilter(ConvOp conv) {
+  bool scales = static_cast<bool>(conv.getFilterScales());
+  bool amax = static_cast<bool>(conv.getFilterAmax());
+  if (!conv.hasPackedFilter()) {
+    if (scales || amax)
+      return conv.emitOpError("filter scales and a filter amax need a "
+                              "filter_quant attribute");
+    return success();
+  }
+  if (!scales || !amax)
+    return conv.emitOpError("filter_quant needs the filter's scales and amax "
+                            "operands");
+  int64_t blockSize = conv.getFilterQuant()->getBlockSize();
+  if (blockSize != 16)
+    return conv.emitOpError()
+           << "filter_quant block_size must be 16 (the block16 scales of "
+              "tcgen05.mma kind::mxf4nvf4), got "
+           << blockSize;
+  if (conv.getFilterLayout() != FilterLayout::fqrsc)
+    return conv.emitOpError(
+        "a packed NVFP4 filter (filter_quant) must have filter_layout = "
+        "fqrsc: the block-scaled MMA reads FP4 operands K-major");
+  Type codesElem = getElementTypeOrSelf(conv.getFilter().getType());
+  if (!codesElem.isSignlessInteger(8))
+    return conv.emitOpError()
+           << "a packed NVFP4 filter holds i8 codes (two E2M1 codes a byte), "
+              "got "
+           << codesElem;
+  Value scalesValue = conv.getFilterScales();
+  if (failed(verifyRank(conv, scalesValue, "filter scales", 5)))
+    return failure();
+  Type scalesElem = getElementTypeOrSelf(scalesValue.getType());
+  if (!scalesElem.isSignlessInteger(8))
+    return conv.emitOpError()
+           << "filter scales must be i8 (E4M3 bits), got " << scalesElem;
+  auto codesShape = getShape5(conv.getFilter().getType());
+  for (int64_t size : codesShape)
+    if (size == ConvGeometry::kDynamic)
+      return conv.emitOpError("a packed NVFP4 filter must have a static "
+                              "shape");
+  int64_t channels = 2 * codesShape[4];
+  if (channels % blockSize != 0)
+    return conv.emitOpError()
+           << "a packed NVFP4 filter of C = " << channels
+           << " channels is not a whole number of blocks of " << blockSize;
+  std::array<int64_t, 5> expected = codesShape;
+  expected[4] = channels / blockSize;
+  return verifyShapeMatches(conv, getShape5(scalesValue.getType()), expected,
+                            "filter scales");
+}
+
 LogicalResult ConvOp::verify() {
   Operation *op = getOperation();
   if (failed(verifyDpsForm(op, getInit())) ||
@@ -84,7 +139,9 @@ LogicalResult ConvOp::verify() {
   if (!isSupportedComputeType(inElem))
     return emitOpError() << "input element type must be bf16, f16 or f32, got "
                          << inElem;
-  if (filterElem != inElem)
+  if (failed(verifyPackedFilter(*this)))
+    return failure();
+  if (!hasPackedFilter() && filterElem != inElem)
     return emitOpError() << "filter element type " << filterElem
                          << " must match the input element type " << inElem;
   if (!outElem.isF32() && outElem != inElem)
@@ -97,6 +154,9 @@ LogicalResult ConvOp::verify() {
   int64_t filterChannels = getFilterLayout() == FilterLayout::qrscf
                                ? filterShape[3]
                                : filterShape[4];
+  // Two packed FP4 codes per byte.
+  if (hasPackedFilter() && filterChannels != ConvGeometry::kDynamic)
+    filterChannels *= 2;
   // The geometry takes C from the input; the filter's C is only checked here.
   if (filterChannels == ConvGeometry::kDynamic)
     return emitOpError("channel, filter and window sizes must be static");

@@ -119,6 +119,17 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
   }
   Value filterTile =
       extractSlice(b, loc, getFilter(), filterOffsets, filterSizes);
+  // A packed filter's scales go along F with its codes (filter_quant is
+  // FQRSC).
+  Value filterScalesTile;
+  if (Value scales = getFilterScales()) {
+    SmallVector<OpFoldResult> scaleSizes = {sizes[4]};
+    for (int64_t dim = 1; dim < 5; ++dim)
+      scaleSizes.push_back(getDimSize(b, loc, scales, dim));
+    SmallVector<OpFoldResult> scaleOffsets(5, b.getIndexAttr(0));
+    scaleOffsets[0] = offsets[4];
+    filterScalesTile = extractSlice(b, loc, scales, scaleOffsets, scaleSizes);
+  }
   Value biasTile =
       getBias() ? extractSlice(b, loc, getBias(), {offsets[4]}, {sizes[4]})
                 : Value();
@@ -134,7 +145,8 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
       getNormBeta(), getStridesAttr(), getDilationsAttr(),
       b.getDenseI64ArrayAttr({0, 0, 0, 0, 0, 0}), getFilterLayoutAttr(),
       getActivationAttr(), getInputQuantAttr(), getOverwriteAttr(),
-      getConfigAttr(), getNormEpsAttr(), getInputActivationAttr());
+      getConfigAttr(), getNormEpsAttr(), getInputActivationAttr(),
+      filterScalesTile, getFilterAmax(), getFilterQuantAttr());
   generated.push_back(tiled);
   return TilingResult{generated, SmallVector<Value>{tiled->getResult(0)},
                       /*generatedSlices=*/{}};

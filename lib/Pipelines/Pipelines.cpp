@@ -73,6 +73,10 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   addPipeline(pm, "canonicalize");
   pm.addPass(createConv3dFuseQuant(
       Conv3dFuseQuantOptions{options.quantPlacement, target}));
+  // Packed filters are unpacked (fake) or the block-scaled kernel checked
+  // (real) once the input quantization is fused or placed.
+  pm.addPass(createConv3dApplyNVFP4Mode(
+      Conv3dApplyNVFP4ModeOptions{target, options.nvfp4Mode}));
   pm.addPass(createConv3dFuseEpilogue());
   pm.addPass(createConv3dRelayoutFilter(Conv3dRelayoutFilterOptions{target}));
   // Configs are chosen before the Q-slice decomposition so that `fused`
@@ -269,7 +273,8 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("How NVFP4 operands are multiplied: fake (quantize, "
                      "dequantize, bf16/f16 MMA; every target) or real (E2M1 "
                      "codes and E4M3 scales into the block-scaled tcgen05.mma "
-                     "of sm100; not built yet, refused)"),
+                     "of sm100 only; the kernel is not built yet: each NVFP4 "
+                     "convolution is refused with its reason)"),
       llvm::cl::init("fake")};
   Option<bool> resultsToOutParams{
       *this, "results-to-out-params",
@@ -337,16 +342,13 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
     return e;
   if (llvm::Error e = check("nvfp4-mode", options.nvfp4Mode, {"fake", "real"}))
     return e;
-  if (options.nvfp4Mode == "real")
+  // On sm100, conv3d-apply-nvfp4-mode says per convolution why the
+  // block-scaled kernel does not take it.
+  if (options.nvfp4Mode == "real" && options.target != Target::sm100)
     return llvm::createStringError(
-        options.target == Target::sm100
-            ? "nvfp4-mode=real: the block-scaled sm100 kernel (tcgen05.mma "
-              "kind::mxf4nvf4) is not emitted yet; its packing prepass "
-              "(conv3d.pack_nvfp4) and its plan are built. Use "
-              "nvfp4-mode=fake"
-            : "nvfp4-mode=real needs target=sm100 (the block-scaled "
-              "tcgen05.mma); other targets multiply NVFP4 operands as "
-              "nvfp4-mode=fake");
+        "nvfp4-mode=real needs target=sm100 (the block-scaled "
+        "tcgen05.mma); other targets multiply NVFP4 operands as "
+        "nvfp4-mode=fake");
   if (options.tune && !options.config.empty())
     return llvm::createStringError(
         "tune=true times candidate tile configurations; it cannot be "

@@ -66,7 +66,15 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
       argTypes.push_back(memrefOf(spec.inputShape(), inElem));
       break;
     case ConvParameter::Filter:
-      argTypes.push_back(memrefOf(spec.filterShape(), inElem));
+      argTypes.push_back(spec.packedFilter
+                             ? memrefOf(spec.packedFilterShape(), b.getI8Type())
+                             : memrefOf(spec.filterShape(), inElem));
+      break;
+    case ConvParameter::FilterScales:
+      argTypes.push_back(memrefOf(spec.filterScalesShape(), b.getI8Type()));
+      break;
+    case ConvParameter::FilterAmax:
+      argTypes.push_back(b.getF32Type());
       break;
     case ConvParameter::Bias:
       argTypes.push_back(memrefOf({spec.geometry.filters}, b.getF32Type()));
@@ -91,6 +99,7 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
   func::FuncOp func = createFunction(b, loc, kConvFunctionName, argTypes);
   b.setInsertionPointToStart(&func.getBody().front());
   Value input, filter, bias, residual, amax, output, history, gamma, beta;
+  Value filterScales, filterAmax;
   for (auto [parameter, arg] :
        llvm::zip_equal(parameters, func.getArguments())) {
     switch (parameter) {
@@ -99,6 +108,12 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
       break;
     case ConvParameter::Filter:
       filter = toTensor(b, loc, arg);
+      break;
+    case ConvParameter::FilterScales:
+      filterScales = toTensor(b, loc, arg);
+      break;
+    case ConvParameter::FilterAmax:
+      filterAmax = arg;
       break;
     case ConvParameter::Bias:
       bias = toTensor(b, loc, arg);
@@ -142,7 +157,9 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
       spec.accumulate ? UnitAttr() : b.getUnitAttr(),
       /*config=*/IGemmConfigAttr(),
       spec.hasNorm ? b.getF32FloatAttr(spec.normEps) : FloatAttr(),
-      ActivationAttr::get(context, spec.inputActivation));
+      ActivationAttr::get(context, spec.inputActivation), filterScales,
+      filterAmax,
+      spec.packedFilter ? NVFP4Attr::get(context, 16) : NVFP4Attr());
   auto materialize = bufferization::MaterializeInDestinationOp::create(
       b, loc, TypeRange{}, conv.getResult()[0], output);
   materialize.setRestrict(true);

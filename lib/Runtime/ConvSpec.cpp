@@ -30,6 +30,16 @@ std::vector<int64_t> ConvSpec::historyShape() const {
 std::vector<int64_t> ConvSpec::filterShape() const {
   return toVector(geometry.filterShape(filterLayout));
 }
+std::vector<int64_t> ConvSpec::packedFilterShape() const {
+  std::vector<int64_t> shape = filterShape();
+  shape.back() /= 2;
+  return shape;
+}
+std::vector<int64_t> ConvSpec::filterScalesShape() const {
+  std::vector<int64_t> shape = filterShape();
+  shape.back() /= 16;
+  return shape;
+}
 std::vector<int64_t> ConvSpec::outputShape() const {
   return toVector(geometry.outputShape());
 }
@@ -69,6 +79,15 @@ llvm::Error ConvSpec::validate() const {
         llvm::formatv("NVFP4 block size must be 16, 32, 64, 128 or 256, got "
                       "{0}",
                       *inputQuantBlockSize)
+            .str());
+  if (packedFilter && filterLayout != FilterLayout::fqrsc)
+    return llvm::createStringError(
+        "a packed NVFP4 filter is K-major: the filter layout must be fqrsc");
+  if (packedFilter && geometry.channels % 16 != 0)
+    return llvm::createStringError(
+        llvm::formatv("a packed NVFP4 filter needs C to be a multiple of the "
+                      "block size 16, got C = {0}",
+                      geometry.channels)
             .str());
   // Every buffer the engine and its lowered code may allocate (the
   // operands, and f32 accumulators of the output's shape for split-K and
@@ -114,6 +133,8 @@ std::string ConvSpec::describe() const {
     text += " accumulate";
   if (inputQuantBlockSize)
     text += " nvfp4=" + std::to_string(*inputQuantBlockSize);
+  if (packedFilter)
+    text += " filter=nvfp4-packed";
   // The input's depth above counts the history frames.
   if (g.historyDepth != 0)
     text += " history=" + std::to_string(g.historyDepth);
@@ -130,6 +151,8 @@ llvm::SmallVector<ConvParameter, 9>
 mlir::conv3d::convParameters(const ConvSpec &spec) {
   llvm::SmallVector<ConvParameter, 9> parameters = {ConvParameter::Input,
                                                     ConvParameter::Filter};
+  if (spec.packedFilter)
+    parameters.append({ConvParameter::FilterScales, ConvParameter::FilterAmax});
   if (spec.geometry.historyDepth > 0)
     parameters.push_back(ConvParameter::History);
   if (spec.hasNorm)

@@ -86,7 +86,15 @@ std::vector<JitArgument> convArguments(const ConvSpec &spec) {
       args.push_back({JitArgument::Kind::Buffer, spec.inputShape()});
       break;
     case ConvParameter::Filter:
-      args.push_back({JitArgument::Kind::Buffer, spec.filterShape()});
+      args.push_back({JitArgument::Kind::Buffer, spec.packedFilter
+                                                     ? spec.packedFilterShape()
+                                                     : spec.filterShape()});
+      break;
+    case ConvParameter::FilterScales:
+      args.push_back({JitArgument::Kind::Buffer, spec.filterScalesShape()});
+      break;
+    case ConvParameter::FilterAmax:
+      args.push_back({JitArgument::Kind::F32, {}});
       break;
     case ConvParameter::Bias:
       args.push_back({JitArgument::Kind::Buffer, {spec.geometry.filters}});
@@ -217,6 +225,8 @@ llvm::Error CompiledConv::run(const ConvArgs &args) const {
     return missing("filter");
   if (!args.output)
     return missing("output");
+  if (spec.packedFilter && !args.filterScales)
+    return missing("filter scales");
   if (spec.hasBias && !args.bias)
     return missing("bias");
   if (spec.hasResidual && !args.residual)
@@ -236,6 +246,12 @@ llvm::Error CompiledConv::run(const ConvArgs &args) const {
       break;
     case ConvParameter::Filter:
       buffers.push_back(const_cast<void *>(args.filter));
+      break;
+    case ConvParameter::FilterScales:
+      buffers.push_back(const_cast<void *>(args.filterScales));
+      break;
+    case ConvParameter::FilterAmax:
+      scalars.push_back(args.filterAmax);
       break;
     case ConvParameter::Bias:
       buffers.push_back(const_cast<void *>(args.bias));
@@ -551,6 +567,29 @@ llvm::Expected<HostTensor> Engine::quantizeFilter(const ConvSpec &spec,
           {const_cast<void *>(filter.data()), out.data()}, {amax}))
     return std::move(error);
   return out;
+}
+
+llvm::Expected<Engine::PackedNVFP4>
+Engine::quantizeFilter(const ConvSpec &spec, const HostTensor &filter,
+                       float amax, const CompileOptions &options) {
+  if (llvm::Error error = spec.validate())
+    return std::move(error);
+  if (filter.type != spec.inputType || filter.shape != spec.filterShape())
+    return llvm::createStringError(
+        "filter buffer does not match the spec's filter shape and dtype");
+  // The blocks of the K order per output channel are C-contiguous runs of
+  // one tap only in FQRSC, the K-major layout kind::mxf4nvf4 reads.
+  if (spec.filterLayout != FilterLayout::fqrsc)
+    return llvm::createStringError(
+        "a real NVFP4 filter is packed K-major: the spec's filter layout must "
+        "be fqrsc, not qrscf");
+  constexpr int64_t kBlock = 16;
+  if (spec.geometry.channels % kBlock != 0)
+    return llvm::createStringError(
+        "a real NVFP4 filter needs C to be a multiple of the block size 16 "
+        "(each scale covers 16 channels of one tap), got C = " +
+        std::to_string(spec.geometry.channels));
+  return packNVFP4(filter, kBlock, amax, options);
 }
 
 llvm::Expected<Engine::PackedNVFP4>

@@ -84,6 +84,8 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
   if (conv.hasHistoryOrPrologue())
     return rewriter.notifyMatchFailure(
         conv, "slices of a history operand or an input prologue");
+  if (conv.hasPackedFilter())
+    return rewriter.notifyMatchFailure(conv, "a packed NVFP4 filter");
   if (std::optional<std::string> problem = quantBlocksStraddleSlices(conv))
     return rewriter.notifyMatchFailure(conv, *problem);
 
@@ -203,6 +205,16 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
         continue;
       if (strategy == "auto" && !qsliceFusionSkipsWork(g))
         continue;
+      // The block-scaled kernel walks the taps of a packed filter itself.
+      if (conv.hasPackedFilter()) {
+        if (forced) {
+          conv.emitError() << "cannot apply the " << strategy
+                           << " Q-slice strategy to a convolution with a "
+                              "packed NVFP4 filter (filter_quant)";
+          return signalPassFailure();
+        }
+        continue;
+      }
       if (std::optional<std::string> problem =
               quantBlocksStraddleSlices(conv)) {
         if (forced) {

@@ -41,7 +41,7 @@ func.func @tensor_no_result(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32
 
 func.func @tensor_two_results(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>, %init: tensor<1x4x4x4x16xf32>) {
   // expected-error @+1 {{'conv3d.conv' op on tensors must have exactly one result}}
-  %0:2 = "conv3d.conv"(%x, %w, %init) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1, 0, 0, 0>}> : (tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>, tensor<1x4x4x4x16xf32>) -> (tensor<1x4x4x4x16xf32>, tensor<1x4x4x4x16xf32>)
+  %0:2 = "conv3d.conv"(%x, %w, %init) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0>}> : (tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>, tensor<1x4x4x4x16xf32>) -> (tensor<1x4x4x4x16xf32>, tensor<1x4x4x4x16xf32>)
   return
 }
 
@@ -431,7 +431,7 @@ func.func @residual_element_type(%x: tensor<1x4x6x6x8xf16>, %w: tensor<1x3x3x8x1
 // The custom syntax always carries both; the generic form can drop one.
 func.func @quant_without_amax(%x: tensor<1x4x6x6x16xf32>, %w: tensor<1x3x3x16x16xf32>, %init: tensor<1x4x4x4x16xf32>) {
   // expected-error @+1 {{'conv3d.conv' op input quantization needs both an NVFP4 attribute and an amax operand}}
-  %0 = "conv3d.conv"(%x, %w, %init) <{input_quant = #conv3d.nvfp4<block_size = 16>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1, 0, 0, 0>}> : (tensor<1x4x6x6x16xf32>, tensor<1x3x3x16x16xf32>, tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32>
+  %0 = "conv3d.conv"(%x, %w, %init) <{input_quant = #conv3d.nvfp4<block_size = 16>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0>}> : (tensor<1x4x6x6x16xf32>, tensor<1x3x3x16x16xf32>, tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32>
   return
 }
 
@@ -439,7 +439,7 @@ func.func @quant_without_amax(%x: tensor<1x4x6x6x16xf32>, %w: tensor<1x3x3x16x16
 
 func.func @amax_without_quant(%x: tensor<1x4x6x6x16xf32>, %w: tensor<1x3x3x16x16xf32>, %amax: f32, %init: tensor<1x4x4x4x16xf32>) {
   // expected-error @+1 {{'conv3d.conv' op input quantization needs both an NVFP4 attribute and an amax operand}}
-  %0 = "conv3d.conv"(%x, %w, %amax, %init) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 1, 0, 0, 0>}> : (tensor<1x4x6x6x16xf32>, tensor<1x3x3x16x16xf32>, f32, tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32>
+  %0 = "conv3d.conv"(%x, %w, %amax, %init) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0>}> : (tensor<1x4x6x6x16xf32>, tensor<1x3x3x16x16xf32>, f32, tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32>
   return
 }
 

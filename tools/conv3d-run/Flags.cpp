@@ -100,7 +100,9 @@ cl::opt<int> blockSize("block-size",
 cl::opt<std::string> quantizeFilter(
     "quantize-filter",
     cl::desc("Quantize the filter offline (in the K order per output "
-             "channel) before running: nvfp4"),
+             "channel) before running: nvfp4. With --nvfp4-mode=real the "
+             "filter is packed instead (Engine::quantizeFilter, FQRSC, "
+             "block 16) and the convolution takes its codes and scales"),
     cl::cat(specCategory));
 cl::opt<float> filterAmax("filter-amax",
                           cl::desc("NVFP4 amax of the filter (default: max "
@@ -113,7 +115,9 @@ cl::opt<bool> packNVFP4(
              "of the block-scaled sm100 path) on --target and compare the "
              "bytes with the reference packer; uses --block-size and "
              "--amax (default: max |x|). With --filter-layout=fqrsc the "
-             "filter (K-major) is packed and checked too (--filter-amax, "
+             "filter (K-major) is packed and checked too, with block 16 by "
+             "Engine::quantizeFilter, the offline filter quantization of "
+             "real NVFP4 (--filter-amax, "
              "default max |w|). Runs on cpu and on any sm_80+ GPU "
              "(--target=sm80 or sm90)"),
     cl::cat(specCategory));
@@ -189,8 +193,9 @@ cl::opt<std::string> nvfp4Mode(
     "nvfp4-mode",
     cl::desc("How NVFP4 operands are multiplied: fake (quantize, dequantize, "
              "bf16/f16 MMA; every target) or real (E2M1 codes and E4M3 "
-             "scales into the block-scaled tcgen05.mma of sm100; not built "
-             "yet, refused)"),
+             "scales into the block-scaled tcgen05.mma of sm100; the kernel "
+             "is not built yet: each NVFP4 convolution is refused with its "
+             "reason)"),
     cl::init("fake"), cl::cat(compileCategory));
 cl::opt<std::string> cacheDir(
     "cache-dir",
@@ -545,6 +550,18 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
                        llvm::formatv("NVFP4 block size must be 16, 32, 64, 128 "
                                      "or 256, got {0}",
                                      int(blockSize)));
+    // Real NVFP4 packs the filter (Engine::quantizeFilter) and hands the
+    // convolution its codes and scales (filter_quant) instead of a
+    // fake-quantized filter.
+    if (request.options.nvfp4Mode == "real") {
+      if (blockSize != 16)
+        return flagError("block-size",
+                         llvm::formatv("--nvfp4-mode=real packs the filter "
+                                       "in blocks of 16 (kind::mxf4nvf4 "
+                                       "block16), got {0}",
+                                       int(blockSize)));
+      spec.packedFilter = true;
+    }
     request.filterQuantBlockSize = blockSize;
     if (filterAmax.getNumOccurrences())
       request.filterAmax = filterAmax;

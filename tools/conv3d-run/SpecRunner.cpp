@@ -308,6 +308,28 @@ int conv3d_run::runSpec(const RunRequest &request) {
     fillPoison(init);
   float amax = request.amax ? *request.amax : maxAbs(*input);
 
+  if (spec.packedFilter) {
+    // Real NVFP4: the filter packed once on the host, checked against the
+    // reference packer. Only the sm100 block-scaled kernel multiplies it,
+    // and conv3d-run does not run sm100 code.
+    float filterAmax =
+        request.filterAmax ? *request.filterAmax : maxAbs(*filter);
+    progress(request, llvm::formatv("packing the filter (real NVFP4, block "
+                                    "16, amax {0})",
+                                    filterAmax));
+    llvm::Expected<Engine::PackedNVFP4> packed =
+        engine.quantizeFilter(spec, *filter, filterAmax, CompileOptions{});
+    if (!packed)
+      return fail(llvm::toString(packed.takeError()));
+    NVFP4Packed expected = referencePackNVFP4(*filter, 16, filterAmax);
+    if (packed->codes != expected.codes || packed->scales != expected.scales)
+      return fail("the filter packing differs from the reference packer",
+                  kCheckFailed);
+    progress(request, "filter packing matches the reference bit for bit");
+    return fail("a packed NVFP4 filter is multiplied only by the sm100 "
+                "block-scaled kernel, which is not emitted yet and would not "
+                "run here (--emit shows how far the compilation goes)");
+  }
   if (request.filterQuantBlockSize) {
     float filterAmax =
         request.filterAmax ? *request.filterAmax : maxAbs(*filter);

@@ -75,9 +75,20 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
       frames are taken as they are (they were transformed as the previous
       chunk's input). The statistic and the activation are computed in
       f32, the result rounded to the input element type.
+    - `filter_quant(#conv3d.nvfp4<block_size = 16>, %scales, %filter_amax)`
+      (optional): the filter is real NVFP4, packed offline by
+      `conv3d.pack_nvfp4` (`Engine::quantizeFilter`): `filter` holds the
+      E2M1 codes of an FQRSC filter (K-major, as the block-scaled MMA
+      requires), i8 `F x Q x R x S x C/2` with two codes per byte, and
+      `%scales` its E4M3 block scales, i8 `F x Q x R x S x C/16`; the filter
+      value is `code * scale * filter_amax / 2688` (`spec/nvfp4.md`).
+      Only blocks of 16 (the block16 scales of `tcgen05.mma` kind::mxf4nvf4)
+      are taken. Such a convolution is computed only by the block-scaled
+      sm100 kernel (`target=sm100 nvfp4-mode=real`, with the input
+      quantized too); the other lowerings refuse it.
 
-    Element types: input and filter bf16, f16 or f32 (the same); init f32 or
-    the input type.
+    Element types: input and filter bf16, f16 or f32 (the same; i8 codes
+    for a `filter_quant` filter); init f32 or the input type.
 
     Example (a causal 3x3x3 convolution of a video VAE):
 
@@ -111,7 +122,10 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
     OptionalAttr<Conv3d_IGemmConfigAttr>:$config,
     OptionalAttr<F32Attr>:$norm_eps,
     DefaultValuedAttr<Conv3d_ActivationAttr,
-                      "::mlir::conv3d::Activation::none">:$input_activation
+                      "::mlir::conv3d::Activation::none">:$input_activation,
+    Optional<Conv3d_RankedTensorOrMemRef>:$filter_scales,
+    Optional<F32>:$filter_amax,
+    OptionalAttr<Conv3d_NVFP4Attr>:$filter_quant
   );
 
   // The builder of the operands and attributes before `history` and the
@@ -135,7 +149,9 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
             strides, dilations, padding, filter_layout, activation,
             input_quant, overwrite, config, /*norm_eps=*/::mlir::FloatAttr(),
             ::mlir::conv3d::ActivationAttr::get($_builder.getContext(),
-                ::mlir::conv3d::Activation::none));
+                ::mlir::conv3d::Activation::none),
+            /*filter_scales=*/::mlir::Value(), /*filter_amax=*/::mlir::Value(),
+            /*filter_quant=*/::mlir::conv3d::NVFP4Attr());
     }]>
   ];
 
@@ -149,6 +165,8 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     (`quantize` `(` qualified($input_quant)^ `,` $amax `)`)?
+    (`filter_quant` `(` qualified($filter_quant)^ `,` $filter_scales `:`
+       type($filter_scales) `,` $filter_amax `)`)?
     `outs` `(` $init `:` type($init) `)`
     (`overwrite` $overwrite^)?
     (`strides` `=` $strides^)?
@@ -179,6 +197,9 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
     /// input: a history operand or a prologue. Passes that rebuild the
     /// input operand check this.
     bool hasHistoryOrPrologue() { return getHistory() || hasPrologue(); }
+    /// Whether the filter is packed real NVFP4 (`filter_quant`): only the
+    /// block-scaled sm100 kernel computes such a convolution.
+    bool hasPackedFilter() { return getFilterQuant().has_value(); }
   }];
 
   let hasVerifier = 1;

@@ -39,6 +39,11 @@ struct ConvSpec {
   /// NVFP4 fake quantization of the input operand (blocks along K of each
   /// output position; spec/nvfp4.md). The amax is given at run time.
   std::optional<int64_t> inputQuantBlockSize;
+  /// Real NVFP4 filter (`filter_quant`, nvfp4-mode=real): the filter
+  /// operand is the FQRSC filter packed by Engine::quantizeFilter, i8 codes
+  /// (packedFilterShape) with their E4M3 scales (filterScalesShape) and the
+  /// filter amax, given at run time.
+  bool packedFilter = false;
   /// Cached frames preceding the input along depth: `geometry.historyDepth`
   /// (Dh, counted in geometry.inputSize[0], which is the depth of
   /// concat(history, input)); 0 means no history operand.
@@ -66,13 +71,19 @@ struct ConvSpec {
   /// The history operand's shape (N x Dh x H x W x C).
   std::vector<int64_t> historyShape() const;
   std::vector<int64_t> filterShape() const;
+  /// With packedFilter: F x Q x R x S x C/2 codes and F x Q x R x S x C/16
+  /// scale bytes.
+  std::vector<int64_t> packedFilterShape() const;
+  std::vector<int64_t> filterScalesShape() const;
   std::vector<int64_t> outputShape() const;
 };
 
 /// The parameters of the function the engine compiles for a spec.
 enum class ConvParameter {
   Input,
-  Filter,
+  Filter,       ///< with packedFilter: the i8 codes
+  FilterScales, ///< with packedFilter: the i8 E4M3 scales
+  FilterAmax,   ///< with packedFilter: f32
   Bias,
   Residual,
   Amax,

@@ -41,7 +41,7 @@ class JitFunction;
 /// memory for the CPU target, device memory for GPU targets.
 struct ConvArgs {
   const void *input = nullptr;
-  const void *filter = nullptr;
+  const void *filter = nullptr;   ///< with spec.packedFilter: the i8 codes
   const void *bias = nullptr;     ///< when spec.hasBias
   const void *residual = nullptr; ///< when spec.hasResidual
   float amax = 0.0f;              ///< when spec.inputQuantBlockSize
@@ -56,6 +56,10 @@ struct ConvArgs {
   /// before run() returns (a blocking call). The legacy default stream,
   /// whose CUDA handle is 0, is kLegacyDefaultStream here.
   void *stream = nullptr;
+  /// When spec.packedFilter: the filter's E4M3 scales and its amax (the
+  /// members come last so that positional initializers keep their meaning).
+  const void *filterScales = nullptr;
+  float filterAmax = 0.0f;
 };
 
 /// CU_STREAM_LEGACY: CUDA's handle for the legacy default stream (what a 0
@@ -214,6 +218,18 @@ public:
   llvm::Expected<PackedNVFP4> packNVFP4(const HostTensor &x, int64_t blockSize,
                                         float amax,
                                         const CompileOptions &options);
+
+  /// Real NVFP4 quantization of a filter (`nvfp4-mode=real`): the filter,
+  /// FQRSC (K-major, as the block-scaled tcgen05.mma reads FP4 operands),
+  /// packed once by conv3d.pack_nvfp4 along C in blocks of 16 (block16 of
+  /// kind::mxf4nvf4), compiled for `options.target` and run there as
+  /// packNVFP4 is: the codes (F x Q x R x S x C/2) and scales
+  /// (F x Q x R x S x C/16) a convolution's `filter_quant` operands take.
+  /// Refuses a QRSCF filter and C not a multiple of 16.
+  llvm::Expected<PackedNVFP4> quantizeFilter(const ConvSpec &spec,
+                                             const HostTensor &filter,
+                                             float amax,
+                                             const CompileOptions &options);
 
   /// Compiles function `entry` of an MLIR module given as text;
   /// `sourceName` names it in diagnostics.

@@ -94,6 +94,41 @@ def Conv3dSelectConfig : Pass<"conv3d-select-config"> {
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
 }
 
+def Conv3dApplyNVFP4Mode : Pass<"conv3d-apply-nvfp4-mode"> {
+  let summary = "Apply the pipeline's NVFP4 mode to convolutions";
+  let description = [{
+    `mode = fake` (the default): a packed NVFP4 filter (`filter_quant`) is
+    multiplied as its dequantized values, so it is unpacked on the tensor
+    form by a `linalg.generic` (code x E4M3 scale x amax / 2688, rounded to
+    the input's element type: bit for bit the fake quantization of the
+    filter it was packed from), and the convolution loses `filter_quant`.
+
+    `mode = real` (`nvfp4-mode=real`, target sm100) asks for real FP4: the
+    E2M1 codes and E4M3 scales of both operands multiplied by the
+    block-scaled `tcgen05.mma` (kind::mxf4nvf4, block16). A convolution with
+    an NVFP4 operand is checked for that kernel, and one it cannot take is an
+    error naming why, never a silent fallback to fake quantization: both
+    operands NVFP4 (the input quantized with blocks of 16, fused or by a
+    `conv3d.quantize` along C; the filter packed, `filter_quant`), no
+    history operand, and the kernel's plan and TMA maps
+    (SM100BlockScaledPlan.h, SM100BlockScaledTma.h: C a multiple of 256, the
+    im2col limits). The kernel is not emitted yet, so a convolution that
+    passes is refused with that reason. Convolutions without NVFP4 operands
+    are left alone.
+  }];
+  let options = [
+    Conv3dTargetOption<"Target the convolutions are compiled for">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"fake\"",
+           "NVFP4 mode: fake or real">
+  ];
+  let dependentDialects = [
+    "::mlir::conv3d::Conv3dDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def Conv3dQSlice : Pass<"conv3d-qslice"> {
   let summary = "Decompose convolutions into depth (Q) slices";
   let description = [{

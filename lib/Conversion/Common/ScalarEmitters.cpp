@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::conv3d;
 
@@ -74,6 +76,68 @@ Value mlir::conv3d::emitRoundToE2M1(OpBuilder &b, Location loc, Value a) {
   Value rounded = arith::SubFOp::create(
       b, loc, arith::AddFOp::create(b, loc, a, magic), magic);
   return arith::MinimumFOp::create(b, loc, rounded, constant(6.0f));
+}
+
+Value mlir::conv3d::emitDecodeE2M1(OpBuilder &b, Location loc, Value code) {
+  // Exponent e = bits 1-2, mantissa m = bit 0: e > 0 is the f32
+  // 2^(e-1) (1 + m/2), e = 0 is m/2; the sign goes to bit 31.
+  Type i32 = b.getI32Type();
+  auto c = [&](int64_t v) { return i32Const(b, loc, v); };
+  Value x = arith::ExtUIOp::create(b, loc, i32, code);
+  Value sign = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, x, c(3)), c(1));
+  Value e = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, x, c(1)), c(3));
+  Value m = arith::AndIOp::create(b, loc, x, c(1));
+  Value normal = arith::OrIOp::create(
+      b, loc,
+      arith::ShLIOp::create(b, loc, arith::AddIOp::create(b, loc, e, c(126)),
+                            c(23)),
+      arith::ShLIOp::create(b, loc, m, c(22)));
+  Value half = arith::MulIOp::create(b, loc, m, c(0x3F000000));
+  Value isSubnormal =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, c(0));
+  Value magnitude = arith::SelectOp::create(b, loc, isSubnormal, half, normal);
+  Value bits = arith::OrIOp::create(b, loc, magnitude,
+                                    arith::ShLIOp::create(b, loc, sign, c(31)));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
+Value mlir::conv3d::emitDecodeE4M3(OpBuilder &b, Location loc, Value bits) {
+  // Exponent E = bits 3-6 (bias 7), mantissa M = bits 0-2: E > 0 is the
+  // f32 with exponent E - 7 and M in its top mantissa bits, E = 0 is
+  // M * 2^-9 (exact); E = 15, M = 7 is NaN.
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto c = [&](int64_t v) { return i32Const(b, loc, v); };
+  Value x = arith::ExtUIOp::create(b, loc, i32, bits);
+  Value e = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, x, c(3)), c(15));
+  Value m = arith::AndIOp::create(b, loc, x, c(7));
+  Value normal = arith::BitcastOp::create(
+      b, loc, f32,
+      arith::OrIOp::create(
+          b, loc,
+          arith::ShLIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, e, c(120)), c(23)),
+          arith::ShLIOp::create(b, loc, m, c(20))));
+  Value subnormal =
+      arith::MulFOp::create(b, loc, arith::UIToFPOp::create(b, loc, f32, m),
+                            f32Const(b, loc, 0x1p-9f));
+  Value isSubnormal =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, c(0));
+  Value magnitude =
+      arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                            arith::AndIOp::create(b, loc, x, c(0x80)), c(0));
+  Value value = arith::SelectOp::create(
+      b, loc, negative, arith::NegFOp::create(b, loc, magnitude), magnitude);
+  Value isNaN =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                            arith::AndIOp::create(b, loc, x, c(0x7F)), c(0x7F));
+  return arith::SelectOp::create(
+      b, loc, isNaN, f32Const(b, loc, std::numeric_limits<float>::quiet_NaN()),
+      value);
 }
 
 NVFP4BlockScale mlir::conv3d::emitNVFP4BlockScale(OpBuilder &b, Location loc,

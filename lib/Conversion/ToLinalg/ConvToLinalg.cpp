@@ -457,6 +457,8 @@ struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
                                 PatternRewriter &rewriter) const override {
     if (!op.hasTensorSemantics())
       return rewriter.notifyMatchFailure(op, "memref form is not lowered");
+    if (op.hasPackedFilter())
+      return rewriter.notifyMatchFailure(op, "a packed NVFP4 filter");
     ConvGeometry g = op.getGeometry();
     std::optional<NVFP4Attr> quant = op.getInputQuant();
     bool gathered = quant || op.hasHistoryOrPrologue();
@@ -672,6 +674,12 @@ struct Conv3dToLinalgPass
           quantize && !lowerContiguousQuantize &&
           hasContiguousQuantBlocks(quantize))
         return WalkResult::advance();
+      if (auto conv = dyn_cast<ConvOp>(op); conv && conv.hasPackedFilter()) {
+        op->emitError("conv3d-to-linalg does not lower a packed NVFP4 filter "
+                      "(filter_quant): conv3d-apply-nvfp4-mode unpacks it "
+                      "first (nvfp4-mode=fake)");
+        return WalkResult::interrupt();
+      }
       // Memref forms became tensor forms above; what is left needs static
       // shapes.
       op->emitError("conv3d-to-linalg needs static shapes to lower input "

@@ -29,6 +29,14 @@ Value emitRoundToE4M3(OpBuilder &b, Location loc, Value s);
 /// 6} (ties to the even code); values >= 6 become 6 and NaN stays NaN.
 Value emitRoundToE2M1(OpBuilder &b, Location loc, Value a);
 
+/// The f32 value of the E2M1 code in the low 4 bits of the i8 `code` (sign
+/// in bit 3, magnitudes 0, .5, 1, 1.5, 2, 3, 4, 6), built from its bits.
+Value emitDecodeE2M1(OpBuilder &b, Location loc, Value code);
+
+/// The f32 value of the E4M3 (FN) bits `bits` (i8): normals 2^(e-7) (1 +
+/// m/8), subnormals m 2^-9; 0x7F and 0xFF are NaN.
+Value emitDecodeE4M3(OpBuilder &b, Location loc, Value bits);
+
 /// The per-block quantities of NVFP4, derived from the block's maximum
 /// magnitude (over non-NaN values) and the tensor's amax.
 struct NVFP4BlockScale {

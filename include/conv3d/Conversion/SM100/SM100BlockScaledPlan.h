@@ -30,14 +30,16 @@
 //   a step the A scales (4 columns) and the B scales (4 per 128 rows).
 // - Epilogue: the accumulator holds sum(qA sA qB sB); the f32 global
 //   scales gsA = amaxA / 2688 and gsB = amaxB / 2688 multiply it once.
-// - Open: how the scales reach shared memory. A step needs 16 scale bytes
-//   per GEMM row (256 channels / 16), the natural rows of the model
-//   (SM100ScheduleModelTest.cpp), rearranged into the atoms by the kernel.
-//   A TMA im2col box of 16 bytes per pixel over conv3d.pack_nvfp4's
-//   [voxel][C / 16] scales needs C / 16 to be a multiple of 16 bytes (TMA
-//   global strides), i.e. C % 256 == 0; other C need scales padded to 16
-//   bytes per 256 channels (a packing variant), or per-row loads by the
-//   producer warp. The filter, packed offline, can be padded freely.
+// - Scales into shared memory (planned, not emitted): a step needs 16
+//   scale bytes per GEMM row (256 channels / 16), the natural rows of the
+//   model (SM100ScheduleModelTest.cpp), rearranged into the atoms by the
+//   kernel.
+//   The TMA maps that load those rows (an im2col box of 16 bytes a pixel
+//   over conv3d.pack_nvfp4's [voxel][C / 16] scales, a tiled box over the
+//   filter's) are SM100BlockScaledTma.h; they need C % 256 == 0 (16-byte
+//   TMA global strides) and refuse other C. The boxes land in the stage's
+//   scale areas, which the natural rows fit, and are permuted into the
+//   atoms in place (scaleWordAtomOffset): one word a row and MMA.
 //
 // The instruction forms (tcgen05.cp.cta_group::1.32x128b.warpx4 and
 // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 from MLIR 22's
@@ -120,6 +122,17 @@ struct BlockScaledPlan {
   /// rows [128 a, 128 a + 128).
   static int64_t scaleAtomBase(int64_t mma, int64_t rowAtom, int64_t atoms) {
     return (mma * atoms + rowAtom) * kAtomBytes;
+  }
+  /// Where the scale word of GEMM row `row` for MMA `mma` (bytes 4 mma ..
+  /// 4 mma + 3 of the row's 16 natural scale bytes, as a TMA box delivers
+  /// them at byte 16 row of a stage's scale area) belongs in that area's
+  /// atoms, for a tile of `rows` rows. The natural rows (16 rows bytes) fit
+  /// the atoms (4 x ceil(rows / 128) x 512 bytes), so the kernel can land
+  /// the box in the scale area and permute the words in place: every word
+  /// read before any is written.
+  static int64_t scaleWordAtomOffset(int64_t row, int64_t mma, int64_t rows) {
+    int64_t atoms = (rows + kAtomRows - 1) / kAtomRows;
+    return scaleAtomBase(mma, row / kAtomRows, atoms) + scaleAtomOffset(row, 0);
   }
 
   /// The kind::mxf4nvf4 instruction descriptor: E2M1 x E2M1, UE4M3

@@ -1,0 +1,197 @@
+//===- ApplyNVFP4Mode.cpp - conv3d-apply-nvfp4-mode -----------------------===//
+//
+// The one place the pipeline's NVFP4 mode acts on convolutions:
+// - fake: a packed filter (filter_quant) is multiplied as its dequantized
+//   values in the compute type, so it is unpacked by a linalg.generic
+//   (code x E4M3 scale x amax / 2688, rounded to the input's type: exactly
+//   the fake quantization of the filter it was packed from) and the
+//   convolution loses filter_quant; every target then takes it.
+// - real: a request for real FP4 arithmetic, so a convolution with an
+//   NVFP4 operand that the block-scaled sm100 kernel cannot take is an
+//   error naming why rather than a quiet fallback to fake quantization.
+//   The checks follow the kernel's own: both operands NVFP4 in the block16
+//   form, then its plan (SM100BlockScaledPlan.h) and its TMA maps
+//   (SM100BlockScaledTma.h). The kernel is not emitted yet, which is the
+//   last reason given.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Conversion/Common/ScalarEmitters.h"
+#include "conv3d/Conversion/SM100/SM100BlockScaledTma.h"
+#include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DAPPLYNVFP4MODE
+#include "conv3d/Transforms/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+namespace {
+
+/// The NVFP4 block size of the convolution's input: fused (`quantize`) or
+/// a conv3d.quantize along the channels feeding it; none if the input is
+/// not quantized.
+std::optional<int64_t> inputBlockSize(ConvOp conv) {
+  if (std::optional<NVFP4Attr> quant = conv.getInputQuant())
+    return quant->getBlockSize();
+  if (auto quantize = conv.getInput().getDefiningOp<QuantizeOp>())
+    if (quantize.getBlockAxes() == ArrayRef<int64_t>{4})
+      return quantize.getFormat().getBlockSize();
+  return std::nullopt;
+}
+
+/// Why the block-scaled sm100 kernel cannot multiply `conv`, which has an
+/// NVFP4 operand.
+std::string blockScaledProblem(ConvOp conv) {
+  std::optional<int64_t> blockSize = inputBlockSize(conv);
+  if (!conv.hasPackedFilter())
+    return "the block-scaled MMA multiplies real FP4 only when both operands "
+           "are NVFP4, and this convolution's filter is not packed "
+           "(filter_quant; Engine::quantizeFilter packs one). Use "
+           "nvfp4-mode=fake";
+  if (!blockSize)
+    return "the block-scaled MMA multiplies real FP4 only when both operands "
+           "are NVFP4, and this convolution's input is not quantized along "
+           "its channels (quantize, or a conv3d.quantize with axes = [4])";
+  if (*blockSize != sm100::nvfp4::kScaleBlock)
+    return "the input's NVFP4 block size is " + std::to_string(*blockSize) +
+           "; the block-scaled MMA (kind::mxf4nvf4 block16) takes 16";
+  if (conv.getHistory())
+    return "the block-scaled kernel does not read a history operand";
+  ConvGeometry g = conv.getGeometry();
+  if (!g.hasStaticShape())
+    return "the block-scaled kernel needs static shapes";
+  // The limits that depend on the convolution, not on the tile shape the
+  // kernel would choose: a 128 x 128 tile with the fewest stages.
+  sm100::nvfp4::BlockScaledPlan plan;
+  sm100::nvfp4::BlockScaledTmaPlan tma;
+  std::optional<std::string> problem =
+      sm100::nvfp4::BlockScaledPlan::build(g, 128, 128, 2, plan);
+  if (!problem)
+    problem = sm100::nvfp4::BlockScaledTmaPlan::build(g, plan, tma);
+  if (problem)
+    return "the block-scaled sm100 kernel cannot take this convolution: " +
+           *problem;
+  return "the block-scaled sm100 kernel (tcgen05.mma kind::mxf4nvf4) is not "
+         "emitted yet; its packing prepass (conv3d.pack_nvfp4), the packed "
+         "filter (filter_quant, Engine::quantizeFilter), its plan and its TMA "
+         "maps are built. Use nvfp4-mode=fake";
+}
+
+/// The FQRSC filter of `conv` (tensor form, filter_quant) dequantized to
+/// the input's element type.
+Value unpackFilter(RewriterBase &rewriter, ConvOp conv) {
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  Type elem = getElementTypeOrSelf(conv.getInput().getType());
+  auto codesType = cast<RankedTensorType>(conv.getFilter().getType());
+  SmallVector<int64_t> shape(codesType.getShape());
+  shape.back() *= 2;
+  Value init = tensor::EmptyOp::create(rewriter, loc, shape, elem);
+  Value gs = arith::DivFOp::create(
+      rewriter, loc, conv.getFilterAmax(),
+      arith::ConstantOp::create(rewriter, loc,
+                                rewriter.getF32FloatAttr(2688.0f)));
+  // Element (f, q, r, s, c) reads byte c / 2 of the codes and byte c / 16
+  // of the scales.
+  AffineMap identity = rewriter.getMultiDimIdentityMap(5);
+  auto along = [&](int64_t divisor) {
+    SmallVector<AffineExpr> exprs(identity.getResults());
+    exprs[4] = rewriter.getAffineDimExpr(4).floorDiv(divisor);
+    return AffineMap::get(5, 0, exprs, ctx);
+  };
+  int64_t blockSize = conv.getFilterQuant()->getBlockSize();
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()},
+      ValueRange{conv.getFilter(), conv.getFilterScales()}, ValueRange{init},
+      ArrayRef<AffineMap>{along(2), along(blockSize), identity},
+      SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Type i8 = b.getI8Type();
+        Value c = linalg::IndexOp::create(b, l, 4);
+        Value odd = arith::CmpIOp::create(
+            b, l, arith::CmpIPredicate::ne,
+            arith::RemUIOp::create(b, l, c,
+                                   arith::ConstantIndexOp::create(b, l, 2)),
+            arith::ConstantIndexOp::create(b, l, 0));
+        // Element 2i in the low nibble, 2i + 1 in the high one.
+        Value high = arith::ShRUIOp::create(
+            b, l, args[0], arith::ConstantIntOp::create(b, l, i8, 4));
+        Value low = arith::AndIOp::create(
+            b, l, args[0], arith::ConstantIntOp::create(b, l, i8, 15));
+        Value code = arith::SelectOp::create(b, l, odd, high, low);
+        // The fake path's order: scale = s8 * gs, then q * scale.
+        Value scale =
+            arith::MulFOp::create(b, l, emitDecodeE4M3(b, l, args[1]), gs);
+        Value value =
+            arith::MulFOp::create(b, l, emitDecodeE2M1(b, l, code), scale);
+        linalg::YieldOp::create(b, l, emitFloatCast(b, l, value, elem));
+      });
+  return generic.getResult(0);
+}
+
+/// Fake mode: `conv` with its packed filter replaced by the unpacked one.
+LogicalResult applyFake(RewriterBase &rewriter, ConvOp conv) {
+  if (!conv.hasTensorSemantics())
+    return conv.emitError("nvfp4-mode=fake unpacks a packed NVFP4 filter "
+                          "(filter_quant) on the tensor form; run "
+                          "conv3d-apply-nvfp4-mode before bufferization");
+  rewriter.setInsertionPoint(conv);
+  Value filter = unpackFilter(rewriter, conv);
+  rewriter.modifyOpInPlace(conv, [&] {
+    conv.getFilterMutable().assign(filter);
+    conv.getFilterScalesMutable().clear();
+    conv.getFilterAmaxMutable().clear();
+    conv.removeFilterQuantAttr();
+  });
+  return success();
+}
+
+struct ApplyNVFP4ModePass
+    : mlir::conv3d::impl::Conv3dApplyNVFP4ModeBase<ApplyNVFP4ModePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (mode != "fake" && mode != "real") {
+      getOperation()->emitError() << "conv3d-apply-nvfp4-mode: mode must be "
+                                     "fake or real, got '"
+                                  << mode << "'";
+      return signalPassFailure();
+    }
+    if (mode == "fake") {
+      SmallVector<ConvOp> packed;
+      getOperation()->walk([&](ConvOp conv) {
+        if (conv.hasPackedFilter())
+          packed.push_back(conv);
+      });
+      IRRewriter rewriter(&getContext());
+      for (ConvOp conv : packed)
+        if (failed(applyFake(rewriter, conv)))
+          return signalPassFailure();
+      return;
+    }
+    WalkResult result = getOperation()->walk([&](ConvOp conv) {
+      if (!inputBlockSize(conv) && !conv.hasPackedFilter())
+        return WalkResult::advance();
+      if (target != Target::sm100)
+        conv.emitError() << "nvfp4-mode=real needs target=sm100 (the "
+                            "block-scaled tcgen05.mma), not "
+                         << stringifyTarget(target);
+      else
+        conv.emitError() << "nvfp4-mode=real: " << blockScaledProblem(conv);
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
