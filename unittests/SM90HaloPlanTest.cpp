@@ -18,8 +18,8 @@ using namespace mlir::conv3d::sm90;
 
 namespace {
 
-ConvGeometry geometry(int64_t c, int64_t f, std::array<int64_t, 3> dilations =
-                                                {1, 1, 1}) {
+ConvGeometry geometry(int64_t c, int64_t f,
+                      std::array<int64_t, 3> dilations = {1, 1, 1}) {
   return ConvGeometry::fromShapes({1, 23, 120, 208, c}, {3, 3, 3, c, f},
                                   FilterLayout::qrscf, {1, 1, 1}, dilations,
                                   {0, 0, 1, 1, 1, 1});
@@ -29,10 +29,9 @@ std::optional<std::string> buildHalo(const ConvGeometry &g, int64_t tileM,
                                      int64_t tileN, int64_t stages,
                                      SM90KernelPlan &plan,
                                      bool tmaStore = true) {
-  return SM90KernelPlan::build(g, tileM, tileN, 64, stages, 8, 1,
-                               KOrder::taps_outer, 1, 8, plan,
-                               KernelSchedule::cooperative, tmaStore,
-                               std::nullopt, 1, Mainloop::halo);
+  return SM90KernelPlan::build(
+      g, tileM, tileN, 64, stages, 8, 1, KOrder::taps_outer, 1, 8, plan,
+      KernelSchedule::cooperative, tmaStore, std::nullopt, 1, Mainloop::halo);
 }
 
 TEST(SM90HaloPlan, NinetySixChannelsInBlocksOf32) {
@@ -59,9 +58,10 @@ TEST(SM90HaloPlan, NinetySixChannelsInBlocksOf32) {
 }
 
 TEST(SM90HaloPlan, RingsAndBarriersAreDisjointAndAligned) {
-  for (auto [c, f, tileM, tileN] :
-       {std::array<int64_t, 4>{96, 96, 256, 96}, {64, 64, 256, 64},
-        {128, 64, 128, 64}, {32, 32, 256, 32}}) {
+  for (auto [c, f, tileM, tileN] : {std::array<int64_t, 4>{96, 96, 256, 96},
+                                    {64, 64, 256, 64},
+                                    {128, 64, 128, 64},
+                                    {32, 32, 256, 32}}) {
     SM90KernelPlan plan;
     ASSERT_EQ(buildHalo(geometry(c, f), tileM, tileN, 6, plan), std::nullopt)
         << c << " " << f;

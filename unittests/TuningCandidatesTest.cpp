@@ -187,10 +187,9 @@ TEST_F(TuningCandidatesTest, ConfigTextRoundTrips) {
       EXPECT_EQ(text.find(' '), std::string::npos) << text;
     }
   // Defaulted parameters are left out.
-  IGemmConfigAttr plain =
-      IGemmConfigAttr::get(&context, 64, 32, 16, 1, 1, 1, KOrder::taps_outer, 1,
-                           Target::cpu, KernelSchedule::cooperative, 1,
-                           Mainloop::im2col);
+  IGemmConfigAttr plain = IGemmConfigAttr::get(
+      &context, 64, 32, 16, 1, 1, 1, KOrder::taps_outer, 1, Target::cpu,
+      KernelSchedule::cooperative, 1, Mainloop::im2col);
   EXPECT_EQ(formatIGemmConfig(plain), "tile_m=64,tile_n=32,tile_k=16");
 }
 

@@ -24,13 +24,11 @@ LogicalResult NVFP4Attr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult
-IGemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        int64_t tileM, int64_t tileN, int64_t tileK,
-                        int64_t stages, int64_t warpsM, int64_t warpsN,
-                        KOrder kOrder, int64_t splitK, Target kernel,
-                        KernelSchedule schedule, int64_t clusterM,
-                        Mainloop mainloop) {
+LogicalResult IGemmConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t tileM, int64_t tileN,
+    int64_t tileK, int64_t stages, int64_t warpsM, int64_t warpsN,
+    KOrder kOrder, int64_t splitK, Target kernel, KernelSchedule schedule,
+    int64_t clusterM, Mainloop mainloop) {
   auto positive = [&](int64_t value, StringRef name) -> LogicalResult {
     if (value > 0)
       return success();

@@ -180,12 +180,12 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
                                     /*mapping=*/std::nullopt);
   // Record the split actually used (at most one per K tile).
   grid->setAttr(kIGemmConfigAttrName,
-                IGemmConfigAttr::get(
-                    rewriter.getContext(), tileM, tileN, tileK,
-                    config.getStages(), config.getWarpsM(), config.getWarpsN(),
-                    config.getKOrder(), splitK, config.getKernel(),
-                    config.getSchedule(), config.getClusterM(),
-                    config.getMainloop()));
+                IGemmConfigAttr::get(rewriter.getContext(), tileM, tileN, tileK,
+                                     config.getStages(), config.getWarpsM(),
+                                     config.getWarpsN(), config.getKOrder(),
+                                     splitK, config.getKernel(),
+                                     config.getSchedule(), config.getClusterM(),
+                                     config.getMainloop()));
 
   rewriter.setInsertionPointToStart(grid.getBody());
   TileKernelBuilder kernel(rewriter, loc, conv, config);

@@ -261,9 +261,10 @@ std::optional<std::string> mlir::conv3d::getTmaKernelProblem(
   return std::nullopt;
 }
 
-std::optional<std::string> mlir::conv3d::getHaloKernelProblem(
-    const ConvGeometry &geometry, FilterLayout layout, Type elementType,
-    bool quantizesInTile) {
+std::optional<std::string>
+mlir::conv3d::getHaloKernelProblem(const ConvGeometry &geometry,
+                                   FilterLayout layout, Type elementType,
+                                   bool quantizesInTile) {
   if (!elementType.isBF16() && !elementType.isF16())
     return std::string("wgmma takes bf16 or f16 operands here");
   if (layout != FilterLayout::fqrsc)

@@ -96,8 +96,8 @@ static void addSM90HaloCandidates(MLIRContext *context, const ConvGeometry &g,
           continue;
         out.push_back(IGemmConfigAttr::get(
             context, tileM, tileN, sm90::kChannelBlock, stages, 8, 1,
-            KOrder::taps_outer, 1, Target::sm90, KernelSchedule::cooperative,
-            1, Mainloop::halo));
+            KOrder::taps_outer, 1, Target::sm90, KernelSchedule::cooperative, 1,
+            Mainloop::halo));
         break;
       }
     }

@@ -217,10 +217,10 @@ public:
   std::optional<std::string> sm90HaloConfig(const ConvSpec &spec,
                                             bool qsliceOuter) {
     const ConvGeometry &g = spec.geometry;
-    bool outputTakesTmaStore =
-        !spec.hasResidual && !spec.accumulate && g.filters % 8 == 0 &&
-        (spec.outputType == ElementType::bf16 ||
-         spec.outputType == ElementType::f16);
+    bool outputTakesTmaStore = !spec.hasResidual && !spec.accumulate &&
+                               g.filters % 8 == 0 &&
+                               (spec.outputType == ElementType::bf16 ||
+                                spec.outputType == ElementType::f16);
     if (qsliceOuter || spec.inputQuantBlockSize || spec.hasNorm ||
         spec.inputActivation != Activation::none || g.historyDepth ||
         spec.filterLayout != FilterLayout::fqrsc || g.strides[1] != 1 ||
@@ -231,10 +231,10 @@ public:
     int64_t tileN = pick({32, 64, 96, 128});
     for (int64_t stages = pick({4, 6, 8}); stages >= 2; --stages) {
       sm90::SM90KernelPlan plan;
-      if (sm90::SM90KernelPlan::build(
-              g, tileM, tileN, 64, stages, 8, 1, KOrder::taps_outer, 1, 8,
-              plan, KernelSchedule::cooperative, true, std::nullopt, 1,
-              Mainloop::halo))
+      if (sm90::SM90KernelPlan::build(g, tileM, tileN, 64, stages, 8, 1,
+                                      KOrder::taps_outer, 1, 8, plan,
+                                      KernelSchedule::cooperative, true,
+                                      std::nullopt, 1, Mainloop::halo))
         continue;
       return llvm::formatv("tile_m={0},tile_n={1},tile_k=64,stages={2},"
                            "warps_m=8,warps_n=1,mainloop=halo",

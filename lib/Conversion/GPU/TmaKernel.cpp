@@ -105,8 +105,12 @@ TileOrigin mlir::conv3d::tileOrigin(TmaKernel &k, Value tile) {
     inSlice = m.select(padding, m.constant(0), inSlice);
     rowEnd = m.select(padding, m.constant(0), rowEnd);
   }
-  return {m.add(sliceBegin, inSlice), m.mul(tn, k.ring.tileN), splitIndex(),
-          tile, slice, m.add(sliceBegin, rowEnd)};
+  return {m.add(sliceBegin, inSlice),
+          m.mul(tn, k.ring.tileN),
+          splitIndex(),
+          tile,
+          slice,
+          m.add(sliceBegin, rowEnd)};
 }
 
 std::pair<Value, Value> mlir::conv3d::tileStepRange(TmaKernel &k,
@@ -336,8 +340,8 @@ mlir::conv3d::getTmaGridProblem(const GridKernel &kernel, Target target) {
   // The halo mainloop loads tiled boxes, not im2col ones.
   if (kernel.config.getMainloop() == Mainloop::halo) {
     if (std::optional<std::string> problem = getHaloKernelProblem(
-            kernel.geometry(), kernel.filterLayout(),
-            kernel.inputElementType(), tileQuantBlockSize.has_value()))
+            kernel.geometry(), kernel.filterLayout(), kernel.inputElementType(),
+            tileQuantBlockSize.has_value()))
       return problem;
   } else if (std::optional<std::string> problem = getTmaKernelProblem(
                  kernel.geometry(), kernel.filterLayout(),

@@ -65,8 +65,7 @@ struct PatchRing {
   Value stage(Value s) const { return k.i32().mul(s, k.plan.aStageBytes); }
   Value full(Value s) const {
     KernelMath m = k.i32();
-    return k.sharedPtr(
-        m.add(m.constant(k.plan.aBarrierOffset), m.mul(s, 8)));
+    return k.sharedPtr(m.add(m.constant(k.plan.aBarrierOffset), m.mul(s, 8)));
   }
   Value empty(Value s) const {
     KernelMath m = k.i32();
@@ -76,8 +75,7 @@ struct PatchRing {
   /// (stage, phase parity) of A step t.
   std::pair<Value, Value> stageAndPhase(Value t) const {
     KernelMath m = k.i32();
-    return {m.rem(t, k.plan.aStages),
-            m.bitAnd(m.div(t, k.plan.aStages), 1)};
+    return {m.rem(t, k.plan.aStages), m.bitAnd(m.div(t, k.plan.aStages), 1)};
   }
 };
 
@@ -95,10 +93,9 @@ void waitParity(SM90Kernel &k, Value barrier, Value parity) {
 }
 
 void expectBytes(SM90Kernel &k, Value barrier, int64_t bytes) {
-  NVVM::MBarrierArriveExpectTxOp::create(k.b, k.loc, Type(), barrier,
-                                         k.i32().constant(bytes),
-                                         NVVM::MemScopeKind::CTA, false,
-                                         Value());
+  NVVM::MBarrierArriveExpectTxOp::create(
+      k.b, k.loc, Type(), barrier, k.i32().constant(bytes),
+      NVVM::MemScopeKind::CTA, false, Value());
 }
 
 void tileLoad(SM90Kernel &k, Value destination, Value descriptor,
@@ -135,8 +132,7 @@ void mlir::conv3d::sm90::emitHaloProducer(SM90Kernel &k) {
   const ConvGeometry &g = k.g;
   KernelMath m = k.i32();
   PatchRing patches{k};
-  int64_t patchBytes =
-      plan.haloRows * plan.haloColumns * plan.operandRowBytes;
+  int64_t patchBytes = plan.haloRows * plan.haloColumns * plan.operandRowBytes;
   int64_t filterBytes = plan.tileN * plan.operandRowBytes;
   forEachTile(k, [&](const TileOrigin &origin, Value done, Value local) {
     HaloTile tile = haloTile(k, origin.index);
@@ -144,8 +140,8 @@ void mlir::conv3d::sm90::emitHaloProducer(SM90Kernel &k) {
     // zeros.
     Value w = m.sub(tile.w0, m.constant(g.padLow[kWidth]));
     Value h = m.sub(tile.h0, m.constant(g.padLow[kHeight]));
-    Value d = m.sub(m.mul(tile.d, g.strides[kDepth]),
-                    m.constant(g.padLow[kDepth]));
+    Value d =
+        m.sub(m.mul(tile.d, g.strides[kDepth]), m.constant(g.padLow[kDepth]));
     Value aDone = m.mul(local, plan.aSteps);
     forLoop(k, plan.aSteps, {}, [&](Value a, ValueRange) {
       Value q = m.div(a, plan.channelBlocks);
@@ -158,17 +154,15 @@ void mlir::conv3d::sm90::emitHaloProducer(SM90Kernel &k) {
                {c0, w, h, m.add(d, m.mul(q, g.dilations[kDepth])), tile.n},
                patches.full(stage));
       Value firstTap = m.mul(q, plan.tapsPerAStep);
-      Value stepBase =
-          m.add(done, m.mul(a, plan.tapsPerAStep));
+      Value stepBase = m.add(done, m.mul(a, plan.tapsPerAStep));
       forLoop(k, plan.tapsPerAStep, {}, [&](Value u, ValueRange) {
         auto [bStage, bPhase] = k.stageAndPhase(m.add(stepBase, u));
-        waitParity(k, k.emptyBarrier(bStage),
-                   m.bitXor(bPhase, m.constant(1)));
+        waitParity(k, k.emptyBarrier(bStage), m.bitXor(bPhase, m.constant(1)));
         expectBytes(k, k.fullBarrier(bStage), filterBytes);
-        tileLoad(k, filterStage(k, bStage), k.descB,
-                 {c0, m.add(firstTap, u), tile.n0, m.constant(0),
-                  m.constant(0)},
-                 k.fullBarrier(bStage));
+        tileLoad(
+            k, filterStage(k, bStage), k.descB,
+            {c0, m.add(firstTap, u), tile.n0, m.constant(0), m.constant(0)},
+            k.fullBarrier(bStage));
         return SmallVector<Value>();
       });
       return SmallVector<Value>();
@@ -220,8 +214,8 @@ void mlir::conv3d::sm90::emitHaloConsumer(SM90Kernel &k) {
     Value aDone = m.mul(local, plan.aSteps);
     SmallVector<Value> inits(plan.mmaTilesM,
                              LLVM::ZeroOp::create(b, loc, accType).getResult());
-    SmallVector<Value> accs = forLoop(
-        k, plan.aSteps, inits, [&](Value a, ValueRange aAccs) {
+    SmallVector<Value> accs =
+        forLoop(k, plan.aSteps, inits, [&](Value a, ValueRange aAccs) {
           auto [stage, phase] = patches.stageAndPhase(m.add(aDone, a));
           waitParity(k, patches.full(stage), phase);
           Value patch = m.add(patches.stage(stage),
@@ -268,21 +262,22 @@ void mlir::conv3d::sm90::emitHaloConsumer(SM90Kernel &k) {
                 // producer, and at a new A step so does the last patch.
                 NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
                 Value first = m.cmp(arith::CmpIPredicate::eq, u, m.constant(0));
-                Value laterA = m.cmp(arith::CmpIPredicate::ugt, a, m.constant(0));
+                Value laterA =
+                    m.cmp(arith::CmpIPredicate::ugt, a, m.constant(0));
                 Value notFirstStep =
                     arith::OrIOp::create(
                         b, loc, laterA,
                         m.cmp(arith::CmpIPredicate::ugt, u, m.constant(0)))
                         .getResult();
-                arriveIf(notFirstStep,
-                         k.emptyBarrier(
-                             k.stageAndPhase(m.sub(step, m.constant(1))).first));
+                arriveIf(
+                    notFirstStep,
+                    k.emptyBarrier(
+                        k.stageAndPhase(m.sub(step, m.constant(1))).first));
                 arriveIf(m.andI(first, laterA),
-                         patches.empty(
-                             patches
-                                 .stageAndPhase(m.sub(m.add(aDone, a),
-                                                      m.constant(1)))
-                                 .first));
+                         patches.empty(patches
+                                           .stageAndPhase(m.sub(m.add(aDone, a),
+                                                                m.constant(1)))
+                                           .first));
                 return next;
               });
         });
@@ -291,14 +286,14 @@ void mlir::conv3d::sm90::emitHaloConsumer(SM90Kernel &k) {
     // loading the next tile while this one's epilogue runs.
     Value always = m.trueValue();
     arriveIf(always,
-             k.emptyBarrier(k.stageAndPhase(m.add(
-                                  done, m.constant(plan.totalSteps - 1)))
-                                .first));
-    arriveIf(always,
-             patches.empty(patches
-                               .stageAndPhase(m.add(
-                                   aDone, m.constant(plan.aSteps - 1)))
-                               .first));
+             k.emptyBarrier(
+                 k.stageAndPhase(m.add(done, m.constant(plan.totalSteps - 1)))
+                     .first));
+    arriveIf(
+        always,
+        patches.empty(
+            patches.stageAndPhase(m.add(aDone, m.constant(plan.aSteps - 1)))
+                .first));
     emitTmaStoreEpilogue(k, {accs, groupRow, warp, lane},
                          ValueRange{tile.w0, tile.h0, tile.d, tile.n}, tile.n0,
                          m.constant(plan.stagingOffset), isIssuer,
@@ -330,8 +325,7 @@ std::array<Value, 3> mlir::conv3d::sm90::emitHaloDescriptors(
   Value filter = emitTiled5dDescriptor(
       b, loc, module, kernel.filterLoad.getFilter(),
       {g.channels, taps, g.filters, 1, 1},
-      {g.channels * kStride, fStride, g.filters * fStride,
-       g.filters * fStride},
+      {g.channels * kStride, fStride, g.filters * fStride, g.filters * fStride},
       {plan.haloChannels, 1, plan.tileN, 1, 1}, plan.operandRowBytes);
   // The NDHWF output; a box is tile_m / 64 rows of 64 columns x one store
   // box of channels (stores past an edge are clipped).

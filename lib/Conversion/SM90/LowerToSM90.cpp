@@ -215,11 +215,10 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   std::optional<TmaOutputStore> outputStore;
   if (plan.tmaStore)
     outputStore = TmaOutputStore{ops.output.strides[3], plan.storeBoxColumns};
-  if (failed(createTmaLaunch(
-          rewriter, grid, "conv3d-lower-to-sm90", kernel, ops, plan.tileM,
-          plan.tileN / plan.clusterM, numTiles, plan.threads, plan.sharedBytes,
-          outputStore,
-          buildKernel, plan.clusterM, form)))
+  if (failed(createTmaLaunch(rewriter, grid, "conv3d-lower-to-sm90", kernel,
+                             ops, plan.tileM, plan.tileN / plan.clusterM,
+                             numTiles, plan.threads, plan.sharedBytes,
+                             outputStore, buildKernel, plan.clusterM, form)))
     return failure();
   rewriter.eraseOp(grid);
   return success();

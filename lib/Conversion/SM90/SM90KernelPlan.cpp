@@ -44,8 +44,7 @@ std::optional<std::string> buildHalo(const ConvGeometry &g,
   plan.operandRowBytes = plan.haloChannels * 2;
   int64_t reachW = kWgmmaM + (g.window[2] - 1) * g.dilations[kWidth];
   plan.haloColumns = ceilDiv(reachW, 8) * 8;
-  plan.haloRows =
-      plan.haloOutRows + (g.window[1] - 1) * g.dilations[kHeight];
+  plan.haloRows = plan.haloOutRows + (g.window[1] - 1) * g.dilations[kHeight];
   // A TMA box has at most 256 elements per dimension.
   if (plan.haloColumns > 256 || plan.haloRows > 256)
     return fail(llvm::formatv("reads a patch of {0}x{1} pixels per tile; a "
@@ -99,8 +98,7 @@ std::optional<std::string> buildHalo(const ConvGeometry &g,
   plan.stagingOffset = plan.pipelineBytes;
   plan.barrierOffset = plan.stagingOffset + plan.stagingBytes;
   plan.aBarrierOffset = plan.barrierOffset + 16 * plan.stages;
-  plan.sharedBytes =
-      plan.aBarrierOffset + 16 * plan.aStages + kAlignmentSlack;
+  plan.sharedBytes = plan.aBarrierOffset + 16 * plan.aStages + kAlignmentSlack;
   if (plan.sharedBytes > kMaxSharedBytes)
     return fail(llvm::formatv(
         "needs {0} bytes of shared memory (patches of {1} bytes, {2} filter "

@@ -307,8 +307,7 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
           m.constant(1), Value());
       NVVM::MBarrierInitOp::create(
           b, loc,
-          k.sharedPtr(
-              m.constant(plan.aBarrierOffset + 8 * (plan.aStages + s))),
+          k.sharedPtr(m.constant(plan.aBarrierOffset + 8 * (plan.aStages + s))),
           m.constant(plan.warpsPerTile), Value());
     }
     if (plan.pingPong)

@@ -535,8 +535,8 @@ extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
 }
 
 extern "C" int64_t conv3dTmaTiled5dDescriptor(
-    int64_t address, int64_t dataType, int64_t dim0, int64_t dim1,
-    int64_t dim2, int64_t dim3, int64_t dim4, int64_t stride1, int64_t stride2,
+    int64_t address, int64_t dataType, int64_t dim0, int64_t dim1, int64_t dim2,
+    int64_t dim3, int64_t dim4, int64_t stride1, int64_t stride2,
     int64_t stride3, int64_t stride4, int64_t box0, int64_t box1, int64_t box2,
     int64_t box3, int64_t box4, int64_t swizzle) {
   const char *self = "conv3dTmaTiled5dDescriptor";
