@@ -511,13 +511,12 @@ extern "C" int64_t conv3dTmaIm2colSliceDescriptor(
   return deviceMapOrDefer(self, *driver, params);
 }
 
-extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
-                                            int64_t dim0, int64_t dim1,
-                                            int64_t dim2, int64_t stride1,
-                                            int64_t stride2, int64_t box0,
-                                            int64_t box1, int64_t box2,
-                                            int64_t swizzle) {
-  const char *self = "conv3dTmaTiledDescriptor";
+/// A tiled map of `dims` (innermost first) with element strides `strides`
+/// of dimensions 1 and up, and boxes of `box`.
+static int64_t tiledMapOrDefer(const char *self, int64_t address,
+                               int64_t dataType, llvm::ArrayRef<int64_t> dims,
+                               llvm::ArrayRef<int64_t> strides,
+                               llvm::ArrayRef<int64_t> box, int64_t swizzle) {
   CudaDriver *driver = activeDriver(self);
   if (!driver)
     return 0;
@@ -525,13 +524,25 @@ extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
   params.dataType = TensorMapDataType(dataType);
   params.globalAddress = reinterpret_cast<void *>(address);
   unsigned bytes = getTensorMapElementBits(params.dataType) / 8;
-  // A rank-3 tensor, innermost (contiguous) first; element strides of
-  // dimensions 1 and 2.
-  params.globalDim = {uint64_t(dim0), uint64_t(dim1), uint64_t(dim2)};
-  params.globalStrides = {uint64_t(stride1 * bytes), uint64_t(stride2 * bytes)};
-  params.boxDim = {uint32_t(box0), uint32_t(box1), uint32_t(box2)};
+  for (int64_t dim : dims)
+    params.globalDim.push_back(uint64_t(dim));
+  for (int64_t stride : strides)
+    params.globalStrides.push_back(uint64_t(stride * bytes));
+  for (int64_t size : box)
+    params.boxDim.push_back(uint32_t(size));
   params.swizzle = TensorMapSwizzle(swizzle);
   return deviceMapOrDefer(self, *driver, params);
+}
+
+extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
+                                            int64_t dim0, int64_t dim1,
+                                            int64_t dim2, int64_t stride1,
+                                            int64_t stride2, int64_t box0,
+                                            int64_t box1, int64_t box2,
+                                            int64_t swizzle) {
+  return tiledMapOrDefer("conv3dTmaTiledDescriptor", address, dataType,
+                         {dim0, dim1, dim2}, {stride1, stride2},
+                         {box0, box1, box2}, swizzle);
 }
 
 extern "C" int64_t conv3dTmaTiled5dDescriptor(
@@ -539,22 +550,10 @@ extern "C" int64_t conv3dTmaTiled5dDescriptor(
     int64_t dim3, int64_t dim4, int64_t stride1, int64_t stride2,
     int64_t stride3, int64_t stride4, int64_t box0, int64_t box1, int64_t box2,
     int64_t box3, int64_t box4, int64_t swizzle) {
-  const char *self = "conv3dTmaTiled5dDescriptor";
-  CudaDriver *driver = activeDriver(self);
-  if (!driver)
-    return 0;
-  TiledTensorMapParams params;
-  params.dataType = TensorMapDataType(dataType);
-  params.globalAddress = reinterpret_cast<void *>(address);
-  unsigned bytes = getTensorMapElementBits(params.dataType) / 8;
-  params.globalDim = {uint64_t(dim0), uint64_t(dim1), uint64_t(dim2),
-                      uint64_t(dim3), uint64_t(dim4)};
-  params.globalStrides = {uint64_t(stride1 * bytes), uint64_t(stride2 * bytes),
-                          uint64_t(stride3 * bytes), uint64_t(stride4 * bytes)};
-  params.boxDim = {uint32_t(box0), uint32_t(box1), uint32_t(box2),
-                   uint32_t(box3), uint32_t(box4)};
-  params.swizzle = TensorMapSwizzle(swizzle);
-  return deviceMapOrDefer(self, *driver, params);
+  return tiledMapOrDefer("conv3dTmaTiled5dDescriptor", address, dataType,
+                         {dim0, dim1, dim2, dim3, dim4},
+                         {stride1, stride2, stride3, stride4},
+                         {box0, box1, box2, box3, box4}, swizzle);
 }
 
 extern "C" int64_t conv3dMultiprocessorCount() {
