@@ -151,6 +151,7 @@ struct LowerHostOpsToGPUPass
     for (func::FuncOp func : funcs) {
       RewritePatternSet patterns(&getContext());
       populateEpilogueToLinalgPatterns(patterns);
+      populateVoxelRmsScaleToLoopsPatterns(patterns);
       if (failed(applyPatternsGreedily(func, std::move(patterns))) ||
           failed(hostLoopsToDeviceLoops(func, blockSize)) ||
           failed(moveBufferOps(func)))

@@ -35,6 +35,8 @@ struct KernelContext {
   KernelOperands ops;
   StoreMode mode = StoreMode::overwrite;
   Activation activation = Activation::none;
+  /// The input prologue's activation (after the RMS norm, if any).
+  Activation inputActivation = Activation::none;
   /// i32 or index; see KernelMath.
   Type indexType;
 

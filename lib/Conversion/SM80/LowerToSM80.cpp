@@ -13,7 +13,8 @@
 //     cp.async step t+S-1 into stage (t+S-1) % S
 //     [register path: load step t+1 into registers]
 //     ldmatrix + mma.sync over stage t % S
-//     [register path: (quantize and) store step t+1 to stage (t+1) % S]
+//     [register path: (quantize or apply the input prologue and) store
+//      step t+1 to stage (t+1) % S]
 //     [in-place NVFP4: quantize stage (t+1) % S]
 //   drain; barrier; epilogue through shared memory
 //
@@ -222,7 +223,8 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   if (std::optional<std::string> problem = SM80KernelPlan::build(
           g, layout, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
-          config.getKOrder(), config.getSplitK(), blockSize, plan, alignment))
+          config.getKOrder(), config.getSplitK(), blockSize, plan, alignment,
+          kernel.im2col.hasPrologue()))
     return grid.emitError()
            << "cannot lower " << config << " to sm80: " << *problem;
 
@@ -255,6 +257,7 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
                                          outElem, ops, kernel.store.getMode(),
                                          kernel.store.getActivation(),
                                          indexType);
+                       ctx.inputActivation = kernel.im2col.getInputActivation();
                        buildKernel(ctx, launch, numMT, numNT);
                      });
   rewriter.eraseOp(grid);
