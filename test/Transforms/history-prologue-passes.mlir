@@ -15,7 +15,7 @@
 // RUN: conv3d-opt %t/gpu.mlir -split-input-file -conv3d-implicit-gemm=target=sm90 -conv3d-lower-to-sm90 -verify-diagnostics
 // RUN: conv3d-opt %t/sm80-history.mlir -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 | FileCheck %s --check-prefix=SM80HIST
 // RUN: conv3d-opt %t/sm80-prologue.mlir -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 | FileCheck %s --check-prefix=SM80PRO
-// RUN: conv3d-opt %t/sm80-prologue.mlir -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 | FileCheck %s --check-prefix=ASYNC
+// RUN: conv3d-opt %t/sm80-prologue-reg.mlir -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 | FileCheck %s --check-prefix=ASYNC
 // RUN: conv3d-opt %t/sm80-prologue.mlir -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 -conv3d-lower-host-ops-to-gpu | FileCheck %s --check-prefix=PREPASS-GPU
 // RUN: conv3d-opt %t/sm80-no-scale.mlir -conv3d-lower-to-sm80 -verify-diagnostics
 // RUN: conv3d-opt %t/qslice.mlir -conv3d-qslice=strategy=separate -verify-diagnostics
@@ -84,27 +84,30 @@ func.func @gpu_history(%x: memref<1x4x6x6x16xbf16>, %h: memref<1x2x6x6x16xbf16>,
 //--- sm80-prologue.mlir
 
 // The sm80 kernel applies the prologue: the prepass stays on the host side
-// of the launch; the A tile takes the register path (the filter keeps its
-// cp.async), each access loading the input vector and the voxel's statistic
-// before the MMAs, and after them x * rs * gamma + beta, SiLU and the
-// rounding per element, history frames and the halo kept as loaded.
+// of the launch. With 3+ stages (here 4) the A tile keeps its cp.async ring
+// and, after the step's MMAs, each thread reads back the chunks it copied
+// for the next step, with the voxel's statistic computes x * rs * gamma +
+// beta, SiLU and the rounding per element, and stores them in place,
+// history frames and the halo kept as loaded. (REG: 2 stages, the
+// register-staged path: only the filter uses cp.async.)
 // SM80PRO-LABEL: func.func @gpu_prologue
 //       SM80PRO:   conv3d.voxel_rms_scale
 //       SM80PRO:   gpu.launch
+//       SM80PRO:   nvgpu.device_async_copy %{{.*}} : memref<?xbf16, strided<[1], offset: ?>>
 //       SM80PRO:   scf.for
-//       SM80PRO:     vector.load %{{.*}} : memref<?xbf16, strided<[1], offset: ?>>, vector<8xbf16>
-//       SM80PRO:     %[[XV:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xbf16>
-//       SM80PRO:     %[[RS:.*]] = memref.load %{{.*}} : memref<144xf32>
 //       SM80PRO:     nvvm.mma.sync
-//       SM80PRO:     vector.load %{{.*}} : memref<16xf32>, vector<8xf32>
-//       SM80PRO:     vector.load %{{.*}} : memref<16xf32>, vector<8xf32>
-//       SM80PRO:     arith.mulf %{{.*}}, %[[RS]] : f32
-//       SM80PRO:     math.exp
-//       SM80PRO:     %[[Y:.*]] = vector.from_elements {{.*}} : vector<8xbf16>
-//       SM80PRO:     arith.select %{{.*}}, %[[Y]], %[[XV]] : vector<8xbf16>
-//       SM80PRO:     vector.store
-// Only the filter (6912 elements) is copied with cp.async, never the input
-// (2304) or the history (1152).
+//       SM80PRO:     scf.if
+//       SM80PRO:       %[[XV:.*]] = vector.load %{{.*}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+//       SM80PRO:       %[[RS:.*]] = memref.load %{{.*}} : memref<144xf32>
+//       SM80PRO:       vector.load %{{.*}} : memref<16xf32>, vector<8xf32>
+//       SM80PRO:       vector.load %{{.*}} : memref<16xf32>, vector<8xf32>
+//       SM80PRO:       arith.mulf %{{.*}}, %[[RS]] : f32
+//       SM80PRO:       math.exp
+//       SM80PRO:       %[[Y:.*]] = vector.from_elements {{.*}} : vector<8xbf16>
+//       SM80PRO:       %[[OUT:.*]] = arith.select %{{.*}}, %[[Y]], %[[XV]] : vector<8xbf16>
+//       SM80PRO:       vector.store %[[OUT]], %{{.*}} : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// REG: only the filter (6912 elements) is copied with cp.async, never the
+// input (2304) or the history (1152).
 //   ASYNC-NOT:   nvgpu.device_async_copy {{.*}} : memref<{{(2304|1152|\?)}}xbf16
 //       ASYNC:   nvgpu.device_async_copy {{.*}} : memref<6912xbf16>
 //   ASYNC-NOT:   nvgpu.device_async_copy {{.*}} : memref<{{(2304|1152|\?)}}xbf16
@@ -119,6 +122,13 @@ func.func @gpu_history(%x: memref<1x4x6x6x16xbf16>, %h: memref<1x2x6x6x16xbf16>,
 //       PREPASS-GPU:   gpu.dealloc async
 func.func @gpu_prologue(%x: memref<1x4x6x6x16xbf16>, %h: memref<1x2x6x6x16xbf16>, %w: memref<3x3x3x16x16xbf16>, %g: memref<16xf32>, %b: memref<16xf32>, %o: memref<1x4x6x6x16xbf16>) {
   conv3d.conv ins(%x, %w : memref<1x4x6x6x16xbf16>, memref<3x3x3x16x16xbf16>) history(%h : memref<1x2x6x6x16xbf16>) rms_norm(%g : memref<16xf32>) norm_beta(%b : memref<16xf32>) norm_eps = 1.0e-6 input_activation = silu outs(%o : memref<1x4x6x6x16xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1]
+  return
+}
+
+//--- sm80-prologue-reg.mlir
+
+func.func @gpu_prologue_registers(%x: memref<1x4x6x6x16xbf16>, %h: memref<1x2x6x6x16xbf16>, %w: memref<3x3x3x16x16xbf16>, %g: memref<16xf32>, %o: memref<1x4x6x6x16xbf16>) {
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x16xbf16>, memref<3x3x3x16x16xbf16>) history(%h : memref<1x2x6x6x16xbf16>) rms_norm(%g : memref<16xf32>) norm_eps = 1.0e-6 input_activation = silu outs(%o : memref<1x4x6x6x16xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 32, stages = 2, warps_m = 2>
   return
 }
 

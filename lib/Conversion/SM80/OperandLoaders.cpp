@@ -301,6 +301,33 @@ public:
       });
   }
 
+  /// The chunks this thread copied for the step, read back from the stage,
+  /// transformed as the register path does, and written in place. Only
+  /// this thread's own cp.async copies are touched: its wait_group made
+  /// them visible to it, and the barrier before the MMAs of the step
+  /// publishes the result.
+  void transformStage(Value stage, Value k0, Value kLimit,
+                      Value stepValid) override {
+    if (!prologue)
+      return;
+    auto vectorType = VectorType::get({load.vector}, ctx.inElem);
+    for (const Unit &unit : units)
+      forExisting(ctx, unit, [&] {
+        for (int64_t v = 0; v < load.unit / load.vector; ++v) {
+          Access access = address(unit, v, k0, kLimit, stepValid);
+          Value index = ctx.math().toIndex(smemIndex(unit, v, stage));
+          SmallVector<Value> values = {vector::LoadOp::create(
+              ctx.b, ctx.loc, vectorType, smem, ValueRange{index},
+              /*nontemporal=*/false, llvm::MaybeAlign(load.vector * 2))};
+          appendRegisterExtras(access, values);
+          vector::StoreOp::create(ctx.b, ctx.loc, transform(values).front(),
+                                  smem, ValueRange{index},
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(load.vector * 2));
+        }
+      });
+  }
+
   /// Per K step: the step's tap (q, r, s) and channel offset, shared by all
   /// of the thread's accesses (the tile lies inside one tap).
   void beginStep(Value k0) override {

@@ -107,8 +107,10 @@ std::optional<std::string> SM80KernelPlan::build(
   int64_t aVector = asyncVector(std::gcd(g.channels, alignment.input));
   plan.quantizeInShared = quantized && aVector >= 2 && stages >= 3;
   plan.inputPrologue = inputPrologue;
-  plan.a = planLoad(aVector, quantized && !plan.quantizeInShared,
-                    quantBlockSize, tileM * tileK, threads, inputPrologue);
+  plan.prologueInShared = inputPrologue && aVector >= 2 && stages >= 3;
+  plan.a =
+      planLoad(aVector, quantized && !plan.quantizeInShared, quantBlockSize,
+               tileM * tileK, threads, inputPrologue && !plan.prologueInShared);
   if (plan.quantizeInShared) {
     plan.quantUnitsPerTile = tileM * tileK / *quantBlockSize;
     plan.quantUnitsPerThread = ceilDiv(plan.quantUnitsPerTile, threads);

@@ -129,10 +129,14 @@ struct SM80KernelPlan {
   /// Blocks per tile and per thread of that in-place pass.
   int64_t quantUnitsPerTile = 0, quantUnitsPerThread = 0;
   /// An input prologue (RMS norm from the prepass's per-voxel statistic,
-  /// activation): the A tile takes the register-staged path, and each
-  /// access is transformed between its global load (issued before the
-  /// step's MMAs) and its store to shared memory (after them).
+  /// activation). With prologueInShared, the A tile keeps its cp.async ring
+  /// and each thread transforms the chunks it copied in place once they
+  /// landed, one stage ahead of the MMAs (3+ stages, as for in-place
+  /// NVFP4); otherwise A takes the register-staged path, each access
+  /// transformed between its global load (issued before the step's MMAs)
+  /// and its store to shared memory (after them).
   bool inputPrologue = false;
+  bool prologueInShared = false;
 
   // Shared memory (bytes): the operand ring, then reused by the epilogue
   // as an f32 staging tile with a padded row stride.
