@@ -238,14 +238,15 @@ public:
     tapMasks = g.channels % ctx.plan.tileK == 0 && taps <= 32 &&
                ctx.indexType.isInteger(32) &&
                load.unitsPerThread <= kMaxHoistedUnits;
-    // With a history, each access chooses its source (the tap masks' one
-    // base offset per row cannot); both flat memrefs are viewed as one type
-    // so that a select picks between them.
-    // The prologue transforms input voxels only; with no input voxel (every
+    // The prologue transforms input voxels only (each access needs its
+    // voxel, which the tap masks do not give); with no input voxel (every
     // frame from the history) there is nothing to transform.
     prologue = ctx.plan.inputPrologue && ctx.geometry.inputOperandDepth() > 0;
     if (prologue)
       tapMasks = false;
+    // With a history, each access chooses its source (the tap masks' one
+    // base offset per row cannot); both flat memrefs are viewed as one type
+    // so that a select picks between them.
     history = ctx.ops.history;
     if (history) {
       tapMasks = false;
