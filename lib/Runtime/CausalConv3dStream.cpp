@@ -184,20 +184,24 @@ llvm::Error CausalConv3dStream::updateDeviceCache(const void *chunk,
       return compiled.takeError();
     transform = *compiled;
   }
+  bool copied = false;
   for (int64_t n = 0; n < g.batch; ++n) {
     uint8_t *dst = next + n * keep * planeBytes;
-    if (fromCache > 0)
+    if (fromCache > 0) {
+      copied = true;
       if (llvm::Error error = driver->copy(
               dst,
               old + (n * historyDepth + keepFrom - (seen - historyDepth)) *
                         planeBytes,
               fromCache * planeBytes, stream))
         return error;
+    }
     if (fromChunk == 0)
       continue;
     const uint8_t *src = in + (n * length + chunkStart) * planeBytes;
     dst += fromCache * planeBytes;
     if (!transform) {
+      copied = true;
       if (llvm::Error error =
               driver->copy(dst, src, fromChunk * planeBytes, stream))
         return error;
@@ -213,6 +217,12 @@ llvm::Error CausalConv3dStream::updateDeviceCache(const void *chunk,
     if (llvm::Error error = transform->run(args))
       return error;
   }
+  // Without a stream, a device-to-device cuMemcpy may return before it
+  // completes (on the legacy stream, which the engine's own stream does not
+  // wait for): finish it before the next step's convolution reads the
+  // cache.
+  if (copied && !stream)
+    return driver->synchronize(nullptr);
   return llvm::Error::success();
 }
 
@@ -352,7 +362,7 @@ CausalConv3dStream::step(const HostTensor &chunk, const HostTensor *residual) {
   if (!driver)
     return driver.takeError();
   std::vector<void *> buffers;
-  auto freeBuffers = llvm::make_scope_exit([&] {
+  llvm::scope_exit freeBuffers([&] {
     for (void *buffer : buffers)
       llvm::consumeError(driver->free(buffer));
   });
