@@ -135,7 +135,9 @@ llvm::Error CausalConv3dStream::uploadWeights() {
         return allocated.takeError();
       buffer = *allocated;
     }
-  return llvm::Error::success();
+  // A host-to-device cuMemcpy may return before its DMA completes; the
+  // kernels run on streams that do not wait for the legacy one.
+  return driver->synchronize(nullptr);
 }
 
 llvm::Error CausalConv3dStream::updateDeviceCache(const void *chunk,
@@ -383,6 +385,9 @@ CausalConv3dStream::step(const HostTensor &chunk, const HostTensor *residual) {
   llvm::Expected<void *> deviceOutput = toDevice(&*output);
   if (!deviceOutput)
     return deviceOutput.takeError();
+  // The uploads complete before the kernels (on other streams) read them.
+  if (llvm::Error error = driver->synchronize(nullptr))
+    return std::move(error);
   if (llvm::Error error =
           step(*deviceChunk, length, *deviceResidual, *deviceOutput))
     return std::move(error);
