@@ -6,11 +6,15 @@
 // the float64 reference (which knows nothing about chunks: causal padding,
 // the prologue on every frame), within the dtype's tolerance. Also: depth
 // stride 2 and dilation 2, reset(), and the errors of bad specs and chunks.
+// The same on the GPU targets (sm80, and sm90 whose history and prologue
+// convolutions run on the sm80 kernel) where a CUDA driver is present: the
+// cache stays on the device.
 //
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Runtime/CausalConv3dStream.h"
 #include "conv3d/Reference/ReferenceConv.h"
+#include "conv3d/Runtime/CudaDriver.h"
 
 #include <gtest/gtest.h>
 
@@ -87,10 +91,9 @@ void append(HostTensor &all, const HostTensor &part) {
   all = std::move(joined);
 }
 
-class CausalStream : public ::testing::TestWithParam<StreamCase> {};
-
-TEST_P(CausalStream, ChunkingsEqualTheFullSequence) {
-  const StreamCase &c = GetParam();
+/// Feeds a random sequence to a stream of `c` on `target` in several
+/// chunkings and compares each result with the float64 reference.
+void checkChunkings(const StreamCase &c, Target target) {
   ConvSpec full = specOf(c, c.frames);
   ASSERT_FALSE(static_cast<bool>(full.validate()));
   HostTensor input = HostTensor::zeros(c.type, full.inputShape());
@@ -123,8 +126,10 @@ TEST_P(CausalStream, ChunkingsEqualTheFullSequence) {
   weights.normGamma = c.norm ? &gamma : nullptr;
   weights.normBeta = c.beta ? &beta : nullptr;
   // The stream's spec carries a nominal chunk length of one frame.
-  auto stream = CausalConv3dStream::create(engine, specOf(c, 1),
-                                           CompileOptions{}, weights);
+  CompileOptions options;
+  options.target = target;
+  auto stream =
+      CausalConv3dStream::create(engine, specOf(c, 1), options, weights);
   ASSERT_TRUE(static_cast<bool>(stream)) << llvm::toString(stream.takeError());
 
   std::mt19937_64 rng(21);
@@ -163,6 +168,43 @@ TEST_P(CausalStream, ChunkingsEqualTheFullSequence) {
     EXPECT_LE(error, defaultTolerance(c.type)) << "chunks: " << text;
   }
 }
+
+class CausalStream : public ::testing::TestWithParam<StreamCase> {};
+
+TEST_P(CausalStream, ChunkingsEqualTheFullSequence) {
+  checkChunkings(GetParam(), Target::cpu);
+}
+
+class CausalStreamGpu : public ::testing::TestWithParam<StreamCase> {};
+
+TEST_P(CausalStreamGpu, ChunkingsEqualTheFullSequenceOnSm80AndSm90) {
+  auto driver = CudaDriver::get();
+  if (!driver)
+    GTEST_SKIP() << llvm::toString(driver.takeError());
+  for (Target target : {Target::sm80, Target::sm90}) {
+    SCOPED_TRACE(stringifyTarget(target).str());
+    checkChunkings(GetParam(), target);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Streams, CausalStreamGpu,
+    ::testing::Values(
+        StreamCase{"wan_bf16", 7, 4, 8, 8, 3, 1, 1, ElementType::bf16, true,
+                   false, true, Activation::silu},
+        StreamCase{"beta_gelu_stride2_bf16", 9, 4, 16, 8, 3, 2, 1,
+                   ElementType::bf16, true, true, false, Activation::gelu_tanh},
+        StreamCase{"stride2_dilation2_norm_f16", 9, 3, 4, 4, 2, 2, 2,
+                   ElementType::f16, true, true, true, Activation::silu},
+        StreamCase{"relu_no_norm_bf16", 8, 3, 8, 8, 3, 1, 2, ElementType::bf16,
+                   false, false, false, Activation::relu},
+        StreamCase{"plain_bf16", 6, 3, 8, 8, 3, 1, 1, ElementType::bf16, false,
+                   false, true, Activation::none},
+        StreamCase{"one_tap_no_cache_bf16", 5, 3, 8, 8, 1, 1, 1,
+                   ElementType::bf16, true, false, false, Activation::silu}),
+    [](const ::testing::TestParamInfo<StreamCase> &info) {
+      return std::string(info.param.name);
+    });
 
 INSTANTIATE_TEST_SUITE_P(
     Streams, CausalStream,
@@ -226,11 +268,16 @@ TEST(CausalStreamErrors, BadSpecsAndWeights) {
   EXPECT_EQ(createError(accumulate, weights),
             "CausalConv3dStream: accumulation onto the output is not "
             "supported");
+  // GPU targets need the driver (the weights go to the device at creation).
   CompileOptions gpu;
   gpu.target = Target::sm80;
-  EXPECT_EQ(createError(spec, weights, gpu),
-            "CausalConv3dStream: runs on the CPU target only (the sm80 "
-            "loaders do not read a history operand yet)");
+  auto driver = CudaDriver::get();
+  if (driver)
+    EXPECT_EQ(createError(spec, weights, gpu), "");
+  else
+    EXPECT_EQ(createError(spec, weights, gpu),
+              "CausalConv3dStream: sm80 needs the CUDA driver: " +
+                  llvm::toString(driver.takeError()));
   ConvSpec badEps = spec;
   badEps.normEps = 0;
   EXPECT_NE(createError(badEps, weights)

@@ -119,6 +119,42 @@ ConvGeometry geometry(int64_t c, int64_t f) {
   return g;
 }
 
+TEST(Plan, InputPrologueLoadPaths) {
+  SM80KernelPlan plan;
+  // 3+ stages and 16-byte chunks: the cp.async ring, transformed in place
+  // one stage ahead.
+  ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
+                                     64, 32, 3, 2, 2, KOrder::taps_outer, 1,
+                                     std::nullopt, plan, {},
+                                     /*inputPrologue=*/true));
+  EXPECT_TRUE(plan.inputPrologue);
+  EXPECT_TRUE(plan.prologueInShared);
+  EXPECT_TRUE(plan.a.async);
+  EXPECT_EQ(plan.a.vector, 8);
+  // Two stages: no stage to transform ahead; register-staged.
+  ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
+                                     64, 32, 2, 2, 2, KOrder::taps_outer, 1,
+                                     std::nullopt, plan, {},
+                                     /*inputPrologue=*/true));
+  EXPECT_FALSE(plan.prologueInShared);
+  EXPECT_FALSE(plan.a.async);
+  EXPECT_EQ(plan.a.vector, 8);
+  // C = 3: one-element accesses, register-staged whatever the stages.
+  ASSERT_FALSE(SM80KernelPlan::build(geometry(3, 8), FilterLayout::qrscf, 64, 8,
+                                     16, 4, 4, 1, KOrder::taps_outer, 1,
+                                     std::nullopt, plan, {},
+                                     /*inputPrologue=*/true));
+  EXPECT_FALSE(plan.prologueInShared);
+  EXPECT_FALSE(plan.a.async);
+  // No prologue: neither.
+  ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,
+                                     64, 32, 3, 2, 2, KOrder::taps_outer, 1,
+                                     std::nullopt, plan));
+  EXPECT_FALSE(plan.inputPrologue);
+  EXPECT_FALSE(plan.prologueInShared);
+  EXPECT_TRUE(plan.a.async);
+}
+
 TEST(Plan, PicksLoadPaths) {
   SM80KernelPlan plan;
   ASSERT_FALSE(SM80KernelPlan::build(geometry(64, 96), FilterLayout::qrscf, 128,

@@ -416,11 +416,22 @@ extern "C" int conv3d_causal_stream_step(conv3d_causal_stream *stream,
                                          const void *chunk, int64_t length,
                                          const void *residual, void *output,
                                          char *error, size_t errorSize) {
+  return conv3d_causal_stream_step_async(stream, chunk, length, residual,
+                                         output, nullptr, error, errorSize);
+}
+
+extern "C" int conv3d_causal_stream_step_async(conv3d_causal_stream *stream,
+                                               const void *chunk,
+                                               int64_t length,
+                                               const void *residual,
+                                               void *output, void *cuStream,
+                                               char *error, size_t errorSize) {
   if (!stream) {
     setError(error, errorSize, "conv3d_causal_stream_step: null stream");
     return 1;
   }
-  if (llvm::Error e = stream->stream->step(chunk, length, residual, output)) {
+  if (llvm::Error e =
+          stream->stream->step(chunk, length, residual, output, cuStream)) {
     setError(error, errorSize, llvm::toString(std::move(e)));
     return 1;
   }

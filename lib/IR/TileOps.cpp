@@ -26,6 +26,20 @@ static ArrayRef<int64_t> tileShape(Value tile) {
   return cast<ShapedType>(tile.getType()).getShape();
 }
 
+/// `scale` is an f32 memref of the voxels (N x D x H x W) of the NDHWC
+/// `input`.
+static LogicalResult verifyVoxelScale(Operation *op, Value scale, Value input,
+                                      StringRef name) {
+  auto scaleType = cast<ShapedType>(scale.getType());
+  ArrayRef<int64_t> voxels =
+      cast<ShapedType>(input.getType()).getShape().drop_back();
+  if (scaleType.getShape() != voxels || !scaleType.getElementType().isF32())
+    return op->emitOpError()
+           << name << " must be an f32 memref of the input's voxels ("
+           << formatShape(voxels) << "), got " << scale.getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // LoadIm2colTileOp
 //===----------------------------------------------------------------------===//
@@ -77,6 +91,13 @@ LogicalResult LoadIm2colTileOp::verify() {
           op, getNormGamma(), getNormBeta(), eps, getInputActivation(),
           getShape5(getInput().getType())[4], getQuant().has_value())))
     return failure();
+  if (Value scale = getNormScale()) {
+    if (!getNormGamma())
+      return emitOpError("norm_scale needs rms_norm (it holds the norm's "
+                         "per-voxel statistic)");
+    if (failed(verifyVoxelScale(op, scale, getInput(), "norm_scale")))
+      return failure();
+  }
   if (std::optional<NVFP4Attr> quant = getQuant()) {
     int64_t blockSize = quant->getBlockSize();
     if (tileShape(getTile())[1] % blockSize != 0)
@@ -84,6 +105,27 @@ LogicalResult LoadIm2colTileOp::verify() {
                            << " must be a multiple of the NVFP4 block size "
                            << blockSize;
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// VoxelRmsScaleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult VoxelRmsScaleOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyRank(op, getInput(), "input", 5)))
+    return failure();
+  Type inElem = getElementTypeOrSelf(getInput().getType());
+  if (!isSupportedComputeType(inElem))
+    return emitOpError() << "input element type must be bf16, f16 or f32, got "
+                         << inElem;
+  if (failed(verifyVoxelScale(op, getScale(), getInput(), "scale")))
+    return failure();
+  APFloat eps = getEpsAttr().getValue();
+  if (!eps.isFiniteNonZero() || eps.isNegative())
+    return emitOpError() << "eps must be finite and positive, got "
+                         << eps.convertToDouble();
   return success();
 }
 

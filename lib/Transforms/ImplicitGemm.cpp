@@ -17,6 +17,9 @@
 // that slice (slices that can never contribute are not emitted at all).
 // With split_k > 1 the grid gains a split dimension; partial sums are added
 // atomically into a zeroed f32 workspace and one conv3d.epilogue finishes.
+// With an RMS norm in the input prologue, a conv3d.voxel_rms_scale prepass
+// before the grid computes each voxel's statistic once (one read of the
+// input, one float per voxel); the tile loads read it as `norm_scale`.
 //
 // The tile buffers are plain allocations here: the CPU lowering computes on
 // them, the GPU lowerings replace them with shared memory and registers.
@@ -49,8 +52,8 @@ namespace {
 class TileKernelBuilder {
 public:
   TileKernelBuilder(OpBuilder &b, Location loc, ConvOp conv,
-                    IGemmConfigAttr config)
-      : b(b), loc(loc), conv(conv), config(config),
+                    IGemmConfigAttr config, Value normScale)
+      : b(b), loc(loc), conv(conv), config(config), normScale(normScale),
         geometry(conv.getGeometry()) {}
 
   /// Emits the K loop(s) accumulating into `acc`, for K tiles
@@ -110,7 +113,7 @@ private:
     LoadIm2colTileOp::create(
         b, loc, conv.getInput(), m0, k0, kLimit, a,
         quant ? conv.getAmax() : Value(), conv.getHistory(),
-        conv.getNormGamma(), conv.getNormBeta(),
+        conv.getNormGamma(), conv.getNormBeta(), normScale,
         b.getDenseI64ArrayAttr(g.window), b.getDenseI64ArrayAttr(g.strides),
         b.getDenseI64ArrayAttr(g.dilations),
         b.getDenseI64ArrayAttr(g.padding()), quant ? *quant : NVFP4Attr(),
@@ -124,8 +127,25 @@ private:
   Location loc;
   ConvOp conv;
   IGemmConfigAttr config;
+  /// The per-voxel RMS norm statistic from the prepass (null without one).
+  Value normScale;
   ConvGeometry geometry;
 };
+
+/// The RMS norm prepass of a convolution with `rms_norm`: a buffer of the
+/// input's voxels filled by conv3d.voxel_rms_scale, or null when there is no
+/// norm or no input voxel to read.
+Value emitNormScalePrepass(OpBuilder &b, Location loc, ConvOp conv) {
+  auto inputType = cast<MemRefType>(conv.getInput().getType());
+  if (!conv.getNormGamma() || inputType.getNumElements() == 0)
+    return Value();
+  Value scale = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get(inputType.getShape().drop_back(), b.getF32Type()));
+  VoxelRmsScaleOp::create(b, loc, conv.getInput(), scale,
+                          conv.getNormEpsAttr());
+  return scale;
+}
 
 } // namespace
 
@@ -187,8 +207,10 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
                                      config.getSchedule(), config.getClusterM(),
                                      config.getMainloop()));
 
+  rewriter.setInsertionPoint(grid);
+  Value normScale = emitNormScalePrepass(rewriter, loc, conv);
   rewriter.setInsertionPointToStart(grid.getBody());
-  TileKernelBuilder kernel(rewriter, loc, conv, config);
+  TileKernelBuilder kernel(rewriter, loc, conv, config, normScale);
   SmallVector<Value> ivs = grid.getInductionVars();
   IRIndexMath math{rewriter, loc};
   Value m0 = math.mul(ivs[ivs.size() - 2], tileM);
@@ -230,6 +252,10 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
   memref::DeallocOp::create(rewriter, loc, bTile);
   memref::DeallocOp::create(rewriter, loc, acc);
 
+  if (normScale) {
+    rewriter.setInsertionPointAfter(grid);
+    memref::DeallocOp::create(rewriter, loc, normScale);
+  }
   if (workspace) {
     rewriter.setInsertionPointAfter(grid);
     EpilogueOp::create(rewriter, loc, TypeRange{}, workspace, conv.getBias(),

@@ -10,8 +10,12 @@ Each step returns exactly the output frames the full-sequence causal
 convolution (depth padding (Q-1)*dilation before, 0 after) gives for the
 chunk; the library keeps the last frames of the transformed input and hands
 them to the compiled convolution as its history operand, never concatenating
-them with the chunk. CPU target, host arrays (NumPy, or PyTorch CPU tensors
-in NDHWC order); see CausalConv3dStream in conv3d/Runtime.
+them with the chunk. The CPU target takes host arrays (NumPy, or PyTorch CPU
+tensors in NDHWC order); GPU targets (target="sm80", or "sm90", which runs
+these convolutions on the sm80 kernel) take PyTorch CUDA tensors for the
+chunks and return CUDA tensors, keep the cache on the
+device, and enqueue the work on PyTorch's current stream. The weights are
+host arrays either way. See CausalConv3dStream in conv3d/Runtime.
 """
 
 import ctypes
@@ -48,6 +52,9 @@ def _lib():
         lib.conv3d_causal_stream_step.restype = ctypes.c_int
         lib.conv3d_causal_stream_step.argtypes = [p, p, ctypes.c_int64, p, p,
                                                   ctypes.c_char_p, ctypes.c_size_t]
+        lib.conv3d_causal_stream_step_async.restype = ctypes.c_int
+        lib.conv3d_causal_stream_step_async.argtypes = [
+            p, p, ctypes.c_int64, p, p, p, ctypes.c_char_p, ctypes.c_size_t]
         lib.conv3d_causal_stream_reset.argtypes = [p]
         lib.conv3d_causal_stream_frames_seen.restype = ctypes.c_int64
         lib.conv3d_causal_stream_frames_seen.argtypes = [p]
@@ -120,11 +127,15 @@ def _triple(value, what):
     return value
 
 
-def _contiguous_view(a, what, rank):
+def _contiguous_view(a, what, rank, device="cpu"):
     v = _arrays.view(a, what)
-    if v.device[0] != "cpu":
-        raise Conv3dError("%s is on %s: CausalConv3dStream runs on the CPU target "
-                          "(host arrays) so far" % (what, v.device[0]))
+    if v.device[0] != device:
+        if device == "cpu":
+            raise Conv3dError("%s is on %s: it must be a host array here (the CPU "
+                              "target's data, and the weights of every target)"
+                              % (what, v.device[0]))
+        raise Conv3dError("%s is on %s: a GPU target's stream takes CUDA arrays"
+                          % (what, v.device[0]))
     if len(v.shape) != rank:
         raise ValueError("%s must have rank %d, got shape %s" % (what, rank, tuple(v.shape)))
     expected, step = [], 1
@@ -140,7 +151,7 @@ def _empty_like(sample, shape, dtype_name):
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(sample, torch.Tensor):
         dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
-        return torch.empty(shape, dtype=dtypes[dtype_name])
+        return torch.empty(shape, dtype=dtypes[dtype_name], device=sample.device)
     import numpy
     names = {"f16": numpy.float16, "f32": numpy.float32}
     if dtype_name not in names:
@@ -244,7 +255,12 @@ class CausalConv3dStream:
     def step(self, chunk, residual=None):
         """Convolves the next chunk (N x L x H x W x C, contiguous) and
         returns the output frames whose windows end in it."""
-        v = _contiguous_view(chunk, "chunk", 5)
+        device = "cpu" if self._target == "cpu" else "cuda"
+        torch = sys.modules.get("torch")
+        if device == "cuda" and (torch is None or not isinstance(chunk, torch.Tensor)):
+            raise Conv3dError("target=%s takes PyTorch CUDA tensors as chunks, got %s"
+                              % (self._target, type(chunk).__name__))
+        v = _contiguous_view(chunk, "chunk", 5, device)
         if self._handle is None:
             self._create(v)
             self._frame_shape = (v.shape[0],) + tuple(v.shape[2:])
@@ -262,14 +278,19 @@ class CausalConv3dStream:
         out_ptr = _arrays.view(out, "output").ptr
         res_ptr = None
         if residual is not None:
-            r = _contiguous_view(residual, "residual", 5)
+            r = _contiguous_view(residual, "residual", 5, device)
             if tuple(r.shape) != tuple(out.shape) or r.dtype != out_dtype:
                 raise Conv3dError("the residual is %s %s; the step needs %s %s"
                                   % (tuple(r.shape), r.dtype, tuple(out.shape), out_dtype))
             res_ptr = r.ptr
+        # GPU work goes on PyTorch's current stream when there is one (the
+        # legacy default stream's handle 0 is passed as 1), else it blocks.
+        stream = None
+        if device == "cuda":
+            stream = torch.cuda.current_stream(chunk.device).cuda_stream or 1
         error = ctypes.create_string_buffer(16384)
-        if _lib().conv3d_causal_stream_step(self._handle, v.ptr, length, res_ptr,
-                                            out_ptr, error, len(error)):
+        if _lib().conv3d_causal_stream_step_async(self._handle, v.ptr, length, res_ptr,
+                                                  out_ptr, stream, error, len(error)):
             raise Conv3dError(error.value.decode())
         return out
 

@@ -261,11 +261,10 @@ else:
         chunk's transformed frames) nor to the padding.
 
         The cache is read in place as the convolution's history operand (no
-        concatenation, no padded copy): on the CPU with the prologue fused
-        too; on CUDA devices (the sm80 kernel, also for target sm90) when
-        there is no prologue; with a prologue on CUDA, which no GPU loader
-        applies yet, the cache is concatenated and the prologue runs unfused
-        before conv3d.torch.conv3d. Inference only.
+        concatenation, no padded copy) and the prologue runs fused, on the
+        CPU and on CUDA devices (the sm80 kernel, also for target sm90: its
+        A-operand loader applies the prologue, with the RMS statistic from
+        a one-read prepass). Inference only.
         """
 
         def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
@@ -307,35 +306,8 @@ else:
                 raise ValueError("input_activation must be None, 'relu', 'silu' or "
                                  "'gelu_tanh', got %r" % (input_activation,))
             history, front = self._history(cache)
-            prologue = norm_weight is not None or input_activation is not None
-            if x.device.type != "cpu" and prologue:
-                # No GPU loader applies the prologue yet.
-                return self._forward_unfused(x, history, front, norm_weight, norm_bias,
-                                             norm_eps, input_activation, residual)
             return self._forward_fused(x, history, front, norm_weight, norm_bias, norm_eps,
                                        input_activation, residual)
-
-        def _forward_unfused(self, x, history, front, norm_weight, norm_bias, norm_eps,
-                             input_activation, residual):
-            if norm_weight is not None:
-                xf = x.float()
-                xf = xf * _torch.rsqrt(xf.pow(2).mean(dim=1, keepdim=True) + norm_eps)
-                xf = xf * norm_weight.float().view(1, -1, 1, 1, 1)
-                if norm_bias is not None:
-                    xf = xf + norm_bias.float().view(1, -1, 1, 1, 1)
-                x = xf.to(x.dtype)
-            if input_activation == "relu":
-                x = _torch.relu(x)
-            elif input_activation == "silu":
-                x = _torch.nn.functional.silu(x)
-            elif input_activation == "gelu_tanh":
-                x = _torch.nn.functional.gelu(x, approximate="tanh")
-            if history is not None:
-                x = _torch.cat([history.to(x.dtype), x], dim=2)
-            _, p_h, p_w = self.causal_padding
-            return conv3d(x, self.weight, self.bias, self.stride,
-                          (front, 0, p_h, p_h, p_w, p_w), self.dilation,
-                          activation=self.activation, residual=residual, target=self.target)
 
         def _forward_fused(self, x, history, front, norm_weight, norm_bias, norm_eps,
                            input_activation, residual):

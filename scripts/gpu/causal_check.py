@@ -10,6 +10,10 @@ present, on CUDA. Prints PASS/FAIL per step; exit status 1 on any failure.
   2. Chunked decoding (random chunk lengths, one-frame chunks) equals the
      full-sequence convolution; dilation 2 in time.
   3. Errors: bad cache rank, norm_bias without norm_weight.
+  4. conv3d.CausalConv3dStream on CUDA tensors (targets sm80 and sm90, the
+     cache kept on the device): random chunkings (one-frame chunks, depth
+     stride 2, dilation 2, the prologue with beta) equal the full-sequence
+     float64 model; reset(); a host chunk is refused.
 
 Run from the repository root: python3 scripts/gpu/causal_check.py
 """
@@ -124,10 +128,58 @@ def run(device, dtype, tol):
                 report("%s error: %s" % (device, what), True, str(e))
 
 
+def run_stream(target, dtype, tol):
+    """CausalConv3dStream(target) on CUDA tensors (NDHWC) against the
+    float64 model of the whole sequence at once."""
+    from conv3d import CausalConv3dStream, Conv3dError
+    torch.manual_seed(1)
+    random.seed(1)
+    for stride, dilation, norm, beta, act in ((1, 1, True, False, "silu"),
+                                              (2, 1, True, True, "gelu_tanh"),
+                                              (1, 2, False, False, "relu"),
+                                              (2, 2, True, True, "silu"),
+                                              (1, 1, False, False, "none")):
+        c, f, frames = 16, 24, 9
+        m = ct.CausalConv3d(c, f, 3, stride=(stride, 1, 1), padding=(dilation, 1, 1),
+                            dilation=(dilation, 1, 1)).to(dtype=dtype)
+        gamma = torch.randn(c) if norm else None
+        bias_n = 0.5 * torch.randn(c) if beta else None
+        x = torch.randn(2, c, frames, 5, 6, dtype=dtype)
+        full = reference(m, x, None, gamma, bias_n, 1e-6, None if act == "none" else act)
+        # QRSCF weights and NDHWC data; the weights stay host arrays.
+        w = m.weight.detach().permute(2, 3, 4, 1, 0).contiguous()
+        stream = CausalConv3dStream(w, m.bias.detach().float().contiguous(),
+                                    stride=(stride, 1, 1), dilation=(dilation, 1, 1),
+                                    padding_hw=(1, 1, 1, 1), norm_gamma=gamma,
+                                    norm_beta=bias_n, input_activation=act, target=target)
+        xd = x.permute(0, 2, 3, 4, 1).contiguous().cuda()
+        for chunks in ([frames], [1] * frames, [4, 1, 3, 1], [2, 2, 2, 3]):
+            stream.reset()
+            outs, at = [], 0
+            for n in chunks:
+                y = stream.step(xd[:, at:at + n].contiguous())
+                if y.device.type != "cuda":
+                    report("%s stream output device" % target, False, str(y.device))
+                outs.append(y)
+                at += n
+            y = torch.cat(outs, dim=1).permute(0, 4, 1, 2, 3)
+            e = rel(y, full) if y.shape == full.shape else float("inf")
+            report("%s %s stream stride %d dilation %d norm=%s beta=%s %s chunks %s" % (
+                target, dtype, stride, dilation, norm, beta, act, chunks),
+                e < tol, "rel_l2=%.2e cached=%d" % (e, stream.cached_frames))
+    try:
+        stream.step(x.permute(0, 2, 3, 4, 1).contiguous()[:, :1].contiguous())
+        report("%s stream error: host chunk" % target, False, "no error")
+    except Conv3dError as e:
+        report("%s stream error: host chunk" % target, True, str(e))
+
+
 run("cpu", torch.float32, 1e-5)
 run("cpu", torch.bfloat16, 1e-2)
 if torch.cuda.is_available():
     run("cuda", torch.bfloat16, 1e-2)
+    for target in ("sm80", "sm90"):
+        run_stream(target, torch.bfloat16, 1e-2)
 else:
     print("SKIP cuda: no GPU")
 sys.exit(1 if failures else 0)

@@ -222,3 +222,55 @@ func.func @tile_prologue_quantized(%x: memref<1x4x6x6x16xbf16>, %a: memref<32x32
   conv3d.load_im2col_tile %x[%i, %i] limit %i into %a input_activation = silu quantize(#conv3d.nvfp4<block_size = 16>, %amax) window = [3, 3, 3] : memref<1x4x6x6x16xbf16>, memref<32x32xbf16>
   return
 }
+
+// -----
+
+func.func @tile_scale_without_norm(%x: memref<1x4x6x6x8xbf16>, %s: memref<1x4x6x6xf32>, %a: memref<32x32xbf16>, %i: index) {
+  // expected-error @+1 {{'conv3d.load_im2col_tile' op norm_scale needs rms_norm (it holds the norm's per-voxel statistic)}}
+  conv3d.load_im2col_tile %x[%i, %i] limit %i into %a norm_scale(%s : memref<1x4x6x6xf32>) input_activation = silu window = [3, 3, 3] : memref<1x4x6x6x8xbf16>, memref<32x32xbf16>
+  return
+}
+
+// -----
+
+func.func @tile_scale_shape(%x: memref<1x4x6x6x8xbf16>, %g: memref<8xf32>, %s: memref<1x4x6x6x8xf32>, %a: memref<32x32xbf16>, %i: index) {
+  // expected-error @+1 {{'conv3d.load_im2col_tile' op norm_scale must be an f32 memref of the input's voxels (1x4x6x6), got 'memref<1x4x6x6x8xf32>'}}
+  conv3d.load_im2col_tile %x[%i, %i] limit %i into %a rms_norm(%g : memref<8xf32>) norm_scale(%s : memref<1x4x6x6x8xf32>) norm_eps = 1.0e-6 window = [3, 3, 3] : memref<1x4x6x6x8xbf16>, memref<32x32xbf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// conv3d.voxel_rms_scale
+//===----------------------------------------------------------------------===//
+
+func.func @prepass_rank(%x: memref<4x6x6x8xbf16>, %s: memref<4x6x6xf32>) {
+  // expected-error @+1 {{'conv3d.voxel_rms_scale' op input must have rank 5}}
+  conv3d.voxel_rms_scale %x into %s eps = 1.0e-6 : memref<4x6x6x8xbf16>, memref<4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @prepass_type(%x: memref<1x4x6x6x8xi8>, %s: memref<1x4x6x6xf32>) {
+  // expected-error @+1 {{'conv3d.voxel_rms_scale' op input element type must be bf16, f16 or f32, got 'i8'}}
+  conv3d.voxel_rms_scale %x into %s eps = 1.0e-6 : memref<1x4x6x6x8xi8>, memref<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @prepass_scale_type(%x: memref<1x4x6x6x8xbf16>, %s: memref<1x4x6x6xbf16>) {
+  // expected-error @+1 {{'conv3d.voxel_rms_scale' op scale must be an f32 memref of the input's voxels (1x4x6x6), got 'memref<1x4x6x6xbf16>'}}
+  conv3d.voxel_rms_scale %x into %s eps = 1.0e-6 : memref<1x4x6x6x8xbf16>, memref<1x4x6x6xbf16>
+  return
+}
+
+// -----
+
+func.func @prepass_eps(%x: memref<1x4x6x6x8xbf16>, %s: memref<1x4x6x6xf32>) {
+  // expected-error @+1 {{'conv3d.voxel_rms_scale' op eps must be finite and positive, got 0.000000e+00}}
+  conv3d.voxel_rms_scale %x into %s eps = 0.0 : memref<1x4x6x6x8xbf16>, memref<1x4x6x6xf32>
+  return
+}

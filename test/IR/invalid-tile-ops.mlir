@@ -155,7 +155,7 @@ func.func @im2col_empty_output(%in: memref<1x2x32x32x96xbf16>, %tile: memref<64x
 // The custom syntax always carries both; the generic form can drop one.
 func.func @im2col_quant_without_amax(%in: memref<1x10x32x32x96xbf16>, %tile: memref<64x32xbf16>, %m0: index, %k0: index, %k: index) {
   // expected-error @+1 {{'conv3d.load_im2col_tile' op quantization needs both an NVFP4 attribute and an amax operand}}
-  "conv3d.load_im2col_tile"(%in, %m0, %k0, %k, %tile) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>, quant = #conv3d.nvfp4<block_size = 16>, window = array<i64: 3, 3, 3>}> : (memref<1x10x32x32x96xbf16>, index, index, index, memref<64x32xbf16>) -> ()
+  "conv3d.load_im2col_tile"(%in, %m0, %k0, %k, %tile) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>, quant = #conv3d.nvfp4<block_size = 16>, window = array<i64: 3, 3, 3>}> : (memref<1x10x32x32x96xbf16>, index, index, index, memref<64x32xbf16>) -> ()
   return
 }
 
@@ -163,7 +163,7 @@ func.func @im2col_quant_without_amax(%in: memref<1x10x32x32x96xbf16>, %tile: mem
 
 func.func @im2col_amax_without_quant(%in: memref<1x10x32x32x96xbf16>, %tile: memref<64x32xbf16>, %m0: index, %k0: index, %k: index, %amax: f32) {
   // expected-error @+1 {{'conv3d.load_im2col_tile' op quantization needs both an NVFP4 attribute and an amax operand}}
-  "conv3d.load_im2col_tile"(%in, %m0, %k0, %k, %tile, %amax) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0>, window = array<i64: 3, 3, 3>}> : (memref<1x10x32x32x96xbf16>, index, index, index, memref<64x32xbf16>, f32) -> ()
+  "conv3d.load_im2col_tile"(%in, %m0, %k0, %k, %tile, %amax) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>, window = array<i64: 3, 3, 3>}> : (memref<1x10x32x32x96xbf16>, index, index, index, memref<64x32xbf16>, f32) -> ()
   return
 }
 

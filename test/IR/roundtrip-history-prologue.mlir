@@ -67,3 +67,17 @@ func.func @im2col_history_prologue(%x: memref<1x4x6x6x8xbf16>, %h: memref<1x2x6x
       : memref<1x4x6x6x8xbf16>, memref<32x32xbf16>
   return
 }
+
+// The RMS norm prepass and a tile load reading its per-voxel statistic.
+// CHECK-LABEL: func.func @prepass_norm_scale
+//       CHECK:   conv3d.voxel_rms_scale %[[X:.*]] into %[[S:.*]] eps = 1.250000e-01 : memref<1x4x6x6x8xbf16>, memref<1x4x6x6xf32>
+//       CHECK:   conv3d.load_im2col_tile %[[X]][%{{.*}}, %{{.*}}] limit %{{.*}} into %{{.*}} rms_norm(%{{.*}} : memref<8xf32>) norm_scale(%[[S]] : memref<1x4x6x6xf32>) norm_eps = 1.250000e-01 input_activation = silu window = [3, 3, 3] : memref<1x4x6x6x8xbf16>, memref<32x32xbf16>{{$}}
+func.func @prepass_norm_scale(%x: memref<1x4x6x6x8xbf16>, %s: memref<1x4x6x6xf32>,
+                              %g: memref<8xf32>, %a: memref<32x32xbf16>,
+                              %m0: index, %k0: index, %k: index) {
+  conv3d.voxel_rms_scale %x into %s eps = 0.125 : memref<1x4x6x6x8xbf16>, memref<1x4x6x6xf32>
+  conv3d.load_im2col_tile %x[%m0, %k0] limit %k into %a rms_norm(%g : memref<8xf32>)
+      norm_scale(%s : memref<1x4x6x6xf32>) norm_eps = 0.125 input_activation = silu
+      window = [3, 3, 3] : memref<1x4x6x6x8xbf16>, memref<32x32xbf16>
+  return
+}

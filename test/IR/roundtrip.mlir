@@ -239,8 +239,8 @@ func.func @epilogue_memref(%sum: memref<?x8x8x8x32xf32>, %bias: memref<32xf16>,
 //       CHECK:   conv3d.store_output_tile %[[ACC]] into %[[OUT32]][%[[M0]], %[[N0]]] mode = atomic_add : memref<64x64xf32>, memref<1x8x32x32x96xf32>{{$}}
 //  CHECK-NEXT:   return
 // GENERIC-LABEL: sym_name = "tile_ops"
-//       GENERIC: "conv3d.load_im2col_tile"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{dilations = array<i64: 1, 1, 1>, input_activation = #conv3d<activation none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>, padding = array<i64: 2, 0, 1, 1, 1, 1>, strides = array<i64: 1, 1, 1>, window = array<i64: 3, 3, 3>}>
-//       GENERIC: "conv3d.load_im2col_tile"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{dilations = array<i64: 1, 2, 2>, input_activation = #conv3d<activation none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0>, padding = array<i64: 0, 0, 0, 0, 0, 0>, quant = #conv3d.nvfp4<block_size = 32>, strides = array<i64: 1, 2, 2>, window = array<i64: 1, 3, 3>}>
+//       GENERIC: "conv3d.load_im2col_tile"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{dilations = array<i64: 1, 1, 1>, input_activation = #conv3d<activation none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>, padding = array<i64: 2, 0, 1, 1, 1, 1>, strides = array<i64: 1, 1, 1>, window = array<i64: 3, 3, 3>}>
+//       GENERIC: "conv3d.load_im2col_tile"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{dilations = array<i64: 1, 2, 2>, input_activation = #conv3d<activation none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>, padding = array<i64: 0, 0, 0, 0, 0, 0>, quant = #conv3d.nvfp4<block_size = 32>, strides = array<i64: 1, 2, 2>, window = array<i64: 1, 3, 3>}>
 //       GENERIC: "conv3d.load_filter_tile"({{.*}}) <{filter_layout = #conv3d<filter_layout qrscf>}>
 //       GENERIC: "conv3d.load_filter_tile"({{.*}}) <{filter_layout = #conv3d<filter_layout fqrsc>}>
 //       GENERIC: "conv3d.tile_mma"({{.*}}) : (memref<64x32xbf16>, memref<32x64xbf16>, memref<64x64xf32>) -> ()

@@ -17,9 +17,14 @@ nothing wrote, and misaligned 16-byte accesses.
   ptx_emulate.py randn SHAPE SEED STDDEV OUT.npy
       normal float32 data, rounded to f16 (so every consumer sees the same
       values)
+  ptx_emulate.py rmsscale X.npy C EPS OUT.npy
+      the RMS norm statistic rsqrt(mean(x^2) + eps) of every voxel of X
+      (C channels each), summed in f32 in channel order as the prepass does
   ptx_emulate.py run KERNEL.ptx --grid N --threads N --smem BYTES
-      [--in P=X.npy:f16|bf16] [--amax P=X.npy] [--out P=Y.npy:COUNT]
-      runs the kernel; P is a kernel parameter index (a memref descriptor
+      [--module NAME] [--in P=X.npy:f16|bf16|f32] [--amax P=X.npy]
+      [--out P=Y.npy:COUNT]
+      runs the kernel (of module NAME of a multi-module `--emit=ptx`
+      output); P is a kernel parameter index (a memref descriptor
       parameter's pointers, or a pointer parameter); --amax passes max |x|
       as an f32 parameter; --out is an f32 buffer poisoned with NaN, saved
       after the run
@@ -324,7 +329,14 @@ class Block:
             return
         if op.startswith('ld.global'):
             a = self.addr(th, args[1])
-            if op.endswith('.b32'):
+            if op.endswith('.b32') and '.v' in op:
+                regs = [r.strip() for r in d.strip('{}').split(',')]
+                if a % (4 * len(regs)):
+                    raise RuntimeError('misaligned %s at %#x' % (op, a))
+                data = self.gmem.read(a, 4 * len(regs))
+                for i, r in enumerate(regs):
+                    self.setr(th, r, struct.unpack_from('<I', data, 4 * i)[0])
+            elif op.endswith('.b32'):
                 self.setr(th, d, struct.unpack('<I', self.gmem.read(a, 4))[0])
             else:
                 raise NotImplementedError(op)
@@ -639,6 +651,7 @@ def cmd_randn(args):
 def cmd_run(args):
     ptx = args[0]
     opts = {'--grid': 1, '--threads': None, '--smem': 0}
+    module = None
     ins, amaxes, outs = [], [], []
     i = 1
     while i < len(args):
@@ -646,6 +659,8 @@ def cmd_run(args):
         i += 2
         if key in opts:
             opts[key] = int(value)
+        elif key == '--module':
+            module = value
         elif key == '--in':
             index, _, rest = value.partition('=')
             path, _, dtype = rest.partition(':')
@@ -669,9 +684,12 @@ def cmd_run(args):
 
     for index, path, dtype in ins:
         _, values = load_npy(path)
-        encode = {'f16': bits16, 'bf16': bits_bf16}[dtype]
-        memory.add(base, bytearray(b''.join(struct.pack('<H', encode(v))
-                                            for v in values)))
+        if dtype == 'f32':
+            data = b''.join(struct.pack('<I', rnd32(v)) for v in values)
+        else:
+            encode = {'f16': bits16, 'bf16': bits_bf16}[dtype]
+            data = b''.join(struct.pack('<H', encode(v)) for v in values)
+        memory.add(base, bytearray(data))
         bind(index, base)
         base += 0x10000000
     for index, path in amaxes:
@@ -686,6 +704,14 @@ def cmd_run(args):
         out_buffers.append((path, count, buffer))
         base += 0x10000000
     text = open(ptx).read()
+    if module is not None:
+        marker = '// conv3d: gpu.module @'
+        chunks = {c.partition('\n')[0].strip(): c.partition('\n')[2]
+                  for c in text.split(marker)[1:]}
+        if module not in chunks:
+            raise SystemExit('ptx_emulate.py run: no module %s (have %s)' % (
+                module, ', '.join(sorted(chunks))))
+        text = chunks[module]
     threads = opts['--threads']
     if threads is None:
         threads = int(re.search(r'\.maxntid (\d+)', text).group(1))
@@ -710,6 +736,20 @@ def cmd_run(args):
     return 1 if problems else 0
 
 
+def cmd_rmsscale(args):
+    shape, values = load_npy(args[0])
+    channels = int(args[1])
+    eps = f32(rnd32(float(args[2])))
+    scales = []
+    for v in range(len(values) // channels):
+        total = 0.0
+        for x in values[v * channels:(v + 1) * channels]:
+            total = f32(rnd32(total + f32(rnd32(x * x))))
+        mean = f32(rnd32(total / channels))
+        scales.append(f32(rnd32(1.0 / math.sqrt(f32(rnd32(mean + eps))))))
+    save_npy(args[3], [len(scales)], scales)
+
+
 def cmd_compare(args):
     _, ref = load_npy(args[0])
     _, got = load_npy(args[1])
@@ -728,7 +768,8 @@ def cmd_compare(args):
 
 
 if __name__ == '__main__':
-    commands = {'randn': cmd_randn, 'run': cmd_run, 'compare': cmd_compare}
+    commands = {'randn': cmd_randn, 'run': cmd_run, 'compare': cmd_compare,
+                'rmsscale': cmd_rmsscale}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         raise SystemExit(__doc__)
     sys.exit(commands[sys.argv[1]](sys.argv[2:]) or 0)

@@ -56,7 +56,9 @@ static cl::opt<std::string> variants(
              "accumulate, fqrsc, quant (any placement), quant-tile (fused in "
              "the tile load), qslice (any strategy), qslice-fused (none, "
              "auto or fused), config (forced tile configurations, valid for "
-             "the target)"),
+             "the target), stream (a history operand of 0-3 frames and an "
+             "input prologue: RMS norm with or without beta, an "
+             "activation)"),
     cl::init("epilogue,accumulate,fqrsc"), cl::cat(sweepCategory));
 static cl::opt<int> maxWork("max-work",
                             cl::desc("Upper bound on M*N*K of a case (default "
@@ -305,6 +307,14 @@ CaseResult runCase(Engine &engine, const ConvSpec &spec,
                    1.0 / std::sqrt(double(spec.geometry.gemmK())));
   fillRandomNormal(bias, dataSeed + 2, 0.5);
   fillRandomNormal(residual, dataSeed + 3, 1.0);
+  HostTensor history = HostTensor::zeros(spec.inputType, spec.historyShape());
+  HostTensor gamma =
+      HostTensor::zeros(ElementType::f32, {spec.geometry.channels});
+  HostTensor beta =
+      HostTensor::zeros(ElementType::f32, {spec.geometry.channels});
+  fillRandomNormal(history, dataSeed + 5, 1.0);
+  fillRandomNormal(gamma, dataSeed + 6, 1.0);
+  fillRandomNormal(beta, dataSeed + 7, 0.5);
   if (spec.accumulate)
     fillRandomNormal(init, dataSeed + 4, 1.0);
   else
@@ -321,6 +331,9 @@ CaseResult runCase(Engine &engine, const ConvSpec &spec,
   buffers.filter = &filter;
   buffers.bias = spec.hasBias ? &bias : nullptr;
   buffers.residual = spec.hasResidual ? &residual : nullptr;
+  buffers.history = spec.geometry.historyDepth > 0 ? &history : nullptr;
+  buffers.normGamma = spec.hasNorm ? &gamma : nullptr;
+  buffers.normBeta = spec.hasNormBeta ? &beta : nullptr;
   buffers.amax = amax;
   buffers.output = &output;
   if (llvm::Error error = runWithHostBuffers(**conv, buffers)) {
@@ -397,6 +410,17 @@ int main(int argc, char **argv) {
       spec.accumulate = gen.coin(0.25);
     if ((has("quant") || has("quant-tile")) && gen.coin(0.5))
       spec.inputQuantBlockSize = gen.pick({16, 16, 32, 64});
+    // A streaming decoder's step: cached frames and the input prologue
+    // (which NVFP4 quantization of the input excludes).
+    bool streamCase =
+        has("stream") && !spec.inputQuantBlockSize && gen.coin(0.5);
+    if (streamCase) {
+      spec.geometry.addHistory(gen.range(0, 3));
+      spec.hasNorm = gen.coin(0.7);
+      spec.hasNormBeta = spec.hasNorm && gen.coin();
+      spec.normEps = gen.coin() ? 1e-6f : 1e-3f;
+      spec.inputActivation = static_cast<Activation>(gen.range(0, 3));
+    }
 
     CompileOptions options;
     options.target = *parsedTarget;
@@ -428,6 +452,9 @@ int main(int argc, char **argv) {
     if (spec.inputQuantBlockSize && sliceK % *spec.inputQuantBlockSize != 0 &&
         (options.qslice == "fused" || options.qslice == "separate"))
       options.qslice = "auto";
+    // The separate strategy refuses a history and a prologue.
+    if (streamCase && options.qslice == "separate")
+      options.qslice = "fused";
     bool qsliceOuter = options.qslice == "fused";
     // A forced sm90 config where the sm90 kernel takes the quantization in
     // its tiles (blocks of 16, 32 or 64 dividing C; a prepass feeds it too);
@@ -444,7 +471,7 @@ int main(int argc, char **argv) {
     else if (has("config") && gen.coin(0.6))
       options.config =
           options.target == Target::cpu ? gen.config(spec, qsliceOuter)
-          : sm90Case && sm90TakesQuant
+          : sm90Case && sm90TakesQuant && !streamCase
               ? gen.sm90Config(qsliceOuter)
               : gen.gpuConfig(spec, qsliceOuter) + (sm90 ? ",kernel=sm80" : "");
 

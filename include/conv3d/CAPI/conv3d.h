@@ -179,9 +179,12 @@ int conv3d_run_ext(const conv3d_conv *conv, const void *input,
  * and its depth is a nominal chunk length; `ext` (null: none) its prologue,
  * without history (the stream keeps the last frames of the transformed
  * input itself). Each step returns exactly the output frames that the
- * full-sequence causal convolution produces for the chunk. The CPU target
- * only, host buffers; the weights are copied; `engine` must outlive the
- * stream. Null on error (message in `error`). */
+ * full-sequence causal convolution produces for the chunk. The weights are
+ * host buffers, copied (to the device for GPU targets); chunks, residuals
+ * and outputs are host buffers for the CPU target, device buffers for GPU
+ * targets (sm80; sm90 runs such convolutions on the sm80 kernel), where the
+ * cache stays on the device. `engine` must outlive the stream. Null on
+ * error (message in `error`). */
 typedef struct conv3d_causal_stream conv3d_causal_stream;
 conv3d_causal_stream *
 conv3d_causal_stream_create(conv3d_engine *engine, const conv3d_spec *spec,
@@ -199,6 +202,14 @@ int64_t conv3d_causal_stream_output_frames(const conv3d_causal_stream *stream,
 int conv3d_causal_stream_step(conv3d_causal_stream *stream, const void *chunk,
                               int64_t length, const void *residual,
                               void *output, char *error, size_t error_size);
+/* conv3d_causal_stream_step enqueued on the CUstream `cu_stream` (GPU
+ * targets; returns without synchronizing it; null: a blocking call, as
+ * conv3d_causal_stream_step). */
+int conv3d_causal_stream_step_async(conv3d_causal_stream *stream,
+                                    const void *chunk, int64_t length,
+                                    const void *residual, void *output,
+                                    void *cu_stream, char *error,
+                                    size_t error_size);
 /* Forgets the sequence; the next chunk is a first chunk. */
 void conv3d_causal_stream_reset(conv3d_causal_stream *stream);
 int64_t conv3d_causal_stream_frames_seen(const conv3d_causal_stream *stream);

@@ -90,6 +90,10 @@ void populateTileOpsToLoopsPatterns(RewritePatternSet &patterns);
 /// targets).
 void populateEpilogueToLinalgPatterns(RewritePatternSet &patterns);
 
+/// conv3d.voxel_rms_scale (the RMS norm prepass) to an scf.parallel over the
+/// voxels (shared by the CPU and GPU targets).
+void populateVoxelRmsScaleToLoopsPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "conv3d/Conversion/Passes.h.inc"
 

@@ -83,8 +83,9 @@ def Conv3dLowerToCPU : Pass<"conv3d-lower-to-cpu"> {
     `memref` loads and stores (gathers with clamped indices and a select for
     the padding halo, so no load is out of bounds), the NVFP4 block math of
     ScalarEmitters, and the epilogue. `conv3d.epilogue` on memrefs becomes a
-    `linalg.generic`. This makes every target-independent transformation
-    executable and checkable on a machine without a GPU.
+    `linalg.generic`; `conv3d.voxel_rms_scale` (the RMS norm prepass) an
+    `scf.parallel` over the voxels. This makes every target-independent
+    transformation executable and checkable on a machine without a GPU.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -104,8 +105,13 @@ def Conv3dLowerToSM80 : Pass<"conv3d-lower-to-sm80"> {
     out-of-range rows (or a register-staged path for NVFP4 quantization and
     odd channel counts), XOR-swizzled shared memory read with `ldmatrix`,
     `mma.sync.m16n8k16` (bf16 or f16, f32 accumulators), and an epilogue
-    through shared memory with 16-byte stores. The code runs on any sm_80+
-    GPU. See SM80KernelPlan.h for the constraints on the configuration.
+    through shared memory with 16-byte stores. The A loader reads a history
+    operand (each access selects the history's or the input's memref by
+    depth) and applies the input prologue with the `norm_scale` statistic
+    of the prepass: on the landed `cp.async` tile one stage ahead of the
+    MMAs (3+ stages), else on the register-staged path; halo voxels stay
+    zero, history frames unchanged. The code runs on any sm_80+ GPU. See
+    SM80KernelPlan.h for the constraints on the configuration.
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
@@ -267,6 +273,8 @@ def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
     as `linalg` ops, split-K's `conv3d.epilogue`, allocations of temporaries
     and copies. All memrefs there are device memory, so:
     - `conv3d.epilogue` becomes a `linalg.generic`;
+    - `conv3d.voxel_rms_scale` (the input prologue's RMS norm prepass)
+      becomes a parallel loop over the voxels, a thread per voxel;
     - `conv3d.quantize` with contiguous blocks (the NVFP4 prepass) becomes a
       parallel loop over its blocks (conv3d-quantize-to-loops, with 16-byte
       vector accesses), a thread per block;

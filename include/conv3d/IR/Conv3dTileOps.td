@@ -37,7 +37,10 @@ def Conv3d_LoadIm2colTileOp
     `input_activation`, each non-halo voxel read from `input` is normalized
     over its channels (`x * rsqrt(mean_c(x^2) + eps) * gamma[c] + beta[c]`)
     and activated before it is stored (and quantized); halo zeros and
-    history voxels are taken as they are.
+    history voxels are taken as they are. With `norm_scale` (N x D x H x W
+    f32, the input's own depth), the voxel's `rsqrt(mean_c(x^2) + eps)` is
+    read from it (computed once per voxel by the prepass that
+    `conv3d-implicit-gemm` emits) instead of being computed from the voxel.
 
     ```mlir
     conv3d.load_im2col_tile %in[%m0, %k0] limit %K into %a
@@ -55,6 +58,8 @@ def Conv3d_LoadIm2colTileOp
         [MemRead]>:$history,
     Arg<Optional<AnyMemRef>, "RMS norm scale per channel", [MemRead]>:$norm_gamma,
     Arg<Optional<AnyMemRef>, "RMS norm shift per channel", [MemRead]>:$norm_beta,
+    Arg<Optional<AnyMemRef>, "RMS norm scale per input voxel",
+        [MemRead]>:$norm_scale,
     DenseI64ArrayAttr:$window,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$strides,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$dilations,
@@ -77,7 +82,8 @@ def Conv3d_LoadIm2colTileOp
       "::mlir::conv3d::NVFP4Attr":$quant), [{
       build($_builder, $_state, input, m0, k0, k_end, tile, amax,
             /*history=*/::mlir::Value(), /*norm_gamma=*/::mlir::Value(),
-            /*norm_beta=*/::mlir::Value(), window, strides, dilations,
+            /*norm_beta=*/::mlir::Value(), /*norm_scale=*/::mlir::Value(),
+            window, strides, dilations,
             padding, quant, /*norm_eps=*/::mlir::FloatAttr(),
             ::mlir::conv3d::ActivationAttr::get($_builder.getContext(),
                 ::mlir::conv3d::Activation::none));
@@ -89,6 +95,7 @@ def Conv3d_LoadIm2colTileOp
     (`history` `(` $history^ `:` type($history) `)`)?
     (`rms_norm` `(` $norm_gamma^ `:` type($norm_gamma) `)`)?
     (`norm_beta` `(` $norm_beta^ `:` type($norm_beta) `)`)?
+    (`norm_scale` `(` $norm_scale^ `:` type($norm_scale) `)`)?
     (`norm_eps` `=` $norm_eps^)?
     (`input_activation` `=` custom<EnumKeyword>($input_activation)^)?
     (`quantize` `(` qualified($quant)^ `,` $amax `)`)?
@@ -199,6 +206,37 @@ def Conv3d_StoreOutputTileOp
     `mode` `=` custom<EnumKeyword>($mode)
     (`activation` `=` custom<EnumKeyword>($activation)^)?
     attr-dict `:` type($acc) `,` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def Conv3d_VoxelRmsScaleOp : Conv3d_Op<"voxel_rms_scale"> {
+  let summary = "the RMS norm statistic of every voxel of an NDHWC input";
+  let description = [{
+    Writes `scale[n, d, h, w] = rsqrt(mean_c(input[n, d, h, w, c]^2) + eps)`,
+    the sum of squares and the result in f32. `conv3d-implicit-gemm` emits
+    it before the grid loop of a convolution with `rms_norm`: one read of
+    the input and one float per voxel, after which every tile load applies
+    the norm from `norm_scale` instead of re-reading the voxel's channels
+    once per tap and N tile. It lowers to a parallel loop over the voxels
+    (`conv3d-lower-to-cpu` on the CPU, `conv3d-lower-host-ops-to-gpu` as a
+    device loop on GPU targets).
+
+    ```mlir
+    conv3d.voxel_rms_scale %in into %scale eps = 1.0e-06
+        : memref<1x4x32x32x96xbf16>, memref<1x4x32x32xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    Arg<AnyMemRef, "NDHWC input", [MemRead]>:$input,
+    Arg<AnyMemRef, "N x D x H x W f32 scales", [MemWrite]>:$scale,
+    F32Attr:$eps
+  );
+
+  let assemblyFormat = [{
+    $input `into` $scale `eps` `=` $eps attr-dict `:` type($input) `,`
+    type($scale)
   }];
   let hasVerifier = 1;
 }

@@ -167,7 +167,10 @@ def Conv3dImplicitGemm : Pass<"conv3d-implicit-gemm"> {
     `conv3d.store_output_tile`. M = N*Do*Ho*Wo, N = F, K = Q*R*S*C. No
     im2col buffer is materialized. The grid loop carries the tile
     configuration as `conv3d.igemm_config` for the target lowerings.
-    Needs static shapes.
+    A history operand and the input prologue go to the A-tile load; with
+    `rms_norm`, a `conv3d.voxel_rms_scale` prepass before the grid computes
+    each input voxel's statistic once, read by the tile loads as
+    `norm_scale`. Needs static shapes.
   }];
   let options = [
     Conv3dTargetOption<"Target whose heuristic picks a config when none "

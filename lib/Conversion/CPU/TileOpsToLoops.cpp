@@ -159,6 +159,51 @@ Value loadInputWithPrologue(const LoopBuilder &lb, LoadIm2colTileOp op,
                            gamma, beta, op.getInputActivation(), x.getType());
 }
 
+/// conv3d.voxel_rms_scale as an scf.parallel over the voxels, each summing
+/// the squares of its channels in f32: host loops on the CPU, a device loop
+/// once conv3d-lower-host-ops-to-gpu has shaped it for a GPU.
+struct LowerVoxelRmsScale : OpRewritePattern<VoxelRmsScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(VoxelRmsScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inputType = cast<MemRefType>(op.getInput().getType());
+    if (!inputType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    LoopBuilder lb{rewriter, op.getLoc()};
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = inputType.getShape();
+    SmallVector<Value> lower(4, lb.index(0)), steps(4, lb.index(1)), upper;
+    for (int64_t size : shape.drop_back())
+      upper.push_back(lb.index(size));
+    int64_t channels = shape[4];
+    float eps = op.getEps().convertToFloat();
+    scf::ParallelOp::create(
+        rewriter, loc, lower, upper, steps,
+        [&](OpBuilder &b, Location loc, ValueRange voxel) {
+          Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+          auto sum = scf::ForOp::create(
+              b, loc, lb.index(0), lb.index(channels), lb.index(1),
+              ValueRange{zero},
+              [&](OpBuilder &b, Location loc, Value c, ValueRange acc) {
+                SmallVector<Value> at(voxel.begin(), voxel.end());
+                at.push_back(c);
+                Value x = emitFloatCast(
+                    b, loc, memref::LoadOp::create(b, loc, op.getInput(), at),
+                    b.getF32Type());
+                Value next = arith::AddFOp::create(
+                    b, loc, acc[0], arith::MulFOp::create(b, loc, x, x));
+                scf::YieldOp::create(b, loc, next);
+              });
+          Value scale =
+              emitRmsNormScale(b, loc, sum.getResult(0), channels, eps);
+          memref::StoreOp::create(b, loc, scale, op.getScale(), voxel);
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct LowerLoadIm2colTile : OpRewritePattern<LoadIm2colTileOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -210,7 +255,11 @@ struct LowerLoadIm2colTile : OpRewritePattern<LoadIm2colTileOp> {
             SmallVector<Value> at = indices;
             at[1] = lb.clamp(lb.math().add(depth, lb.index(-historyDepth)),
                              inputDepth);
-            if (carriedScale) {
+            if (Value scales = op.getNormScale()) {
+              // The prepass's statistic of the voxel.
+              carriedScale = memref::LoadOp::create(
+                  rewriter, lb.loc, scales, ArrayRef<Value>(at).drop_back());
+            } else if (carriedScale) {
               Value fresh = arith::OrIOp::create(
                   rewriter, lb.loc,
                   lb.cmp(arith::CmpIPredicate::eq, j, lb.index(0)),
@@ -244,7 +293,7 @@ struct LowerLoadIm2colTile : OpRewritePattern<LoadIm2colTileOp> {
                                 ValueRange{i, j});
         return carriedScale;
       };
-      if (!op.getNormGamma()) {
+      if (!op.getNormGamma() || op.getNormScale()) {
         lb.forRange(tileShape[1], [&](Value j) { columns(j, Value()); });
         return;
       }
@@ -454,8 +503,8 @@ struct LowerToCPUPass
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult result = getOperation()->walk([](Operation *op) {
-      if (isa<LoadIm2colTileOp, LoadFilterTileOp, TileMmaOp, StoreOutputTileOp>(
-              op)) {
+      if (isa<LoadIm2colTileOp, LoadFilterTileOp, TileMmaOp, StoreOutputTileOp,
+              VoxelRmsScaleOp>(op)) {
         op->emitError() << "conv3d-lower-to-cpu needs static shapes to lower '"
                         << op->getName() << "'";
         return WalkResult::interrupt();
@@ -480,6 +529,12 @@ void mlir::conv3d::populateTileOpsToLoopsPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerLoadIm2colTile, LowerLoadFilterTile, LowerTileMma,
                LowerStoreOutputTile>(patterns.getContext());
   populateEpilogueToLinalgPatterns(patterns);
+  populateVoxelRmsScaleToLoopsPatterns(patterns);
+}
+
+void mlir::conv3d::populateVoxelRmsScaleToLoopsPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerVoxelRmsScale>(patterns.getContext());
 }
 
 void mlir::conv3d::populateEpilogueToLinalgPatterns(

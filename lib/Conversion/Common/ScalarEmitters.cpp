@@ -351,3 +351,20 @@ Value mlir::conv3d::emitInputPrologue(OpBuilder &b, Location loc, Value x,
   y = emitActivation(b, loc, y, activation);
   return emitFloatCast(b, loc, y, outType);
 }
+
+Value mlir::conv3d::emitInputPrologueVector(OpBuilder &b, Location loc, Value x,
+                                            Value normScale, Value gamma,
+                                            Value beta, Activation activation) {
+  SmallVector<Value> xs = elementsOf(b, loc, x), gammas, betas;
+  if (gamma)
+    gammas = elementsOf(b, loc, gamma);
+  if (beta)
+    betas = elementsOf(b, loc, beta);
+  Type elementType = cast<VectorType>(x.getType()).getElementType();
+  SmallVector<Value> ys;
+  for (auto [i, xi] : llvm::enumerate(xs))
+    ys.push_back(
+        emitInputPrologue(b, loc, xi, normScale, gamma ? gammas[i] : Value(),
+                          beta ? betas[i] : Value(), activation, elementType));
+  return vector::FromElementsOp::create(b, loc, x.getType(), ys);
+}

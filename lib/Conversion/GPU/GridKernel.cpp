@@ -90,13 +90,25 @@ LogicalResult mlir::conv3d::checkGpuOperands(const GridKernel &kernel,
     return grid.emitError() << target << " needs the filter's element type ("
                             << getElementTypeOrSelf(filter.getType())
                             << ") to be the input's (" << inElem << ")";
-  // The sm80 loaders read a history operand; no GPU loader applies an
-  // input prologue yet. Neither may be dropped silently.
-  if (kernel.im2col.hasPrologue())
+  // The sm80 loaders read a history operand and apply an input prologue;
+  // the TMA kernels do neither (select-config sends such convolutions to
+  // the sm80 kernel), and neither may be dropped silently.
+  if (kernel.im2col.hasPrologue() && target != "sm80")
     return grid.emitError()
            << target
-           << " does not apply an input prologue yet; compile this "
-              "convolution for the CPU target";
+           << " does not apply an input prologue; its convolutions run on "
+              "the sm80 kernel";
+  // The sm80 loaders apply the norm from the prepass's statistic (an empty
+  // input is never read).
+  auto inputType = cast<MemRefType>(input.getType());
+  if (kernel.im2col.getNormGamma() && !kernel.im2col.getNormScale() &&
+      inputType.getNumElements() != 0)
+    return grid.emitError()
+           << target
+           << " applies rms_norm with the per-voxel statistic of the "
+              "conv3d.voxel_rms_scale prepass (norm_scale), which this "
+              "load_im2col_tile does not have; run conv3d-implicit-gemm "
+              "to tile the convolution";
   if (kernel.im2col.getHistory() && target != "sm80")
     return grid.emitError()
            << target
@@ -107,6 +119,8 @@ LogicalResult mlir::conv3d::checkGpuOperands(const GridKernel &kernel,
   for (auto [operand, name] :
        {std::pair{input, "input"}, std::pair{filter, "filter"},
         std::pair{Value(kernel.im2col.getHistory()), "history"},
+        std::pair{Value(kernel.im2col.getNormGamma()), "rms_norm scale"},
+        std::pair{Value(kernel.im2col.getNormBeta()), "norm_beta"},
         std::pair{Value(kernel.store.getOutput()), "output"},
         std::pair{Value(kernel.store.getResidual()), "residual"},
         std::pair{Value(kernel.store.getBias()), "bias"}}) {
@@ -181,8 +195,12 @@ mlir::conv3d::flattenOperands(OpBuilder &b, Location loc,
   auto bias = flattenOperand(b, loc, kernel.store.getBias());
   auto residual = flattenOperand(b, loc, kernel.store.getResidual());
   auto history = flattenOperand(b, loc, kernel.im2col.getHistory());
+  auto normScale = flattenOperand(b, loc, kernel.im2col.getNormScale());
+  auto normGamma = flattenOperand(b, loc, kernel.im2col.getNormGamma());
+  auto normBeta = flattenOperand(b, loc, kernel.im2col.getNormBeta());
   if (!filterStrides || failed(input) || failed(flatFilter) || failed(output) ||
-      failed(bias) || failed(residual) || failed(history))
+      failed(bias) || failed(residual) || failed(history) ||
+      failed(normScale) || failed(normGamma) || failed(normBeta))
     return failure();
   KernelOperands ops;
   ops.input = *input;
@@ -193,6 +211,9 @@ mlir::conv3d::flattenOperands(OpBuilder &b, Location loc,
   ops.residual = *residual;
   ops.amax = kernel.im2col.getAmax();
   ops.history = *history;
+  ops.normScale = *normScale;
+  ops.normGamma = *normGamma;
+  ops.normBeta = *normBeta;
   ops.outputShape = getShape5(kernel.store.getOutput().getType());
   return ops;
 }
@@ -227,9 +248,9 @@ bool mlir::conv3d::fitsI32Indices(const KernelOperands &ops,
   };
   constexpr int64_t kI32Limit = int64_t(1) << 31;
   return extent(ops.input) < kI32Limit && extent(ops.history) < kI32Limit &&
-         extent(ops.filter) < kI32Limit && extent(ops.output) < kI32Limit &&
-         extent(ops.residual) < kI32Limit && g.gemmM() + tileM < kI32Limit &&
-         g.gemmK() + tileK < kI32Limit;
+         extent(ops.normScale) < kI32Limit && extent(ops.filter) < kI32Limit &&
+         extent(ops.output) < kI32Limit && extent(ops.residual) < kI32Limit &&
+         g.gemmM() + tileM < kI32Limit && g.gemmK() + tileK < kI32Limit;
 }
 
 std::pair<Value, Value>

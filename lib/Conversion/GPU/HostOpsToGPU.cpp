@@ -156,6 +156,7 @@ struct LowerHostOpsToGPUPass
     for (func::FuncOp func : funcs) {
       RewritePatternSet patterns(&getContext());
       populateEpilogueToLinalgPatterns(patterns);
+      populateVoxelRmsScaleToLoopsPatterns(patterns);
       if (failed(applyPatternsGreedily(func, std::move(patterns))) ||
           failed(hostLoopsToDeviceLoops(func, blockSize)) ||
           failed(moveBufferOps(func)))

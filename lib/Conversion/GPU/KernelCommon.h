@@ -109,6 +109,10 @@ struct KernelOperands {
   /// N x Dh x H x W x C frames preceding the input along depth, optional
   /// (the sm80 loaders read depth d < Dh from it).
   FlatOperand history;
+  /// The input prologue's operands, optional: the per-voxel RMS norm
+  /// statistic from the prepass (strides of n, d, h, w) and the norm's
+  /// per-channel gamma and beta.
+  FlatOperand normScale, normGamma, normBeta;
   std::array<int64_t, 5> outputShape;
 };
 
@@ -133,8 +137,9 @@ struct GridKernel {
 FailureOr<GridKernel> analyzeGrid(scf::ForallOp grid);
 
 /// The checks every GPU kernel makes of the operands before planning: 16-bit
-/// input and filter of one type, unit innermost strides. Reports on the grid
-/// loop, naming `target`.
+/// input and filter of one type, unit innermost strides, a history operand
+/// and an input prologue only for the sm80 kernel (whose loaders read them).
+/// Reports on the grid loop, naming `target`.
 LogicalResult checkGpuOperands(const GridKernel &kernel, StringRef target);
 
 /// A flat 1-D view of a memref (host side, before the launch), so the kernel

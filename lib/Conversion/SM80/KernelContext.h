@@ -35,6 +35,8 @@ struct KernelContext {
   KernelOperands ops;
   StoreMode mode = StoreMode::overwrite;
   Activation activation = Activation::none;
+  /// The input prologue's activation (after the RMS norm, if any).
+  Activation inputActivation = Activation::none;
   /// i32 or index; see KernelMath.
   Type indexType;
 
@@ -72,6 +74,11 @@ public:
   /// SM80KernelPlan::quantizeInShared: quantizes the landed tile of
   /// `stage` in place (the caller orders it between barriers).
   virtual void quantizeStage(Value stage) {}
+  /// SM80KernelPlan::prologueInShared: applies the input prologue in place
+  /// to the chunks of `stage` this thread copied for the K step (k0,
+  /// kLimit, stepValid), once they landed.
+  virtual void transformStage(Value stage, Value k0, Value kLimit,
+                              Value stepValid) {}
 };
 
 std::unique_ptr<OperandLoader> createInputLoader(KernelContext &ctx);

@@ -6,15 +6,17 @@
 // rebuilt as an S-stage software pipeline:
 //
 //   prologue: cp.async the tiles of steps 0 .. S-2 into stages 0 .. S-2
-//   [in-place NVFP4: wait for step 0; barrier; quantize stage 0]
+//   [in-place NVFP4 or input prologue: wait for step 0; barrier;
+//    transform stage 0]
 //   for t in steps:
-//     wait until step t's copies landed (in-place NVFP4: step t+1's);
+//     wait until step t's copies landed (in place: step t+1's);
 //     barrier
 //     cp.async step t+S-1 into stage (t+S-1) % S
 //     [register path: load step t+1 into registers]
 //     ldmatrix + mma.sync over stage t % S
-//     [register path: (quantize and) store step t+1 to stage (t+1) % S]
-//     [in-place NVFP4: quantize stage (t+1) % S]
+//     [register path: (quantize or apply the input prologue and) store
+//      step t+1 to stage (t+1) % S]
+//     [in-place NVFP4 or input prologue: transform stage (t+1) % S]
 //   drain; barrier; epilogue through shared memory
 //
 // The barrier at the top of step t also guarantees that every warp is done
@@ -130,16 +132,31 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
         firstGroup = group;
     }
   storeRegisters(loadRegisters(math.constant(0)), math.constant(0));
-  // In-place quantization runs one step ahead: step 0 here, step t+1 in
-  // iteration t, so the loop waits for one step more than it computes.
+  // In-place quantization and the in-place prologue run one step ahead:
+  // step 0 here, step t+1 in iteration t, so the loop waits for one step
+  // more than it computes.
   bool quantizeAhead = plan.quantizeInShared;
-  if (quantizeAhead) {
+  bool prologueAhead = plan.prologueInShared;
+  // (Past the last step there is nothing to transform.)
+  auto transformStep = [&](Value t) {
+    Value valid = stepValid(t);
+    auto guard = scf::IfOp::create(b, loc, valid, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    auto [k0, limit] = schedule.range(t);
+    loaders[0]->transformStage(math.rem(t, plan.stages), k0, limit, valid);
+  };
+  if (quantizeAhead || prologueAhead) {
     nvgpu::DeviceAsyncWaitOp::create(b, loc, firstGroup,
                                      b.getI32IntegerAttr(plan.stages - 2));
     gpu::BarrierOp::create(b, loc);
-    loaders[0]->quantizeStage(math.constant(0));
+    if (quantizeAhead)
+      loaders[0]->quantizeStage(math.constant(0));
+    if (prologueAhead)
+      transformStep(math.constant(0));
   }
-  int64_t pendingGroups = plan.stages - (quantizeAhead ? 3 : 2);
+  int64_t pendingGroups =
+      plan.stages - (quantizeAhead || prologueAhead ? 3 : 2);
 
   // Main loop, accumulators carried in registers.
   int64_t numAccs = plan.mmaTilesM * plan.mmaTilesN * 4;
@@ -169,6 +186,8 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
     // and the quantization's arithmetic overlaps the tensor cores.
     if (quantizeAhead)
       loaders[0]->quantizeStage(math.rem(next, plan.stages));
+    if (prologueAhead)
+      transformStep(next);
     scf::YieldOp::create(b, loc, accs);
   }
   // Drain the copies still in flight before shared memory is reused.
@@ -226,7 +245,8 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   if (std::optional<std::string> problem = SM80KernelPlan::build(
           g, layout, config.getTileM(), config.getTileN(), config.getTileK(),
           config.getStages(), config.getWarpsM(), config.getWarpsN(),
-          config.getKOrder(), config.getSplitK(), blockSize, plan, alignment))
+          config.getKOrder(), config.getSplitK(), blockSize, plan, alignment,
+          kernel.im2col.hasPrologue()))
     return grid.emitError()
            << "cannot lower " << config << " to sm80: " << *problem;
 
@@ -259,6 +279,7 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
                                          outElem, ops, kernel.store.getMode(),
                                          kernel.store.getActivation(),
                                          indexType);
+                       ctx.inputActivation = kernel.im2col.getInputActivation();
                        buildKernel(ctx, launch, numMT, numNT);
                      });
   rewriter.eraseOp(grid);

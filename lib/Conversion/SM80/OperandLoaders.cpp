@@ -40,10 +40,14 @@ struct Unit {
 };
 
 /// Where one vector access reads: a flat index into `source` (the operand's
-/// flat memref when null) and whether it reads at all.
+/// flat memref when null) and whether it reads at all. With an input
+/// prologue, also whether the values are transformed (an input voxel, not
+/// the halo or a history frame), the channel of the first element, and the
+/// flat index of the voxel's RMS norm statistic.
 struct Access {
   Value index, valid;
   Value source;
+  Value transformed, channel, voxel;
 };
 
 /// Emits `body` for `unit`, guarded when the unit may not exist.
@@ -82,9 +86,10 @@ public:
       forExisting(ctx, unit, [&] {
         KernelMath math = ctx.math();
         for (int64_t v = 0; v < load.unit / load.vector; ++v) {
-          auto [index, valid, source] = address(unit, v, k0, kLimit, stepValid);
-          Value bytes =
-              math.select(valid, math.constant(load.vector), math.constant(0));
+          Access access = address(unit, v, k0, kLimit, stepValid);
+          Value index = access.index, source = access.source;
+          Value bytes = math.select(access.valid, math.constant(load.vector),
+                                    math.constant(0));
           Value dst = smemIndex(unit, v, stage);
           Value token = nvgpu::DeviceAsyncCopyOp::create(
               ctx.b, ctx.loc,
@@ -112,12 +117,14 @@ public:
     SmallVector<Value> values;
     for (const Unit &unit : units)
       for (int64_t v = 0; v < load.unit / load.vector; ++v) {
-        auto [index, valid, source] = address(unit, v, k0, kLimit, stepValid);
+        Access access = address(unit, v, k0, kLimit, stepValid);
         Value loaded = vector::LoadOp::create(
-            ctx.b, ctx.loc, vectorType, source ? source : global.memref,
-            ValueRange{math.toIndex(index)},
+            ctx.b, ctx.loc, vectorType,
+            access.source ? access.source : global.memref,
+            ValueRange{math.toIndex(access.index)},
             /*nontemporal=*/false, llvm::MaybeAlign(load.vector * 2));
-        values.push_back(math.select(valid, loaded, zeros));
+        values.push_back(math.select(access.valid, loaded, zeros));
+        appendRegisterExtras(access, values);
       }
     return values;
   }
@@ -126,8 +133,9 @@ public:
     size_t next = 0;
     int64_t perUnit = load.unit / load.vector;
     for (const Unit &unit : units) {
-      ArrayRef<Value> unitValues = values.slice(next, perUnit);
-      next += perUnit;
+      ArrayRef<Value> unitValues =
+          values.slice(next, perUnit * registersPerAccess());
+      next += perUnit * registersPerAccess();
       forExisting(ctx, unit, [&] {
         SmallVector<Value> stored = transform(unitValues);
         for (int64_t v = 0; v < perUnit; ++v)
@@ -144,11 +152,18 @@ protected:
   /// step.
   virtual Access address(const Unit &unit, int64_t v, Value k0, Value kLimit,
                          Value stepValid) = 0;
-  /// Register values of one unit as they should be stored (identity, or
-  /// NVFP4 quantization).
+  /// Register values of one unit as they should be stored (identity, NVFP4
+  /// quantization, or the input prologue): one vector per access, from the
+  /// unit's registersPerAccess() values per access.
   virtual SmallVector<Value> transform(ArrayRef<Value> unitValues) {
     return llvm::to_vector(unitValues);
   }
+  /// Values the register path carries per access from the load to the
+  /// store: the loaded vector, then what appendRegisterExtras adds.
+  virtual int64_t registersPerAccess() const { return 1; }
+  /// Appends the extra values of `access` (loaded before the step's MMAs).
+  virtual void appendRegisterExtras(const Access &access,
+                                    SmallVectorImpl<Value> &values) {}
   virtual Type elementType() const { return ctx.inElem; }
 
   /// Thread-to-unit mapping; `perRow` units per tile row.
@@ -223,6 +238,12 @@ public:
     tapMasks = g.channels % ctx.plan.tileK == 0 && taps <= 32 &&
                ctx.indexType.isInteger(32) &&
                load.unitsPerThread <= kMaxHoistedUnits;
+    // The prologue transforms input voxels only (each access needs its
+    // voxel, which the tap masks do not give); with no input voxel (every
+    // frame from the history) there is nothing to transform.
+    prologue = ctx.plan.inputPrologue && ctx.geometry.inputOperandDepth() > 0;
+    if (prologue)
+      tapMasks = false;
     // With a history, each access chooses its source (the tap masks' one
     // base offset per row cannot); both flat memrefs are viewed as one type
     // so that a select picks between them.
@@ -278,6 +299,33 @@ public:
           vector::StoreOp::create(ctx.b, ctx.loc, quantized[v], smem,
                                   ValueRange{indices[v]},
                                   /*nontemporal=*/false, llvm::MaybeAlign(16));
+      });
+  }
+
+  /// The chunks this thread copied for the step, read back from the stage,
+  /// transformed as the register path does, and written in place. Only
+  /// this thread's own cp.async copies are touched: its wait_group made
+  /// them visible to it, and the barrier before the MMAs of the step
+  /// publishes the result.
+  void transformStage(Value stage, Value k0, Value kLimit,
+                      Value stepValid) override {
+    if (!prologue)
+      return;
+    auto vectorType = VectorType::get({load.vector}, ctx.inElem);
+    for (const Unit &unit : units)
+      forExisting(ctx, unit, [&] {
+        for (int64_t v = 0; v < load.unit / load.vector; ++v) {
+          Access access = address(unit, v, k0, kLimit, stepValid);
+          Value index = ctx.math().toIndex(smemIndex(unit, v, stage));
+          SmallVector<Value> values = {vector::LoadOp::create(
+              ctx.b, ctx.loc, vectorType, smem, ValueRange{index},
+              /*nontemporal=*/false, llvm::MaybeAlign(load.vector * 2))};
+          appendRegisterExtras(access, values);
+          vector::StoreOp::create(ctx.b, ctx.loc, transform(values).front(),
+                                  smem, ValueRange{index},
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(load.vector * 2));
+        }
       });
   }
 
@@ -387,9 +435,13 @@ protected:
       coords.push_back(coord);
     }
     coords.push_back(tap[3]);
-    if (!history)
-      return {math.select(valid, flatIndex(coords), math.constant(0)), valid,
-              Value()};
+    if (!history) {
+      Access access{math.select(valid, flatIndex(coords), math.constant(0)),
+                    valid, Value()};
+      if (prologue)
+        describeTransform(access, valid, coords);
+      return access;
+    }
     // Depth d of concat(history, input): the history's flat index when
     // d < Dh, else the input's at d - Dh; one memref is selected per access
     // (no copy, no branch).
@@ -400,10 +452,84 @@ protected:
                               flatIndex(inputCoords));
     Value source = arith::SelectOp::create(ctx.b, ctx.loc, fromHistory,
                                            historySource, inputSource);
-    return {math.select(valid, index, math.constant(0)), valid, source};
+    Access access{math.select(valid, index, math.constant(0)), valid, source};
+    // History frames were transformed as the previous chunk's input.
+    if (prologue)
+      describeTransform(
+          access,
+          math.andI(valid, arith::XOrIOp::create(ctx.b, ctx.loc, fromHistory,
+                                                 math.trueValue())),
+          inputCoords);
+    return access;
+  }
+
+  /// The prologue's facts of an access at input coordinates `coords`
+  /// (n, d, h, w, c) that is `transformed` (inside the input operand).
+  void describeTransform(Access &access, Value transformed,
+                         ArrayRef<Value> coords) {
+    KernelMath math = ctx.math();
+    access.transformed = transformed;
+    access.channel = coords[4];
+    if (ctx.ops.normScale)
+      access.voxel = math.select(
+          transformed, flatIndex(coords.drop_back(), ctx.ops.normScale.strides),
+          math.constant(0));
+  }
+
+  int64_t registersPerAccess() const override {
+    if (!prologue)
+      return 1;
+    return ctx.ops.normScale ? 4 : 3;
+  }
+
+  /// The transform flag, the channel, and the voxel's statistic: a global
+  /// load issued with the input's, so its latency is hidden by the MMAs too.
+  void appendRegisterExtras(const Access &access,
+                            SmallVectorImpl<Value> &values) override {
+    if (!prologue)
+      return;
+    values.push_back(access.transformed);
+    values.push_back(access.channel);
+    if (ctx.ops.normScale)
+      values.push_back(
+          memref::LoadOp::create(ctx.b, ctx.loc, ctx.ops.normScale.memref,
+                                 ValueRange{ctx.math().toIndex(access.voxel)}));
+  }
+
+  /// `count` channels of the per-channel vector `operand` from `channel`.
+  Value loadChannels(const FlatOperand &operand, Value channel, int64_t count) {
+    auto type = cast<MemRefType>(operand.memref.getType());
+    Type element = type.getElementType();
+    return vector::LoadOp::create(
+        ctx.b, ctx.loc, VectorType::get({count}, element), operand.memref,
+        ValueRange{ctx.math().toIndex(channel)},
+        /*nontemporal=*/false,
+        llvm::MaybeAlign(element.getIntOrFloatBitWidth() / 8));
   }
 
   SmallVector<Value> transform(ArrayRef<Value> unitValues) override {
+    if (prologue) {
+      // Per access: x * rs * gamma (+ beta), then the activation, in f32,
+      // rounded to the input type; the halo and history frames as loaded.
+      SmallVector<Value> stored;
+      int64_t per = registersPerAccess();
+      for (int64_t i = 0, e = unitValues.size(); i < e; i += per) {
+        Value x = unitValues[i], transformed = unitValues[i + 1];
+        Value channel = unitValues[i + 2];
+        Value scale = ctx.ops.normScale ? unitValues[i + 3] : Value();
+        Value gamma, beta;
+        if (scale) {
+          gamma = loadChannels(ctx.ops.normGamma, channel, load.vector);
+          if (ctx.ops.normBeta)
+            beta = loadChannels(ctx.ops.normBeta, channel, load.vector);
+        }
+        Value y = emitInputPrologueVector(ctx.b, ctx.loc, x, scale, gamma, beta,
+                                          ctx.inputActivation);
+        stored.push_back(
+            arith::SelectOp::create(ctx.b, ctx.loc, transformed, y, x));
+      }
+      return stored;
+    }
     if (!ctx.plan.quantBlockSize)
       return llvm::to_vector(unitValues);
     // The unit is one NVFP4 block: its maximum, scale, and values.
@@ -413,6 +539,8 @@ protected:
 
   bool hoisted = true;
   bool tapMasks = false;
+  /// The accesses carry and apply the input prologue.
+  bool prologue = false;
   FlatOperand history;
   Value inputSource, historySource;
   Value stepTap, stepChannel, stepOffset;

@@ -19,22 +19,22 @@ static int64_t asyncVector(int64_t extent) {
 
 static OperandLoad planLoad(int64_t vector, bool quantized,
                             std::optional<int64_t> blockSize,
-                            int64_t tileElements, int64_t threads) {
+                            int64_t tileElements, int64_t threads,
+                            bool throughRegisters = false) {
   OperandLoad load;
   load.vector = vector;
-  load.async = vector >= 2 && !quantized;
+  load.async = vector >= 2 && !quantized && !throughRegisters;
   load.unit = quantized ? *blockSize : vector;
   load.unitsPerTile = tileElements / load.unit;
   load.unitsPerThread = ceilDiv(load.unitsPerTile, threads);
   return load;
 }
 
-std::optional<std::string>
-SM80KernelPlan::build(const ConvGeometry &g, FilterLayout layout, int64_t tileM,
-                      int64_t tileN, int64_t tileK, int64_t stages,
-                      int64_t warpsM, int64_t warpsN, KOrder kOrder,
-                      int64_t splitK, std::optional<int64_t> quantBlockSize,
-                      SM80KernelPlan &plan, OperandAlignment alignment) {
+std::optional<std::string> SM80KernelPlan::build(
+    const ConvGeometry &g, FilterLayout layout, int64_t tileM, int64_t tileN,
+    int64_t tileK, int64_t stages, int64_t warpsM, int64_t warpsN,
+    KOrder kOrder, int64_t splitK, std::optional<int64_t> quantBlockSize,
+    SM80KernelPlan &plan, OperandAlignment alignment, bool inputPrologue) {
   auto fail = [](const llvm::Twine &message) {
     return std::optional<std::string>(message.str());
   };
@@ -106,8 +106,11 @@ SM80KernelPlan::build(const ConvGeometry &g, FilterLayout layout, int64_t tileM,
   bool quantized = quantBlockSize.has_value();
   int64_t aVector = asyncVector(std::gcd(g.channels, alignment.input));
   plan.quantizeInShared = quantized && aVector >= 2 && stages >= 3;
-  plan.a = planLoad(aVector, quantized && !plan.quantizeInShared,
-                    quantBlockSize, tileM * tileK, threads);
+  plan.inputPrologue = inputPrologue;
+  plan.prologueInShared = inputPrologue && aVector >= 2 && stages >= 3;
+  plan.a =
+      planLoad(aVector, quantized && !plan.quantizeInShared, quantBlockSize,
+               tileM * tileK, threads, inputPrologue && !plan.prologueInShared);
   if (plan.quantizeInShared) {
     plan.quantUnitsPerTile = tileM * tileK / *quantBlockSize;
     plan.quantUnitsPerThread = ceilDiv(plan.quantUnitsPerTile, threads);

@@ -103,6 +103,13 @@ Value emitInputPrologue(OpBuilder &b, Location loc, Value x, Value normScale,
                         Value gamma, Value beta, Activation activation,
                         Type outType);
 
+/// emitInputPrologue on each element of the 1-D vector `x`, with `gamma` and
+/// `beta` vectors of the same length (the channels of `x`); the result has
+/// the type of `x`.
+Value emitInputPrologueVector(OpBuilder &b, Location loc, Value x,
+                              Value normScale, Value gamma, Value beta,
+                              Activation activation);
+
 } // namespace mlir::conv3d
 
 #endif // CONV3D_CONVERSION_COMMON_SCALAREMITTERS_H

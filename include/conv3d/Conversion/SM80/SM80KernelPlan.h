@@ -4,9 +4,9 @@
 // Everything the sm80 lowering decides before emitting IR, computed from the
 // tile configuration and the convolution in one place: thread and warp
 // tiling, how each operand is loaded (16/8/4-byte cp.async with zero-fill,
-// or a register-staged path for NVFP4 quantization and channel counts that
-// are not a multiple of 2), the shared-memory layout and its XOR swizzle,
-// and the ldmatrix/mma.sync fragment addressing.
+// or a register-staged path for NVFP4 quantization, the input prologue and
+// channel counts that are not a multiple of 2), the shared-memory layout and
+// its XOR swizzle, and the ldmatrix/mma.sync fragment addressing.
 //
 // The layout formulas are templates over an integer arithmetic: the kernel
 // emitter instantiates them with IR builders, the unit tests with plain
@@ -128,6 +128,15 @@ struct SM80KernelPlan {
   bool quantizeInShared = false;
   /// Blocks per tile and per thread of that in-place pass.
   int64_t quantUnitsPerTile = 0, quantUnitsPerThread = 0;
+  /// An input prologue (RMS norm from the prepass's per-voxel statistic,
+  /// activation). With prologueInShared, the A tile keeps its cp.async ring
+  /// and each thread transforms the chunks it copied in place once they
+  /// landed, one stage ahead of the MMAs (3+ stages, as for in-place
+  /// NVFP4); otherwise A takes the register-staged path, each access
+  /// transformed between its global load (issued before the step's MMAs)
+  /// and its store to shared memory (after them).
+  bool inputPrologue = false;
+  bool prologueInShared = false;
 
   // Shared memory (bytes): the operand ring, then reused by the epilogue
   // as an f32 staging tile with a padded row stride.
@@ -144,7 +153,7 @@ struct SM80KernelPlan {
         int64_t tileN, int64_t tileK, int64_t stages, int64_t warpsM,
         int64_t warpsN, KOrder kOrder, int64_t splitK,
         std::optional<int64_t> quantBlockSize, SM80KernelPlan &plan,
-        OperandAlignment alignment = {});
+        OperandAlignment alignment = {}, bool inputPrologue = false);
 
   //===--- Fragment addressing (per lane) --------------------------------===//
 
