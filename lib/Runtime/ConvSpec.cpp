@@ -3,11 +3,13 @@
 #include "conv3d/Runtime/ConvSpec.h"
 
 #include "conv3d/IR/Conv3dAttrs.h"
+#include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Support/HostTensor.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -108,6 +110,13 @@ llvm::Error ConvSpec::validate() const {
         !bytes)
       return bytes.takeError();
   return llvm::Error::success();
+}
+
+double ConvSpec::checkTolerance() const {
+  double tolerance = defaultTolerance(outputType);
+  if (hasPrologue() && inputType != ElementType::f32)
+    tolerance = std::max(tolerance, defaultTolerance(inputType) / 10);
+  return tolerance;
 }
 
 std::string ConvSpec::describe() const {

@@ -256,7 +256,7 @@ Engine::compileTuned(const ConvSpec &spec, const CompileOptions &options) {
   HostTensor result;
   TuningReport report;
   int repeat = 0;
-  double tolerance = defaultTolerance(spec.outputType);
+  double tolerance = spec.checkTolerance();
   for (const std::string &config : configs) {
     TuningTrial trial;
     trial.config = config;

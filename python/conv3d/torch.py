@@ -58,6 +58,27 @@ def _triple(value):
     return [value] * 3 if isinstance(value, int) else list(value)
 
 
+def _prologue(x, norm_weight, norm_bias, norm_eps, activation):
+    """The input prologue in PyTorch on an NCDHW tensor, computed in float32
+    and rounded to x's dtype: RMS norm over the channels (times norm_weight,
+    plus norm_bias), then the activation."""
+    import torch
+    y = x.float()
+    if norm_weight is not None:
+        shape = (1, -1, 1, 1, 1)
+        y = y * torch.rsqrt(y.pow(2).mean(dim=1, keepdim=True) + norm_eps)
+        y = y * norm_weight.float().reshape(shape)
+        if norm_bias is not None:
+            y = y + norm_bias.float().reshape(shape)
+    if activation == "relu":
+        y = torch.relu(y)
+    elif activation == "silu":
+        y = torch.nn.functional.silu(y)
+    elif activation == "gelu_tanh":
+        y = torch.nn.functional.gelu(y, approximate="tanh")
+    return y.to(x.dtype)
+
+
 def _output_size(size, k, stride, dilation, lo, hi):
     # PyTorch's formula, for the fake kernel (which may see symbolic sizes);
     # real runs take the output shape from the library's ConvGeometry.
@@ -261,15 +282,19 @@ else:
         chunk's transformed frames) nor to the padding.
 
         The cache is read in place as the convolution's history operand (no
-        concatenation, no padded copy) and the prologue runs fused, on the
-        CPU and on CUDA devices (the sm80 kernel, also for target sm90: its
-        A-operand loader applies the prologue, with the RMS statistic from
-        a one-read prepass). Inference only.
+        concatenation, no padded copy). `fuse_prologue` chooses where the
+        prologue runs: True, in the convolution's loads (on CUDA the sm80
+        kernel, also for target sm90: its A-operand loader applies it, the
+        RMS statistic from a one-read prepass); False, as one PyTorch pass
+        over x before the convolution; None (the default), fused on the CPU
+        and unfused on CUDA, where the fused loader measured 0.19-0.58x of
+        eager PyTorch + cuDNN on the H100 and the unfused pass 1.02-1.13x
+        (bench/RESULTS.md). Inference only.
         """
 
         def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                      dilation=1, bias=True, device=None, dtype=None, *,
-                     activation=None, target="auto"):
+                     activation=None, target="auto", fuse_prologue=None):
             super().__init__(in_channels, out_channels, kernel_size, stride, 0,
                              dilation, 1, bias, "zeros", device, dtype)
             if isinstance(padding, str) or len(_triple(padding)) != 3:
@@ -282,6 +307,7 @@ else:
                                  "got %r" % (activation,))
             self.activation = activation
             self.target = target
+            self.fuse_prologue = fuse_prologue
             self._plans = {}
 
         def _history(self, cache):
@@ -306,6 +332,14 @@ else:
                 raise ValueError("input_activation must be None, 'relu', 'silu' or "
                                  "'gelu_tanh', got %r" % (input_activation,))
             history, front = self._history(cache)
+            fuse = self.fuse_prologue
+            if fuse is None:
+                fuse = x.device.type == "cpu"
+            if not fuse and (norm_weight is not None or input_activation is not None):
+                # The unfused prologue: one transformed copy of x, then the
+                # convolution with the cache read in place.
+                x = _prologue(x, norm_weight, norm_bias, norm_eps, input_activation)
+                norm_weight = norm_bias = input_activation = None
             return self._forward_fused(x, history, front, norm_weight, norm_bias, norm_eps,
                                        input_activation, residual)
 

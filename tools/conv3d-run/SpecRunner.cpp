@@ -408,14 +408,14 @@ int conv3d_run::runSpec(const RunRequest &request) {
     std::vector<double> reference =
         referenceConvRows(referenceProblem(spec, buffers, &init), rows);
     m.relativeError = relativeL2Error(reference, gatherRows(result, rows));
-    m.tolerance = defaultTolerance(spec.outputType);
+    m.tolerance = spec.checkTolerance();
     m.passed = *m.relativeError <= m.tolerance;
   } else if (request.check) {
     progress(request, "checking against the reference");
     std::vector<double> reference =
         referenceConv(referenceProblem(spec, buffers, &init));
     m.relativeError = relativeL2Error(reference, result);
-    m.tolerance = defaultTolerance(spec.outputType);
+    m.tolerance = spec.checkTolerance();
     m.passed = *m.relativeError <= m.tolerance;
   }
   if (!request.outputPath.empty())

@@ -342,7 +342,7 @@ CaseResult runCase(Engine &engine, const ConvSpec &spec,
   }
   result.error = relativeL2Error(
       referenceConv(referenceProblem(spec, buffers, &init)), output);
-  result.tolerance = defaultTolerance(spec.outputType);
+  result.tolerance = spec.checkTolerance();
   result.passed = result.error <= result.tolerance;
   return result;
 }
