@@ -12,6 +12,7 @@
 
 #include "conv3d/Runtime/CudaDriver.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
 
 #include <atomic>
@@ -452,14 +453,15 @@ static int64_t deviceMapOrDefer(const char *self, CudaDriver &driver,
       self, driver.deviceTensorMap(params, currentStream), nullptr));
 }
 
-extern "C" int64_t conv3dTmaIm2colDescriptor(
-    int64_t address, int64_t dataType, int64_t n, int64_t d, int64_t h,
-    int64_t w, int64_t c, int64_t pitchN, int64_t pitchD, int64_t pitchH,
-    int64_t pitchW, int64_t lowerD, int64_t lowerH, int64_t lowerW,
-    int64_t upperD, int64_t upperH, int64_t upperW, int64_t strideD,
-    int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
-    int64_t pixelsPerColumn, int64_t swizzle) {
-  const char *self = "conv3dTmaIm2colDescriptor";
+/// An im2col map of `dims` (C, the spatial dimensions innermost first, then
+/// the images) with element strides `strides` of dimensions 1 and up, pixel
+/// box corners and traversal strides of the spatial dimensions.
+static int64_t
+im2colMapOrDefer(const char *self, int64_t address, int64_t dataType,
+                 llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> strides,
+                 llvm::ArrayRef<int64_t> lower, llvm::ArrayRef<int64_t> upper,
+                 llvm::ArrayRef<int64_t> traversal, int64_t channelsPerPixel,
+                 int64_t pixelsPerColumn, int64_t swizzle) {
   CudaDriver *driver = activeDriver(self);
   if (!driver)
     return 0;
@@ -467,20 +469,37 @@ extern "C" int64_t conv3dTmaIm2colDescriptor(
   params.dataType = TensorMapDataType(dataType);
   params.globalAddress = reinterpret_cast<void *>(address);
   unsigned bytes = getTensorMapElementBits(params.dataType) / 8;
-  // NDHWC with contiguous channels, listed innermost first; element
-  // strides of the W, H, D and N dimensions.
-  params.globalDim = {uint64_t(c), uint64_t(w), uint64_t(h), uint64_t(d),
-                      uint64_t(n)};
-  params.globalStrides = {uint64_t(pitchW * bytes), uint64_t(pitchH * bytes),
-                          uint64_t(pitchD * bytes), uint64_t(pitchN * bytes)};
-  params.pixelBoxLowerCorner = {int(lowerW), int(lowerH), int(lowerD)};
-  params.pixelBoxUpperCorner = {int(upperW), int(upperH), int(upperD)};
+  for (int64_t dim : dims)
+    params.globalDim.push_back(uint64_t(dim));
+  for (int64_t stride : strides)
+    params.globalStrides.push_back(uint64_t(stride * bytes));
+  for (auto [lo, hi] : llvm::zip(lower, upper)) {
+    params.pixelBoxLowerCorner.push_back(int(lo));
+    params.pixelBoxUpperCorner.push_back(int(hi));
+  }
   params.channelsPerPixel = uint32_t(channelsPerPixel);
   params.pixelsPerColumn = uint32_t(pixelsPerColumn);
-  params.elementStrides = {1, uint32_t(strideW), uint32_t(strideH),
-                           uint32_t(strideD), 1};
+  params.elementStrides = {1};
+  for (int64_t stride : traversal)
+    params.elementStrides.push_back(uint32_t(stride));
+  params.elementStrides.push_back(1);
   params.swizzle = TensorMapSwizzle(swizzle);
   return deviceMapOrDefer(self, *driver, params);
+}
+
+extern "C" int64_t conv3dTmaIm2colDescriptor(
+    int64_t address, int64_t dataType, int64_t n, int64_t d, int64_t h,
+    int64_t w, int64_t c, int64_t pitchN, int64_t pitchD, int64_t pitchH,
+    int64_t pitchW, int64_t lowerD, int64_t lowerH, int64_t lowerW,
+    int64_t upperD, int64_t upperH, int64_t upperW, int64_t strideD,
+    int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
+    int64_t pixelsPerColumn, int64_t swizzle) {
+  // NDHWC with contiguous channels.
+  return im2colMapOrDefer("conv3dTmaIm2colDescriptor", address, dataType,
+                          {c, w, h, d, n}, {pitchW, pitchH, pitchD, pitchN},
+                          {lowerW, lowerH, lowerD}, {upperW, upperH, upperD},
+                          {strideW, strideH, strideD}, channelsPerPixel,
+                          pixelsPerColumn, swizzle);
 }
 
 extern "C" int64_t conv3dTmaIm2colSliceDescriptor(
@@ -489,26 +508,11 @@ extern "C" int64_t conv3dTmaIm2colSliceDescriptor(
     int64_t lowerH, int64_t lowerW, int64_t upperH, int64_t upperW,
     int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
     int64_t pixelsPerColumn, int64_t swizzle) {
-  const char *self = "conv3dTmaIm2colSliceDescriptor";
-  CudaDriver *driver = activeDriver(self);
-  if (!driver)
-    return 0;
-  Im2colTensorMapParams params;
-  params.dataType = TensorMapDataType(dataType);
-  params.globalAddress = reinterpret_cast<void *>(address);
-  unsigned bytes = getTensorMapElementBits(params.dataType) / 8;
-  // The depth slices of an NDHWC tensor as the images of a rank-4 NHWC one,
-  // listed innermost first.
-  params.globalDim = {uint64_t(c), uint64_t(w), uint64_t(h), uint64_t(slices)};
-  params.globalStrides = {uint64_t(pitchW * bytes), uint64_t(pitchH * bytes),
-                          uint64_t(pitchSlice * bytes)};
-  params.pixelBoxLowerCorner = {int(lowerW), int(lowerH)};
-  params.pixelBoxUpperCorner = {int(upperW), int(upperH)};
-  params.channelsPerPixel = uint32_t(channelsPerPixel);
-  params.pixelsPerColumn = uint32_t(pixelsPerColumn);
-  params.elementStrides = {1, uint32_t(strideW), uint32_t(strideH), 1};
-  params.swizzle = TensorMapSwizzle(swizzle);
-  return deviceMapOrDefer(self, *driver, params);
+  // The depth slices of an NDHWC tensor as the images of a rank-4 NHWC one.
+  return im2colMapOrDefer(
+      "conv3dTmaIm2colSliceDescriptor", address, dataType, {c, w, h, slices},
+      {pitchW, pitchH, pitchSlice}, {lowerW, lowerH}, {upperW, upperH},
+      {strideW, strideH}, channelsPerPixel, pixelsPerColumn, swizzle);
 }
 
 /// A tiled map of `dims` (innermost first) with element strides `strides`
