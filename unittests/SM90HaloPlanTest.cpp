@@ -105,6 +105,32 @@ TEST(SM90HaloPlan, RefusesOnePatchStage) {
   EXPECT_GE(plan.aStages, 2);
 }
 
+TEST(SM90HaloPlan, DeepestFilterRingBesideTwoPatches) {
+  // 64-byte rows (C = 96): 8 stages fit beside three patches.
+  EXPECT_EQ(SM90KernelPlan::deepestHaloStages(geometry(96, 96), 256, 96), 8);
+  // 128-byte rows: two 55296-byte patches, a 48 KiB staging tile and 12 KiB
+  // filter stages leave room for 5.
+  EXPECT_EQ(SM90KernelPlan::deepestHaloStages(geometry(64, 96), 256, 96), 5);
+  EXPECT_EQ(SM90KernelPlan::deepestHaloStages(geometry(64, 96), 256, 96, 4), 4);
+  // A 128 KiB staging tile beside two patches leaves no room at all.
+  EXPECT_EQ(SM90KernelPlan::deepestHaloStages(geometry(64, 256), 256, 256),
+            std::nullopt);
+  for (int64_t stages = 2; stages <= 8; ++stages) {
+    std::optional<int64_t> deepest =
+        SM90KernelPlan::deepestHaloStages(geometry(64, 96), 256, 96, stages);
+    SM90KernelPlan plan;
+    ASSERT_TRUE(deepest.has_value());
+    EXPECT_EQ(buildHalo(geometry(64, 96), 256, 96, *deepest, plan),
+              std::nullopt);
+  }
+}
+
+TEST(SM90HaloPlan, StoreBoxColumns) {
+  EXPECT_EQ(SM90KernelPlan::storeBoxColumnsFor(192), 64);
+  EXPECT_EQ(SM90KernelPlan::storeBoxColumnsFor(96), 32);
+  EXPECT_EQ(SM90KernelPlan::storeBoxColumnsFor(40), 0);
+}
+
 TEST(SM90HaloPlan, NamesWhatItRefuses) {
   SM90KernelPlan plan;
   auto strided = ConvGeometry::fromShapes(

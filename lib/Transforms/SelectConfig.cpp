@@ -315,22 +315,14 @@ std::optional<IGemmConfigAttr> selectHaloConfig(ConvOp conv) {
                   ceilDiv(g.outputSize(2), sm90::kWgmmaM);
   if (tiles < kH100SMs)
     return std::nullopt;
-  // The deepest filter ring (up to 8) that fits beside two patches.
-  for (int64_t stages = 8; stages >= 2; --stages) {
-    sm90::SM90KernelPlan plan;
-    if (sm90::SM90KernelPlan::build(
-            g, tileM, tileN, sm90::kChannelBlock, stages, /*warpsM=*/8,
-            /*warpsN=*/1, KOrder::taps_outer, /*splitK=*/1,
-            /*epilogueAlignment=*/8, plan, KernelSchedule::cooperative,
-            /*outputTakesTmaStore=*/true, std::nullopt, /*clusterM=*/1,
-            Mainloop::halo))
-      continue;
-    return IGemmConfigAttr::get(conv.getContext(), tileM, tileN,
-                                sm90::kChannelBlock, stages, 8, 1,
-                                KOrder::taps_outer, 1, Target::sm90,
-                                KernelSchedule::cooperative, 1, Mainloop::halo);
-  }
-  return std::nullopt;
+  std::optional<int64_t> stages =
+      sm90::SM90KernelPlan::deepestHaloStages(g, tileM, tileN);
+  if (!stages)
+    return std::nullopt;
+  return IGemmConfigAttr::get(conv.getContext(), tileM, tileN,
+                              sm90::kChannelBlock, *stages, 8, 1,
+                              KOrder::taps_outer, 1, Target::sm90,
+                              KernelSchedule::cooperative, 1, Mainloop::halo);
 }
 
 } // namespace

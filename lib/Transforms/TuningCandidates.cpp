@@ -87,19 +87,12 @@ static void addSM90HaloCandidates(MLIRContext *context, const ConvGeometry &g,
   for (int64_t tileN : candidateTileNs(g.gemmN(), 128)) {
     tileN = roundUpTo(tileN, 32);
     for (int64_t tileM : {int64_t(256), int64_t(128)}) {
-      for (int64_t stages = 8; stages >= 2; --stages) {
-        sm90::SM90KernelPlan plan;
-        if (sm90::SM90KernelPlan::build(
-                g, tileM, tileN, sm90::kChannelBlock, stages, 8, 1,
-                KOrder::taps_outer, 1, 8, plan, KernelSchedule::cooperative,
-                /*outputTakesTmaStore=*/true, std::nullopt, 1, Mainloop::halo))
-          continue;
+      if (std::optional<int64_t> stages =
+              sm90::SM90KernelPlan::deepestHaloStages(g, tileM, tileN))
         out.push_back(IGemmConfigAttr::get(
-            context, tileM, tileN, sm90::kChannelBlock, stages, 8, 1,
+            context, tileM, tileN, sm90::kChannelBlock, *stages, 8, 1,
             KOrder::taps_outer, 1, Target::sm90, KernelSchedule::cooperative, 1,
             Mainloop::halo));
-        break;
-      }
     }
   }
 }

@@ -231,19 +231,14 @@ public:
       return std::nullopt;
     int64_t tileM = pick({128, 256});
     int64_t tileN = pick({32, 64, 96, 128});
-    for (int64_t stages = pick({4, 6, 8}); stages >= 2; --stages) {
-      sm90::SM90KernelPlan plan;
-      if (sm90::SM90KernelPlan::build(g, tileM, tileN, 64, stages, 8, 1,
-                                      KOrder::taps_outer, 1, 8, plan,
-                                      KernelSchedule::cooperative, true,
-                                      std::nullopt, 1, Mainloop::halo))
-        continue;
-      return llvm::formatv("tile_m={0},tile_n={1},tile_k=64,stages={2},"
-                           "warps_m=8,warps_n=1,mainloop=halo",
-                           tileM, tileN, stages)
-          .str();
-    }
-    return std::nullopt;
+    std::optional<int64_t> stages = sm90::SM90KernelPlan::deepestHaloStages(
+        g, tileM, tileN, pick({4, 6, 8}));
+    if (!stages)
+      return std::nullopt;
+    return llvm::formatv("tile_m={0},tile_n={1},tile_k=64,stages={2},"
+                         "warps_m=8,warps_n=1,mainloop=halo",
+                         tileM, tileN, *stages)
+        .str();
   }
 
   /// A forced configuration valid for sm80: warp tiles of 16-row and

@@ -63,10 +63,7 @@ std::optional<std::string> buildHalo(const ConvGeometry &g,
       atoms(plan.haloRows * plan.haloColumns * plan.operandRowBytes);
   plan.bStageBytes = atoms(plan.tileN * plan.operandRowBytes);
   plan.stepBytes = plan.tileN * plan.operandRowBytes;
-  plan.storeBoxColumns = plan.tileN % kChannelBlock == 0 ? kChannelBlock
-                         : plan.tileN % (kChannelBlock / 2) == 0
-                             ? kChannelBlock / 2
-                             : 0;
+  plan.storeBoxColumns = SM90KernelPlan::storeBoxColumnsFor(plan.tileN);
   if (!plan.storeBoxColumns)
     return fail(llvm::formatv("stores whole boxes of 32 or 64 columns: tile_n "
                               "= {0} must be a multiple of 32",
@@ -214,9 +211,7 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
   // The 16-bit staging holds the whole tile: boxes of tile_m rows, 1024-byte
   // aligned. Where that does not fit beside the ring (the f32 staging can be
   // split into column chunks), the staged epilogue stores.
-  plan.storeBoxColumns = tileN % kChannelBlock == 0         ? kChannelBlock
-                         : tileN % (kChannelBlock / 2) == 0 ? kChannelBlock / 2
-                                                            : 0;
+  plan.storeBoxColumns = storeBoxColumnsFor(tileN);
   plan.tmaStore = outputTakesTmaStore && splitK == 1 && plan.storeBoxColumns;
   if (plan.tmaStore) {
     plan.epilogueChunks = tileN / plan.storeBoxColumns;
@@ -247,5 +242,21 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
         plan.stagingBytes * (plan.pingPong ? 2 : 1), plan.sharedBytes,
         kMaxSharedBytes));
   plan.outputVector = g.filters % 8 == 0 && epilogueAlignment % 8 == 0 ? 8 : 1;
+  return std::nullopt;
+}
+
+std::optional<int64_t> SM90KernelPlan::deepestHaloStages(const ConvGeometry &g,
+                                                         int64_t tileM,
+                                                         int64_t tileN,
+                                                         int64_t maxStages) {
+  for (int64_t stages = maxStages; stages >= 2; --stages) {
+    SM90KernelPlan plan;
+    if (!build(g, tileM, tileN, kChannelBlock, stages, /*warpsM=*/8,
+               /*warpsN=*/1, KOrder::taps_outer, /*splitK=*/1,
+               /*epilogueAlignment=*/8, plan, KernelSchedule::cooperative,
+               /*outputTakesTmaStore=*/true, std::nullopt, /*clusterM=*/1,
+               Mainloop::halo))
+      return stages;
+  }
   return std::nullopt;
 }

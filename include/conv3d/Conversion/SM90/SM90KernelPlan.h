@@ -154,6 +154,23 @@ struct SM90KernelPlan {
         std::optional<int64_t> quantBlockSize = std::nullopt,
         int64_t clusterM = 1, Mainloop mainloop = Mainloop::im2col);
 
+  /// The deepest filter ring, at most `maxStages`, for which the halo
+  /// mainloop's plan of `tileM` x `tileN` cooperative tiles (two consumer
+  /// warpgroups, TMA-stored output) leaves room for two patches; none if
+  /// even 2 stages do not fit or the plan refuses the tile.
+  static std::optional<int64_t> deepestHaloStages(const ConvGeometry &g,
+                                                  int64_t tileM, int64_t tileN,
+                                                  int64_t maxStages = 8);
+
+  /// Columns of a TMA-store box for an N tile of `tileN`: 64 (one 128-byte
+  /// swizzle span), 32 (64-byte swizzle, for N tiles such as 96), or 0 when
+  /// whole boxes cannot cover it.
+  static int64_t storeBoxColumnsFor(int64_t tileN) {
+    return tileN % kChannelBlock == 0         ? kChannelBlock
+           : tileN % (kChannelBlock / 2) == 0 ? kChannelBlock / 2
+                                              : 0;
+  }
+
   /// Blocks a warpgroup quantizes per stage (its rows x blocks per row).
   int64_t quantBlocks() const {
     return quantRows * (kChannelBlock / *quantBlockSize);
