@@ -148,8 +148,9 @@ TEST(SM100BlockScaledPlan, Diagnostics) {
             "C = 48 is not a multiple of 32: rows of packed FP4 codes must "
             "be multiples of 16 bytes for TMA");
   EXPECT_EQ(problem(64, 128, 256, 5),
-            "5 stages of packed FP4 tiles and scale atoms need 277504 bytes "
-            "of shared memory; a block has 232448");
+            "5 stages of packed FP4 tiles and scale atoms (276480 bytes) "
+            "and the epilogue's staging (6144 bytes) need 283752 bytes of "
+            "shared memory; a block has 232448");
 }
 
 } // namespace

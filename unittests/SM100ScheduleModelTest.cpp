@@ -889,15 +889,12 @@ public:
   }
 
 private:
-  int64_t aStage(int64_t s) const {
-    return s * (plan.aStageBytes + plan.bStageBytes + plan.aScaleStageBytes +
-                plan.bScaleStageBytes);
-  }
-  int64_t bStage(int64_t s) const { return aStage(s) + plan.aStageBytes; }
-  int64_t aScales(int64_t s) const { return bStage(s) + plan.bStageBytes; }
-  int64_t bScales(int64_t s) const {
-    return aScales(s) + plan.aScaleStageBytes;
-  }
+  // The kernel's shared layout (BlockScaledPlan's offsets: the code rings,
+  // then the scale rings).
+  int64_t aStage(int64_t s) const { return plan.aCodesOffset(s); }
+  int64_t bStage(int64_t s) const { return plan.bCodesOffset(s); }
+  int64_t aScales(int64_t s) const { return plan.aScalesOffset(s); }
+  int64_t bScales(int64_t s) const { return plan.bScalesOffset(s); }
 
   /// A 128-byte row of packed codes at row `row` of a swizzled tile.
   void writeRow(int64_t base, int64_t row, const uint8_t *bytes) {

@@ -156,8 +156,10 @@ std::string mlir::conv3d::gpuChipFor(const PipelineOptions &options) {
 }
 
 std::string mlir::conv3d::gpuPtxFeaturesFor(llvm::StringRef chip) {
-  // The default (+ptx60) is too old for sm_90a; sm_100a needs PTX 8.6.
-  return chip.starts_with("sm_10") || chip.starts_with("sm_12") ? "+ptx86"
+  // The default (+ptx60) is too old for sm_90a. sm_100a needs PTX 8.6, and
+  // 8.8 for the block-scaled MMA (LLVM 22 selects
+  // tcgen05.mma...block_scale.block16 only from +ptx88).
+  return chip.starts_with("sm_10") || chip.starts_with("sm_12") ? "+ptx88"
                                                                 : "+ptx80";
 }
 
@@ -189,6 +191,10 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
       /*lowerConv=*/false, /*lowerContiguousQuantize=*/false}));
   addPipeline(pm, "canonicalize");
   buildConv3dBufferizationPipeline(pm, options);
+  // Real NVFP4: the block-scaled kernel and the packing prepass of its
+  // input, which conv3d-quantize-to-loops lowers with the other prepasses.
+  if (options.target == Target::sm100 && options.nvfp4Mode == "real")
+    pm.addPass(createConv3dLowerBlockScaledToSM100());
   // 16-byte accesses: the convolution kernels assume the same alignment of
   // the caller's buffers.
   pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16}));
