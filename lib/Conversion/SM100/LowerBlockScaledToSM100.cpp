@@ -64,14 +64,7 @@ std::optional<std::string> blockScaledProblem(ConvOp conv, int64_t tileN,
                                               int64_t epilogueAlignment,
                                               BlockScaledPlan &plan,
                                               BlockScaledTmaPlan &tma) {
-  if (conv.getFilterLayout() != FilterLayout::fqrsc)
-    return std::string("the packed filter must be FQRSC (K-major, as "
-                       "kind::mxf4nvf4 reads FP4 operands)");
-  if (conv.getFilterQuant()->getBlockSize() != kScaleBlock)
-    return llvm::formatv("the packed filter's NVFP4 block size is {0}; "
-                         "kind::mxf4nvf4 block16 takes 16",
-                         conv.getFilterQuant()->getBlockSize())
-        .str();
+  // The verifier made the packed filter FQRSC with blocks of 16.
   std::optional<NVFP4Attr> quant = conv.getInputQuant();
   if (!quant)
     return std::string("the input's NVFP4 quantization must be fused into "
