@@ -81,9 +81,13 @@
 //   CHECK-NOT:     nvvm.tcgen05.mma
 //       CHECK:     nvvm.tcgen05.commit
 //       CHECK:     nvvm.tcgen05.commit
-// The epilogue: each accumulator read from TMEM times gsA * gsB.
-//       CHECK:     nvvm.tcgen05.ld
+// The epilogue: each accumulator read from TMEM (its registers passed
+// through an empty volatile asm after the wait, so that nothing reads them
+// before it) times gsA * gsB.
+//       CHECK:     %[[WORDS:.*]] = nvvm.tcgen05.ld
 //  CHECK-NEXT:     nvvm.tcgen05.wait <load>
+//  CHECK-NEXT:     vector.extract %[[WORDS]][0]
+//       CHECK:     llvm.inline_asm has_side_effects "", "=r,{{.*}},0,1,2,{{.*}},31"
 //       CHECK:     arith.mulf %{{.*}}, %[[GS]] : f32
 //       CHECK:     nvvm.tcgen05.dealloc %{{.*}}, %c256_i32
 //       CHECK:   memref.dealloc %[[CODES]]

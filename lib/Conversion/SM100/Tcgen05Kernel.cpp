@@ -131,6 +131,40 @@ void emitMma(SM100Kernel &k) {
   });
 }
 
+/// The words of a tcgen05.ld, read again through an empty volatile asm
+/// after its tcgen05.wait::ld. LLVM sees the words as defined by the load
+/// and may move register copies of them above the wait (the f32x2 packing
+/// of the block-scaled epilogue's multiply did), while the PTX ISA lets
+/// nothing read them before it; the asm, ordered after the wait, hands out
+/// the same registers (tied operands) only there. Inline asm because no
+/// NVVM op ties registers to the wait.
+Value wordsAfterWait(SM100Kernel &k, Value words) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  int64_t count = cast<VectorType>(words.getType()).getNumElements();
+  SmallVector<Value> inputs;
+  std::string constraints;
+  for (int64_t i = 0; i < count; ++i) {
+    inputs.push_back(vector::ExtractOp::create(b, loc, words, i));
+    constraints += "=r,";
+  }
+  for (int64_t i = 0; i < count; ++i)
+    constraints += std::to_string(i) + (i + 1 < count ? "," : "");
+  Type i32 = b.getI32Type();
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(count, i32));
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, type, inputs, b.getStringAttr(""),
+      b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
+      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
+      LLVM::AsmDialectAttr(), ArrayAttr());
+  SmallVector<Value> outputs;
+  for (int64_t i = 0; i < count; ++i)
+    outputs.push_back(
+        LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0), i));
+  return vector::FromElementsOp::create(b, loc, words.getType(), outputs);
+}
+
 /// The epilogue warps: per tile, wait for the accumulator, read it from
 /// TMEM chunk by chunk into the staging tile (a row per thread), hand the
 /// buffer back after the last read and run the shared staged epilogue.
@@ -203,6 +237,8 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
             NVVM::Tcgen05LdStShape::SHAPE_32X32B,
             k.tmemPtr(m.add(bufferAddress, m.constant(column))), Value());
         NVVM::Tcgen05WaitOp::create(b, loc, NVVM::Tcgen05WaitKind::LOAD);
+        if (k.accumulatorScale)
+          values = wordsAfterWait(k, values);
         bool lastRead = c + 1 == plan.epilogueChunks &&
                         j + plan.loadColumns == plan.chunkColumns;
         if (lastRead) {
