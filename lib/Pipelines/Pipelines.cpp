@@ -279,8 +279,9 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("How NVFP4 operands are multiplied: fake (quantize, "
                      "dequantize, bf16/f16 MMA; every target) or real (E2M1 "
                      "codes and E4M3 scales into the block-scaled tcgen05.mma "
-                     "of sm100 only; the kernel is not built yet: each NVFP4 "
-                     "convolution is refused with its reason)"),
+                     "of sm100 only, generated and assembled, never run; an "
+                     "NVFP4 convolution it cannot take is refused with its "
+                     "reason)"),
       llvm::cl::init("fake")};
   Option<bool> resultsToOutParams{
       *this, "results-to-out-params",
@@ -349,7 +350,7 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
   if (llvm::Error e = check("nvfp4-mode", options.nvfp4Mode, {"fake", "real"}))
     return e;
   // On sm100, conv3d-apply-nvfp4-mode says per convolution why the
-  // block-scaled kernel does not take it.
+  // block-scaled kernel does not take it, if it does not.
   if (options.nvfp4Mode == "real" && options.target != Target::sm100)
     return llvm::createStringError(
         "nvfp4-mode=real needs target=sm100 (the block-scaled "

@@ -154,8 +154,8 @@ Value wordsAfterWait(SM100Kernel &k, Value words) {
   auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
                                                SmallVector<Type>(count, i32));
   auto asmOp = LLVM::InlineAsmOp::create(
-      b, loc, type, inputs, b.getStringAttr(""),
-      b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
+      b, loc, type, inputs, b.getStringAttr(""), b.getStringAttr(constraints),
+      b.getUnitAttr(), UnitAttr(),
       LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
       LLVM::AsmDialectAttr(), ArrayAttr());
   SmallVector<Value> outputs;

@@ -4,8 +4,8 @@
 // The data layouts of the block-scaled sm100 mainloop (real NVFP4:
 // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16), decided on
 // the host and unit-tested by the schedule model without a GPU. The kernel
-// that issues it is not emitted yet (README, "NVFP4"); this is the plan it
-// is to be emitted from:
+// is emitted from it (BlockScaledKernel.cpp, LowerBlockScaledToSM100.cpp)
+// and assembled by ptxas; no sm_100 GPU has run it:
 //
 // - Operands (conv3d.pack_nvfp4): the activation as NDHWC E2M1 codes, two
 //   per byte (C / 2 bytes a voxel), with one E4M3 scale byte per 16
@@ -30,7 +30,7 @@
 //   a step the A scales (4 columns) and the B scales (4 per 128 rows).
 // - Epilogue: the accumulator holds sum(qA sA qB sB); the f32 global
 //   scales gsA = amaxA / 2688 and gsB = amaxB / 2688 multiply it once.
-// - Scales into shared memory (planned, not emitted): a step needs 16
+// - Scales into shared memory: a step needs 16
 //   scale bytes per GEMM row (256 channels / 16), the natural rows of the
 //   model (SM100ScheduleModelTest.cpp), rearranged into the atoms by the
 //   kernel.
