@@ -51,8 +51,9 @@
 // CHECK-COUNT-16:  nvvm.mbarrier.init
 //       CHECK:     nvvm.fence.mbarrier.init
 // CHECK-COUNT-4:   nvvm.prefetch tensormap
-//       CHECK:     nvvm.tcgen05.alloc %{{.*}}, %c256_i32
+//       CHECK:     nvvm.tcgen05.alloc %[[SLOT:.*]], %c256_i32
 //  CHECK-NEXT:     nvvm.tcgen05.relinquish_alloc_permit
+//       CHECK:     %[[TMEM:.*]] = llvm.load %[[SLOT]] : !llvm.ptr<3> -> i32
 // The producer: per step expect_tx of the four boxes' bytes ((128 + 64) x
 // (128 + 16) = 27648), then the two im2col loads and the two tiled ones.
 //       CHECK:     nvvm.mbarrier.try_wait.parity
@@ -76,7 +77,33 @@
 // CHECK-COUNT-24:  llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
 //       CHECK:     nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 //  CHECK-NEXT:     nvvm.bar.warp.sync
-// CHECK-COUNT-8:   nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
+// MMA kk's atoms (512 kk bytes into each scale area, through the atom
+// descriptor 0x400800200000 | address >> 4: no swizzle, SBO 128, LBO
+// 512) to TMEM columns 128 + 8 kk (A) and 132 + 8 kk (B).
+//       CHECK:     arith.addi %[[TMEM]], %c128_i32
+//       CHECK:     arith.ori %c70403106013184_i64
+//  CHECK-NEXT:     nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
+//       CHECK:     arith.addi %[[TMEM]], %c132_i32
+//       CHECK:     arith.ori %c70403106013184_i64
+//  CHECK-NEXT:     nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
+//       CHECK:     arith.addi %[[TMEM]], %c136_i32
+//       CHECK:     arith.ori %c70403106013184_i64
+//  CHECK-NEXT:     nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
+//       CHECK:     arith.addi %[[TMEM]], %c140_i32
+//       CHECK:     arith.ori %c70403106013184_i64
+//  CHECK-NEXT:     nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
+//       CHECK:     arith.addi %[[TMEM]], %c144_i32
+//       CHECK:     arith.ori %c70403106013184_i64
+//  CHECK-NEXT:     nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
+//       CHECK:     arith.addi %[[TMEM]], %c148_i32
+//       CHECK:     arith.ori %c70403106013184_i64
+//  CHECK-NEXT:     nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
+//       CHECK:     arith.addi %[[TMEM]], %c152_i32
+//       CHECK:     arith.ori %c70403106013184_i64
+//  CHECK-NEXT:     nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
+//       CHECK:     arith.addi %[[TMEM]], %c156_i32
+//       CHECK:     arith.ori %c70403106013184_i64
+//  CHECK-NEXT:     nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
 // CHECK-COUNT-4:   nvvm.tcgen05.mma.block_scale %{{.*}}, %{{.*}}, %{{.*}}, %c135267456_i32, %{{.*}}, %{{.*}}, %{{.*}} {blockScale = #nvvm.tcgen05_mma_block_scale<block16>, ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.block_scale_kind<mxf4nvf4>}
 //   CHECK-NOT:     nvvm.tcgen05.mma
 //       CHECK:     nvvm.tcgen05.commit
