@@ -197,9 +197,13 @@ TEST(SM100BlockScaledPlan, MaxStages) {
   // tile_n = 64: 6 stages fit with the whole staging tile (208008 bytes);
   // the limit stops there.
   EXPECT_EQ(BlockScaledPlan::maxStages(geometry(256, 64), 64, 6), 6);
-  // tile_n = 256: 55296 bytes a stage; 4 stages leave room for a staging
-  // tile in 8-column chunks (6144 bytes), 5 do not fit.
-  EXPECT_EQ(BlockScaledPlan::maxStages(geometry(256, 256), 256, 8), 4);
+  // tile_n = 256: 55296 bytes a stage; 4 stages leave room only for a
+  // staging tile in 8-column chunks (6144 bytes): 3 stages and 64-column
+  // chunks instead.
+  EXPECT_EQ(BlockScaledPlan::maxStages(geometry(256, 256), 256, 8), 3);
+  BlockScaledPlan plan;
+  ASSERT_FALSE(BlockScaledPlan::build(geometry(256, 256), 128, 256, 3, plan));
+  EXPECT_EQ(plan.kernel.chunkColumns, 64);
   // No plan at all (C % 32 != 0): 0.
   EXPECT_EQ(BlockScaledPlan::maxStages(geometry(48, 64), 64, 6), 0);
 }

@@ -240,7 +240,7 @@ def Conv3dLowerBlockScaledToSM100
 
     The tile is 128 x tile_n: `tile-n` and `stages` choose it; by default
     tile_n is F rounded up to 16 (at most 256) with as many stages (up to
-    6) as fit. The convolution's `config` (chosen for the kind::f16 kernel)
+    6) as fit beside epilogue chunks of at least 32 columns. The convolution's `config` (chosen for the kind::f16 kernel)
     is not used.
     Every convolution the kernel cannot take is an error naming why (the
     reasons of SM100BlockScaledPlan.h and SM100BlockScaledTma.h, and the
@@ -254,7 +254,8 @@ def Conv3dLowerBlockScaledToSM100
            "N of the tile (a multiple of 16 up to 256); 0: F rounded up to "
            "16, at most 256">,
     Option<"stages", "stages", "int64_t", /*default=*/"0",
-           "Stages of the TMA ring (at least 2); 0: as many as fit, up to 6">
+           "Stages of the TMA ring (at least 2); 0: as many as fit, up to 6, "
+           "beside epilogue chunks of at least 32 columns">
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect",

@@ -84,9 +84,13 @@ std::optional<std::string> BlockScaledPlan::build(const ConvGeometry &g,
 
 int64_t BlockScaledPlan::maxStages(const ConvGeometry &g, int64_t tileN,
                                    int64_t limit) {
+  // A deeper ring is not worth an epilogue of narrow chunks (each chunk is
+  // two barriers of the epilogue warps and its own pass over the output).
   BlockScaledPlan plan;
+  int64_t minChunk = std::min<int64_t>(32, tileN);
   for (int64_t stages = limit; stages >= 2; --stages)
-    if (!build(g, kTmemLanes, tileN, stages, plan))
+    if (!build(g, kTmemLanes, tileN, stages, plan) &&
+        plan.kernel.chunkColumns >= minChunk)
       return stages;
   return 0;
 }

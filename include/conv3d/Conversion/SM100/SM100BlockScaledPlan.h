@@ -116,7 +116,8 @@ struct BlockScaledPlan {
                                           int64_t epilogueAlignment = 1);
 
   /// The most stages (from 2 up to `limit`) of a tile_n configuration that
-  /// fit with the staging tile, or 0 if not even two do.
+  /// fit with a staging tile of chunks of at least 32 columns (or the
+  /// whole tile), or 0 if not even two do.
   static int64_t maxStages(const ConvGeometry &g, int64_t tileN, int64_t limit);
 
   /// The kernel's view (Tcgen05Kernel.cpp's shared roles): tiles, stages,
