@@ -25,7 +25,9 @@
 // The scale columns of TMEM are rewritten every step while the previous
 // step's MMAs may still read them. This relies on the PTX ISA's ordering of
 // tcgen05.cp and tcgen05.mma issued by one thread (they execute in issue
-// order, the "pipelined" pairs of the tcgen05 memory consistency section).
+// order, the "pipelined" pairs of the tcgen05 memory consistency section);
+// NVIDIA's CuTe DSL block-scaled GEMMs do the same (one TMEM region for the
+// scale factors, copied from the stage before each k-block's MMAs).
 // No sm_100 GPU has run this code: it is generated and assembled only.
 //
 // All of it is MLIR 22 NVVM ops (nvvm.tcgen05.cp, nvvm.tcgen05.mma
