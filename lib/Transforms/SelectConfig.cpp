@@ -466,6 +466,11 @@ struct SelectConfigPass
     WalkResult result = getOperation()->walk([&](ConvOp conv) {
       if (conv.getConfig())
         return WalkResult::advance();
+      // A packed NVFP4 filter is multiplied only by the block-scaled sm100
+      // kernel, which chooses its own tile (conv3d-lower-block-scaled-to-
+      // sm100); an implicit-GEMM config would name a kernel that never runs.
+      if (conv.hasPackedFilter())
+        return WalkResult::advance();
       ConvGeometry geometry = conv.getGeometry();
       if (!geometry.hasStaticShape())
         return WalkResult::advance(); // dynamic shapes keep no config

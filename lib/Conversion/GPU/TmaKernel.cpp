@@ -323,10 +323,10 @@ namespace {
 constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle64B = 2,
                   kTmaSwizzle128B = 3;
 
-constexpr StringLiteral kIm2colDescriptorFn = "conv3dTmaIm2colDescriptor";
+constexpr StringLiteral kIm2colDescriptorFn = kTmaIm2colDescriptorFn;
 constexpr StringLiteral kIm2colSliceDescriptorFn =
     "conv3dTmaIm2colSliceDescriptor";
-constexpr StringLiteral kTiledDescriptorFn = "conv3dTmaTiledDescriptor";
+constexpr StringLiteral kTiledDescriptorFn = kTmaTiledDescriptorFn;
 constexpr StringLiteral kTiled5dDescriptorFn = "conv3dTmaTiled5dDescriptor";
 constexpr StringLiteral kSMCountFn = "conv3dMultiprocessorCount";
 
@@ -589,6 +589,19 @@ LogicalResult mlir::conv3d::createTmaLaunch(
       [&](gpu::LaunchOp launch) { buildBody(launch, all); }, clusterSize);
 }
 
+Value mlir::conv3d::emitTmaDescriptorCall(OpBuilder &b, Location loc,
+                                          ModuleOp module, StringRef function,
+                                          Value memref,
+                                          ArrayRef<int64_t> arguments) {
+  func::FuncOp fn =
+      declareDescriptorFunction(module, function, 1 + arguments.size());
+  SmallVector<Value> args = {baseAddress(b, loc, memref)};
+  for (int64_t v : arguments)
+    args.push_back(
+        arith::ConstantIntOp::create(b, loc, b.getI64Type(), v).getResult());
+  return func::CallOp::create(b, loc, fn, args).getResult(0);
+}
+
 Value mlir::conv3d::emitTiled5dDescriptor(OpBuilder &b, Location loc,
                                           ModuleOp module, Value memref,
                                           ArrayRef<int64_t> dims,
@@ -613,10 +626,10 @@ Value mlir::conv3d::emitTiled5dDescriptor(OpBuilder &b, Location loc,
 }
 
 LogicalResult mlir::conv3d::createPersistentLaunch(
-    RewriterBase &rewriter, scf::ForallOp grid, ArrayRef<Value> descriptors,
+    RewriterBase &rewriter, Operation *grid, ArrayRef<Value> descriptors,
     int64_t numTiles, int64_t threads, int64_t sharedBytes,
     function_ref<void(gpu::LaunchOp)> buildBody, int64_t clusterSize) {
-  Location loc = grid.getLoc();
+  Location loc = grid->getLoc();
   ModuleOp module = grid->getParentOfType<ModuleOp>();
   Value zero =
       arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(), 0);

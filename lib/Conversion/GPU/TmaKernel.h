@@ -226,6 +226,21 @@ LogicalResult createTmaLaunch(
     function_ref<void(gpu::LaunchOp, const TmaDescriptors &)> buildBody,
     int64_t clusterSize = 1, TmaIm2colForm form = TmaIm2colForm::volume);
 
+/// The runtime's TMA descriptor wrappers (GpuRuntimeWrappers.cpp): an
+/// NDHWC im2col map and a rank-3 tiled map, each returning the device
+/// descriptor or 0 if the driver refused it.
+inline constexpr StringLiteral kTmaIm2colDescriptorFn =
+    "conv3dTmaIm2colDescriptor";
+inline constexpr StringLiteral kTmaTiledDescriptorFn =
+    "conv3dTmaTiledDescriptor";
+
+/// A call of the descriptor wrapper `function` (declared in `module` with
+/// 1 + arguments.size() i64 parameters unless it is) with the device
+/// address of `memref`'s first element followed by `arguments`.
+Value emitTmaDescriptorCall(OpBuilder &b, Location loc, ModuleOp module,
+                            StringRef function, Value memref,
+                            ArrayRef<int64_t> arguments);
+
 /// A rank-5 tiled TMA descriptor of `memref` (16-bit elements; sizes,
 /// element strides of dimensions 1 to 4 and box innermost first), swizzled
 /// for rows of `rowBytes` (128 or 64), made on the host at run time
@@ -240,7 +255,7 @@ Value emitTiled5dDescriptor(OpBuilder &b, Location loc, ModuleOp module,
 /// `numTiles`) blocks (with `clusterSize` 2: clusters of two blocks, as many
 /// as the multiprocessors hold) whose body `buildBody` emits.
 LogicalResult createPersistentLaunch(
-    RewriterBase &rewriter, scf::ForallOp grid, ArrayRef<Value> descriptors,
+    RewriterBase &rewriter, Operation *grid, ArrayRef<Value> descriptors,
     int64_t numTiles, int64_t threads, int64_t sharedBytes,
     function_ref<void(gpu::LaunchOp)> buildBody, int64_t clusterSize = 1);
 
