@@ -4,9 +4,10 @@
 not, runs both emulated and on the device, and ptxas's optimization level
 is chosen per run. Assembles the PTX with $CUDA_HOME/bin/ptxas, loads the
 cubin through the CUDA driver (ctypes, no build step) and launches it.
+ptxas targets the device's chip unless --arch names one.
 
   ptx_launch.py KERNEL.ptx --grid N --threads N --smem BYTES
-      [--ptxas-options "-O3"] [--sass OUT.sass] [--repeat N]
+      [--ptxas-options "-O3"] [--arch sm_XY] [--sass OUT.sass] [--repeat N]
       [--in P=X.npy:f16|bf16|f32] [--amax P=X.npy] [--out P=Y.npy:COUNT]
 
 Parameters as in ptx_emulate.py: a memref descriptor parameter (an .align 8
@@ -67,7 +68,7 @@ def entry_params(text):
 def main(args):
     ptx = args[0]
     opts = {'--grid': 1, '--threads': None, '--smem': 0, '--repeat': 1}
-    ptxas_options, sass = '-O3', None
+    ptxas_options, sass, arch = '-O3', None, None
     ins, amaxes, outs = [], [], []
     i = 1
     while i < len(args):
@@ -79,6 +80,8 @@ def main(args):
             ptxas_options = value
         elif key == '--sass':
             sass = value
+        elif key == '--arch':
+            arch = value
         elif key == '--in':
             index, _, rest = value.partition('=')
             path, _, dtype = rest.partition(':')
@@ -95,20 +98,6 @@ def main(args):
     text = open(ptx).read()
     kernel = re.search(r'\.entry\s+(\w+)', text).group(1)
     threads = opts['--threads'] or int(re.search(r'\.maxntid (\d+)', text).group(1))
-    arch = re.search(r'\.target\s+(sm_\w+)', text).group(1)
-    work = tempfile.mkdtemp()
-    cubin = os.path.join(work, 'kernel.cubin')
-    subprocess.run([os.path.join(CUDA_HOME, 'bin', 'ptxas'), '-arch=' + arch] +
-                   ptxas_options.split() + [ptx, '-o', cubin], check=True)
-    if sass:
-        for tool in (['cuobjdump', '-sass'], ['nvdisasm', '-c']):
-            exe = os.path.join(CUDA_HOME, 'bin', tool[0])
-            if os.path.exists(exe):
-                with open(sass, 'w') as out:
-                    subprocess.run([exe] + tool[1:] + [cubin], stdout=out,
-                                   check=False)
-                break
-
     try:
         cuda = ctypes.CDLL('libcuda.so.1')
     except OSError as error:
@@ -127,6 +116,28 @@ def main(args):
     check(cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device),
           'cuDevicePrimaryCtxRetain')
     check(cuda.cuCtxSetCurrent(context), 'cuCtxSetCurrent')
+    # ptxas for the device's chip (the PTX's .target may be older: conv3d-run
+    # compiles sm80 kernels for the device's chip, and an sm_80 cubin does
+    # not load on an sm_90 GPU).
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    check(cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, device),
+          'cuDeviceGetAttribute (major)')
+    check(cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, device),
+          'cuDeviceGetAttribute (minor)')
+    arch = arch or 'sm_%d%d' % (major.value, minor.value)
+    work = tempfile.mkdtemp()
+    cubin = os.path.join(work, 'kernel.cubin')
+    subprocess.run([os.path.join(CUDA_HOME, 'bin', 'ptxas'), '-arch=' + arch] +
+                   ptxas_options.split() + [ptx, '-o', cubin], check=True)
+    if sass:
+        for tool in (['cuobjdump', '-sass'], ['nvdisasm', '-c']):
+            exe = os.path.join(CUDA_HOME, 'bin', tool[0])
+            if os.path.exists(exe):
+                with open(sass, 'w') as out:
+                    subprocess.run([exe] + tool[1:] + [cubin], stdout=out,
+                                   check=False)
+                break
+
     module, function = ctypes.c_void_p(), ctypes.c_void_p()
     image = open(cubin, 'rb').read()
     check(cuda.cuModuleLoadData(ctypes.byref(module), image), 'cuModuleLoadData')

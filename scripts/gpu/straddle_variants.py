@@ -11,6 +11,10 @@ instead (test/Inputs/ptx_emulate.py; no GPU): every edit that keeps the
 arithmetic must stay race-free and exact there.
 
   scripts/gpu/straddle_variants.py [--emulate] [--out DIR] [--only NAME,...]
+                                   [--ptx KERNEL.ptx]
+
+--ptx runs a given PTX of the kernel (e.g. one emitted by an older build)
+instead of conv3d-run's.
 
 Needs conv3d-run on PATH (source scripts/gpu/env.sh on the GPU machine);
 DIR (default $OUT or /tmp/straddle-variants) receives the PTX variants, the
@@ -113,7 +117,6 @@ VARIANTS = [
     ('O2', IDENTITY, '-O2', True),
     ('O3', IDENTITY, '-O3', True),
     ('O3-no-expensive', IDENTITY, '-O3 --allow-expensive-optimizations false', True),
-    ('O3-fast-compile', IDENTITY, '-O3 -Ofc max', True),
     ('O3-bar-after-quant', v_bar_after_quant, '-O3', True),
     ('O3-bar-before-quant', v_bar_before_quant, '-O3', True),
     ('O3-wait-all', v_wait_all, '-O3', True),
@@ -144,8 +147,10 @@ def run(cmd, **kw):
 def main(args):
     emulate = '--emulate' in args
     out = os.environ.get('OUT', '/tmp/straddle-variants')
-    only = None
+    only, given = None, None
     for i, a in enumerate(args):
+        if a == '--ptx':
+            given = args[i + 1]
         if a == '--out':
             out = args[i + 1]
         if a == '--only':
@@ -153,7 +158,9 @@ def main(args):
     os.makedirs(out, exist_ok=True)
     p = lambda name: os.path.join(out, name)
     chip = [] if not emulate else ['--gpu-chip=sm_80']
-    ptx = run(['conv3d-run', '--target=sm80', '--emit=ptx'] + chip + FLAGS, check=True).stdout
+    ptx = open(given).read() if given else run(
+        ['conv3d-run', '--target=sm80', '--emit=ptx'] + chip + FLAGS,
+        check=True).stdout
     open(p('base.ptx'), 'w').write(ptx)
     py = sys.executable
     run([py, EMULATOR, 'randn', '1,9,4,3,48', '1', '1.0', p('in.npy')], check=True)
