@@ -10,6 +10,8 @@
 
 #include "CudaDriverImpl.h"
 
+#include "llvm/ADT/SmallString.h"
+
 #include <cstring>
 
 using namespace mlir::conv3d;
@@ -131,18 +133,25 @@ CudaDriver::encodeIm2col(const Im2colTensorMapParams &params) {
 
 namespace {
 
+/// A cache key: the bytes of a map's parameters or content. The hit path
+/// (lowered host code asks for its maps on every launch) builds it on the
+/// stack: no allocation before the lookup.
+using MapKey = llvm::SmallString<512>;
+
 /// The bytes of `values`, appended to a cache key.
-template <typename Range> void appendKey(std::string &key, const Range &range) {
+template <typename Range> void appendKey(MapKey &key, const Range &range) {
   uint64_t count = std::size(range);
-  key.append(reinterpret_cast<const char *>(&count), sizeof(count));
+  key.append(reinterpret_cast<const char *>(&count),
+             reinterpret_cast<const char *>(&count) + sizeof(count));
   for (auto value : range) {
     int64_t word = int64_t(value);
-    key.append(reinterpret_cast<const char *>(&word), sizeof(word));
+    key.append(reinterpret_cast<const char *>(&word),
+               reinterpret_cast<const char *>(&word) + sizeof(word));
   }
 }
 
-std::string keyOf(const TiledTensorMapParams &params) {
-  std::string key = "tiled";
+void keyOf(const TiledTensorMapParams &params, MapKey &key) {
+  key = "tiled";
   appendKey(key,
             std::initializer_list<uint64_t>{
                 uint64_t(params.dataType),
@@ -153,11 +162,10 @@ std::string keyOf(const TiledTensorMapParams &params) {
   appendKey(key, params.globalStrides);
   appendKey(key, params.boxDim);
   appendKey(key, params.elementStrides);
-  return key;
 }
 
-std::string keyOf(const Im2colTensorMapParams &params) {
-  std::string key = "im2col";
+void keyOf(const Im2colTensorMapParams &params, MapKey &key) {
+  key = "im2col";
   appendKey(key,
             std::initializer_list<uint64_t>{
                 uint64_t(params.dataType),
@@ -170,13 +178,13 @@ std::string keyOf(const Im2colTensorMapParams &params) {
   appendKey(key, params.pixelBoxLowerCorner);
   appendKey(key, params.pixelBoxUpperCorner);
   appendKey(key, params.elementStrides);
-  return key;
 }
 
-std::string keyOf(const TensorMap &map) {
-  return "content" +
-         std::string(reinterpret_cast<const char *>(map.opaque.data()),
-                     sizeof(map.opaque));
+void keyOf(const TensorMap &map, MapKey &key) {
+  key = "content";
+  key.append(reinterpret_cast<const char *>(map.opaque.data()),
+             reinterpret_cast<const char *>(map.opaque.data()) +
+                 sizeof(map.opaque));
 }
 
 void *slotAddress(const CudaDriver::Impl &impl, size_t slot) {
@@ -259,7 +267,7 @@ Expected<size_t> uploadIntoNewSlot(CudaDriver::Impl &impl, const DriverApi &api,
 /// The device copy of the map that `encode` produces, found by `key` (the
 /// encoding parameters) without encoding when it is held.
 template <typename EncodeFn>
-Expected<void *> deviceMapFor(CudaDriver::Impl &impl, const std::string &key,
+Expected<void *> deviceMapFor(CudaDriver::Impl &impl, llvm::StringRef key,
                               void *stream, EncodeFn encode) {
   CUstream cuStream = static_cast<CUstream>(stream);
   {
@@ -279,7 +287,8 @@ Expected<void *> deviceMapFor(CudaDriver::Impl &impl, const std::string &key,
     Expected<TensorMap> map = encode();
     if (!map)
       return map.takeError();
-    std::string content = keyOf(*map);
+    MapKey content;
+    keyOf(*map, content);
     std::optional<size_t> slot = impl.mapSlots.lookup(content);
     if (slot) {
       if (Error err = readyFor(impl, api, *slot, cuStream))
@@ -301,18 +310,22 @@ Expected<void *> deviceMapFor(CudaDriver::Impl &impl, const std::string &key,
 
 Expected<void *> CudaDriver::uploadTensorMap(const TensorMap &map,
                                              void *stream) {
-  return deviceMapFor(*impl, keyOf(map), stream,
+  MapKey key;
+  keyOf(map, key);
+  return deviceMapFor(*impl, key, stream,
                       [&]() -> Expected<TensorMap> { return map; });
 }
 
 Expected<void *> CudaDriver::deviceTensorMap(const TiledTensorMapParams &params,
                                              void *stream) {
-  return deviceMapFor(*impl, keyOf(params), stream,
-                      [&] { return encodeTiled(params); });
+  MapKey key;
+  keyOf(params, key);
+  return deviceMapFor(*impl, key, stream, [&] { return encodeTiled(params); });
 }
 
 Expected<void *>
 CudaDriver::deviceTensorMap(const Im2colTensorMapParams &params, void *stream) {
-  return deviceMapFor(*impl, keyOf(params), stream,
-                      [&] { return encodeIm2col(params); });
+  MapKey key;
+  keyOf(params, key);
+  return deviceMapFor(*impl, key, stream, [&] { return encodeIm2col(params); });
 }
