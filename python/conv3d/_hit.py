@@ -196,6 +196,39 @@ def _torch_signature(t):
     return type(t), t.dtype, t.layout, t.device, t.shape, t.stride()
 
 
+def torch_signature(input, weight, bias, residual, out, stride, padding, dilation, groups,
+                    activation, target):
+    """The signature of a call on PyTorch tensors: one flat tuple of the
+    input's and the weight's attributes (no tuple per tensor for the two
+    always there), the optional operands', the arguments and the rest.
+    AttributeError, RuntimeError (stride() of a sparse or other non-strided
+    tensor) or TypeError (an unhashable argument, on lookup) when the
+    general route must name the problem."""
+    if type(stride) is int and type(padding) is int and type(dilation) is int \
+            and type(groups) is int:  # the common case, at a glance
+        arguments = stride, padding, dilation, groups
+    else:
+        arguments = _arguments_key(stride, padding, dilation, groups)
+    return (type(input), input.dtype, input.layout, input.device, input.shape,
+            input.stride(),
+            type(weight), weight.dtype, weight.layout, weight.device, weight.shape,
+            weight.stride(),
+            None if bias is None else _torch_signature(bias),
+            None if residual is None else _torch_signature(residual),
+            None if out is None else _torch_signature(out),
+            arguments, activation, target)
+
+
+def _channels_last_strides(shape):
+    """The strides of a (N, C, D, H, W) tensor with NDHWC memory, as
+    torch.channels_last_3d gives them (extents of 0 count as 1)."""
+    n, c, d, h, w = shape
+    sw = max(c, 1)
+    sh = sw * max(w, 1)
+    sd = sh * max(h, 1)
+    return (sd * max(d, 1), 1, sd, sh, sw)
+
+
 def _prepare_torch(plan, x):
     """What a plan needs to run on PyTorch tensors like `x` without asking
     the tensors or the Library again."""
@@ -208,8 +241,13 @@ def _prepare_torch(plan, x):
         ordinal = plan.device[1]
         plan.stream = functools.partial(raw, ordinal) if raw else (
             lambda: torch.cuda.current_stream(ordinal).cuda_stream)
-    plan.empty = functools.partial(torch.empty, plan.output_shape, dtype=x.dtype,
-                                   device=x.device, memory_format=torch.channels_last_3d)
+    # The output: new_empty_strided of a tensor with the input's dtype and
+    # device (a hit has the miss's input signature) takes positional
+    # arguments only, no keywords to parse. The template is an empty plain
+    # tensor (no memory; no subclass of the caller's to dispatch through).
+    template = torch.empty(0, dtype=x.dtype, device=x.device)
+    plan.empty = functools.partial(template.new_empty_strided, plan.output_shape,
+                                   _channels_last_strides(plan.output_shape))
 
 
 def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activation,
@@ -218,14 +256,8 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
     (signature and data_ptr()), checks the addresses and launches on the
     current stream."""
     try:
-        signature = ((type(input), input.dtype, input.layout, input.device, input.shape,
-                      input.stride()),
-                     (type(weight), weight.dtype, weight.layout, weight.device,
-                      weight.shape, weight.stride()),
-                     None if bias is None else _torch_signature(bias),
-                     None if residual is None else _torch_signature(residual),
-                     None if out is None else _torch_signature(out),
-                     _arguments_key(stride, padding, dilation, groups), activation, target)
+        signature = torch_signature(input, weight, bias, residual, out, stride, padding,
+                                    dilation, groups, activation, target)
         plan = signatures.get(signature)
     except (AttributeError, RuntimeError, TypeError):
         # An operand that is not a tensor, stride() of a sparse or other
@@ -269,7 +301,10 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                     _span(ptr, t.shape, t.stride(), t.element_size()), out_span):
                 raise ValueError("out overlaps %s in memory" % what)
         _check_address(out_ptr, "out", alignment)
-    _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
+    # One test for the usual case (all aligned); the checks in order, naming
+    # the operand, otherwise.
+    if (x_ptr | w_ptr | (res_ptr or 0)) % alignment or (b_ptr or 0) % 4:
+        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
     _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr,
             (plan.stream() or _STREAM_LEGACY) if plan.gpu else None)
     if plan.output_back:
