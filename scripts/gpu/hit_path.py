@@ -27,6 +27,11 @@ Prints PASS/FAIL for the issue's limit (conv3d.conv3d < 15 us host time per
 call with a busy GPU) and the result's accuracy; the exit status is 1 if
 it failed. scripts/gpu/torch_check.py step 6 calls breakdown() too. The CPU
 counterpart: bench/python_hit_path.py.
+
+CONV3D_PYTHON=DIR times the conv3d package in DIR instead of this tree's
+python/ (e.g. another branch's, for a before/after comparison on the same
+machine; the breakdown is skipped when that package has no
+_hit.torch_signature).
 """
 
 import ctypes
@@ -36,7 +41,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.environ.get("CONV3D_PYTHON") or os.path.join(ROOT, "python"))
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -167,6 +172,9 @@ def breakdown(x, w, b, targets=("auto", "sm80")):
     lib = conv3d._library()
     error = ctypes.create_string_buffer(4096)
     totals = {}
+    if not hasattr(_hit, "torch_signature"):
+        print("  (no breakdown: %s has no _hit.torch_signature)" % conv3d.__file__)
+        return totals
     with torch.no_grad():
         for target in targets:
             conv3d.clear_cache()
@@ -229,9 +237,10 @@ def breakdown(x, w, b, targets=("auto", "sm80")):
 
 def main():
     dev = conv3d.cuda_device()
-    print("device %d: %s, cc %d.%d; torch %s, cuDNN %s; conv3d %s (%s)" % (
+    print("device %d: %s, cc %d.%d; torch %s, cuDNN %s; conv3d %s (%s, %s)" % (
         dev.ordinal, dev.name.decode(), dev.cc_major, dev.cc_minor, torch.__version__,
-        torch.backends.cudnn.version(), conv3d.__version__, conv3d.library_path()))
+        torch.backends.cudnn.version(), conv3d.__version__, conv3d.__file__,
+        conv3d.library_path()))
     x, w, b = operands()
     b16 = b.bfloat16()
 
