@@ -34,6 +34,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <vector>
 
 using namespace llvm;
@@ -102,10 +103,12 @@ struct GatedTimes {
 };
 
 /// A stream held busy by a spin kernel while bursts of calls are enqueued
-/// behind it.
+/// behind it. It owns the spin kernel's module and two events (not
+/// copyable: one owner unloads and destroys them).
 class BusyStream {
 public:
-  static Expected<BusyStream> create(CudaDriver &driver, void *stream) {
+  static Expected<std::unique_ptr<BusyStream>> create(CudaDriver &driver,
+                                                      void *stream) {
     Expected<void *> module = driver.loadModuleJIT(kSpinPtx, 1);
     if (!module)
       return module.takeError();
@@ -118,8 +121,11 @@ public:
       return begin.takeError();
     if (!end)
       return end.takeError();
-    return BusyStream(driver, stream, *module, *spin, *begin, *end);
+    return std::unique_ptr<BusyStream>(
+        new BusyStream(driver, stream, *module, *spin, *begin, *end));
   }
+  BusyStream(const BusyStream &) = delete;
+  BusyStream &operator=(const BusyStream &) = delete;
 
   /// Launches the spin kernel for `ns` nanoseconds (0: a bare launch).
   Error spin(uint64_t ns) {
@@ -304,28 +310,31 @@ int main(int argc, char **argv) {
       consumeError(millis.takeError());
 
     // Behind a busy GPU: the host side alone, and the kernel's time.
-    Expected<BusyStream> busy = BusyStream::create(*driver, args.stream);
+    Expected<std::unique_ptr<BusyStream>> busy =
+        BusyStream::create(*driver, args.stream);
     if (!busy)
       return fail("spin kernel: " + toString(busy.takeError()));
-    Expected<GatedTimes> gated = busy->time(run, /*burst=*/100,
-                                            /*spinMillis=*/20);
-    if (!gated)
-      return fail("run behind a busy GPU: " + (firstError.empty()
-                                                   ? toString(gated.takeError())
-                                                   : firstError));
+    Expected<GatedTimes> gated = (*busy)->time(run, /*burst=*/100,
+                                               /*spinMillis=*/20);
+    if (!gated) {
+      std::string why = toString(gated.takeError());
+      return fail("run behind a busy GPU: " +
+                  (firstError.empty() ? why : firstError));
+    }
     auto bareLaunch = [&]() -> bool {
-      if (Error e = busy->spin(0)) {
+      if (Error e = (*busy)->spin(0)) {
         firstError = toString(std::move(e));
         return false;
       }
       return true;
     };
-    Expected<GatedTimes> bare = busy->time(bareLaunch, /*burst=*/100,
-                                           /*spinMillis=*/20);
-    if (!bare)
-      return fail(
-          "bare launch behind a busy GPU: " +
-          (firstError.empty() ? toString(bare.takeError()) : firstError));
+    Expected<GatedTimes> bare = (*busy)->time(bareLaunch, /*burst=*/100,
+                                              /*spinMillis=*/20);
+    if (!bare) {
+      std::string why = toString(bare.takeError());
+      return fail("bare launch behind a busy GPU: " +
+                  (firstError.empty() ? why : firstError));
+    }
     outs() << "  behind a busy GPU (bursts of 100 calls queued behind a spin "
               "kernel: no back-pressure):\n";
     outs() << format("    CompiledConv::run (host, per call)  %7.2f us\n",
