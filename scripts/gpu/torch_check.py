@@ -25,6 +25,10 @@ if any step failed.
   8. The cost of the layout step for NCDHW-contiguous input (GPU time of the
      contiguous path minus the channels_last path).
   9. Converted copies of weights and biases follow in-place updates.
+ 10. Eager calls past the custom op (conv3d.torch._direct): bit-identical
+     to the op under no_grad, and taken exactly when autograd has nothing
+     to record on plain tensors (not with parameters requiring grad, nor
+     for a FakeTensor).
 """
 
 import copy
@@ -411,6 +415,53 @@ def check_cupy():
            "%.2e" % rel_l2(y, ref16))
 
 
+@step("10. eager calls past the custom op (conv3d.torch._direct)")
+def check_direct():
+    torch.manual_seed(int(time.time()))
+    x = torch.randn(2, 64, 5, 9, 9, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    w = (torch.randn(96, 64, 3, 3, 3, device="cuda") / 40).bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    b = torch.randn(96, device="cuda")
+    args = (x, w, b, [1, 1, 1], [2, 0, 1, 1, 1, 1], [1, 1, 1], "silu", None, "auto")
+    with torch.no_grad():
+        direct = ct.conv3d(x, w, b, 1, (2, 0, 1, 1, 1, 1), activation="silu")
+        through_op = torch.ops.conv3d.conv3d(*args)
+    torch.cuda.synchronize()
+    report("no_grad: ct.conv3d (direct) == the custom op, bit for bit",
+           torch.equal(direct, through_op) and direct.is_contiguous(
+               memory_format=torch.channels_last_3d))
+    layer = ct.Conv3d(64, 96, 3, padding=1).cuda().bfloat16()
+    wp = layer.weight
+    answers = {
+        "no_grad, parameters": (torch.no_grad, (x, wp, layer.bias, None), True),
+        "inference_mode": (torch.inference_mode, (x, w, b, None), True),
+        "grad enabled, nothing requires grad": (torch.enable_grad, (x, w, b, None), True),
+        "grad enabled, parameters require grad": (torch.enable_grad,
+                                                  (x, wp, layer.bias, None), False),
+        "grad enabled, input requires grad": (torch.enable_grad,
+                                              (x.detach().requires_grad_(), w, b, None),
+                                              False),
+    }
+    for name, (mode, operands, expected) in answers.items():
+        with mode():
+            got = ct._direct(*operands)
+        report("_direct, %s: %s" % (name, expected), got == expected, str(got))
+    try:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        with FakeTensorMode() as mode:
+            fake = mode.from_tensor(x)
+            got = ct._direct(fake, w, b, None)
+        report("_direct, a FakeTensor input: False", got is False, str(got))
+    except ImportError:
+        print("SKIP _direct with a FakeTensor (torch._subclasses.fake_tensor missing)")
+    with torch.no_grad():
+        y = layer(x)
+        ref = F.conv3d(x.float(), layer.weight.float(), layer.bias.float(), 1, 1)
+    report("no_grad Conv3d module (direct) vs float32 cuDNN", rel_l2(y, ref) < BF16_TOL,
+           "%.2e" % rel_l2(y, ref))
+
+
 def main():
     print("conv3d %s, library %s (%s)" % (conv3d.__version__, conv3d.library_path(),
                                           conv3d.library_version()))
@@ -422,7 +473,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     for check in (check_against_cudnn, check_opcheck, check_network, check_stream,
                   check_backward_state, check_overhead, check_cupy, check_layout_cost,
-                  check_parameter_cache):
+                  check_parameter_cache, check_direct):
         check()
     print("\n%d failed: %s" % (len(failures), ", ".join(failures) or "none"))
     return 1 if failures else 0
