@@ -60,7 +60,8 @@ def path_for(kind):
 # The C call ------------------------------------------------------------------
 
 # Each thread's conv3d_run_args block (conv3d_run_packed): a hit fills in
-# the handle and the addresses and passes one pointer.
+# the handle and the addresses and passes one pointer. One attribute of the
+# thread-local object: (block, a pointer to it, the error buffer).
 _blocks = threading.local()
 
 
@@ -68,15 +69,15 @@ def _new_block():
     block = RunArgs()
     error = ctypes.create_string_buffer(4096)
     block.error, block.error_size = ctypes.addressof(error), len(error)
-    _blocks.block, _blocks.error, _blocks.ref = block, error, ctypes.byref(block)
-    return block
+    _blocks.state = state = (block, ctypes.byref(block), error)
+    return state
 
 
 def _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, stream):
     try:
-        block = _blocks.block
+        block, ref, error = _blocks.state
     except AttributeError:
-        block = _new_block()
+        block, ref, error = _new_block()
     block.conv = plan.handle
     block.input = x_ptr
     block.filter = w_ptr
@@ -84,8 +85,8 @@ def _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, stream):
     block.residual = res_ptr
     block.output = out_ptr
     block.stream = stream
-    if plan.run(_blocks.ref):
-        raise Conv3dError(_blocks.error.value.decode())
+    if plan.run(ref):
+        raise Conv3dError(error.value.decode())
 
 
 def _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr):
@@ -254,10 +255,24 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                   residual, out, target):
     """conv3d for PyTorch tensors: a hit reads each tensor's attributes once
     (signature and data_ptr()), checks the addresses and launches on the
-    current stream."""
+    current stream. The hot path of the package: torch_signature and
+    _launch are written out inline here (a Python call costs as much as a
+    tensor attribute); torch_signature must build the same tuple."""
     try:
-        signature = torch_signature(input, weight, bias, residual, out, stride, padding,
-                                    dilation, groups, activation, target)
+        if type(stride) is int and type(padding) is int and type(dilation) is int \
+                and type(groups) is int:
+            arguments = stride, padding, dilation, groups
+        else:
+            arguments = _arguments_key(stride, padding, dilation, groups)
+        signature = (type(input), input.dtype, input.layout, input.device, input.shape,
+                     input.stride(),
+                     type(weight), weight.dtype, weight.layout, weight.device, weight.shape,
+                     weight.stride(),
+                     None if bias is None else (type(bias), bias.dtype, bias.layout,
+                                                bias.device, bias.shape, bias.stride()),
+                     None if residual is None else _torch_signature(residual),
+                     None if out is None else _torch_signature(out),
+                     arguments, activation, target)
         plan = signatures.get(signature)
     except (AttributeError, RuntimeError, TypeError):
         # An operand that is not a tensor, stride() of a sparse or other
@@ -305,8 +320,19 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
     # the operand, otherwise.
     if (x_ptr | w_ptr | (res_ptr or 0)) % alignment or (b_ptr or 0) % 4:
         _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
-    _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr,
-            (plan.stream() or _STREAM_LEGACY) if plan.gpu else None)
+    try:
+        block, ref, error = _blocks.state
+    except AttributeError:
+        block, ref, error = _new_block()
+    block.conv = plan.handle
+    block.input = x_ptr
+    block.filter = w_ptr
+    block.bias = b_ptr
+    block.residual = res_ptr
+    block.output = out_ptr
+    block.stream = (plan.stream() or _STREAM_LEGACY) if plan.gpu else None
+    if plan.run(ref):
+        raise Conv3dError(error.value.decode())
     if plan.output_back:
         result = result.contiguous()
     return result
