@@ -231,6 +231,8 @@ Expected<size_t> uploadIntoNewSlot(CudaDriver::Impl &impl, const DriverApi &api,
     impl.mapUploads.resize(impl.mapSlots.capacity());
   }
   TensorMapSlots::Allocation allocation = impl.mapSlots.allocate();
+  if (allocation.droppedEnd > allocation.droppedBegin)
+    impl.mapEpoch.fetch_add(1, std::memory_order_acq_rel);
   if (allocation.reusesRetired) {
     // Kernels enqueued on any stream may still read the retired maps.
     if (Error err = callDriver(api, api.cuCtxSynchronize, "cuCtxSynchronize"))
@@ -268,20 +270,26 @@ Expected<size_t> uploadIntoNewSlot(CudaDriver::Impl &impl, const DriverApi &api,
 /// encoding parameters) without encoding when it is held.
 template <typename EncodeFn>
 Expected<void *> deviceMapFor(CudaDriver::Impl &impl, llvm::StringRef key,
-                              void *stream, EncodeFn encode) {
+                              void *stream, bool *complete, EncodeFn encode) {
   CUstream cuStream = static_cast<CUstream>(stream);
+  bool ignored;
+  bool &known = complete ? *complete : ignored;
+  known = false;
   {
     // The hit path: no driver call once the upload is known complete.
     std::lock_guard<std::mutex> lock(impl.mutex);
     if (std::optional<size_t> slot = impl.mapSlots.lookup(key))
-      if (!impl.mapUploads[*slot].event)
+      if (!impl.mapUploads[*slot].event) {
+        known = true;
         return slotAddress(impl, *slot);
+      }
   }
   return withContext(impl, [&](const DriverApi &api) -> Expected<void *> {
     std::lock_guard<std::mutex> lock(impl.mutex);
     if (std::optional<size_t> slot = impl.mapSlots.lookup(key)) {
       if (Error err = readyFor(impl, api, *slot, cuStream))
         return std::move(err);
+      known = !impl.mapUploads[*slot].event;
       return slotAddress(impl, *slot);
     }
     Expected<TensorMap> map = encode();
@@ -302,6 +310,7 @@ Expected<void *> deviceMapFor(CudaDriver::Impl &impl, llvm::StringRef key,
     }
     if (key != content)
       impl.mapSlots.alias(key, *slot);
+    known = !impl.mapUploads[*slot].event;
     return slotAddress(impl, *slot);
   });
 }
@@ -312,20 +321,27 @@ Expected<void *> CudaDriver::uploadTensorMap(const TensorMap &map,
                                              void *stream) {
   MapKey key;
   keyOf(map, key);
-  return deviceMapFor(*impl, key, stream,
+  return deviceMapFor(*impl, key, stream, /*complete=*/nullptr,
                       [&]() -> Expected<TensorMap> { return map; });
 }
 
 Expected<void *> CudaDriver::deviceTensorMap(const TiledTensorMapParams &params,
-                                             void *stream) {
+                                             void *stream, bool *complete) {
   MapKey key;
   keyOf(params, key);
-  return deviceMapFor(*impl, key, stream, [&] { return encodeTiled(params); });
+  return deviceMapFor(*impl, key, stream, complete,
+                      [&] { return encodeTiled(params); });
 }
 
 Expected<void *>
-CudaDriver::deviceTensorMap(const Im2colTensorMapParams &params, void *stream) {
+CudaDriver::deviceTensorMap(const Im2colTensorMapParams &params, void *stream,
+                            bool *complete) {
   MapKey key;
   keyOf(params, key);
-  return deviceMapFor(*impl, key, stream, [&] { return encodeIm2col(params); });
+  return deviceMapFor(*impl, key, stream, complete,
+                      [&] { return encodeIm2col(params); });
+}
+
+uint64_t CudaDriver::tensorMapEpoch() const {
+  return impl->mapEpoch.load(std::memory_order_acquire);
 }
