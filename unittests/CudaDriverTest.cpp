@@ -971,6 +971,80 @@ TEST(CudaDriverGpu, TensorMaps) {
   ASSERT_NO_ERROR(driver.free(buffer));
 }
 
+TEST(CudaDriverGpu, DescriptorWrappersRememberMaps) {
+  SKIP_WITHOUT_GPU(driver);
+  DeviceInfo info = unwrap(driver.deviceInfo());
+  if (info.ccMajor < 9)
+    GTEST_SKIP() << "TMA needs sm_90, this is " << info.chip();
+  llvm::consumeError(CudaDriver::takeDeferredError());
+  constexpr size_t kBytes = 2 * 16 * 16 * 16 * 64 * 2;
+  void *buffer = unwrap(driver.allocate(kBytes));
+  void *stream = unwrap(driver.createStream());
+  // Lent as CompiledConv::run lends the caller's stream to host code.
+  ScopedCurrentStream borrowed(stream);
+  // A 16 x 16 x 64 bf16 tensor in boxes of 8 x 8 x 64, as lowered host code
+  // asks for it (innermost first, element strides).
+  auto ask = [&](void *address) {
+    return conv3dTmaTiledDescriptor(
+        int64_t(reinterpret_cast<uintptr_t>(address)),
+        int64_t(TensorMapDataType::BFloat16), 64, 16, 16, 64, 64 * 16, 64, 8, 8,
+        int64_t(TensorMapSwizzle::B128));
+  };
+  auto encoded = [&](void *address) {
+    TiledTensorMapParams params;
+    params.dataType = TensorMapDataType::BFloat16;
+    params.globalAddress = address;
+    params.globalDim = {64, 16, 16};
+    params.globalStrides = {64 * 2, 64 * 16 * 2};
+    params.boxDim = {64, 8, 8};
+    params.swizzle = TensorMapSwizzle::B128;
+    return unwrap(driver.encodeTiled(params)).opaque;
+  };
+  auto readBack = [&](int64_t map) {
+    TensorMap copy;
+    llvm::Error error = driver.synchronize(stream);
+    if (!error)
+      error = driver.copyToHost(&copy, reinterpret_cast<void *>(map),
+                                sizeof(TensorMap), nullptr);
+    if (error)
+      ADD_FAILURE() << llvm::toString(std::move(error));
+    return copy.opaque;
+  };
+
+  int64_t first = ask(buffer);
+  ASSERT_NE(first, 0) << takeDeferred();
+  EXPECT_EQ(readBack(first), encoded(buffer));
+  // Uploaded and known complete: asked again (from the memo once the driver
+  // has seen the upload finish), the same copy.
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(ask(buffer), first) << "repeat " << i;
+  void *moved = static_cast<char *>(buffer) + 4096;
+  int64_t second = ask(moved);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(readBack(second), encoded(moved));
+  EXPECT_EQ(ask(buffer), first);
+
+  // Enough new maps for both generations of slots to be reused: the epoch
+  // moves, and the wrapper's answer holds the right descriptor again.
+  uint64_t epoch = driver.tensorMapEpoch();
+  for (int i = 0; i < 2 * 4096 + 64; ++i) {
+    Im2colTensorMapParams params = validIm2col();
+    params.globalAddress = static_cast<char *>(buffer) + 16 * (i % 4096);
+    params.pixelsPerColumn = 64 + 64 * (i / 4096);
+    unwrap(driver.deviceTensorMap(params, stream));
+  }
+  EXPECT_GE(driver.tensorMapEpoch(), epoch + 2);
+  for (int i = 0; i < 3; ++i) {
+    int64_t again = ask(buffer);
+    ASSERT_NE(again, 0) << takeDeferred();
+    EXPECT_EQ(readBack(again), encoded(buffer)) << "after reuse, " << i;
+  }
+  EXPECT_EQ(takeDeferred(), "");
+  ASSERT_NO_ERROR(driver.synchronize(stream));
+  ASSERT_NO_ERROR(driver.destroyStream(stream));
+  ASSERT_NO_ERROR(driver.free(buffer));
+}
+
 TEST(CudaDriverGpu, TensorMapCacheIsBounded) {
   SKIP_WITHOUT_GPU(driver);
   DeviceInfo info = unwrap(driver.deviceInfo());

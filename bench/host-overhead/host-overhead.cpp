@@ -11,7 +11,13 @@
 // persistent launch. Each figure is the best of several rounds (the least
 // disturbed by other processes). The GPU time per call is printed too: when
 // it is not below the host time, the loop measured the GPU, not the host.
-// The Python package's share is scripts/gpu/torch_check.py step 6.
+//
+// On GPU targets the run is also timed behind a spin kernel: the stream is
+// held busy (a PTX kernel polling %globaltimer) while a burst of calls is
+// enqueued, so the host time of the burst has no queue back-pressure and no
+// idle-GPU wake-up in it, whatever the kernel's own duration; the GPU time
+// of the queued burst, measured by events after the spin, is the kernel's
+// time per call. The Python package's share is scripts/gpu/hit_path.py.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +34,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <vector>
 
 using namespace llvm;
@@ -69,6 +76,117 @@ double bestMicros(const std::function<bool()> &fn,
   }
   return best;
 }
+
+/// Spins until %globaltimer has advanced by `ns` nanoseconds: holds a stream
+/// busy while the host enqueues work behind it.
+constexpr const char kSpinPtx[] = R"(
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry conv3d_host_overhead_spin(.param .u64 ns) {
+  .reg .u64 %start, %now, %ns, %end;
+  .reg .pred %wait;
+  ld.param.u64 %ns, [ns];
+  mov.u64 %start, %globaltimer;
+  add.u64 %end, %start, %ns;
+SPIN:
+  mov.u64 %now, %globaltimer;
+  setp.lt.u64 %wait, %now, %end;
+  @%wait bra SPIN;
+  ret;
+}
+)";
+
+struct GatedTimes {
+  double hostMicros = std::numeric_limits<double>::infinity();
+  double gpuMicros = std::numeric_limits<double>::infinity();
+};
+
+/// A stream held busy by a spin kernel while bursts of calls are enqueued
+/// behind it. It owns the spin kernel's module and two events (not
+/// copyable: one owner unloads and destroys them).
+class BusyStream {
+public:
+  static Expected<std::unique_ptr<BusyStream>> create(CudaDriver &driver,
+                                                      void *stream) {
+    Expected<void *> module = driver.loadModuleJIT(kSpinPtx, 1);
+    if (!module)
+      return module.takeError();
+    Expected<void *> spin =
+        driver.getFunction(*module, "conv3d_host_overhead_spin");
+    if (!spin)
+      return spin.takeError();
+    Expected<void *> begin = driver.createEvent(), end = driver.createEvent();
+    if (!begin)
+      return begin.takeError();
+    if (!end)
+      return end.takeError();
+    return std::unique_ptr<BusyStream>(
+        new BusyStream(driver, stream, *module, *spin, *begin, *end));
+  }
+  BusyStream(const BusyStream &) = delete;
+  BusyStream &operator=(const BusyStream &) = delete;
+
+  /// Launches the spin kernel for `ns` nanoseconds (0: a bare launch).
+  Error spin(uint64_t ns) {
+    void *params[] = {&ns};
+    return driver.launch(spinFunction, {1, 1, 1}, {1, 1, 1}, 0, stream, params);
+  }
+
+  /// The best host and GPU time per call of `fn` in bursts of `burst` calls
+  /// behind a spin of `spinMillis`; an error when a burst took longer to
+  /// enqueue than most of the spin (the GPU could have caught up, or the
+  /// queue pushed back).
+  Expected<GatedTimes> time(const std::function<bool()> &fn, unsigned burst,
+                            double spinMillis) {
+    GatedTimes best;
+    for (unsigned round = 0; round < rounds; ++round) {
+      if (Error e = driver.synchronize(stream))
+        return std::move(e);
+      if (Error e = spin(uint64_t(spinMillis * 1e6)))
+        return std::move(e);
+      if (Error e = driver.recordEvent(begin, stream))
+        return std::move(e);
+      auto start = std::chrono::steady_clock::now();
+      for (unsigned i = 0; i < burst; ++i)
+        if (!fn())
+          return createStringError("the call failed");
+      auto stop = std::chrono::steady_clock::now();
+      if (Error e = driver.recordEvent(end, stream))
+        return std::move(e);
+      if (Error e = driver.synchronizeEvent(end))
+        return std::move(e);
+      double hostMicros =
+          std::chrono::duration<double, std::micro>(stop - start).count();
+      if (hostMicros >= 0.8 * spinMillis * 1e3)
+        return createStringError("a burst of %u calls took %.0f us to "
+                                 "enqueue; the spin lasts %.0f us",
+                                 burst, hostMicros, spinMillis * 1e3);
+      Expected<float> millis = driver.elapsedMillis(begin, end);
+      if (!millis)
+        return millis.takeError();
+      best.hostMicros = std::min(best.hostMicros, hostMicros / burst);
+      best.gpuMicros = std::min(best.gpuMicros, double(*millis) * 1e3 / burst);
+    }
+    return best;
+  }
+
+  ~BusyStream() {
+    consumeError(driver.synchronize(stream));
+    consumeError(driver.destroyEvent(begin));
+    consumeError(driver.destroyEvent(end));
+    consumeError(driver.unloadModule(module));
+  }
+
+private:
+  BusyStream(CudaDriver &driver, void *stream, void *module, void *function,
+             void *begin, void *end)
+      : driver(driver), stream(stream), module(module), spinFunction(function),
+        begin(begin), end(end) {}
+
+  CudaDriver &driver;
+  void *stream, *module, *spinFunction, *begin, *end;
+};
 
 int fail(const Twine &message) {
   WithColor::error(errs(), "conv3d-host-overhead") << message << "\n";
@@ -190,6 +308,42 @@ int main(int argc, char **argv) {
                            : "");
     else
       consumeError(millis.takeError());
+
+    // Behind a busy GPU: the host side alone, and the kernel's time.
+    Expected<std::unique_ptr<BusyStream>> busy =
+        BusyStream::create(*driver, args.stream);
+    if (!busy)
+      return fail("spin kernel: " + toString(busy.takeError()));
+    Expected<GatedTimes> gated = (*busy)->time(run, /*burst=*/100,
+                                               /*spinMillis=*/20);
+    if (!gated) {
+      std::string why = toString(gated.takeError());
+      return fail("run behind a busy GPU: " +
+                  (firstError.empty() ? why : firstError));
+    }
+    auto bareLaunch = [&]() -> bool {
+      if (Error e = (*busy)->spin(0)) {
+        firstError = toString(std::move(e));
+        return false;
+      }
+      return true;
+    };
+    Expected<GatedTimes> bare = (*busy)->time(bareLaunch, /*burst=*/100,
+                                              /*spinMillis=*/20);
+    if (!bare) {
+      std::string why = toString(bare.takeError());
+      return fail("bare launch behind a busy GPU: " +
+                  (firstError.empty() ? why : firstError));
+    }
+    outs() << "  behind a busy GPU (bursts of 100 calls queued behind a spin "
+              "kernel: no back-pressure):\n";
+    outs() << format("    CompiledConv::run (host, per call)  %7.2f us\n",
+                     gated->hostMicros);
+    outs() << format("    its GPU time per call                %7.2f us\n",
+                     gated->gpuMicros);
+    outs() << format("    CudaDriver::launch of a 1-thread kernel (host) "
+                     "%7.2f us\n",
+                     bare->hostMicros);
 
     // The runtime's pieces of a launch.
     Im2colTensorMapParams params;

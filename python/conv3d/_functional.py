@@ -435,7 +435,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     if hit:
         result = hit(input, weight, bias, stride, padding, dilation, groups, activation,
                      residual, out, target)
-        if result is not _hit.MISS:
+        if result is not _MISS:
             return result
     plan, views = _checked_plan(input, weight, bias, residual, out, stride, padding,
                                 dilation, groups, activation, target)
@@ -529,3 +529,4 @@ def _arguments_key(stride, padding, dilation, groups):
 from . import _hit  # noqa: E402  (it uses the helpers above)
 
 _hit_paths = _hit.paths
+_MISS = _hit.MISS

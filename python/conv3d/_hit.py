@@ -60,7 +60,8 @@ def path_for(kind):
 # The C call ------------------------------------------------------------------
 
 # Each thread's conv3d_run_args block (conv3d_run_packed): a hit fills in
-# the handle and the addresses and passes one pointer.
+# the handle and the addresses and passes one pointer. One attribute of the
+# thread-local object: (block, a pointer to it, the error buffer).
 _blocks = threading.local()
 
 
@@ -68,15 +69,15 @@ def _new_block():
     block = RunArgs()
     error = ctypes.create_string_buffer(4096)
     block.error, block.error_size = ctypes.addressof(error), len(error)
-    _blocks.block, _blocks.error, _blocks.ref = block, error, ctypes.byref(block)
-    return block
+    _blocks.state = state = (block, ctypes.byref(block), error)
+    return state
 
 
 def _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, stream):
     try:
-        block = _blocks.block
+        block, ref, error = _blocks.state
     except AttributeError:
-        block = _new_block()
+        block, ref, error = _new_block()
     block.conv = plan.handle
     block.input = x_ptr
     block.filter = w_ptr
@@ -84,8 +85,8 @@ def _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, stream):
     block.residual = res_ptr
     block.output = out_ptr
     block.stream = stream
-    if plan.run(_blocks.ref):
-        raise Conv3dError(_blocks.error.value.decode())
+    if plan.run(ref):
+        raise Conv3dError(error.value.decode())
 
 
 def _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr):
@@ -196,6 +197,39 @@ def _torch_signature(t):
     return type(t), t.dtype, t.layout, t.device, t.shape, t.stride()
 
 
+def torch_signature(input, weight, bias, residual, out, stride, padding, dilation, groups,
+                    activation, target):
+    """The signature of a call on PyTorch tensors: one flat tuple of the
+    input's and the weight's attributes (no tuple per tensor for the two
+    always there), the optional operands', the arguments and the rest.
+    AttributeError, RuntimeError (stride() of a sparse or other non-strided
+    tensor) or TypeError (an unhashable argument, on lookup) when the
+    general route must name the problem."""
+    if type(stride) is int and type(padding) is int and type(dilation) is int \
+            and type(groups) is int:  # the common case, at a glance
+        arguments = stride, padding, dilation, groups
+    else:
+        arguments = _arguments_key(stride, padding, dilation, groups)
+    return (type(input), input.dtype, input.layout, input.device, input.shape,
+            input.stride(),
+            type(weight), weight.dtype, weight.layout, weight.device, weight.shape,
+            weight.stride(),
+            None if bias is None else _torch_signature(bias),
+            None if residual is None else _torch_signature(residual),
+            None if out is None else _torch_signature(out),
+            arguments, activation, target)
+
+
+def _channels_last_strides(shape):
+    """The strides of a (N, C, D, H, W) tensor with NDHWC memory, as
+    torch.channels_last_3d gives them (extents of 0 count as 1)."""
+    n, c, d, h, w = shape
+    sw = max(c, 1)
+    sh = sw * max(w, 1)
+    sd = sh * max(h, 1)
+    return (sd * max(d, 1), 1, sd, sh, sw)
+
+
 def _prepare_torch(plan, x):
     """What a plan needs to run on PyTorch tensors like `x` without asking
     the tensors or the Library again."""
@@ -208,24 +242,37 @@ def _prepare_torch(plan, x):
         ordinal = plan.device[1]
         plan.stream = functools.partial(raw, ordinal) if raw else (
             lambda: torch.cuda.current_stream(ordinal).cuda_stream)
-    plan.empty = functools.partial(torch.empty, plan.output_shape, dtype=x.dtype,
-                                   device=x.device, memory_format=torch.channels_last_3d)
+    # The output: new_empty_strided of a tensor with the input's dtype and
+    # device (a hit has the miss's input signature) takes positional
+    # arguments only, no keywords to parse. The template is an empty plain
+    # tensor (no memory; no subclass of the caller's to dispatch through).
+    template = torch.empty(0, dtype=x.dtype, device=x.device)
+    plan.empty = functools.partial(template.new_empty_strided, plan.output_shape,
+                                   _channels_last_strides(plan.output_shape))
 
 
 def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activation,
                   residual, out, target):
     """conv3d for PyTorch tensors: a hit reads each tensor's attributes once
     (signature and data_ptr()), checks the addresses and launches on the
-    current stream."""
+    current stream. The hot path of the package: torch_signature and
+    _launch are written out inline here (a Python call costs as much as a
+    tensor attribute); torch_signature must build the same tuple."""
     try:
-        signature = ((type(input), input.dtype, input.layout, input.device, input.shape,
-                      input.stride()),
-                     (type(weight), weight.dtype, weight.layout, weight.device,
-                      weight.shape, weight.stride()),
-                     None if bias is None else _torch_signature(bias),
+        if type(stride) is int and type(padding) is int and type(dilation) is int \
+                and type(groups) is int:
+            arguments = stride, padding, dilation, groups
+        else:
+            arguments = _arguments_key(stride, padding, dilation, groups)
+        signature = (type(input), input.dtype, input.layout, input.device, input.shape,
+                     input.stride(),
+                     type(weight), weight.dtype, weight.layout, weight.device, weight.shape,
+                     weight.stride(),
+                     None if bias is None else (type(bias), bias.dtype, bias.layout,
+                                                bias.device, bias.shape, bias.stride()),
                      None if residual is None else _torch_signature(residual),
                      None if out is None else _torch_signature(out),
-                     _arguments_key(stride, padding, dilation, groups), activation, target)
+                     arguments, activation, target)
         plan = signatures.get(signature)
     except (AttributeError, RuntimeError, TypeError):
         # An operand that is not a tensor, stride() of a sparse or other
@@ -269,9 +316,23 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                     _span(ptr, t.shape, t.stride(), t.element_size()), out_span):
                 raise ValueError("out overlaps %s in memory" % what)
         _check_address(out_ptr, "out", alignment)
-    _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
-    _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr,
-            (plan.stream() or _STREAM_LEGACY) if plan.gpu else None)
+    # One test for the usual case (all aligned); the checks in order, naming
+    # the operand, otherwise.
+    if (x_ptr | w_ptr | (res_ptr or 0)) % alignment or (b_ptr or 0) % 4:
+        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
+    try:
+        block, ref, error = _blocks.state
+    except AttributeError:
+        block, ref, error = _new_block()
+    block.conv = plan.handle
+    block.input = x_ptr
+    block.filter = w_ptr
+    block.bias = b_ptr
+    block.residual = res_ptr
+    block.output = out_ptr
+    block.stream = (plan.stream() or _STREAM_LEGACY) if plan.gpu else None
+    if plan.run(ref):
+        raise Conv3dError(error.value.decode())
     if plan.output_back:
         result = result.contiguous()
     return result

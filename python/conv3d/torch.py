@@ -9,7 +9,10 @@
 `torch.ops.conv3d.conv3d` is a `torch.library` custom op with a fake (meta)
 kernel, so `torch.compile` traces models that use it without graph breaks.
 It runs on the caller's current CUDA stream and adds no synchronization.
-Inference only: backward through it raises an error.
+Inference only: backward through it raises an error. Eager inference calls
+(no_grad(), inference_mode(), or nothing requiring grad) go to
+conv3d.conv3d directly: the op's dispatch costs more host time than the
+convolution's own call.
 
 Importing this module without PyTorch installed works; using anything in it
 then raises ImportError.
@@ -172,16 +175,50 @@ else:
         """torch.nn.functional.conv3d through the conv3d custom op (see
         conv3d.conv3d for the arguments; padding also as a 6-tuple
         (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi), activation None, 'relu',
-        'silu' or 'gelu_tanh' fused after the bias, residual added last)."""
+        'silu' or 'gelu_tanh' fused after the bias, residual added last).
+        Eager calls with nothing for autograd to record (under no_grad() or
+        inference_mode(), or no operand requiring grad) skip the op's
+        dispatch and call conv3d.conv3d directly (_direct)."""
         if groups != 1:
             raise ValueError("groups=%r: conv3d computes ungrouped convolutions only "
                              "(groups=1)" % (groups,))
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError("padding must be an int, a 3-tuple, a 6-tuple, 'valid' or "
                              "'same', got %r" % padding)
+        if _direct(input, weight, bias, residual):
+            return _functional.conv3d(input, weight, bias, stride, padding, dilation,
+                                      activation=activation, residual=residual,
+                                      target=target)
         return _torch.ops.conv3d.conv3d(input, weight, bias, _triple(stride), _six(padding),
                                         _triple(dilation), activation or "none", residual,
                                         target)
+
+    _is_compiling = _torch.compiler.is_compiling
+    _is_tracing = getattr(_torch._C, "_is_tracing", None) or _torch.jit.is_tracing
+    # Tensors as eager code holds them: no FakeTensor, FunctionalTensor or
+    # other subclass that a tracer or a dispatch mode works through.
+    _PLAIN = (_torch.Tensor, _torch.nn.Parameter)
+
+    def _direct(input, weight, bias, residual):
+        """Whether a call may run conv3d.conv3d directly instead of through
+        the custom op, whose dispatch costs several times the convolution's
+        own host time: in eager mode (not traced by torch.compile,
+        torch.export or torch.jit.trace, which must see the op), on plain
+        tensors, with no autograd to record (grad disabled, as under
+        no_grad() and inference_mode(), or nothing requiring grad: the op's
+        autograd registration is what makes backward raise the
+        inference-only error). The results are the same: the op runs
+        conv3d.conv3d too."""
+        if _is_compiling() or _is_tracing():
+            return False
+        if type(input) not in _PLAIN or type(weight) not in _PLAIN \
+                or (bias is not None and type(bias) not in _PLAIN) \
+                or (residual is not None and type(residual) not in _PLAIN):
+            return False
+        return not _torch.is_grad_enabled() or not (
+            input.requires_grad or weight.requires_grad
+            or (bias is not None and bias.requires_grad)
+            or (residual is not None and residual.requires_grad))
 
     def _ineligible(module):
         """Why an nn.Conv3d cannot run on conv3d, or None."""

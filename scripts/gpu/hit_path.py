@@ -4,23 +4,34 @@
 Run on the GPU machine by `scripts/gpu/run.sh overhead` (after
 conv3d-host-overhead, the C++ side). A small bf16 convolution
 (1x64x2x8x8 channels_last_3d input, 64 3x3x3 filters, bias, padding 1),
-so that the GPU keeps up and the host side is measured, for target=auto
-(sm90 on an H100) and target=sm80:
+for target=auto (sm90 on an H100) and target=sm80. What is measured:
 
-  - us/call in a loop of back-to-back calls (what a model's forward pays;
-    when the GPU time per call is not below it, the loop measured the GPU),
-    and the host latency of one call into an idle GPU (synchronized before
-    each call, the call alone timed: no queue back-pressure), for
-    conv3d.conv3d and cuDNN's F.conv3d under torch.no_grad();
-  - the hit path's pieces, timed as replicas of its steps: the signature
-    and lookup, the three data_ptr() reads, the output allocation (and two
-    alternatives to it, for comparison), the stream query, the C call alone
-    (conv3d_run_packed with a filled block, and conv3d_run); the rest of
-    the hit is the package's Python around them.
+  - busy GPU (the figure the issue's limit is checked on): the host time
+    per call of bursts of 100 calls enqueued behind torch.cuda._sleep, so
+    that the GPU never waits for the host and the host never waits for the
+    GPU (no queue back-pressure: a burst that takes longer than most of the
+    sleep is reported as an error, not a figure). The GPU time per call of
+    the queued burst (events after the sleep) is printed beside it: it is
+    the kernels' own time, what a back-to-back loop cannot go below.
+  - loop: back-to-back calls (what a model's forward pays; GPU-bound when
+    the GPU time per call is not below it).
+  - idle GPU: the host latency of one call after synchronizing.
+  - the hit path's pieces, each timed alone (plain loops for pure host
+    work, busy-GPU bursts for the C call, which launches): the signature
+    and lookup (_hit.torch_signature, the function the hit path calls), the
+    data_ptr() reads, the output allocation (the plan's, and alternatives
+    for comparison), the stream query, conv3d_run_packed alone; and what
+    each tensor attribute the signature reads costs.
 
-Prints PASS/FAIL for the issue's limit (conv3d.conv3d < 15 us per call in
-the loop); the exit status is 1 if it failed. scripts/gpu/torch_check.py
-step 6 calls breakdown() too. The CPU counterpart: bench/python_hit_path.py.
+Prints PASS/FAIL for the issue's limit (conv3d.conv3d < 15 us host time per
+call with a busy GPU) and the result's accuracy; the exit status is 1 if
+it failed. scripts/gpu/torch_check.py step 6 calls breakdown() too. The CPU
+counterpart: bench/python_hit_path.py.
+
+CONV3D_PYTHON=DIR times the conv3d package in DIR instead of this tree's
+python/ (e.g. another branch's, for a before/after comparison on the same
+machine; the breakdown is skipped when that package has no
+_hit.torch_signature).
 """
 
 import ctypes
@@ -30,7 +41,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.environ.get("CONV3D_PYTHON") or os.path.join(ROOT, "python"))
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -39,6 +50,8 @@ import conv3d  # noqa: E402
 from conv3d import _hit  # noqa: E402
 
 LIMIT_US = 15.0
+BURST = 100
+SPIN_MS = 20.0
 
 
 def loop_us(fn, calls=2000, rounds=5):
@@ -68,119 +81,210 @@ def idle_us(fn, calls=500):
     return statistics.median(samples) * 1e6
 
 
-def gpu_us(fn, calls=200):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    fn()
-    start.record()
-    for _ in range(calls):
+_cycles_per_ms = None
+
+
+def _spin_cycles(ms):
+    """torch.cuda._sleep's argument for about `ms` milliseconds."""
+    global _cycles_per_ms
+    if _cycles_per_ms is None:
+        begin = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        begin.record()
+        torch.cuda._sleep(10_000_000)
+        end.record()
+        end.synchronize()
+        _cycles_per_ms = 10_000_000 / max(begin.elapsed_time(end), 1e-3)
+    return int(ms * _cycles_per_ms)
+
+
+def busy_us(fn, rounds=10, burst=BURST, spin_ms=SPIN_MS):
+    """(host us per call, GPU us per call): the best over `rounds` bursts of
+    `burst` calls enqueued behind a GPU sleep of `spin_ms`."""
+    cycles = _spin_cycles(spin_ms)
+    begin = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    for _ in range(20):
         fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / calls * 1e3
+    host = gpu = float("inf")
+    for _ in range(rounds):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(cycles)
+        begin.record()
+        start = time.perf_counter()
+        for _ in range(burst):
+            fn()
+        stop = time.perf_counter()
+        end.record()
+        end.synchronize()
+        if stop - start >= 0.8 * spin_ms * 1e-3:
+            raise RuntimeError("a burst of %d calls took %.0f us to enqueue; the GPU "
+                               "sleep lasts %.0f us" % (burst, (stop - start) * 1e6,
+                                                        spin_ms * 1e3))
+        host = min(host, (stop - start) / burst * 1e6)
+        gpu = min(gpu, begin.elapsed_time(end) / burst * 1e3)
+    return host, gpu
 
 
-def operands():
-    x = torch.randn(1, 64, 2, 8, 8, device="cuda").bfloat16().contiguous(
+def cpu_us(fn, calls=20000, rounds=5):
+    """The best per-call time of host-only work (no GPU involved)."""
+    for _ in range(calls // 10):
+        fn()
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - start) / calls * 1e6)
+    return best
+
+
+def operands(spatial=(2, 8, 8), window=(3, 3, 3)):
+    x = torch.randn(1, 64, *spatial, device="cuda").bfloat16().contiguous(
         memory_format=torch.channels_last_3d)
-    w = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16().contiguous(
+    w = (torch.randn(64, 64, *window, device="cuda") / 40).bfloat16().contiguous(
         memory_format=torch.channels_last_3d)
     b = torch.randn(64, device="cuda")
     return x, w, b
 
 
-def signature_of(x, w, b, target):
-    """The hit path's signature for conv3d.conv3d(x, w, b, 1, 1, target=...)."""
-    def sig(t):
-        return type(t), t.dtype, t.layout, t.device, t.shape, t.stride()
-    return (sig(x), sig(w), sig(b), None, None, (1, 1, 1, 1), None, target)
+def compare(x, w, b, padding):
+    """conv3d.conv3d and F.conv3d on one convolution: the error against
+    float32 cuDNN, and the host us per call (busy GPU, loop, idle GPU) and
+    GPU us per call of each."""
+    b16 = b.bfloat16()
+
+    def ours():
+        return conv3d.conv3d(x, w, b, 1, padding)
+
+    def cudnn():
+        return F.conv3d(x, w, b16, 1, padding)
+
+    with torch.no_grad():
+        result = ours()
+        ref = F.conv3d(x.float(), w.float(), b, 1, padding)
+        err = ((result.double() - ref.double()).norm() / ref.double().norm()).item()
+        rows = {}
+        for name, fn in (("conv3d.conv3d (hit)", ours), ("F.conv3d (cuDNN)", cudnn)):
+            host, gpu = busy_us(fn)
+            rows[name] = (host, loop_us(fn), idle_us(fn), gpu)
+    return err, rows
+
+
+def attribute_costs(t):
+    """What reading each attribute of a CUDA tensor costs on this machine."""
+    costs = {
+        "(nothing: the loop's own cost)": cpu_us(lambda: t),
+        "type(t)": cpu_us(lambda: type(t)),
+        "t.dtype": cpu_us(lambda: t.dtype),
+        "t.layout": cpu_us(lambda: t.layout),
+        "t.device": cpu_us(lambda: t.device),
+        "t.shape": cpu_us(lambda: t.shape),
+        "t.stride()": cpu_us(lambda: t.stride()),
+        "t.data_ptr()": cpu_us(lambda: t.data_ptr()),
+        "t.is_cuda": cpu_us(lambda: t.is_cuda),
+        "t.get_device()": cpu_us(lambda: t.get_device()),
+    }
+    return costs
 
 
 def breakdown(x, w, b, targets=("auto", "sm80")):
-    """Where conv3d.conv3d's host time goes on a hit; returns {target: us}."""
+    """Where conv3d.conv3d's host time goes on a hit; returns {target: us}
+    (the busy-GPU host time per call)."""
     lib = conv3d._library()
     error = ctypes.create_string_buffer(4096)
-    amax = ctypes.c_float(0.0)
     totals = {}
+    if not hasattr(_hit, "torch_signature"):
+        print("  (no breakdown: %s has no _hit.torch_signature)" % conv3d.__file__)
+        return totals
     with torch.no_grad():
         for target in targets:
             conv3d.clear_cache()
             y = conv3d.conv3d(x, w, b, 1, 1, target=target)
-            key = signature_of(x, w, b, target)
+            key = _hit.torch_signature(x, w, b, None, None, 1, 1, 1, 1, None, target)
             plan = _hit.signatures.get(key)
             if plan is None:
-                print("  the replica of the signature does not find the plan: "
-                      "signature_of() is out of date with _hit.py")
+                print("  _hit.torch_signature does not find the plan the call made")
                 return totals
             stream = (plan.stream() or 1) if plan.gpu else None
-            ptrs = (x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr())
             block = conv3d.RunArgs()
-            block.conv, block.input, block.filter, block.bias = (plan.handle, *ptrs[:3])
-            block.output, block.stream = ptrs[3], stream
+            block.conv, block.input, block.filter = plan.handle, x.data_ptr(), w.data_ptr()
+            block.bias, block.output, block.stream = b.data_ptr(), y.data_ptr(), stream
             block.error, block.error_size = ctypes.addressof(error), len(error)
             ref = ctypes.byref(block)
-            shape = plan.output_shape
-            strides = y.stride()
+            shape, strides = plan.output_shape, y.stride()
+            nd_shape = (shape[0], shape[2], shape[3], shape[4], shape[1])
 
             def fn():
                 return conv3d.conv3d(x, w, b, 1, 1, target=target)
 
-            total = loop_us(fn)
+            host, gpu = busy_us(fn)
+            c_host, c_gpu = busy_us(lambda: lib.conv3d_run_packed(ref))
             pieces = {
-                "signature + lookup": loop_us(
-                    lambda: _hit.signatures.get(signature_of(x, w, b, target))),
-                "3 x data_ptr()": loop_us(lambda: (x.data_ptr(), w.data_ptr(),
-                                                   b.data_ptr())),
-                "output allocation + data_ptr()": loop_us(lambda: plan.empty().data_ptr()),
-                "stream query": loop_us(plan.stream) if plan.gpu else 0.0,
-                "conv3d_run_packed (C call alone)": loop_us(
-                    lambda: lib.conv3d_run_packed(ref)),
+                "signature + lookup": cpu_us(lambda: _hit.signatures.get(
+                    _hit.torch_signature(x, w, b, None, None, 1, 1, 1, 1, None, target))),
+                "3 x data_ptr()": cpu_us(lambda: (x.data_ptr(), w.data_ptr(),
+                                                  b.data_ptr())),
+                "output allocation (the plan's)": cpu_us(plan.empty),
+                "stream query": cpu_us(plan.stream) if plan.gpu else 0.0,
+                "conv3d_run_packed (busy GPU)": c_host,
             }
-            c_run = loop_us(lambda: lib.conv3d_run(
-                plan.handle, ptrs[0], ptrs[1], ptrs[2], None, amax, ptrs[3], stream, error,
-                len(error)))
             alternatives = {
-                "torch.empty_strided": loop_us(lambda: torch.empty_strided(
-                    shape, strides, dtype=x.dtype, device=x.device)),
-                "x.new_empty_strided": loop_us(lambda: x.new_empty_strided(shape, strides)),
+                "torch.empty(memory_format=channels_last_3d)": lambda: torch.empty(
+                    shape, dtype=x.dtype, device=x.device,
+                    memory_format=torch.channels_last_3d),
+                "torch.empty_strided": lambda: torch.empty_strided(
+                    shape, strides, dtype=x.dtype, device=x.device),
+                "x.new_empty_strided": lambda: x.new_empty_strided(shape, strides),
+                "x.new_empty(NDHWC).permute": lambda: x.new_empty(nd_shape).permute(
+                    0, 4, 1, 2, 3),
             }
-            rest = total - sum(pieces.values())
-            print("  %s (target=%s): conv3d.conv3d hit %.1f us/call in a loop, %.1f us "
-                  "into an idle GPU; GPU time %.1f us/call"
-                  % (plan.target, target, total, idle_us(fn), gpu_us(fn)))
+            rest = host - sum(pieces.values())
+            print("  %s (target=%s): conv3d.conv3d hit, host us/call: %.2f with a busy "
+                  "GPU (its kernel: %.2f us of GPU time), %.2f in a loop, %.2f into an "
+                  "idle GPU" % (plan.target, target, host, gpu, loop_us(fn), idle_us(fn)))
             for name, us in pieces.items():
-                print("    %-36s %5.2f us" % (name, us))
-            print("    %-36s %5.2f us" % ("the rest (the package's Python)", rest))
-            print("    (for comparison: conv3d_run, ten ctypes arguments, %.2f us; %s)"
-                  % (c_run, ", ".join("%s %.2f us" % item for item in alternatives.items())))
-            totals[target] = total
+                print("    %-44s %6.2f us" % (name, us))
+            print("    %-44s %6.2f us" % ("the rest (the package's Python)", rest))
+            print("    the C call's kernel: %.2f us of GPU time per call" % c_gpu)
+            print("    output allocation alternatives (host us, allocation + free):")
+            for name, alloc in alternatives.items():
+                print("      %-42s %6.2f us" % (name, cpu_us(alloc)))
+            totals[target] = host
+        print("    tensor attributes (host us, the loop's own cost included):")
+        for name, us in attribute_costs(x).items():
+            print("      %-42s %6.3f us" % (name, us))
     return totals
 
 
 def main():
     dev = conv3d.cuda_device()
-    print("device %d: %s, cc %d.%d; torch %s, cuDNN %s; conv3d %s (%s)" % (
+    print("device %d: %s, cc %d.%d; torch %s, cuDNN %s; conv3d %s (%s, %s)" % (
         dev.ordinal, dev.name.decode(), dev.cc_major, dev.cc_minor, torch.__version__,
-        torch.backends.cudnn.version(), conv3d.__version__, conv3d.library_path()))
+        torch.backends.cudnn.version(), conv3d.__version__, conv3d.__file__,
+        conv3d.library_path()))
     x, w, b = operands()
-    b16 = b.bfloat16()
-    with torch.no_grad():
-        ours = conv3d.conv3d(x, w, b, 1, 1)
-        ref = F.conv3d(x.float(), w.float(), b, 1, 1)
-        err = ((ours.double() - ref.double()).norm() / ref.double().norm()).item()
-        hit = loop_us(lambda: conv3d.conv3d(x, w, b, 1, 1))
-        hit_idle = idle_us(lambda: conv3d.conv3d(x, w, b, 1, 1))
-        cudnn = loop_us(lambda: F.conv3d(x, w, b16, 1, 1))
-        cudnn_idle = idle_us(lambda: F.conv3d(x, w, b16, 1, 1))
-        gpu_ours = gpu_us(lambda: conv3d.conv3d(x, w, b, 1, 1))
-        gpu_cudnn = gpu_us(lambda: F.conv3d(x, w, b16, 1, 1))
-    print("result against float32 cuDNN: rel_l2 %.2e" % err)
-    print("host us/call, loop | idle GPU: conv3d.conv3d (hit path) %.1f | %.1f; "
-          "F.conv3d (cuDNN) %.1f | %.1f; GPU us/call: ours %.1f, cuDNN %.1f"
-          % (hit, hit_idle, cudnn, cudnn_idle, gpu_ours, gpu_cudnn))
+    err, rows = compare(x, w, b, 1)
+    print("1x64x2x8x8 input, 64 3x3x3 filters, padding 1: rel_l2 %.2e against float32 "
+          "cuDNN" % err)
+    print("  host us/call          busy GPU |  loop | idle GPU   (GPU us/call)")
+    for name, (host, loop, idle, gpu) in rows.items():
+        print("  %-20s %9.2f | %5.2f | %8.2f   (%.2f)" % (name, host, loop, idle, gpu))
+    hit, hit_loop, _, hit_gpu = rows["conv3d.conv3d (hit)"]
+    theirs = rows["F.conv3d (cuDNN)"][0]
+    # A pointwise convolution of 16 pixels: little GPU time, so that the
+    # back-to-back loop is bound by the host as well.
+    tiny_err, tiny_rows = compare(*operands((1, 4, 4), (1, 1, 1)), 0)
+    print("1x64x1x4x4 input, 64 1x1x1 filters: rel_l2 %.2e" % tiny_err)
+    for name, (host, loop, idle, gpu) in tiny_rows.items():
+        print("  %-20s %9.2f | %5.2f | %8.2f   (%.2f)" % (name, host, loop, idle, gpu))
+    err = max(err, tiny_err)
     breakdown(x, w, b)
     ok = hit < LIMIT_US and err < 4e-3
-    print("%s conv3d.conv3d hit path < %.0f us per call: %.1f us (cuDNN %.1f us)"
-          % ("PASS" if ok else "FAIL", LIMIT_US, hit, cudnn))
+    print("%s conv3d.conv3d hit path < %.0f us host time per call (busy GPU): %.2f us "
+          "(cuDNN %.2f us; back-to-back loop %.2f us, GPU time %.2f us per call)"
+          % ("PASS" if ok else "FAIL", LIMIT_US, hit, theirs, hit_loop, hit_gpu))
     return 0 if ok else 1
 
 

@@ -15,7 +15,7 @@ if any step failed.
      breaks), results again.
   4. The caller's stream: a conv enqueued on a side stream, no added sync.
   5. backward raises the inference-only error; state_dict round trip.
-  6. Per-call host time on a cached kernel (conv3d.conv3d, the custom op,
+  6. Per-call host time on a cached kernel, behind a busy GPU (conv3d.conv3d, the custom op,
      the module; torch's F.conv3d for comparison): conv3d.conv3d < 15 us;
      where the hit path's time goes (hit_path.breakdown: signature and
      lookup, data_ptr(), allocation, stream query, the C call, the rest)
@@ -25,6 +25,10 @@ if any step failed.
   8. The cost of the layout step for NCDHW-contiguous input (GPU time of the
      contiguous path minus the channels_last path).
   9. Converted copies of weights and biases follow in-place updates.
+ 10. Eager calls past the custom op (conv3d.torch._direct): bit-identical
+     to the op under no_grad, and taken exactly when autograd has nothing
+     to record on plain tensors (not with parameters requiring grad, nor
+     for a FakeTensor).
 """
 
 import copy
@@ -277,28 +281,27 @@ def host_us_per_call(fn, calls=2000):
 
 @step("6. per-call host time on a cached kernel")
 def check_overhead():
-    # A small conv, so the GPU keeps up and the loop measures the host side.
+    # A small conv; host time per call measured behind a busy GPU
+    # (hit_path.busy_us: bursts queued behind torch.cuda._sleep), so that
+    # neither side waits for the other; back-to-back loops for comparison.
     x = torch.randn(1, 64, 2, 8, 8, device="cuda").bfloat16().contiguous(
         memory_format=torch.channels_last_3d)
     w = (torch.randn(64, 64, 3, 3, 3, device="cuda") / 40).bfloat16().contiguous(
         memory_format=torch.channels_last_3d)
     b = torch.randn(64, device="cuda")
     layer = ct.Conv3d(64, 64, 3, padding=1).cuda().bfloat16()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(200):
-        conv3d.conv3d(x, w, b, 1, 1)
-    end.record()
-    torch.cuda.synchronize()
-    gpu_us = start.elapsed_time(end) / 200 * 1e3
     with torch.no_grad():
-        fn = host_us_per_call(lambda: conv3d.conv3d(x, w, b, 1, 1))
-        op = host_us_per_call(lambda: ct.conv3d(x, w, b, 1, 1))
-        mod = host_us_per_call(lambda: layer(x))
-        cudnn = host_us_per_call(lambda: F.conv3d(x, w, b.bfloat16(), 1, 1))
-    print("host us/call: conv3d.conv3d %.1f, custom op %.1f, Conv3d module %.1f, "
-          "F.conv3d (cuDNN) %.1f; GPU time per call %.1f us"
-          % (fn, op, mod, cudnn, gpu_us))
+        cases = {"conv3d.conv3d": lambda: conv3d.conv3d(x, w, b, 1, 1),
+                 "custom op": lambda: ct.conv3d(x, w, b, 1, 1),
+                 "Conv3d module": lambda: layer(x),
+                 "F.conv3d (cuDNN)": lambda: F.conv3d(x, w, b.bfloat16(), 1, 1)}
+        busy = {name: hit_path.busy_us(case) for name, case in cases.items()}
+        loop = {name: host_us_per_call(case) for name, case in cases.items()}
+    print("host us/call, busy GPU | loop (GPU us/call):")
+    for name in cases:
+        print("  %-18s %6.2f | %6.2f  (%.2f)" % (name, busy[name][0], loop[name],
+                                                 busy[name][1]))
+    fn = busy["conv3d.conv3d"][0]
     hit_path.breakdown(x, w, b)
     report("conv3d.conv3d host time < %.0f us" % OVERHEAD_LIMIT_US, fn < OVERHEAD_LIMIT_US,
            "%.1f us" % fn)
@@ -412,6 +415,53 @@ def check_cupy():
            "%.2e" % rel_l2(y, ref16))
 
 
+@step("10. eager calls past the custom op (conv3d.torch._direct)")
+def check_direct():
+    torch.manual_seed(int(time.time()))
+    x = torch.randn(2, 64, 5, 9, 9, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    w = (torch.randn(96, 64, 3, 3, 3, device="cuda") / 40).bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    b = torch.randn(96, device="cuda")
+    args = (x, w, b, [1, 1, 1], [2, 0, 1, 1, 1, 1], [1, 1, 1], "silu", None, "auto")
+    with torch.no_grad():
+        direct = ct.conv3d(x, w, b, 1, (2, 0, 1, 1, 1, 1), activation="silu")
+        through_op = torch.ops.conv3d.conv3d(*args)
+    torch.cuda.synchronize()
+    report("no_grad: ct.conv3d (direct) == the custom op, bit for bit",
+           torch.equal(direct, through_op) and direct.is_contiguous(
+               memory_format=torch.channels_last_3d))
+    layer = ct.Conv3d(64, 96, 3, padding=1).cuda().bfloat16()
+    wp = layer.weight
+    answers = {
+        "no_grad, parameters": (torch.no_grad, (x, wp, layer.bias, None), True),
+        "inference_mode": (torch.inference_mode, (x, w, b, None), True),
+        "grad enabled, nothing requires grad": (torch.enable_grad, (x, w, b, None), True),
+        "grad enabled, parameters require grad": (torch.enable_grad,
+                                                  (x, wp, layer.bias, None), False),
+        "grad enabled, input requires grad": (torch.enable_grad,
+                                              (x.detach().requires_grad_(), w, b, None),
+                                              False),
+    }
+    for name, (mode, operands, expected) in answers.items():
+        with mode():
+            got = ct._direct(*operands)
+        report("_direct, %s: %s" % (name, expected), got == expected, str(got))
+    try:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        with FakeTensorMode() as mode:
+            fake = mode.from_tensor(x)
+            got = ct._direct(fake, w, b, None)
+        report("_direct, a FakeTensor input: False", got is False, str(got))
+    except ImportError:
+        print("SKIP _direct with a FakeTensor (torch._subclasses.fake_tensor missing)")
+    with torch.no_grad():
+        y = layer(x)
+        ref = F.conv3d(x.float(), layer.weight.float(), layer.bias.float(), 1, 1)
+    report("no_grad Conv3d module (direct) vs float32 cuDNN", rel_l2(y, ref) < BF16_TOL,
+           "%.2e" % rel_l2(y, ref))
+
+
 def main():
     print("conv3d %s, library %s (%s)" % (conv3d.__version__, conv3d.library_path(),
                                           conv3d.library_version()))
@@ -423,7 +473,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     for check in (check_against_cudnn, check_opcheck, check_network, check_stream,
                   check_backward_state, check_overhead, check_cupy, check_layout_cost,
-                  check_parameter_cache):
+                  check_parameter_cache, check_direct):
         check()
     print("\n%d failed: %s" % (len(failures), ", ".join(failures) or "none"))
     return 1 if failures else 0

@@ -281,11 +281,19 @@ public:
                                          void *stream = nullptr);
   /// The device copy of the map `params` encode, as uploadTensorMap gives
   /// it, found by the parameters first: a repeated call neither verifies
-  /// nor encodes.
+  /// nor encodes. `complete` (when given) tells whether the copy's upload
+  /// is known to have finished, so that a kernel on any stream may read it
+  /// without waiting.
   llvm::Expected<void *> deviceTensorMap(const TiledTensorMapParams &params,
-                                         void *stream);
+                                         void *stream,
+                                         bool *complete = nullptr);
   llvm::Expected<void *> deviceTensorMap(const Im2colTensorMapParams &params,
-                                         void *stream);
+                                         void *stream,
+                                         bool *complete = nullptr);
+  /// Changes whenever a generation of device map slots is reused: a device
+  /// copy returned under another epoch may no longer hold its map
+  /// (TensorMapMemo checks it).
+  uint64_t tensorMapEpoch() const;
 
   struct Impl;
 

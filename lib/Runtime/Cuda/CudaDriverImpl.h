@@ -23,6 +23,7 @@
 #include <cuda.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -167,6 +168,9 @@ struct CudaDriver::Impl {
   /// number of slots in two generations.
   static constexpr size_t kTensorMapsPerGeneration = 2048;
   TensorMapSlots mapSlots{kTensorMapsPerGeneration};
+  /// Advanced (under `mutex`) whenever mapSlots reuses a generation; read
+  /// without the lock by CudaDriver::tensorMapEpoch.
+  std::atomic<uint64_t> mapEpoch{0};
   CUdeviceptr mapDevice = 0;    ///< mapSlots.capacity() maps
   TensorMap *mapHost = nullptr; ///< pinned mirror the uploads copy from
   /// A slot's upload possibly in flight on `stream` (event null once known

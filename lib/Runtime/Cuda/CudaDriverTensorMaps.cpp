@@ -10,6 +10,8 @@
 
 #include "CudaDriverImpl.h"
 
+#include "llvm/ADT/SmallString.h"
+
 #include <cstring>
 
 using namespace mlir::conv3d;
@@ -131,18 +133,25 @@ CudaDriver::encodeIm2col(const Im2colTensorMapParams &params) {
 
 namespace {
 
+/// A cache key: the bytes of a map's parameters or content. The hit path
+/// (lowered host code asks for its maps on every launch) builds it on the
+/// stack: no allocation before the lookup.
+using MapKey = llvm::SmallString<512>;
+
 /// The bytes of `values`, appended to a cache key.
-template <typename Range> void appendKey(std::string &key, const Range &range) {
+template <typename Range> void appendKey(MapKey &key, const Range &range) {
   uint64_t count = std::size(range);
-  key.append(reinterpret_cast<const char *>(&count), sizeof(count));
+  key.append(reinterpret_cast<const char *>(&count),
+             reinterpret_cast<const char *>(&count) + sizeof(count));
   for (auto value : range) {
     int64_t word = int64_t(value);
-    key.append(reinterpret_cast<const char *>(&word), sizeof(word));
+    key.append(reinterpret_cast<const char *>(&word),
+               reinterpret_cast<const char *>(&word) + sizeof(word));
   }
 }
 
-std::string keyOf(const TiledTensorMapParams &params) {
-  std::string key = "tiled";
+void keyOf(const TiledTensorMapParams &params, MapKey &key) {
+  key = "tiled";
   appendKey(key,
             std::initializer_list<uint64_t>{
                 uint64_t(params.dataType),
@@ -153,11 +162,10 @@ std::string keyOf(const TiledTensorMapParams &params) {
   appendKey(key, params.globalStrides);
   appendKey(key, params.boxDim);
   appendKey(key, params.elementStrides);
-  return key;
 }
 
-std::string keyOf(const Im2colTensorMapParams &params) {
-  std::string key = "im2col";
+void keyOf(const Im2colTensorMapParams &params, MapKey &key) {
+  key = "im2col";
   appendKey(key,
             std::initializer_list<uint64_t>{
                 uint64_t(params.dataType),
@@ -170,13 +178,13 @@ std::string keyOf(const Im2colTensorMapParams &params) {
   appendKey(key, params.pixelBoxLowerCorner);
   appendKey(key, params.pixelBoxUpperCorner);
   appendKey(key, params.elementStrides);
-  return key;
 }
 
-std::string keyOf(const TensorMap &map) {
-  return "content" +
-         std::string(reinterpret_cast<const char *>(map.opaque.data()),
-                     sizeof(map.opaque));
+void keyOf(const TensorMap &map, MapKey &key) {
+  key = "content";
+  key.append(reinterpret_cast<const char *>(map.opaque.data()),
+             reinterpret_cast<const char *>(map.opaque.data()) +
+                 sizeof(map.opaque));
 }
 
 void *slotAddress(const CudaDriver::Impl &impl, size_t slot) {
@@ -223,6 +231,8 @@ Expected<size_t> uploadIntoNewSlot(CudaDriver::Impl &impl, const DriverApi &api,
     impl.mapUploads.resize(impl.mapSlots.capacity());
   }
   TensorMapSlots::Allocation allocation = impl.mapSlots.allocate();
+  if (allocation.droppedEnd > allocation.droppedBegin)
+    impl.mapEpoch.fetch_add(1, std::memory_order_acq_rel);
   if (allocation.reusesRetired) {
     // Kernels enqueued on any stream may still read the retired maps.
     if (Error err = callDriver(api, api.cuCtxSynchronize, "cuCtxSynchronize"))
@@ -259,27 +269,34 @@ Expected<size_t> uploadIntoNewSlot(CudaDriver::Impl &impl, const DriverApi &api,
 /// The device copy of the map that `encode` produces, found by `key` (the
 /// encoding parameters) without encoding when it is held.
 template <typename EncodeFn>
-Expected<void *> deviceMapFor(CudaDriver::Impl &impl, const std::string &key,
-                              void *stream, EncodeFn encode) {
+Expected<void *> deviceMapFor(CudaDriver::Impl &impl, llvm::StringRef key,
+                              void *stream, bool *complete, EncodeFn encode) {
   CUstream cuStream = static_cast<CUstream>(stream);
+  bool ignored;
+  bool &known = complete ? *complete : ignored;
+  known = false;
   {
     // The hit path: no driver call once the upload is known complete.
     std::lock_guard<std::mutex> lock(impl.mutex);
     if (std::optional<size_t> slot = impl.mapSlots.lookup(key))
-      if (!impl.mapUploads[*slot].event)
+      if (!impl.mapUploads[*slot].event) {
+        known = true;
         return slotAddress(impl, *slot);
+      }
   }
   return withContext(impl, [&](const DriverApi &api) -> Expected<void *> {
     std::lock_guard<std::mutex> lock(impl.mutex);
     if (std::optional<size_t> slot = impl.mapSlots.lookup(key)) {
       if (Error err = readyFor(impl, api, *slot, cuStream))
         return std::move(err);
+      known = !impl.mapUploads[*slot].event;
       return slotAddress(impl, *slot);
     }
     Expected<TensorMap> map = encode();
     if (!map)
       return map.takeError();
-    std::string content = keyOf(*map);
+    MapKey content;
+    keyOf(*map, content);
     std::optional<size_t> slot = impl.mapSlots.lookup(content);
     if (slot) {
       if (Error err = readyFor(impl, api, *slot, cuStream))
@@ -293,6 +310,7 @@ Expected<void *> deviceMapFor(CudaDriver::Impl &impl, const std::string &key,
     }
     if (key != content)
       impl.mapSlots.alias(key, *slot);
+    known = !impl.mapUploads[*slot].event;
     return slotAddress(impl, *slot);
   });
 }
@@ -301,18 +319,29 @@ Expected<void *> deviceMapFor(CudaDriver::Impl &impl, const std::string &key,
 
 Expected<void *> CudaDriver::uploadTensorMap(const TensorMap &map,
                                              void *stream) {
-  return deviceMapFor(*impl, keyOf(map), stream,
+  MapKey key;
+  keyOf(map, key);
+  return deviceMapFor(*impl, key, stream, /*complete=*/nullptr,
                       [&]() -> Expected<TensorMap> { return map; });
 }
 
 Expected<void *> CudaDriver::deviceTensorMap(const TiledTensorMapParams &params,
-                                             void *stream) {
-  return deviceMapFor(*impl, keyOf(params), stream,
+                                             void *stream, bool *complete) {
+  MapKey key;
+  keyOf(params, key);
+  return deviceMapFor(*impl, key, stream, complete,
                       [&] { return encodeTiled(params); });
 }
 
 Expected<void *>
-CudaDriver::deviceTensorMap(const Im2colTensorMapParams &params, void *stream) {
-  return deviceMapFor(*impl, keyOf(params), stream,
+CudaDriver::deviceTensorMap(const Im2colTensorMapParams &params, void *stream,
+                            bool *complete) {
+  MapKey key;
+  keyOf(params, key);
+  return deviceMapFor(*impl, key, stream, complete,
                       [&] { return encodeIm2col(params); });
+}
+
+uint64_t CudaDriver::tensorMapEpoch() const {
+  return impl->mapEpoch.load(std::memory_order_acquire);
 }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Runtime/CudaDriver.h"
+#include "conv3d/Runtime/TensorMapMemo.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
@@ -448,23 +449,54 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
 /// fault.
 template <typename Params>
 static int64_t deviceMapOrDefer(const char *self, CudaDriver &driver,
-                                const Params &params) {
+                                const Params &params, bool *complete) {
   return reinterpret_cast<int64_t>(valueOr<void *>(
-      self, driver.deviceTensorMap(params, currentStream), nullptr));
+      self, driver.deviceTensorMap(params, currentStream, complete), nullptr));
 }
+
+/// The calling thread's recent descriptors, by the raw arguments of the
+/// conv3dTma* call that asked (its first word names the function).
+static thread_local TensorMapMemo mapMemo;
+
+/// What `find(complete)` answers for the conv3dTma* call with arguments
+/// `words`, remembered when the map's upload is known complete: lowered host
+/// code asks for the same maps on every launch, and a repeated call is
+/// answered without building parameters or a key, or taking the driver's
+/// lock. As in the other wrappers, nothing while an error is pending.
+template <typename FindFn>
+static int64_t memoizedMap(const char *self, llvm::ArrayRef<int64_t> words,
+                           FindFn find) {
+  CudaDriver *driver = activeDriver(self);
+  if (!driver)
+    return 0;
+  uint64_t epoch = driver->tensorMapEpoch();
+  if (void *map = mapMemo.lookup(words, epoch))
+    return reinterpret_cast<int64_t>(map);
+  bool complete = false;
+  int64_t map = find(*driver, &complete);
+  if (map && complete)
+    mapMemo.remember(words, epoch, reinterpret_cast<void *>(map));
+  return map;
+}
+
+/// Tags of the conv3dTma* functions in their memo keys.
+enum : int64_t {
+  kIm2colTag = 1,
+  kIm2colSliceTag,
+  kTiledTag,
+  kTiled5dTag,
+};
 
 /// An im2col map of `dims` (C, the spatial dimensions innermost first, then
 /// the images) with element strides `strides` of dimensions 1 and up, pixel
 /// box corners and traversal strides of the spatial dimensions.
 static int64_t
-im2colMapOrDefer(const char *self, int64_t address, int64_t dataType,
+im2colMapOrDefer(const char *self, CudaDriver &driver, bool *complete,
+                 int64_t address, int64_t dataType,
                  llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> strides,
                  llvm::ArrayRef<int64_t> lower, llvm::ArrayRef<int64_t> upper,
                  llvm::ArrayRef<int64_t> traversal, int64_t channelsPerPixel,
                  int64_t pixelsPerColumn, int64_t swizzle) {
-  CudaDriver *driver = activeDriver(self);
-  if (!driver)
-    return 0;
   Im2colTensorMapParams params;
   params.dataType = TensorMapDataType(dataType);
   params.globalAddress = reinterpret_cast<void *>(address);
@@ -484,7 +516,7 @@ im2colMapOrDefer(const char *self, int64_t address, int64_t dataType,
     params.elementStrides.push_back(uint32_t(stride));
   params.elementStrides.push_back(1);
   params.swizzle = TensorMapSwizzle(swizzle);
-  return deviceMapOrDefer(self, *driver, params);
+  return deviceMapOrDefer(self, driver, params, complete);
 }
 
 extern "C" int64_t conv3dTmaIm2colDescriptor(
@@ -494,12 +526,39 @@ extern "C" int64_t conv3dTmaIm2colDescriptor(
     int64_t upperD, int64_t upperH, int64_t upperW, int64_t strideD,
     int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
     int64_t pixelsPerColumn, int64_t swizzle) {
-  // NDHWC with contiguous channels.
-  return im2colMapOrDefer("conv3dTmaIm2colDescriptor", address, dataType,
-                          {c, w, h, d, n}, {pitchW, pitchH, pitchD, pitchN},
-                          {lowerW, lowerH, lowerD}, {upperW, upperH, upperD},
-                          {strideW, strideH, strideD}, channelsPerPixel,
-                          pixelsPerColumn, swizzle);
+  const char *self = "conv3dTmaIm2colDescriptor";
+  int64_t words[] = {kIm2colTag,
+                     address,
+                     dataType,
+                     n,
+                     d,
+                     h,
+                     w,
+                     c,
+                     pitchN,
+                     pitchD,
+                     pitchH,
+                     pitchW,
+                     lowerD,
+                     lowerH,
+                     lowerW,
+                     upperD,
+                     upperH,
+                     upperW,
+                     strideD,
+                     strideH,
+                     strideW,
+                     channelsPerPixel,
+                     pixelsPerColumn,
+                     swizzle};
+  return memoizedMap(self, words, [&](CudaDriver &driver, bool *complete) {
+    // NDHWC with contiguous channels.
+    return im2colMapOrDefer(self, driver, complete, address, dataType,
+                            {c, w, h, d, n}, {pitchW, pitchH, pitchD, pitchN},
+                            {lowerW, lowerH, lowerD}, {upperW, upperH, upperD},
+                            {strideW, strideH, strideD}, channelsPerPixel,
+                            pixelsPerColumn, swizzle);
+  });
 }
 
 extern "C" int64_t conv3dTmaIm2colSliceDescriptor(
@@ -508,22 +567,43 @@ extern "C" int64_t conv3dTmaIm2colSliceDescriptor(
     int64_t lowerH, int64_t lowerW, int64_t upperH, int64_t upperW,
     int64_t strideH, int64_t strideW, int64_t channelsPerPixel,
     int64_t pixelsPerColumn, int64_t swizzle) {
-  // The depth slices of an NDHWC tensor as the images of a rank-4 NHWC one.
-  return im2colMapOrDefer(
-      "conv3dTmaIm2colSliceDescriptor", address, dataType, {c, w, h, slices},
-      {pitchW, pitchH, pitchSlice}, {lowerW, lowerH}, {upperW, upperH},
-      {strideW, strideH}, channelsPerPixel, pixelsPerColumn, swizzle);
+  const char *self = "conv3dTmaIm2colSliceDescriptor";
+  int64_t words[] = {kIm2colSliceTag,
+                     address,
+                     dataType,
+                     slices,
+                     h,
+                     w,
+                     c,
+                     pitchSlice,
+                     pitchH,
+                     pitchW,
+                     lowerH,
+                     lowerW,
+                     upperH,
+                     upperW,
+                     strideH,
+                     strideW,
+                     channelsPerPixel,
+                     pixelsPerColumn,
+                     swizzle};
+  return memoizedMap(self, words, [&](CudaDriver &driver, bool *complete) {
+    // The depth slices of an NDHWC tensor as the images of a rank-4 NHWC
+    // one.
+    return im2colMapOrDefer(
+        self, driver, complete, address, dataType, {c, w, h, slices},
+        {pitchW, pitchH, pitchSlice}, {lowerW, lowerH}, {upperW, upperH},
+        {strideW, strideH}, channelsPerPixel, pixelsPerColumn, swizzle);
+  });
 }
 
 /// A tiled map of `dims` (innermost first) with element strides `strides`
 /// of dimensions 1 and up, and boxes of `box`.
-static int64_t tiledMapOrDefer(const char *self, int64_t address,
+static int64_t tiledMapOrDefer(const char *self, CudaDriver &driver,
+                               bool *complete, int64_t address,
                                int64_t dataType, llvm::ArrayRef<int64_t> dims,
                                llvm::ArrayRef<int64_t> strides,
                                llvm::ArrayRef<int64_t> box, int64_t swizzle) {
-  CudaDriver *driver = activeDriver(self);
-  if (!driver)
-    return 0;
   TiledTensorMapParams params;
   params.dataType = TensorMapDataType(dataType);
   params.globalAddress = reinterpret_cast<void *>(address);
@@ -535,7 +615,7 @@ static int64_t tiledMapOrDefer(const char *self, int64_t address,
   for (int64_t size : box)
     params.boxDim.push_back(uint32_t(size));
   params.swizzle = TensorMapSwizzle(swizzle);
-  return deviceMapOrDefer(self, *driver, params);
+  return deviceMapOrDefer(self, driver, params, complete);
 }
 
 extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
@@ -544,9 +624,14 @@ extern "C" int64_t conv3dTmaTiledDescriptor(int64_t address, int64_t dataType,
                                             int64_t stride2, int64_t box0,
                                             int64_t box1, int64_t box2,
                                             int64_t swizzle) {
-  return tiledMapOrDefer("conv3dTmaTiledDescriptor", address, dataType,
-                         {dim0, dim1, dim2}, {stride1, stride2},
-                         {box0, box1, box2}, swizzle);
+  const char *self = "conv3dTmaTiledDescriptor";
+  int64_t words[] = {kTiledTag, address, dataType, dim0, dim1, dim2,
+                     stride1,   stride2, box0,     box1, box2, swizzle};
+  return memoizedMap(self, words, [&](CudaDriver &driver, bool *complete) {
+    return tiledMapOrDefer(self, driver, complete, address, dataType,
+                           {dim0, dim1, dim2}, {stride1, stride2},
+                           {box0, box1, box2}, swizzle);
+  });
 }
 
 extern "C" int64_t conv3dTmaTiled5dDescriptor(
@@ -554,10 +639,16 @@ extern "C" int64_t conv3dTmaTiled5dDescriptor(
     int64_t dim3, int64_t dim4, int64_t stride1, int64_t stride2,
     int64_t stride3, int64_t stride4, int64_t box0, int64_t box1, int64_t box2,
     int64_t box3, int64_t box4, int64_t swizzle) {
-  return tiledMapOrDefer("conv3dTmaTiled5dDescriptor", address, dataType,
-                         {dim0, dim1, dim2, dim3, dim4},
-                         {stride1, stride2, stride3, stride4},
-                         {box0, box1, box2, box3, box4}, swizzle);
+  const char *self = "conv3dTmaTiled5dDescriptor";
+  int64_t words[] = {kTiled5dTag, address, dataType, dim0,    dim1,    dim2,
+                     dim3,        dim4,    stride1,  stride2, stride3, stride4,
+                     box0,        box1,    box2,     box3,    box4,    swizzle};
+  return memoizedMap(self, words, [&](CudaDriver &driver, bool *complete) {
+    return tiledMapOrDefer(self, driver, complete, address, dataType,
+                           {dim0, dim1, dim2, dim3, dim4},
+                           {stride1, stride2, stride3, stride4},
+                           {box0, box1, box2, box3, box4}, swizzle);
+  });
 }
 
 extern "C" int64_t conv3dMultiprocessorCount() {
