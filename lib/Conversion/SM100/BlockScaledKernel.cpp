@@ -181,7 +181,6 @@ void mlir::conv3d::sm100::emitBlockScaledMma(SM100Kernel &k, Value lane) {
   Location loc = k.loc;
   MLIRContext *ctx = b.getContext();
   const BlockScaledPlan &bs = *k.blockScaled;
-  const SM100KernelPlan &plan = k.plan;
   KernelMath m = k.i32();
   Type i64 = b.getI64Type();
   Value leader = NVVM::ElectSyncOp::create(b, loc, b.getI1Type(), Value());
@@ -206,82 +205,59 @@ void mlir::conv3d::sm100::emitBlockScaledMma(SM100Kernel &k, Value lane) {
   };
   int64_t bAtoms = ceilDiv(bs.tileN, kAtomRows);
 
-  forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
-    auto [begin, end] = tileStepRange(k, tile);
-    Value numSteps = m.sub(end, begin);
-    Value buffer, accPhase;
-    std::tie(buffer, accPhase) = k.bufferAndPhase(local);
-    waitParity(k, k.accEmptyBarrier(buffer),
-               arith::XOrIOp::create(b, loc, accPhase, m.constant(1)));
-    fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-    Value accumulator = k.tmemPtr(m.add(k.tmemBase, m.mul(buffer, plan.tileN)));
-    auto loop =
-        scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value t = loop.getInductionVar();
-      Value stage, phase;
-      std::tie(stage, phase) = k.stageAndPhase(m.add(done, t));
-      waitParity(k, k.fullBarrier(stage), phase);
-      // The natural scale rows the TMA boxes delivered into the atoms
-      // tcgen05.cp reads, by the whole warp.
-      Value aArea = aScaleArea(k, stage), bArea = bScaleArea(k, stage);
-      SmallVector<Value> aRows = readScaleRows(k, lane, aArea, bs.tileM);
-      SmallVector<Value> bRows = readScaleRows(k, lane, bArea, bs.tileN);
-      NVVM::SyncWarpOp::create(b, loc, allLanes);
-      writeScaleAtoms(k, lane, aArea, bs.tileM, aRows);
-      writeScaleAtoms(k, lane, bArea, bs.tileN, bRows);
-      // tcgen05.cp reads shared memory through the async proxy.
-      NVVM::FenceProxyOp::create(
-          b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
-          NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-      NVVM::SyncWarpOp::create(b, loc, allLanes);
-      ifThen(k, leader, [&] {
-        auto copyAtom = [&](int64_t column, Value atom) {
-          NVVM::Tcgen05CpOp::create(
-              b, loc,
-              NVVM::Tcgen05CpShapeAttr::get(
-                  ctx, NVVM::Tcgen05CpShape::SHAPE_32x128b),
-              NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1),
-              NVVM::Tcgen05CpMulticastAttr::get(
-                  ctx, NVVM::Tcgen05CpMulticast::WARPX4),
-              NVVM::Tcgen05CpSrcFormatAttr(), tmemColumn(column),
-              atomDescriptor(atom));
-        };
-        for (int64_t kk = 0; kk < kMmasPerStep; ++kk) {
-          copyAtom(bs.aScaleTmemColumn(kk),
-                   m.add(aArea, m.constant(BlockScaledPlan::scaleAtomBase(
-                                    kk, 0, ceilDiv(bs.tileM, kAtomRows)))));
-          for (int64_t a = 0; a < bAtoms; ++a)
-            copyAtom(bs.bScaleTmemColumn(kk) + 4 * a,
-                     m.add(bArea, m.constant(BlockScaledPlan::scaleAtomBase(
-                                      kk, a, bAtoms))));
-        }
-        Value aBase = k.aStage(stage), bBase = k.bStage(stage);
-        Value accumulate = m.cmp(arith::CmpIPredicate::ne, t, m.constant(0));
-        for (int64_t kk = 0; kk < kMmasPerStep; ++kk) {
-          // MMA kk reads the 32 bytes (64 FP4 codes) at +32 kk of the
-          // swizzled rows, as kind::f16's k16 slices do.
-          NVVM::Tcgen05MMABlockScaleOp::create(
-              b, loc, NVVM::MMABlockScaleKind::MXF4NVF4,
-              NVVM::CTAGroupKind::CTA_1, NVVM::Tcgen05MMABlockScale::BLOCK16,
-              NVVM::Tcgen05MMACollectorOp::DISCARD, accumulator,
-              codesDescriptor(m.add(aBase, m.constant(kk * kMmaBytes))),
-              codesDescriptor(m.add(bBase, m.constant(kk * kMmaBytes))), idesc,
-              kk == 0 ? accumulate : trueValue,
-              tmemColumn(bs.aScaleTmemColumn(kk)),
-              tmemColumn(bs.bScaleTmemColumn(kk)));
-        }
-        NVVM::Tcgen05CommitOp::create(b, loc, k.emptyBarrier(stage), Value(),
-                                      k.ctaGroup());
-      });
-    }
-    // Arrives once every MMA issued so far (the tile's) is done.
+  // cta_group::1: the commits take no multicast mask.
+  emitMmaTileLoop(k, leader, [&](Value stage, Value t, Value accumulator) {
+    // The natural scale rows the TMA boxes delivered into the atoms
+    // tcgen05.cp reads, by the whole warp.
+    Value aArea = aScaleArea(k, stage), bArea = bScaleArea(k, stage);
+    SmallVector<Value> aRows = readScaleRows(k, lane, aArea, bs.tileM);
+    SmallVector<Value> bRows = readScaleRows(k, lane, bArea, bs.tileN);
+    NVVM::SyncWarpOp::create(b, loc, allLanes);
+    writeScaleAtoms(k, lane, aArea, bs.tileM, aRows);
+    writeScaleAtoms(k, lane, bArea, bs.tileN, bRows);
+    // tcgen05.cp reads shared memory through the async proxy.
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    NVVM::SyncWarpOp::create(b, loc, allLanes);
     ifThen(k, leader, [&] {
-      NVVM::Tcgen05CommitOp::create(b, loc, k.accFullBarrier(buffer), Value(),
+      auto copyAtom = [&](int64_t column, Value atom) {
+        NVVM::Tcgen05CpOp::create(
+            b, loc,
+            NVVM::Tcgen05CpShapeAttr::get(ctx,
+                                          NVVM::Tcgen05CpShape::SHAPE_32x128b),
+            NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1),
+            NVVM::Tcgen05CpMulticastAttr::get(ctx,
+                                              NVVM::Tcgen05CpMulticast::WARPX4),
+            NVVM::Tcgen05CpSrcFormatAttr(), tmemColumn(column),
+            atomDescriptor(atom));
+      };
+      for (int64_t kk = 0; kk < kMmasPerStep; ++kk) {
+        copyAtom(bs.aScaleTmemColumn(kk),
+                 m.add(aArea, m.constant(BlockScaledPlan::scaleAtomBase(
+                                  kk, 0, ceilDiv(bs.tileM, kAtomRows)))));
+        for (int64_t a = 0; a < bAtoms; ++a)
+          copyAtom(bs.bScaleTmemColumn(kk) + 4 * a,
+                   m.add(bArea, m.constant(BlockScaledPlan::scaleAtomBase(
+                                    kk, a, bAtoms))));
+      }
+      Value aBase = k.aStage(stage), bBase = k.bStage(stage);
+      Value accumulate = m.cmp(arith::CmpIPredicate::ne, t, m.constant(0));
+      for (int64_t kk = 0; kk < kMmasPerStep; ++kk) {
+        // MMA kk reads the 32 bytes (64 FP4 codes) at +32 kk of the
+        // swizzled rows, as kind::f16's k16 slices do.
+        NVVM::Tcgen05MMABlockScaleOp::create(
+            b, loc, NVVM::MMABlockScaleKind::MXF4NVF4,
+            NVVM::CTAGroupKind::CTA_1, NVVM::Tcgen05MMABlockScale::BLOCK16,
+            NVVM::Tcgen05MMACollectorOp::DISCARD, accumulator,
+            codesDescriptor(m.add(aBase, m.constant(kk * kMmaBytes))),
+            codesDescriptor(m.add(bBase, m.constant(kk * kMmaBytes))), idesc,
+            kk == 0 ? accumulate : trueValue,
+            tmemColumn(bs.aScaleTmemColumn(kk)),
+            tmemColumn(bs.bScaleTmemColumn(kk)));
+      }
+      NVVM::Tcgen05CommitOp::create(b, loc, k.emptyBarrier(stage), Value(),
                                     k.ctaGroup());
     });
-    return numSteps;
   });
 }

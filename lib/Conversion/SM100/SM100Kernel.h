@@ -116,6 +116,16 @@ inline void ifThen(SM100Kernel &k, Value cond, function_ref<void()> body) {
   body();
 }
 
+/// The MMA warp's tile loop, for both kernels: per tile, wait for its
+/// accumulator buffer to be free; per K step t (i32), wait for the stage's
+/// TMA bytes and call `step(stage, t, accumulator)`, which issues the
+/// step's work and commits the stage back; after the last step one elected
+/// thread (`leader`) commits the accumulator to the epilogue (at once for a
+/// tile without steps, whose epilogue writes zeros).
+void emitMmaTileLoop(
+    SM100Kernel &k, Value leader,
+    function_ref<void(Value stage, Value t, Value accumulator)> step);
+
 /// The block-scaled kernel's producer (one thread): per K step the four
 /// TMA loads of SM100BlockScaledTma.h into the stage (BlockScaledKernel.cpp).
 void emitBlockScaledProducer(SM100Kernel &k);

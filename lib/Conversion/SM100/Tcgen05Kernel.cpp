@@ -86,48 +86,23 @@ void emitMma(SM100Kernel &k) {
     return arith::OrIOp::create(b, loc, descTemplate, field).getResult();
   };
   Value trueValue = m.trueValue();
-  forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
-    auto [begin, end] = tileStepRange(k, tile);
-    Value numSteps = m.sub(end, begin);
-    Value buffer, accPhase;
-    std::tie(buffer, accPhase) = k.bufferAndPhase(local);
-    waitParity(k, k.accEmptyBarrier(buffer),
-               arith::XOrIOp::create(b, loc, accPhase, m.constant(1)));
-    fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-    Value accumulator = k.tmemPtr(m.add(k.tmemBase, m.mul(buffer, plan.tileN)));
-    auto loop =
-        scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value t = loop.getInductionVar();
-      Value stage, phase;
-      std::tie(stage, phase) = k.stageAndPhase(m.add(done, t));
-      waitParity(k, k.fullBarrier(stage), phase);
-      ifThen(k, leader, [&] {
-        Value aBase = k.aStage(stage), bBase = k.bStage(stage);
-        Value accumulate = m.cmp(arith::CmpIPredicate::ne, t, m.constant(0));
-        for (int64_t kk = 0; kk < kChannelBlock / kMmaK; ++kk) {
-          // Each k16 slice is 32 bytes further along the swizzled rows.
-          Value descA = descriptor(m.add(aBase, m.constant(kk * 32)));
-          Value descB = descriptor(m.add(bBase, m.constant(kk * 32)));
-          NVVM::Tcgen05MMAOp::create(
-              b, loc, NVVM::Tcgen05MMAKind::F16, k.ctaGroup(),
-              NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false,
-              accumulator, descA, descB, idesc,
-              kk == 0 ? accumulate : trueValue, Value(), Value());
-        }
-        NVVM::Tcgen05CommitOp::create(b, loc, k.emptyBarrier(stage),
-                                      commitMask(k), k.ctaGroup());
-      });
-    }
-    // Arrives once every MMA issued so far (the tile's) is done; at once
-    // for a tile without steps, whose epilogue writes zeros.
+  emitMmaTileLoop(k, leader, [&](Value stage, Value t, Value accumulator) {
     ifThen(k, leader, [&] {
-      NVVM::Tcgen05CommitOp::create(b, loc, k.accFullBarrier(buffer),
+      Value aBase = k.aStage(stage), bBase = k.bStage(stage);
+      Value accumulate = m.cmp(arith::CmpIPredicate::ne, t, m.constant(0));
+      for (int64_t kk = 0; kk < kChannelBlock / kMmaK; ++kk) {
+        // Each k16 slice is 32 bytes further along the swizzled rows.
+        Value descA = descriptor(m.add(aBase, m.constant(kk * 32)));
+        Value descB = descriptor(m.add(bBase, m.constant(kk * 32)));
+        NVVM::Tcgen05MMAOp::create(
+            b, loc, NVVM::Tcgen05MMAKind::F16, k.ctaGroup(),
+            NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false, accumulator,
+            descA, descB, idesc, kk == 0 ? accumulate : trueValue, Value(),
+            Value());
+      }
+      NVVM::Tcgen05CommitOp::create(b, loc, k.emptyBarrier(stage),
                                     commitMask(k), k.ctaGroup());
     });
-    return numSteps;
   });
 }
 
@@ -283,6 +258,41 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
 }
 
 } // namespace
+
+void mlir::conv3d::sm100::emitMmaTileLoop(
+    SM100Kernel &k, Value leader,
+    function_ref<void(Value stage, Value t, Value accumulator)> step) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  KernelMath m = k.i32();
+  forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
+    auto [begin, end] = tileStepRange(k, tile);
+    Value numSteps = m.sub(end, begin);
+    auto [buffer, accPhase] = k.bufferAndPhase(local);
+    waitParity(k, k.accEmptyBarrier(buffer),
+               arith::XOrIOp::create(b, loc, accPhase, m.constant(1)));
+    fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    Value accumulator =
+        k.tmemPtr(m.add(k.tmemBase, m.mul(buffer, k.plan.tileN)));
+    auto loop =
+        scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value t = loop.getInductionVar();
+      auto [stage, phase] = k.stageAndPhase(m.add(done, t));
+      waitParity(k, k.fullBarrier(stage), phase);
+      step(stage, t, accumulator);
+    }
+    // Arrives once every MMA issued so far (the tile's) is done; at once
+    // for a tile without steps, whose epilogue writes zeros.
+    ifThen(k, leader, [&] {
+      NVVM::Tcgen05CommitOp::create(b, loc, k.accFullBarrier(buffer),
+                                    commitMask(k), k.ctaGroup());
+    });
+    return numSteps;
+  });
+}
 
 void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
                                            gpu::LaunchOp launch) {
