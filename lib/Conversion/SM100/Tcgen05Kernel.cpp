@@ -268,7 +268,9 @@ void mlir::conv3d::sm100::emitMmaTileLoop(
   forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
     auto [begin, end] = tileStepRange(k, tile);
     Value numSteps = m.sub(end, begin);
-    auto [buffer, accPhase] = k.bufferAndPhase(local);
+    // Not structured bindings: the commit's lambda captures the buffer.
+    Value buffer, accPhase;
+    std::tie(buffer, accPhase) = k.bufferAndPhase(local);
     waitParity(k, k.accEmptyBarrier(buffer),
                arith::XOrIOp::create(b, loc, accPhase, m.constant(1)));
     fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
