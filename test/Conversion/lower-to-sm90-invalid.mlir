@@ -287,6 +287,15 @@ func.func @pingpong_tile_m_256(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1x
 
 // -----
 
+// ... and not with split-K, whose kernel ptxas serializes (C7520).
+func.func @pingpong_split_k(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xf32>) {
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, split_k = 2, kernel = sm90, schedule = pingpong> to the sm90 kernel: split_k > 1 with the ping-pong schedule: ptxas serializes the wgmmas of that kernel (C7520); use the cooperative schedule for split-K}}
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xf32>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, split_k = 2, kernel = sm90, schedule = pingpong>
+  return
+}
+
+// -----
+
 // "cannot lower": tile_n = 20 is not a multiple of wgmma's N granularity 8.
 func.func @tile_n_20(%x: memref<1x4x8x8x64xbf16>, %w: memref<20x1x1x1x64xbf16>, %o: memref<1x4x8x8x20xbf16>) {
   // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 20, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: tile_n = 20 must be a multiple of 8 up to 256 (one wgmma covers the N tile)}}

@@ -180,10 +180,11 @@ public:
 
   /// `config` with the K order a forced config needs: qslice_outer for the
   /// fused Q-slice strategy, else sometimes split-K.
-  std::string withKOrder(std::string config, bool qsliceOuter) {
+  std::string withKOrder(std::string config, bool qsliceOuter,
+                         bool splitK = true) {
     if (qsliceOuter)
       return config + ",k_order=qslice_outer";
-    if (coin(0.2))
+    if (splitK && coin(0.2))
       return config + ",split_k=" + std::to_string(pick({2, 3}));
     return config;
   }
@@ -202,14 +203,16 @@ public:
     std::string text = llvm::formatv(
         "tile_m={0},tile_n={1},tile_k=64,stages={2},warps_m={3},warps_n=1",
         tileM, tileN, stages, warpsM);
-    // Ping-pong: one warpgroup per tile of at most 128 rows.
-    if (warpsM == 4 && coin(0.5))
+    // Ping-pong: one warpgroup per tile of at most 128 rows, no split-K
+    // (its wgmmas would be serialized).
+    bool pingPong = warpsM == 4 && coin(0.5);
+    if (pingPong)
       text += ",schedule=pingpong";
     // 2-block clusters sharing the filter tile: halves of whole 8-row
     // swizzle atoms, and the same K steps in both blocks (no qslice_outer).
     if (!qsliceOuter && tileN % 16 == 0 && coin(0.35))
       text += ",cluster_m=2";
-    return withKOrder(text, qsliceOuter);
+    return withKOrder(text, qsliceOuter, /*splitK=*/!pingPong);
   }
 
   /// A forced configuration of the sm90 halo mainloop (mainloop = halo)

@@ -146,6 +146,15 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
     return fail(llvm::formatv("needs at least 2 stages, got {0}", stages));
   if (splitK > 1 && kOrder != KOrder::taps_outer)
     return fail("split_k > 1 needs k_order = taps_outer");
+  // Correct, but ptxas serializes its wgmmas (C7520, "program dependence
+  // on compiler-inserted WG.AR in divergent path"): the split's step count
+  // may be zero inside the warpgroup's branch of the ping-pong schedule,
+  // and serialized wgmmas run several times slower. Refused as the issue
+  // treats ptxas's other "wgmma serialized" notes (C7510-C7515).
+  if (splitK > 1 && plan.pingPong)
+    return fail("split_k > 1 with the ping-pong schedule: ptxas serializes "
+                "the wgmmas of that kernel (C7520); use the cooperative "
+                "schedule for split-K");
   if (clusterM != 1 && clusterM != 2)
     return fail(llvm::formatv("cluster_m must be 1 or 2, got {0}", clusterM));
   // The blocks of a cluster run the same K steps in lockstep (one filter
