@@ -192,7 +192,6 @@ def attribute_costs(t):
 def breakdown(x, w, b, targets=("auto", "sm80")):
     """Where conv3d.conv3d's host time goes on a hit; returns {target: us}
     (the busy-GPU host time per call)."""
-    lib = conv3d._library()
     error = ctypes.create_string_buffer(4096)
     totals = {}
     if not hasattr(_hit, "torch_signature"):
@@ -220,7 +219,7 @@ def breakdown(x, w, b, targets=("auto", "sm80")):
                 return conv3d.conv3d(x, w, b, 1, 1, target=target)
 
             host, gpu = busy_us(fn)
-            c_host, c_gpu = busy_us(lambda: lib.conv3d_run_packed(ref))
+            c_host, c_gpu = busy_us(lambda: plan.run(ref))
             pieces = {
                 "signature + lookup": cpu_us(lambda: _hit.signatures.get(
                     _hit.torch_signature(x, w, b, None, None, 1, 1, 1, 1, None, target))),
