@@ -21,13 +21,14 @@ root after staging the build (scripts/gpu/stage.sh):
         [--chunks 6] [--repeat 5] [--json out.json]
 
 The shapes are bench/shapes.json's wan_chunk presets: C channels, H x W, and
-D - 2 new frames per chunk (D counts the 2 cached frames). The conv3d path
-is fused: each conv reads the cache as its history operand (no cat, no pad)
-and applies the RMS norm + SiLU in its A-operand loader (the sm80 kernel,
-also for --target=sm90; the per-voxel RMS statistic comes from a one-read
-prepass kernel); the eager path is cat + pad + norm + SiLU + cuDNN conv. A
-second conv3d line runs the norm and SiLU in PyTorch and only the cache
-through the history operand.
+D - 2 new frames per chunk (D counts the 2 cached frames). The eager path is
+cat + pad + norm + SiLU + cuDNN conv. Three conv3d paths, each conv reading
+the cache as its history operand (no cat, no pad; the sm90 kernel on the
+H100): the library's default (CausalConv3d given the norm and SiLU: on CUDA
+one separate prologue pass, compiled by torch.compile), the prologue fused
+in the conv's A-operand loads (fuse_prologue=True: the sm80 kernel, the
+per-voxel RMS statistic from a one-read prepass), and the norm and SiLU run
+by this script in eager PyTorch.
 """
 
 import argparse
@@ -84,20 +85,22 @@ class EagerBlock(torch.nn.Module):
 
 
 class StreamingBlock(torch.nn.Module):
-    """The same block on conv3d: the norm and SiLU fused into each conv's
-    input prologue (fuse_prologue=True) or run by PyTorch before it, the
-    cache read in place as its history, the shortcut fused as the second
-    conv's residual."""
+    """The same block on conv3d: the cache read in place as each conv's
+    history, the shortcut fused as the second conv's residual, and the norm
+    + SiLU given to CausalConv3d as its input prologue (`fuse_prologue`:
+    None, the library's default; True, in the conv's loads) or, with
+    `eager_prologue`, run by this script in eager PyTorch before each
+    conv."""
 
-    def __init__(self, eager, target, fuse_prologue=True):
+    def __init__(self, eager, target, fuse_prologue=None, eager_prologue=False):
         super().__init__()
-        self.fuse_prologue = fuse_prologue
+        self.fuse_prologue = not eager_prologue
         c = eager.conv1.in_channels
         dtype, device = eager.conv1.weight.dtype, eager.conv1.weight.device
         self.conv1 = ct.CausalConv3d(c, c, 3, padding=1, device=device, dtype=dtype,
-                                     target=target)
+                                     target=target, fuse_prologue=fuse_prologue)
         self.conv2 = ct.CausalConv3d(c, c, 3, padding=1, device=device, dtype=dtype,
-                                     target=target)
+                                     target=target, fuse_prologue=fuse_prologue)
         with torch.no_grad():
             for mine, theirs in ((self.conv1, eager.conv1), (self.conv2, eager.conv2)):
                 mine.weight.copy_(theirs.weight)
@@ -168,10 +171,12 @@ def main():
         torch.manual_seed(0)
         dev = torch.device("cuda")
         eager = EagerBlock(c, torch.bfloat16, dev)
+        # The library's default (on CUDA: the prologue as one separate pass,
+        # compiled by torch.compile), the prologue in the conv's loads (the
+        # sm80 kernel), and the prologue in this script's eager PyTorch.
         ours = StreamingBlock(eager, a.target)
-        # Without the prologue fused: what runs on GPUs today with the
-        # history read in place (no cat, no pad) by the sm80 kernel.
-        ours_history = StreamingBlock(eager, a.target, fuse_prologue=False)
+        ours_fused = StreamingBlock(eager, a.target, fuse_prologue=True)
+        ours_history = StreamingBlock(eager, a.target, eager_prologue=True)
         chunks = [torch.randn(1, c, frames, h, w, device=dev, dtype=torch.bfloat16).contiguous(
             memory_format=torch.channels_last_3d) for _ in range(a.chunks)]
         with torch.no_grad():
@@ -185,19 +190,24 @@ def main():
             torch.backends.cudnn.allow_tf32 = True
             y_eager = decode(eager, chunks).float()
             y_ours = decode(ours, chunks).float()
+            y_fused = decode(ours_fused, chunks).float()
             y_hist = decode(ours_history, chunks).float()
             err = lambda y: ((y - ref).norm() / ref.norm()).item()  # noqa: E731
-            e_eager, e_ours, e_hist = err(y_eager), err(y_ours), err(y_hist)
-            del y_eager, y_ours, y_hist, ref
+            e_eager, e_ours, e_fused, e_hist = (err(y_eager), err(y_ours), err(y_fused),
+                                                err(y_hist))
+            del y_eager, y_ours, y_fused, y_hist, ref
             t_eager, m_eager = timed(eager, chunks, a.repeat)
             t_ours, m_ours = timed(ours, chunks, a.repeat)
+            t_fused, m_fused = timed(ours_fused, chunks, a.repeat)
             t_hist, m_hist = timed(ours_history, chunks, a.repeat)
-        path = "fused (history + prologue in the kernel)"
+        path = "default (history read in place, prologue as one separate pass)"
         row = {"shape": name, "C": c, "H": h, "W": w, "frames_per_chunk": frames,
                "eager_ms_per_chunk": t_eager, "conv3d_ms_per_chunk": t_ours,
                "speedup": t_eager / t_ours, "eager_peak_mib": m_eager / 2**20,
                "conv3d_peak_mib": m_ours / 2**20, "eager_rel_l2": e_eager,
                "conv3d_rel_l2": e_ours, "conv3d_path": path,
+               "fused_ms_per_chunk": t_fused, "fused_speedup": t_eager / t_fused,
+               "fused_peak_mib": m_fused / 2**20, "fused_rel_l2": e_fused,
                "history_only_ms_per_chunk": t_hist, "history_only_speedup": t_eager / t_hist,
                "history_only_peak_mib": m_hist / 2**20, "history_only_rel_l2": e_hist}
         results.append(row)
@@ -205,7 +215,11 @@ def main():
               "err %.2e); conv3d %.3f ms/chunk (peak %.0f MiB, err %.2e) [%s]: %.2fx" % (
                   name, c, h, w, frames, t_eager, row["eager_peak_mib"], e_eager, t_ours,
                   row["conv3d_peak_mib"], e_ours, path, row["speedup"]), flush=True)
-        print("%-14s history only (norm + SiLU in PyTorch, cache read in place): %.3f "
+        print("%-14s prologue fused in the conv's loads (sm80 kernel): %.3f ms/chunk "
+              "(peak %.0f MiB, err %.2e): %.2fx" % (
+                  name, t_fused, row["fused_peak_mib"], e_fused, row["fused_speedup"]),
+              flush=True)
+        print("%-14s history only (norm + SiLU in eager PyTorch, cache read in place): %.3f "
               "ms/chunk (peak %.0f MiB, err %.2e): %.2fx" % (
                   name, t_hist, row["history_only_peak_mib"], e_hist,
                   row["history_only_speedup"]), flush=True)

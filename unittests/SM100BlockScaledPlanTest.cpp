@@ -10,7 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <tuple>
+#include <vector>
 
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm100;
@@ -131,6 +134,80 @@ TEST(SM100BlockScaledPlan, Layouts) {
   EXPECT_EQ(plan.tmemColumns, 512);
 }
 
+/// The kernel's shared memory: the code rings (the shared producer's
+/// aStage/bStage arithmetic: stage s of A at s * aStageBytes, B after the
+/// A ring) on 1024-byte swizzle atoms, then the scale rings, each area
+/// disjoint, then the staging tile, barriers and the TMEM slot.
+TEST(SM100BlockScaledPlan, KernelLayout) {
+  for (auto [c, f, tileN, stages] :
+       {std::tuple{256, 64, 64, 6}, std::tuple{512, 256, 256, 2},
+        std::tuple{256, 48, 48, 4}, std::tuple{768, 16, 16, 8}}) {
+    ConvGeometry g = geometry(c, f);
+    BlockScaledPlan plan;
+    ASSERT_FALSE(BlockScaledPlan::build(g, 128, tileN, stages, plan, 8))
+        << c << " " << tileN;
+    const SM100KernelPlan &k = plan.kernel;
+    EXPECT_EQ(k.tileM, 128);
+    EXPECT_EQ(k.tileN, tileN);
+    EXPECT_EQ(k.stages, stages);
+    EXPECT_EQ(k.ctaGroup, 1);
+    EXPECT_EQ(k.totalSteps, 27 * (c / 256));
+    EXPECT_EQ(k.stepsPerSlice, 9 * (c / 256));
+    EXPECT_EQ(k.accumulatorBuffers, plan.accumulatorBuffers);
+    EXPECT_EQ(k.tmemColumns, plan.tmemColumns);
+    EXPECT_EQ(k.pipelineBytes, plan.pipelineBytes);
+    EXPECT_EQ(k.stepBytes, (128 + tileN) * (128 + 16));
+    EXPECT_EQ(k.outputVector, f % 8 == 0 ? 8 : 1);
+    std::vector<std::pair<int64_t, int64_t>> areas;
+    for (int64_t s = 0; s < stages; ++s) {
+      EXPECT_EQ(plan.aCodesOffset(s), s * k.aStageBytes);
+      EXPECT_EQ(plan.bCodesOffset(s),
+                stages * k.aStageBytes + s * k.bStageBytes);
+      EXPECT_EQ(plan.aCodesOffset(s) % 1024, 0);
+      EXPECT_EQ(plan.bCodesOffset(s) % 1024, 0);
+      EXPECT_EQ(plan.aScalesOffset(s) % 128, 0);
+      EXPECT_EQ(plan.bScalesOffset(s) % 128, 0);
+      areas.push_back({plan.aCodesOffset(s), plan.aStageBytes});
+      areas.push_back({plan.bCodesOffset(s), plan.bStageBytes});
+      areas.push_back({plan.aScalesOffset(s), plan.aScaleStageBytes});
+      areas.push_back({plan.bScalesOffset(s), plan.bScaleStageBytes});
+    }
+    std::sort(areas.begin(), areas.end());
+    int64_t end = 0;
+    for (auto [offset, bytes] : areas) {
+      EXPECT_EQ(offset, end) << "areas tile the pipeline without gaps";
+      end = offset + bytes;
+    }
+    EXPECT_EQ(end, plan.pipelineBytes);
+    EXPECT_EQ(k.stagingOffset, plan.pipelineBytes);
+    EXPECT_GE(k.barrierOffset, k.stagingOffset + k.stagingBytes);
+    EXPECT_EQ(k.tmemSlotOffset,
+              k.barrierOffset + 8 * (2 * stages + 2 * k.accumulatorBuffers));
+    EXPECT_LE(k.sharedBytes, kMaxSharedBytes);
+  }
+  // 128 x 64, 6 stages: 6 x 28672 ring bytes, a 128 x 68 f32 staging tile,
+  // 16 barriers, the TMEM slot and the alignment slack.
+  BlockScaledPlan plan;
+  ASSERT_FALSE(BlockScaledPlan::build(geometry(256, 64), 128, 64, 6, plan));
+  EXPECT_EQ(plan.kernel.sharedBytes,
+            6 * 28672 + 128 * 68 * 4 + 16 * 8 + 8 + 1024);
+}
+
+TEST(SM100BlockScaledPlan, MaxStages) {
+  // tile_n = 64: 6 stages fit with the whole staging tile (208008 bytes);
+  // the limit stops there.
+  EXPECT_EQ(BlockScaledPlan::maxStages(geometry(256, 64), 64, 6), 6);
+  // tile_n = 256: 55296 bytes a stage; 4 stages leave room only for a
+  // staging tile in 8-column chunks (6144 bytes): 3 stages and 64-column
+  // chunks instead.
+  EXPECT_EQ(BlockScaledPlan::maxStages(geometry(256, 256), 256, 8), 3);
+  BlockScaledPlan plan;
+  ASSERT_FALSE(BlockScaledPlan::build(geometry(256, 256), 128, 256, 3, plan));
+  EXPECT_EQ(plan.kernel.chunkColumns, 64);
+  // No plan at all (C % 32 != 0): 0.
+  EXPECT_EQ(BlockScaledPlan::maxStages(geometry(48, 64), 64, 6), 0);
+}
+
 TEST(SM100BlockScaledPlan, Diagnostics) {
   BlockScaledPlan plan;
   auto problem = [&](int64_t c, int64_t tileM, int64_t tileN, int64_t stages) {
@@ -148,8 +225,9 @@ TEST(SM100BlockScaledPlan, Diagnostics) {
             "C = 48 is not a multiple of 32: rows of packed FP4 codes must "
             "be multiples of 16 bytes for TMA");
   EXPECT_EQ(problem(64, 128, 256, 5),
-            "5 stages of packed FP4 tiles and scale atoms need 277504 bytes "
-            "of shared memory; a block has 232448");
+            "5 stages of packed FP4 tiles and scale atoms (276480 bytes) "
+            "and the epilogue's staging (6144 bytes) need 283752 bytes of "
+            "shared memory; a block has 232448");
 }
 
 } // namespace

@@ -83,6 +83,9 @@ TEST(SM100BlockScaledTma, Maps) {
   EXPECT_EQ(a.boxBytes(), plan.aStageBytes);
   EXPECT_EQ(b.boxBytes(), plan.bStageBytes);
   EXPECT_EQ(tma.stepBytes, 128 * 128 + 96 * 128 + 128 * 16 + 96 * 16);
+  // What the kernel's full barrier expects of a step.
+  EXPECT_EQ(plan.stepBytes(), tma.stepBytes);
+  EXPECT_EQ(plan.kernel.stepBytes, tma.stepBytes);
   EXPECT_EQ(BlockScaledTmaPlan::codesColumn(1), 128);
   EXPECT_EQ(BlockScaledTmaPlan::scalesColumn(1), 16);
 }

@@ -889,15 +889,12 @@ public:
   }
 
 private:
-  int64_t aStage(int64_t s) const {
-    return s * (plan.aStageBytes + plan.bStageBytes + plan.aScaleStageBytes +
-                plan.bScaleStageBytes);
-  }
-  int64_t bStage(int64_t s) const { return aStage(s) + plan.aStageBytes; }
-  int64_t aScales(int64_t s) const { return bStage(s) + plan.bStageBytes; }
-  int64_t bScales(int64_t s) const {
-    return aScales(s) + plan.aScaleStageBytes;
-  }
+  // The kernel's shared layout (BlockScaledPlan's offsets: the code rings,
+  // then the scale rings).
+  int64_t aStage(int64_t s) const { return plan.aCodesOffset(s); }
+  int64_t bStage(int64_t s) const { return plan.bCodesOffset(s); }
+  int64_t aScales(int64_t s) const { return plan.aScalesOffset(s); }
+  int64_t bScales(int64_t s) const { return plan.bScalesOffset(s); }
 
   /// A 128-byte row of packed codes at row `row` of a swizzled tile.
   void writeRow(int64_t base, int64_t row, const uint8_t *bytes) {
@@ -1009,14 +1006,19 @@ private:
     // are permuted into the atoms in place (every word read first), as the
     // plan's scaleWordAtomOffset says; otherwise the atoms are written
     // directly.
+    // As the kernel's MMA warp does it (BlockScaledKernel.cpp): lane l
+    // takes rows l + 32 i, so the rows past the box up to a multiple of 32
+    // (whatever earlier steps left there) are permuted too, into atom lanes
+    // of rows past the tile; they must not land on a word the MMAs read.
     auto permuteInPlace = [&](const std::vector<std::array<uint8_t, 16>> &rows,
                               int64_t base) {
       int64_t n = int64_t(rows.size());
       for (int64_t r = 0; r < n; ++r)
         std::memcpy(&shared[base + r * kAtomRowBytes], rows[r].data(), 16);
-      std::vector<uint32_t> words(4 * n);
-      std::memcpy(words.data(), &shared[base], 16 * n);
-      for (int64_t r = 0; r < n; ++r)
+      int64_t lanesRows = ceilDiv(n, kAtomLanes) * kAtomLanes;
+      std::vector<uint32_t> words(4 * lanesRows);
+      std::memcpy(words.data(), &shared[base], 16 * lanesRows);
+      for (int64_t r = 0; r < lanesRows; ++r)
         for (int64_t kk = 0; kk < kMmasPerStep; ++kk)
           std::memcpy(
               &shared[base + BlockScaledPlan::scaleWordAtomOffset(r, kk, n)],

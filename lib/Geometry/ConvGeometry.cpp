@@ -238,6 +238,10 @@ std::optional<TmaIm2colForm>
 ConvGeometry::chooseTmaIm2colForm(int64_t elementBytes,
                                   std::string &why) const {
   std::optional<std::string> volumeProblem = tmaIm2colProblem(elementBytes);
+  // A history operand is a second tensor: only boxes of one depth slice
+  // (which lies in one of the two) never straddle both sources.
+  if (!volumeProblem && historyDepth != 0)
+    volumeProblem = "a history operand is read one depth slice at a time";
   if (!volumeProblem) {
     why.clear();
     return TmaIm2colForm::volume;

@@ -156,8 +156,10 @@ std::string mlir::conv3d::gpuChipFor(const PipelineOptions &options) {
 }
 
 std::string mlir::conv3d::gpuPtxFeaturesFor(llvm::StringRef chip) {
-  // The default (+ptx60) is too old for sm_90a; sm_100a needs PTX 8.6.
-  return chip.starts_with("sm_10") || chip.starts_with("sm_12") ? "+ptx86"
+  // The default (+ptx60) is too old for sm_90a. sm_100a needs PTX 8.6, and
+  // 8.8 for the block-scaled MMA (LLVM 22 selects
+  // tcgen05.mma...block_scale.block16 only from +ptx88).
+  return chip.starts_with("sm_10") || chip.starts_with("sm_12") ? "+ptx88"
                                                                 : "+ptx80";
 }
 
@@ -189,6 +191,10 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
       /*lowerConv=*/false, /*lowerContiguousQuantize=*/false}));
   addPipeline(pm, "canonicalize");
   buildConv3dBufferizationPipeline(pm, options);
+  // Real NVFP4: the block-scaled kernel and the packing prepass of its
+  // input, which conv3d-quantize-to-loops lowers with the other prepasses.
+  if (options.target == Target::sm100 && options.nvfp4Mode == "real")
+    pm.addPass(createConv3dLowerBlockScaledToSM100());
   // 16-byte accesses: the convolution kernels assume the same alignment of
   // the caller's buffers.
   pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16}));
@@ -273,8 +279,9 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("How NVFP4 operands are multiplied: fake (quantize, "
                      "dequantize, bf16/f16 MMA; every target) or real (E2M1 "
                      "codes and E4M3 scales into the block-scaled tcgen05.mma "
-                     "of sm100 only; the kernel is not built yet: each NVFP4 "
-                     "convolution is refused with its reason)"),
+                     "of sm100 only, generated and assembled, never run; an "
+                     "NVFP4 convolution it cannot take is refused with its "
+                     "reason)"),
       llvm::cl::init("fake")};
   Option<bool> resultsToOutParams{
       *this, "results-to-out-params",
@@ -343,7 +350,7 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
   if (llvm::Error e = check("nvfp4-mode", options.nvfp4Mode, {"fake", "real"}))
     return e;
   // On sm100, conv3d-apply-nvfp4-mode says per convolution why the
-  // block-scaled kernel does not take it.
+  // block-scaled kernel does not take it, if it does not.
   if (options.nvfp4Mode == "real" && options.target != Target::sm100)
     return llvm::createStringError(
         "nvfp4-mode=real needs target=sm100 (the block-scaled "

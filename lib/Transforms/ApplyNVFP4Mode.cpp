@@ -11,8 +11,10 @@
 //   error naming why rather than a quiet fallback to fake quantization.
 //   The checks follow the kernel's own: both operands NVFP4 in the block16
 //   form, then its plan (SM100BlockScaledPlan.h) and its TMA maps
-//   (SM100BlockScaledTma.h). The kernel is not emitted yet, which is the
-//   last reason given.
+//   (SM100BlockScaledTma.h). A convolution the kernel takes gets its input
+//   quantization fused (a conv3d.quantize along the channels feeding it
+//   becomes the convolution's `quantize`): the kernel packs the original
+//   input itself (conv3d-lower-block-scaled-to-sm100).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,8 +51,8 @@ std::optional<int64_t> inputBlockSize(ConvOp conv) {
 }
 
 /// Why the block-scaled sm100 kernel cannot multiply `conv`, which has an
-/// NVFP4 operand.
-std::string blockScaledProblem(ConvOp conv) {
+/// NVFP4 operand, or none.
+std::optional<std::string> blockScaledProblem(ConvOp conv) {
   std::optional<int64_t> blockSize = inputBlockSize(conv);
   if (!conv.hasPackedFilter())
     return "the block-scaled MMA multiplies real FP4 only when both operands "
@@ -80,10 +82,23 @@ std::string blockScaledProblem(ConvOp conv) {
   if (problem)
     return "the block-scaled sm100 kernel cannot take this convolution: " +
            *problem;
-  return "the block-scaled sm100 kernel (tcgen05.mma kind::mxf4nvf4) is not "
-         "emitted yet; its packing prepass (conv3d.pack_nvfp4), the packed "
-         "filter (filter_quant, Engine::quantizeFilter), its plan and its TMA "
-         "maps are built. Use nvfp4-mode=fake";
+  return std::nullopt;
+}
+
+/// Real mode: the input quantization of `conv` (which the block-scaled
+/// kernel takes) fused into it, so that the kernel's packing prepass reads
+/// the original input. A conv3d.quantize with other users stays for them.
+void fuseInputQuantization(RewriterBase &rewriter, ConvOp conv) {
+  if (conv.getInputQuant())
+    return;
+  auto quantize = conv.getInput().getDefiningOp<QuantizeOp>();
+  rewriter.modifyOpInPlace(conv, [&] {
+    conv.getInputMutable().assign(quantize.getInput());
+    conv.getAmaxMutable().assign(quantize.getAmax());
+    conv.setInputQuantAttr(quantize.getFormat());
+  });
+  if (quantize->use_empty())
+    rewriter.eraseOp(quantize);
 }
 
 /// The FQRSC filter of `conv` (tensor form, filter_quant) dequantized to
@@ -178,19 +193,30 @@ struct ApplyNVFP4ModePass
           return signalPassFailure();
       return;
     }
+    SmallVector<ConvOp> taken;
     WalkResult result = getOperation()->walk([&](ConvOp conv) {
       if (!inputBlockSize(conv) && !conv.hasPackedFilter())
         return WalkResult::advance();
-      if (target != Target::sm100)
+      if (target != Target::sm100) {
         conv.emitError() << "nvfp4-mode=real needs target=sm100 (the "
                             "block-scaled tcgen05.mma), not "
                          << stringifyTarget(target);
-      else
-        conv.emitError() << "nvfp4-mode=real: " << blockScaledProblem(conv);
-      return WalkResult::interrupt();
+        return WalkResult::interrupt();
+      }
+      if (std::optional<std::string> problem = blockScaledProblem(conv)) {
+        conv.emitError() << "nvfp4-mode=real: " << *problem;
+        return WalkResult::interrupt();
+      }
+      taken.push_back(conv);
+      return WalkResult::advance();
     });
     if (result.wasInterrupted())
-      signalPassFailure();
+      return signalPassFailure();
+    IRRewriter rewriter(&getContext());
+    // (A memref convolution only qualifies with its quantization fused: a
+    // conv3d.quantize on memrefs defines no value inputBlockSize sees.)
+    for (ConvOp conv : taken)
+      fuseInputQuantization(rewriter, conv);
   }
 };
 

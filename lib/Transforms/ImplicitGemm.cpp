@@ -274,7 +274,8 @@ namespace {
 constexpr llvm::StringLiteral kPackedFilterReason =
     "its filter is packed NVFP4 (filter_quant): conv3d-apply-nvfp4-mode "
     "unpacks it for nvfp4-mode=fake, and only the block-scaled sm100 kernel "
-    "(nvfp4-mode=real), which is not emitted yet, multiplies it packed";
+    "(nvfp4-mode=real, conv3d-lower-block-scaled-to-sm100) multiplies it "
+    "packed";
 
 struct ConvToImplicitGemm : OpRewritePattern<ConvOp> {
   ConvToImplicitGemm(MLIRContext *context, ImplicitGemmOptions options)

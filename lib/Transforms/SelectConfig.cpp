@@ -272,6 +272,8 @@ mlir::conv3d::getHaloKernelProblem(const ConvGeometry &geometry,
                        "K-major (FQRSC)");
   if (quantizesInTile)
     return std::string("the halo mainloop does not quantize in the tile");
+  if (geometry.historyDepth != 0)
+    return std::string("the halo mainloop does not read a history operand");
   if (geometry.strides[1] != 1 || geometry.strides[2] != 1)
     return std::string("the halo mainloop needs unit strides in H and W");
   // TMA's global strides are multiples of 16 bytes; a channel block is 32
@@ -343,9 +345,10 @@ IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
       return *halo;
   if (target == Target::sm90 || target == Target::sm100) {
     std::optional<std::string> problem;
-    if (conv.hasHistoryOrPrologue())
-      problem = "the TMA kernels do not read a history operand or apply an "
-                "input prologue";
+    // A history operand is read per depth slice (chooseTmaIm2colForm),
+    // which only the sm90 kernel implements.
+    if (conv.hasPrologue())
+      problem = "the TMA kernels do not apply an input prologue";
     else
       problem =
           getTmaKernelProblem(geometry, conv.getFilterLayout(),
@@ -462,6 +465,11 @@ struct SelectConfigPass
     }
     WalkResult result = getOperation()->walk([&](ConvOp conv) {
       if (conv.getConfig())
+        return WalkResult::advance();
+      // A packed NVFP4 filter is multiplied only by the block-scaled sm100
+      // kernel, which chooses its own tile (conv3d-lower-block-scaled-to-
+      // sm100); an implicit-GEMM config would name a kernel that never runs.
+      if (conv.hasPackedFilter())
         return WalkResult::advance();
       ConvGeometry geometry = conv.getGeometry();
       if (!geometry.hasStaticShape())

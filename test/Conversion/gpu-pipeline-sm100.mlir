@@ -1,7 +1,7 @@
 // The registered GPU pipeline with target=sm100: conv3d-gpu-pipeline takes
 // a tensor-level conv3d.conv with an FQRSC filter through the heuristic's
 // sm100 config (tile 128 x 64, 6 stages) and conv3d-lower-to-sm100 to one
-// kernel for sm_100a (PTX 8.6 features), embedded as PTX, and host code in
+// kernel for sm_100a (PTX 8.8 features), embedded as PTX, and host code in
 // the LLVM dialect that encodes the two TMA descriptors, asks the runtime
 // for the multiprocessor count and launches 192 threads per block. The
 // code is generated, never run (no sm_100 GPU).
@@ -18,7 +18,7 @@
 // CHECK: llvm.call @conv3dTmaTiledDescriptor(
 // CHECK: llvm.call @conv3dMultiprocessorCount()
 // CHECK: gpu.launch_func {{.*}} threads in (%[[THREADS]], %{{.*}}, %{{.*}}) : i64 dynamic_shared_memory_size
-// CHECK: gpu.binary @{{.*}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx86">, {{.*}}assembly = "
+// CHECK: gpu.binary @{{.*}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx88">, {{.*}}assembly = "
 // CHECK-SAME: .target sm_100a
 // CHECK-SAME: .maxntid 192, 1, 1
 // CHECK-SAME: tcgen05.alloc.cta_group::1

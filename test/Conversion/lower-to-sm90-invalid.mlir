@@ -178,7 +178,7 @@ func.func @dilated_window_too_wide(%x: memref<1x4x8x20x64xbf16>, %w: memref<64x1
 // at n * (batch stride / depth stride) + d; a batch stride of 4.5 depth
 // strides has no such view.
 func.func @slices_of_strided_batch(%x: memref<2x4x8x8x64xbf16, strided<[18432, 4096, 512, 64, 1]>>, %w: memref<64x1x1x1x64xbf16>, %o: memref<2x24x8x8x64xbf16>) {
-  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: per-depth-slice TMA descriptors need an input whose batch stride is a multiple of its depth stride, at least D times it}}
+  // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90> to the sm90 kernel: per-depth-slice TMA descriptors need an input (and a history) whose batch stride is a multiple of its depth stride, at least its depth times it}}
   conv3d.conv ins(%x, %w : memref<2x4x8x8x64xbf16, strided<[18432, 4096, 512, 64, 1]>>, memref<64x1x1x1x64xbf16>) outs(%o : memref<2x24x8x8x64xbf16>) overwrite padding = [20, 0, 0, 0, 0, 0] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
   return
 }

@@ -3,11 +3,10 @@
 // scale atoms' tcgen05.cp.cta_group::1.32x128b.warpx4 and the
 // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 with the plan's
 // instruction descriptor (M = 128, N = 256: 0x08400480) and shared-memory
-// descriptors. The kernel that will issue them is not emitted yet; this
-// checks the forms, not a kernel, and nothing here runs. The block16 MMA
+// descriptors. This checks the forms alone (the kernel that issues them:
+// sm100-block-scaled-emit.test), and nothing here runs. The block16 MMA
 // needs PTX ISA 8.8: LLVM 22's NVPTX backend cannot select it with +ptx86
-// or +ptx87 (the features the pipeline gives sm_100a today), so the kernel
-// will need +ptx88 (ptxas 13.0 takes it).
+// or +ptx87, so the pipeline gives sm_100a +ptx88 (ptxas 13.0 takes it).
 //
 // REQUIRES: ptxas
 // RUN: conv3d-opt %s --gpu-module-to-binary="format=isa" | FileCheck %s

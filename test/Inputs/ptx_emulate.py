@@ -11,8 +11,11 @@ that retires them, the latest moment the PTX memory model allows, so a
 missing wait reads stale data. Besides the result it reports, as errors:
 shared-memory races (two threads touching a byte between the same two
 barriers, one of them writing; a copy counts as writing from its issue to
-its completion), reads of shared memory nothing wrote, reads of registers
-nothing wrote, and misaligned 16-byte accesses.
+its completion), a thread's own accesses to the destination of its cp.async
+before the wait_group that retires it (the copy may land at any moment in
+between, so such a read sees either bytes and such a write may be lost),
+reads of shared memory nothing wrote, reads of registers nothing wrote, and
+misaligned 16-byte accesses.
 
   ptx_emulate.py randn SHAPE SEED STDDEV OUT.npy
       normal float32 data, rounded to f16 (so every consumer sees the same
@@ -169,6 +172,20 @@ class Block:
         self.acc = {}   # (epoch, byte) -> list of (kind, tid, pc)
         self.cur = None
         self.races = []
+        self.own = []   # accesses to the thread's own in-flight copies
+
+    def check_own(self, th, kind, a, n, pc):
+        """A thread's access to bytes its own cp.async has not landed yet
+        (issued, not retired by a wait_group): a read sees the old or the
+        new bytes and a write may be overwritten, as the copy lands anywhere
+        between its issue and the wait. Another thread's access to them is
+        a race (note); this is the same hazard within one thread."""
+        for group in [th.pending] + th.groups:
+            for copy in group:
+                dst, cn, cpc = copy[0], copy[2], copy[5]
+                if dst < a + n and a < dst + cn:
+                    self.own.append((kind, th.tid, pc, 'copy at %d' % cpc))
+                    return
 
     def note(self, kind, a, n, tid, pc, epochs=None):
         for e in (epochs if epochs is not None else [self.epoch]):
@@ -290,6 +307,7 @@ class Block:
             copy = (dst, src, n, srcsize, th.tid, th.pc - 1, self.epoch)
             if dst % n or (srcsize and src % n):
                 raise RuntimeError('misaligned cp.async dst=%d src=%#x' % (dst, src))
+            self.check_own(th, 'copy', dst, n, th.pc - 1)
             th.pending.append(copy)
             return
         if op == 'cp.async.commit_group':
@@ -304,6 +322,8 @@ class Block:
             return
         if op.startswith('ld.shared'):
             a = self.addr(th, args[1])
+            self.check_own(th, 'r', a, 16 if '.v4' in op else 8 if '.v2' in op else 4,
+                           th.pc - 1)
             self.note('r', a, 16 if '.v4' in op else 8 if '.v2' in op else 4, th.tid, th.pc - 1)
             if op.endswith('.v4.b32') or op.endswith('.v2.b32'):
                 regs = [r.strip() for r in d.strip('{}').split(',')]
@@ -318,6 +338,7 @@ class Block:
         if op.startswith('st.shared'):
             a = self.addr(th, args[0])
             nregs = len(args[1].strip('{}').split(',')) if '.v' in op else 1
+            self.check_own(th, 'w', a, 4 * nregs, th.pc - 1)
             self.note('w', a, 4 * nregs, th.tid, th.pc - 1)
             if '.v' in op:
                 regs = [r.strip() for r in args[1].strip('{}').split(',')]
@@ -531,6 +552,7 @@ class Block:
                     row = lane // 4
                     a = addrs[i * 8 + row] + (lane % 4) * 4
                     self.note('r', a, 4, th.tid, pc)
+                    self.check_own(th, 'r', a, 4, pc)
                     self.setr(th, regs[i], struct.unpack('<I', self.sread(a, 4))[0])
         elif op.startswith('mma.sync'):
             dregs = [r.strip() for r in args[0].strip('{}').split(',')]
@@ -722,6 +744,8 @@ def cmd_run(args):
         block.ctaid = block_id
         block.run()
         for what, found in (('shared-memory races', block.races),
+                            ('accesses to the thread\'s own in-flight cp.async '
+                             'destination', block.own),
                             ('reads of unwritten shared memory', block.uninit),
                             ('reads of unwritten registers', sorted(block.undef))):
             if found:

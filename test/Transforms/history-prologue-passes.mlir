@@ -1,18 +1,22 @@
 // How the passes treat a convolution with a history operand or an input
 // prologue: conv3d-implicit-gemm passes both to the A-tile load, with the
 // RMS norm's per-voxel statistic from a conv3d.voxel_rms_scale prepass; the
-// sm90 and sm100 configurations fall back to the sm80 kernel with a remark;
-// the sm80 loaders read a history and apply a prologue, the TMA kernels
-// refuse a forced configuration with either (never a silently dropped
-// operand); the separate Q-slice strategy refuses them;
+// sm90 kernel reads a history through per-depth-slice descriptors (one for
+// the history, one for the input), sm100 and every prologue fall back to
+// the sm80 kernel with a remark; the sm80 loaders read a history and apply
+// a prologue, the TMA kernels refuse a forced configuration they cannot
+// honor (never a silently dropped operand); the separate Q-slice strategy
+// refuses them;
 // conv3d-fuse-quant does not fold a quantization into such a conv, and the
 // prepass placement quantizes the history like the input.
 //
 // RUN: split-file %s %t
 // RUN: conv3d-opt %t/igemm.mlir -conv3d-implicit-gemm | FileCheck %s --check-prefix=IGEMM
 // RUN: conv3d-opt %t/select.mlir -conv3d-select-config=target=sm90 -verify-diagnostics | FileCheck %s --check-prefix=SM90
-// RUN: conv3d-opt %t/select.mlir -conv3d-select-config=target=sm100 -verify-diagnostics | FileCheck %s --check-prefix=SM90
+// RUN: conv3d-opt %t/select-sm100.mlir -conv3d-select-config=target=sm100 -verify-diagnostics | FileCheck %s --check-prefix=SM100
 // RUN: conv3d-opt %t/gpu.mlir -split-input-file -conv3d-implicit-gemm=target=sm90 -conv3d-lower-to-sm90 -verify-diagnostics
+// RUN: conv3d-opt %t/gpu-sm100.mlir -conv3d-implicit-gemm=target=sm100 -conv3d-lower-to-sm100 -verify-diagnostics
+// RUN: conv3d-opt %t/sm90-history.mlir -conv3d-implicit-gemm=target=sm90 -conv3d-lower-to-sm90 | FileCheck %s --check-prefix=SM90HIST
 // RUN: conv3d-opt %t/sm80-history.mlir -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 | FileCheck %s --check-prefix=SM80HIST
 // RUN: conv3d-opt %t/sm80-prologue.mlir -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 | FileCheck %s --check-prefix=SM80PRO
 // RUN: conv3d-opt %t/sm80-prologue-reg.mlir -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 | FileCheck %s --check-prefix=ASYNC
@@ -41,9 +45,27 @@ func.func @igemm(%x: memref<1x4x6x6x8xbf16>, %h: memref<1x2x6x6x8xbf16>, %w: mem
 //--- select.mlir
 
 // SM90-LABEL: func.func @select
-//       SM90:   kernel = sm80
+//       SM90:   kernel = sm90
 func.func @select(%x: tensor<1x4x16x16x64xbf16>, %h: tensor<1x2x16x16x64xbf16>, %w: tensor<64x3x3x3x64xbf16>, %o: tensor<1x4x16x16x64xbf16>) -> tensor<1x4x16x16x64xbf16> {
-  // expected-remark @below {{kernel cannot take this convolution (the TMA kernels do not read a history operand or apply an input prologue); it runs on the sm80 kernel}}
+  // expected-remark @below {{the sm90 kernel reads this input through per-depth-slice (rank-4) TMA im2col descriptors (a history operand is read one depth slice at a time)}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x16x16x64xbf16>, tensor<64x3x3x3x64xbf16>) history(%h : tensor<1x2x16x16x64xbf16>) outs(%o : tensor<1x4x16x16x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc -> tensor<1x4x16x16x64xbf16>
+  return %0 : tensor<1x4x16x16x64xbf16>
+}
+
+// SM90-LABEL: func.func @select_prologue
+//       SM90:   kernel = sm80
+func.func @select_prologue(%x: tensor<1x4x16x16x64xbf16>, %w: tensor<64x3x3x3x64xbf16>, %o: tensor<1x4x16x16x64xbf16>) -> tensor<1x4x16x16x64xbf16> {
+  // expected-remark @below {{kernel cannot take this convolution (the TMA kernels do not apply an input prologue); it runs on the sm80 kernel}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x16x16x64xbf16>, tensor<64x3x3x3x64xbf16>) input_activation = silu outs(%o : tensor<1x4x16x16x64xbf16>) overwrite padding = [2, 0, 1, 1, 1, 1] filter_layout = fqrsc -> tensor<1x4x16x16x64xbf16>
+  return %0 : tensor<1x4x16x16x64xbf16>
+}
+
+//--- select-sm100.mlir
+
+// SM100-LABEL: func.func @select_sm100
+//       SM100:   kernel = sm80
+func.func @select_sm100(%x: tensor<1x4x16x16x64xbf16>, %h: tensor<1x2x16x16x64xbf16>, %w: tensor<64x3x3x3x64xbf16>, %o: tensor<1x4x16x16x64xbf16>) -> tensor<1x4x16x16x64xbf16> {
+  // expected-remark @below {{the sm100 kernel cannot take this convolution (a history operand is read one depth slice at a time (per-depth-slice descriptors are implemented for the sm90 kernel only)); it runs on the sm80 kernel}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x16x16x64xbf16>, tensor<64x3x3x3x64xbf16>) history(%h : tensor<1x2x16x16x64xbf16>) outs(%o : tensor<1x4x16x16x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc -> tensor<1x4x16x16x64xbf16>
   return %0 : tensor<1x4x16x16x64xbf16>
 }
@@ -59,8 +81,47 @@ func.func @gpu_prologue_sm90(%x: memref<1x4x16x16x64xbf16>, %w: memref<64x3x3x3x
 
 // -----
 
-func.func @gpu_history_sm90(%x: memref<1x4x16x16x64xbf16>, %h: memref<1x2x16x16x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x16x16x64xbf16>) {
-  // expected-error @below {{sm90 does not read a history operand; its convolutions run on the sm80 kernel}}
+// The halo mainloop's tiled boxes would straddle the two sources.
+func.func @gpu_history_halo(%x: memref<1x4x16x64x64xbf16>, %h: memref<1x2x16x64x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x16x64x64xbf16>) {
+  // expected-error @below {{to the sm90 kernel: the halo mainloop does not read a history operand}}
+  conv3d.conv ins(%x, %w : memref<1x4x16x64x64xbf16>, memref<64x3x3x3x64xbf16>) history(%h : memref<1x2x16x64x64xbf16>) outs(%o : memref<1x4x16x64x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 256, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90, mainloop = halo>
+  return
+}
+
+// -----
+
+// Image n's history frames must lie a whole number of depth strides, at
+// least Dh, after image n - 1's: here the batch stride is one frame.
+func.func @gpu_history_batch_stride(%x: memref<2x4x16x16x64xbf16>, %h: memref<2x2x16x16x64xbf16, strided<[16384, 16384, 1024, 64, 1]>>, %w: memref<64x3x3x3x64xbf16>, %o: memref<2x4x16x16x64xbf16>) {
+  // expected-error @below {{to the sm90 kernel: per-depth-slice TMA descriptors need an input (and a history) whose batch stride is a multiple of its depth stride, at least its depth times it}}
+  conv3d.conv ins(%x, %w : memref<2x4x16x16x64xbf16>, memref<64x3x3x3x64xbf16>) history(%h : memref<2x2x16x16x64xbf16, strided<[16384, 16384, 1024, 64, 1]>>) outs(%o : memref<2x4x16x16x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
+  return
+}
+
+//--- gpu-sm100.mlir
+
+func.func @gpu_history_sm100(%x: memref<1x4x16x16x64xbf16>, %h: memref<1x2x16x16x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x16x16x64xbf16>) {
+  // expected-error @below {{sm100 does not read a history operand; its convolutions run on the sm80 kernel}}
+  conv3d.conv ins(%x, %w : memref<1x4x16x16x64xbf16>, memref<64x3x3x3x64xbf16>) history(%h : memref<1x2x16x16x64xbf16>) outs(%o : memref<1x4x16x16x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 4, kernel = sm100>
+  return
+}
+
+//--- sm90-history.mlir
+
+// The sm90 kernel reads the history through its own per-depth-slice
+// descriptor (2 slices; the input's has 4), and the producer chooses, per K
+// step, the descriptor and the slice (n * Dh + d from the history where
+// d < Dh, else n * D + d - Dh from the input); test/GPU/sm90-history-run.test
+// runs it.
+// SM90HIST-LABEL: func.func @gpu_history
+//       SM90HIST:   call @conv3dTmaIm2colSliceDescriptor(%{{.*}}, %c9_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}},
+//       SM90HIST:   call @conv3dTmaIm2colSliceDescriptor(%{{.*}}, %c9_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}},
+//       SM90HIST:   gpu.launch
+//       SM90HIST:   %[[HIST:.*]] = arith.cmpi ult, %{{.*}}, %c2_i32{{[_0-9]*}} : i32
+//       SM90HIST:   %[[SLICE:.*]] = arith.select %[[HIST]], %{{.*}}, %{{.*}} : i32
+//       SM90HIST:   %[[DESC:.*]] = arith.select %[[HIST]], %{{.*}}, %{{.*}} : !llvm.ptr
+//       SM90HIST:   nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[DESC]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %[[SLICE]]] im2col
+func.func @gpu_history(%x: memref<1x4x16x16x64xbf16>, %h: memref<1x2x16x16x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x16x16x64xbf16>) {
   conv3d.conv ins(%x, %w : memref<1x4x16x16x64xbf16>, memref<64x3x3x3x64xbf16>) history(%h : memref<1x2x16x16x64xbf16>) outs(%o : memref<1x4x16x16x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>
   return
 }

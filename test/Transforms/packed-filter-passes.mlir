@@ -21,7 +21,7 @@
 func.func @packed(%x: memref<1x4x6x6x64xbf16>, %w: memref<32x3x3x3x32xi8>,
                   %s: memref<32x3x3x3x4xi8>, %amax: f32, %wamax: f32,
                   %init: memref<1x2x4x4x32xf32>) {
-  // expected-error @+1 {{conv3d-implicit-gemm cannot tile this convolution: its filter is packed NVFP4 (filter_quant): conv3d-apply-nvfp4-mode unpacks it for nvfp4-mode=fake, and only the block-scaled sm100 kernel (nvfp4-mode=real), which is not emitted yet, multiplies it packed}}
+  // expected-error @+1 {{conv3d-implicit-gemm cannot tile this convolution: its filter is packed NVFP4 (filter_quant): conv3d-apply-nvfp4-mode unpacks it for nvfp4-mode=fake, and only the block-scaled sm100 kernel (nvfp4-mode=real, conv3d-lower-block-scaled-to-sm100) multiplies it packed}}
   conv3d.conv ins(%x, %w : memref<1x4x6x6x64xbf16>, memref<32x3x3x3x32xi8>)
     quantize(#conv3d.nvfp4<block_size = 16>, %amax)
     filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x4xi8>, %wamax)

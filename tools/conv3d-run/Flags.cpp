@@ -193,9 +193,9 @@ cl::opt<std::string> nvfp4Mode(
     "nvfp4-mode",
     cl::desc("How NVFP4 operands are multiplied: fake (quantize, dequantize, "
              "bf16/f16 MMA; every target) or real (E2M1 codes and E4M3 "
-             "scales into the block-scaled tcgen05.mma of sm100; the kernel "
-             "is not built yet: each NVFP4 convolution is refused with its "
-             "reason)"),
+             "scales into the block-scaled tcgen05.mma of sm100: compiled "
+             "(--emit=ptx), never run; an NVFP4 convolution the kernel "
+             "cannot take is refused with its reason)"),
     cl::init("fake"), cl::cat(compileCategory));
 cl::opt<std::string> cacheDir(
     "cache-dir",

@@ -311,7 +311,7 @@ int conv3d_run::runSpec(const RunRequest &request) {
   if (spec.packedFilter) {
     // Real NVFP4: the filter packed once on the host, checked against the
     // reference packer. Only the sm100 block-scaled kernel multiplies it,
-    // and conv3d-run does not run sm100 code.
+    // and conv3d-run does not run sm100 code (it is assembled only).
     float filterAmax =
         request.filterAmax ? *request.filterAmax : maxAbs(*filter);
     progress(request, llvm::formatv("packing the filter (real NVFP4, block "
@@ -327,8 +327,8 @@ int conv3d_run::runSpec(const RunRequest &request) {
                   kCheckFailed);
     progress(request, "filter packing matches the reference bit for bit");
     return fail("a packed NVFP4 filter is multiplied only by the sm100 "
-                "block-scaled kernel, which is not emitted yet and would not "
-                "run here (--emit shows how far the compilation goes)");
+                "block-scaled kernel, which conv3d-run compiles (--emit=ptx) "
+                "but does not run: no sm_100 GPU has run it");
   }
   if (request.filterQuantBlockSize) {
     float filterAmax =

@@ -58,7 +58,8 @@ static cl::opt<std::string> variants(
              "auto or fused), config (forced tile configurations, valid for "
              "the target), stream (a history operand of 0-3 frames and an "
              "input prologue: RMS norm with or without beta, an "
-             "activation)"),
+             "activation; for sm90, half of them the history alone, which "
+             "the sm90 kernel reads)"),
     cl::init("epilogue,accumulate,fqrsc"), cl::cat(sweepCategory));
 static cl::opt<int> maxWork("max-work",
                             cl::desc("Upper bound on M*N*K of a case (default "
@@ -409,8 +410,12 @@ int main(int argc, char **argv) {
     // (which NVFP4 quantization of the input excludes).
     bool streamCase =
         has("stream") && !spec.inputQuantBlockSize && gen.coin(0.5);
-    if (streamCase) {
+    // On sm90, half of them take no prologue: the sm90 kernel reads the
+    // history itself (a prologue sends the convolution to the sm80 kernel).
+    bool streamPrologue = streamCase && (!sm90Case || gen.coin());
+    if (streamCase)
       spec.geometry.addHistory(gen.range(0, 3));
+    if (streamPrologue) {
       spec.hasNorm = gen.coin(0.7);
       spec.hasNormBeta = spec.hasNorm && gen.coin();
       spec.normEps = gen.coin() ? 1e-6f : 1e-3f;
@@ -466,7 +471,7 @@ int main(int argc, char **argv) {
     else if (has("config") && gen.coin(0.6))
       options.config =
           options.target == Target::cpu ? gen.config(spec, qsliceOuter)
-          : sm90Case && sm90TakesQuant && !streamCase
+          : sm90Case && sm90TakesQuant && !streamPrologue
               ? gen.sm90Config(qsliceOuter)
               : gen.gpuConfig(spec, qsliceOuter) + (sm90 ? ",kernel=sm80" : "");
 

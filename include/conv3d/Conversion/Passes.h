@@ -25,6 +25,7 @@ class RewriterBase;
 
 namespace mlir::conv3d {
 
+class ConvOp;
 class QuantizeOp;
 
 #define GEN_PASS_DECL
@@ -81,6 +82,16 @@ LogicalResult lowerGridToSM90(RewriterBase &rewriter, scf::ForallOp grid);
 /// when its config is for that one (conv3d-select-config's fallback);
 /// reports the reason on the loop when it cannot.
 LogicalResult lowerGridToSM100(RewriterBase &rewriter, scf::ForallOp grid);
+
+/// Lowers one memref convolution with a packed NVFP4 filter and fused input
+/// quantization to the packing prepass of its input and a launch of the
+/// block-scaled sm100 kernel (tcgen05.mma kind::mxf4nvf4 block16); reports
+/// why on the convolution when it cannot.
+/// `tileN` and `stages` choose the tile (0: the defaults of
+/// conv3d-lower-block-scaled-to-sm100).
+LogicalResult lowerBlockScaledConvToSM100(RewriterBase &rewriter, ConvOp conv,
+                                          int64_t tileN = 0,
+                                          int64_t stages = 0);
 
 /// Patterns of `conv3d-lower-to-cpu`: tile ops to scalar loops, and
 /// conv3d.epilogue on memrefs to linalg.generic.

@@ -210,6 +210,64 @@ def Conv3dLowerToSM100 : Pass<"conv3d-lower-to-sm100"> {
   ];
 }
 
+def Conv3dLowerBlockScaledToSM100
+    : Pass<"conv3d-lower-block-scaled-to-sm100"> {
+  let summary = "Lower real-NVFP4 convolutions to the block-scaled sm100 "
+                "kernel (tcgen05.mma kind::mxf4nvf4 block16)";
+  let description = [{
+    Each memref `conv3d.conv` with a packed NVFP4 filter (`filter_quant`,
+    FQRSC, blocks of 16) and its input quantization fused (`quantize`,
+    blocks of 16) becomes:
+
+    - the packing prepass: `conv3d.pack_nvfp4` of the input into freshly
+      allocated E2M1 codes (NDHW x C/2 bytes) and E4M3 scales (NDHW x C/16
+      bytes), which `conv3d-quantize-to-loops` lowers to an ordinary
+      parallel loop (a kernel of its own on the GPU);
+    - four TMA descriptors made on the host (CU_TENSOR_MAP_DATA_TYPE_UINT8
+      over the packed bytes, SM100BlockScaledTma.h): im2col over the
+      activation's codes (128-byte swizzle) and scales, tiled over the
+      filter's codes (128-byte swizzle) and scales;
+    - one persistent `gpu.launch` of the block-scaled kernel for sm_100a
+      (192 threads): warp 0's first thread loads the four boxes of each K
+      step (one filter tap x 256 channels); warp 1 permutes the scale rows
+      into tcgen05.cp atoms in shared memory, and its elected thread copies
+      them to TMEM (`tcgen05.cp.cta_group::1.32x128b.warpx4`), issues four
+      `tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16` (K = 64
+      each) and commits; warps 2-5 read the f32 accumulators from TMEM,
+      multiply them by gsA * gsB = (amax / 2688) * (filter_amax / 2688) and
+      run the shared staged epilogue (bias, activation, residual,
+      accumulate, cast).
+
+    The tile is 128 x tile_n: `tile-n` and `stages` choose it; by default
+    tile_n is F rounded up to 16 (at most 256) with as many stages (up to
+    6) as fit beside epilogue chunks of at least 32 columns. The convolution's `config` (chosen for the kind::f16 kernel)
+    is not used.
+    Every convolution the kernel cannot take is an error naming why (the
+    reasons of SM100BlockScaledPlan.h and SM100BlockScaledTma.h, and the
+    operand checks). Convolutions without a packed filter are left alone.
+    No sm_100 GPU has run this code: it is generated and assembled by
+    ptxas, and its data layout is replayed by the schedule model
+    (SM100ScheduleModelTest.cpp).
+  }];
+  let options = [
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
+           "N of the tile (a multiple of 16 up to 256); 0: F rounded up to "
+           "16, at most 256">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Stages of the TMA ring (at least 2); 0: as many as fit, up to 6, "
+           "beside epilogue chunks of at least 32 columns">
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def Conv3dSetKernelOccupancy : Pass<"conv3d-set-kernel-occupancy"> {
   let summary = "Give kernels that move registers between warpgroups, or "
                 "allocate tensor memory, a register count at entry";

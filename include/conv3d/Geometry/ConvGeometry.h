@@ -203,7 +203,8 @@ struct ConvGeometry {
   /// of 16 bytes; or none. The depth axis is never a problem.
   std::optional<std::string> tmaSliceIm2colProblem(int64_t elementBytes) const;
   /// The TMA kernels' canImplement for the input operand: the rank-5 form
-  /// where its limits hold, else the per-depth-slice form where its limits
+  /// where its limits hold and no history operand is read, else the
+  /// per-depth-slice form where its limits
   /// hold (`why` then says why not rank 5), else none (`why` says why
   /// neither).
   std::optional<TmaIm2colForm> chooseTmaIm2colForm(int64_t elementBytes,

@@ -58,9 +58,10 @@ struct PipelineOptions {
   /// the compute type, bf16/f16 MMA: every target) or `real` (E2M1 codes
   /// and E4M3 scales packed by conv3d.pack_nvfp4 and multiplied by the
   /// block-scaled tcgen05.mma kind::mxf4nvf4 of sm100; other targets refuse
-  /// it). Until the block-scaled kernel is emitted, conv3d-apply-nvfp4-mode
-  /// refuses each convolution with an NVFP4 operand, naming why (README,
-  /// "NVFP4 on sm100").
+  /// it). conv3d-apply-nvfp4-mode refuses each convolution with an NVFP4
+  /// operand that the block-scaled kernel cannot take, naming why, and
+  /// conv3d-lower-block-scaled-to-sm100 compiles the others (README, "NVFP4
+  /// on sm100": generated and assembled, never run).
   std::string nvfp4Mode = "fake";
   /// Turn memref results of functions into out-parameters (to run arbitrary
   /// functions from the JIT).

@@ -112,8 +112,10 @@ def Conv3dApplyNVFP4Mode : Pass<"conv3d-apply-nvfp4-mode"> {
     `conv3d.quantize` along C; the filter packed, `filter_quant`), no
     history operand, and the kernel's plan and TMA maps
     (SM100BlockScaledPlan.h, SM100BlockScaledTma.h: C a multiple of 256, the
-    im2col limits). The kernel is not emitted yet, so a convolution that
-    passes is refused with that reason. Convolutions without NVFP4 operands
+    im2col limits). A convolution that passes gets its input quantization
+    fused (a `conv3d.quantize` feeding it becomes its `quantize`, erased if
+    nothing else reads it) for `conv3d-lower-block-scaled-to-sm100`, which
+    packs the original input itself. Convolutions without NVFP4 operands
     are left alone.
   }];
   let options = [

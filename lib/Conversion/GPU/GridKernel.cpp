@@ -91,7 +91,8 @@ LogicalResult mlir::conv3d::checkGpuOperands(const GridKernel &kernel,
                             << getElementTypeOrSelf(filter.getType())
                             << ") to be the input's (" << inElem << ")";
   // The sm80 loaders read a history operand and apply an input prologue;
-  // the TMA kernels do neither (select-config sends such convolutions to
+  // the sm90 kernel reads a history operand (per depth slice), the TMA
+  // kernels apply no prologue (select-config sends such convolutions to
   // the sm80 kernel), and neither may be dropped silently.
   if (kernel.im2col.hasPrologue() && target != "sm80")
     return grid.emitError()
@@ -109,7 +110,7 @@ LogicalResult mlir::conv3d::checkGpuOperands(const GridKernel &kernel,
               "conv3d.voxel_rms_scale prepass (norm_scale), which this "
               "load_im2col_tile does not have; run conv3d-implicit-gemm "
               "to tile the convolution";
-  if (kernel.im2col.getHistory() && target != "sm80")
+  if (kernel.im2col.getHistory() && target != "sm80" && target != "sm90")
     return grid.emitError()
            << target
            << " does not read a history operand; its convolutions run on "

@@ -51,11 +51,22 @@ std::pair<Value, Value> TmaKernel::stageAndPhase(Value t) const {
   return {m.rem(t, ring.stages), m.bitAnd(m.div(t, ring.stages), 1)};
 }
 
+/// `operand`'s batch stride in depth strides, or `depth` for one image.
+static int64_t batchSlices(const ConvGeometry &g, const FlatOperand &operand,
+                           int64_t depth) {
+  if (g.batch == 1 || operand.strides[1] == 0)
+    return depth;
+  return operand.strides[0] / operand.strides[1];
+}
+
 int64_t mlir::conv3d::inputBatchSlices(const ConvGeometry &g,
                                        const KernelOperands &ops) {
-  if (g.batch == 1 || ops.input.strides[1] == 0)
-    return g.inputSize[kDepth];
-  return ops.input.strides[0] / ops.input.strides[1];
+  return batchSlices(g, ops.input, g.inputOperandDepth());
+}
+
+int64_t mlir::conv3d::historyBatchSlices(const ConvGeometry &g,
+                                         const KernelOperands &ops) {
+  return batchSlices(g, ops.history, g.historyDepth);
 }
 
 int64_t mlir::conv3d::tilesPerSlice(const ConvGeometry &g, int64_t tileM,
@@ -190,6 +201,8 @@ void mlir::conv3d::emitTmaKernelPrologue(TmaKernel &k, gpu::LaunchOp launch) {
   Type genericPtr = LLVM::LLVMPointerType::get(ctx);
   k.descA = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descA);
   k.descB = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descB);
+  if (k.descHistory)
+    k.descHistory = LLVM::IntToPtrOp::create(b, loc, genericPtr, k.descHistory);
 }
 
 void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
@@ -266,11 +279,27 @@ void mlir::conv3d::emitTmaProducer(TmaKernel &k) {
         m, ring.form, pos, {qrs[0], qrs[1], qrs[2]}, ring.batchSlices);
     SmallVector<Value> aCoords = {c0};
     aCoords.append(coords.begin(), coords.begin() + rank - 1);
+    Value descA = k.descA;
+    if (k.descHistory) {
+      // Depth d of concat(history, input): slice n * historyBatchSlices + d
+      // of the history where d < historyDepth, else slice n * batchSlices +
+      // d - historyDepth of the input (tmaIm2colLoadCoords counted d in the
+      // input's slices). The tile's valid taps read inside the
+      // concatenation (tileStepRange), so d >= 0.
+      Value d = g.inputCoord(m, kDepth, pos[1], qrs[0]);
+      Value fromHistory = m.ult(d, m.constant(g.historyDepth));
+      Value historySlice = m.add(m.mul(pos[0], ring.historyBatchSlices), d);
+      Value inputSlice = m.add(aCoords[3], m.constant(-g.historyDepth));
+      aCoords[3] = arith::SelectOp::create(b, loc, fromHistory, historySlice,
+                                           inputSlice);
+      descA =
+          arith::SelectOp::create(b, loc, fromHistory, k.descHistory, k.descA);
+    }
     SmallVector<Value> offsets;
     for (Value offset : ArrayRef(tapOffsets).take_front(rank - 2))
       offsets.push_back(i16(offset));
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, k.clusterPtr(k.aStage(stage)), k.descA, aCoords, full, offsets,
+        b, loc, k.clusterPtr(k.aStage(stage)), descA, aCoords, full, offsets,
         Value(), Value(), NVVM::TMALoadMode::IM2COL, false, group, Value());
     SmallVector<Value> bCoords = {c0, tap, rowB};
     Value bDestination = k.bStage(stage);
@@ -294,10 +323,10 @@ namespace {
 constexpr int64_t kTmaFloat16 = 6, kTmaBFloat16 = 9, kTmaSwizzle64B = 2,
                   kTmaSwizzle128B = 3;
 
-constexpr StringLiteral kIm2colDescriptorFn = "conv3dTmaIm2colDescriptor";
+constexpr StringLiteral kIm2colDescriptorFn = kTmaIm2colDescriptorFn;
 constexpr StringLiteral kIm2colSliceDescriptorFn =
     "conv3dTmaIm2colSliceDescriptor";
-constexpr StringLiteral kTiledDescriptorFn = "conv3dTmaTiledDescriptor";
+constexpr StringLiteral kTiledDescriptorFn = kTmaTiledDescriptorFn;
 constexpr StringLiteral kTiled5dDescriptorFn = "conv3dTmaTiled5dDescriptor";
 constexpr StringLiteral kSMCountFn = "conv3dMultiprocessorCount";
 
@@ -357,19 +386,28 @@ mlir::conv3d::getTmaGridProblem(const GridKernel &kernel, Target target) {
   // strides apart, after the previous image's last one.
   std::string why;
   ConvGeometry g = kernel.geometry();
+  Value history = kernel.im2col.getHistory();
+  if (history && g.historyDepth != 0 &&
+      (ShapedType::isDynamic(g.historyDepth) || elementAlignment(history) < 8))
+    return std::string("TMA needs a history of static depth whose offset and "
+                       "strides are multiples of 16 bytes");
   if (g.batch != 1 &&
       g.chooseTmaIm2colForm(2, why) == TmaIm2colForm::depthSlices) {
-    auto type = cast<MemRefType>(kernel.im2col.getInput().getType());
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)) ||
-        ShapedType::isDynamic(strides[0]) ||
-        ShapedType::isDynamic(strides[1]) || strides[1] <= 0 ||
-        strides[0] % strides[1] != 0 ||
-        strides[0] / strides[1] < g.inputSize[kDepth])
-      return std::string("per-depth-slice TMA descriptors need an input whose "
-                         "batch stride is a multiple of its depth stride, at "
-                         "least D times it");
+    auto slicesPerImage = [](Value operand, int64_t depth) {
+      auto type = cast<MemRefType>(operand.getType());
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      return succeeded(type.getStridesAndOffset(strides, offset)) &&
+             !ShapedType::isDynamic(strides[0]) &&
+             !ShapedType::isDynamic(strides[1]) && strides[1] > 0 &&
+             strides[0] % strides[1] == 0 && strides[0] / strides[1] >= depth;
+    };
+    if (!slicesPerImage(kernel.im2col.getInput(), g.inputOperandDepth()) ||
+        (history && g.historyDepth != 0 &&
+         !slicesPerImage(history, g.historyDepth)))
+      return std::string("per-depth-slice TMA descriptors need an input (and "
+                         "a history) whose batch stride is a multiple of its "
+                         "depth stride, at least its depth times it");
   }
   return std::nullopt;
 }
@@ -413,7 +451,7 @@ LogicalResult mlir::conv3d::createTmaLaunch(
     const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,
     int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
     std::optional<TmaOutputStore> outputStore,
-    function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody,
+    function_ref<void(gpu::LaunchOp, const TmaDescriptors &)> buildBody,
     int64_t clusterSize, TmaIm2colForm form) {
   Location loc = grid.getLoc();
   ConvGeometry g = kernel.geometry();
@@ -432,36 +470,44 @@ LogicalResult mlir::conv3d::createTmaLaunch(
       kernel.inputElementType().isBF16() ? kTmaBFloat16 : kTmaFloat16;
   std::array<int64_t, 3> lower = g.tmaIm2colLowerCorner(),
                          upper = g.tmaIm2colUpperCorner();
-  Value descA;
+  Value descA, descHistory;
   if (form == TmaIm2colForm::depthSlices) {
-    // The input's depth slices as the images of a rank-4 tensor: image n's
+    // An operand's depth slices as the images of a rank-4 tensor: image n's
     // slice d is slice n * batchSlices + d (getTmaGridProblem checked that
-    // the batch pitch is a whole number of depth pitches, at least D); the
-    // slices between images are never loaded.
-    int64_t batchSlices = inputBatchSlices(g, ops);
-    SmallVector<Value> sliceArgs = {
-        baseAddress(rewriter, loc, input),
-        i64(dataType),
-        i64((g.batch - 1) * batchSlices + g.inputSize[kDepth]),
-        i64(g.inputSize[kHeight]),
-        i64(g.inputSize[kWidth]),
-        i64(g.channels),
-        i64(ops.input.strides[1]),
-        i64(ops.input.strides[2]),
-        i64(ops.input.strides[3]),
-        i64(lower[kHeight]),
-        i64(lower[kWidth]),
-        i64(upper[kHeight]),
-        i64(upper[kWidth]),
-        i64(g.strides[kHeight]),
-        i64(g.strides[kWidth]),
-        i64(kTmaChannelBlock),
-        i64(tileM),
-        i64(kTmaSwizzle128B)};
+    // the batch pitch is a whole number of depth pitches, at least the
+    // depth); the slices between images are never loaded. The input's and
+    // a history's descriptors differ only in these.
     func::FuncOp sliceFn =
         declareDescriptorFunction(module, kIm2colSliceDescriptorFn, 18);
-    descA =
-        func::CallOp::create(rewriter, loc, sliceFn, sliceArgs).getResult(0);
+    auto sliceDescriptor = [&](const FlatOperand &operand, int64_t depth,
+                               int64_t batchSlices) {
+      SmallVector<Value> sliceArgs = {
+          baseAddress(rewriter, loc, operand.memref),
+          i64(dataType),
+          i64((g.batch - 1) * batchSlices + depth),
+          i64(g.inputSize[kHeight]),
+          i64(g.inputSize[kWidth]),
+          i64(g.channels),
+          i64(operand.strides[1]),
+          i64(operand.strides[2]),
+          i64(operand.strides[3]),
+          i64(lower[kHeight]),
+          i64(lower[kWidth]),
+          i64(upper[kHeight]),
+          i64(upper[kWidth]),
+          i64(g.strides[kHeight]),
+          i64(g.strides[kWidth]),
+          i64(kTmaChannelBlock),
+          i64(tileM),
+          i64(kTmaSwizzle128B)};
+      return func::CallOp::create(rewriter, loc, sliceFn, sliceArgs)
+          .getResult(0);
+    };
+    descA = sliceDescriptor(ops.input, g.inputOperandDepth(),
+                            inputBatchSlices(g, ops));
+    if (ops.history && g.historyDepth != 0)
+      descHistory = sliceDescriptor(ops.history, g.historyDepth,
+                                    historyBatchSlices(g, ops));
   } else {
     func::FuncOp im2colFn =
         declareDescriptorFunction(module, kIm2colDescriptorFn, 23);
@@ -533,13 +579,27 @@ LogicalResult mlir::conv3d::createTmaLaunch(
     descC =
         func::CallOp::create(rewriter, loc, tiledFn, outputArgs).getResult(0);
   }
+  TmaDescriptors all{descA, descB, descC, descHistory};
   SmallVector<Value> descriptors = {descA, descB};
-  if (descC)
-    descriptors.push_back(descC);
+  for (Value optional : {descC, descHistory})
+    if (optional)
+      descriptors.push_back(optional);
   return createPersistentLaunch(
       rewriter, grid, descriptors, numTiles, threads, sharedBytes,
-      [&](gpu::LaunchOp launch) { buildBody(launch, descA, descB, descC); },
-      clusterSize);
+      [&](gpu::LaunchOp launch) { buildBody(launch, all); }, clusterSize);
+}
+
+Value mlir::conv3d::emitTmaDescriptorCall(OpBuilder &b, Location loc,
+                                          ModuleOp module, StringRef function,
+                                          Value memref,
+                                          ArrayRef<int64_t> arguments) {
+  func::FuncOp fn =
+      declareDescriptorFunction(module, function, 1 + arguments.size());
+  SmallVector<Value> args = {baseAddress(b, loc, memref)};
+  for (int64_t v : arguments)
+    args.push_back(
+        arith::ConstantIntOp::create(b, loc, b.getI64Type(), v).getResult());
+  return func::CallOp::create(b, loc, fn, args).getResult(0);
 }
 
 Value mlir::conv3d::emitTiled5dDescriptor(OpBuilder &b, Location loc,
@@ -566,10 +626,10 @@ Value mlir::conv3d::emitTiled5dDescriptor(OpBuilder &b, Location loc,
 }
 
 LogicalResult mlir::conv3d::createPersistentLaunch(
-    RewriterBase &rewriter, scf::ForallOp grid, ArrayRef<Value> descriptors,
+    RewriterBase &rewriter, Operation *grid, ArrayRef<Value> descriptors,
     int64_t numTiles, int64_t threads, int64_t sharedBytes,
     function_ref<void(gpu::LaunchOp)> buildBody, int64_t clusterSize) {
-  Location loc = grid.getLoc();
+  Location loc = grid->getLoc();
   ModuleOp module = grid->getParentOfType<ModuleOp>();
   Value zero =
       arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(), 0);

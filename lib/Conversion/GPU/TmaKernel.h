@@ -62,11 +62,20 @@ struct TmaRing {
   /// depthSlices: the input's batch stride in depth strides (D when dense;
   /// more for a view into a deeper tensor, such as a separate Q-slice's).
   int64_t batchSlices = 0;
+  /// depthSlices with a history operand (g.historyDepth frames before the
+  /// input): the history's batch stride in depth strides. Depth d of
+  /// concat(history, input) is loaded through the history's descriptor
+  /// where d < historyDepth, else through the input's at d - historyDepth:
+  /// a box is one depth slice, so it never straddles the two.
+  int64_t historyBatchSlices = 0;
 };
 
 /// The input's batch stride in depth strides (the per-depth-slice view's
-/// slices per image), or D for a single image.
+/// slices per image), or D for a single image (the input operand's depth,
+/// without a history's frames).
 int64_t inputBatchSlices(const ConvGeometry &g, const KernelOperands &ops);
+/// The same for the history operand (its depth for a single image).
+int64_t historyBatchSlices(const ConvGeometry &g, const KernelOperands &ops);
 
 /// A TMA-fed persistent kernel under construction.
 struct TmaKernel {
@@ -86,6 +95,7 @@ struct TmaKernel {
   Value smemShift = {};         ///< bytes from the dynamic base to smemBase
   Value dynamicSmem = {};       ///< memref<?xi8, workgroup>
   Value descA = {}, descB = {}; ///< generic pointers to the TMA descriptors
+  Value descHistory = {};       ///< the history's, with ring.historyBatchSlices
   Value ctaRank = {}; ///< i32 rank in the cluster (ctaGroup or multicastB 2)
 
   TmaKernel(OpBuilder &b, Location loc, const ConvGeometry &g, TmaRing ring)
@@ -151,8 +161,8 @@ void forEachTile(TmaKernel &k,
 
 /// The top of the kernel in `launch`: thread and block ids, the dynamic
 /// shared memory and its base aligned to 1024 bytes (the 128-byte swizzle's
-/// atom), the TMA descriptors (i64 kernel arguments in k.descA / k.descB)
-/// as generic pointers.
+/// atom), the TMA descriptors (i64 kernel arguments in k.descA / k.descB /
+/// k.descHistory) as generic pointers.
 void emitTmaKernelPrologue(TmaKernel &k, gpu::LaunchOp launch);
 
 /// The TMA loads of every step of every tile of this block, issued by the
@@ -161,7 +171,8 @@ void emitTmaKernelPrologue(TmaKernel &k, gpu::LaunchOp launch);
 /// filter tile. The im2col load's coordinates and offsets: rank 5
 /// {c0, w, h, d, n} + {s, r, q} x dilation; per depth slice rank 4
 /// {c0, w, h, n * batchSlices + d + q * dil_d} + {s, r} x dilation
-/// (ConvGeometry::tmaIm2colLoadCoords).
+/// (ConvGeometry::tmaIm2colLoadCoords), from the history's descriptor for
+/// the depths it holds (TmaRing::historyBatchSlices).
 void emitTmaProducer(TmaKernel &k);
 
 /// Why the TMA kernel of `target` (sm90, sm100) cannot take the convolution
@@ -201,15 +212,34 @@ struct TmaOutputStore {
 /// min(multiprocessors, `numTiles`) blocks (with `clusterSize` 2: clusters of
 /// two blocks, as many as the multiprocessors hold) whose body `buildBody`
 /// emits from the descriptors (i64; the output's is null without
-/// `outputStore`). `pass` names the pass in the error when there is no
-/// enclosing module.
+/// `outputStore`, the history's without a history operand, which only the
+/// depthSlices form reads). `pass` names the pass in the error when there
+/// is no enclosing module.
+struct TmaDescriptors {
+  Value input, filter, output, history;
+};
 LogicalResult createTmaLaunch(
     RewriterBase &rewriter, scf::ForallOp grid, StringRef pass,
     const GridKernel &kernel, const KernelOperands &ops, int64_t tileM,
     int64_t tileN, int64_t numTiles, int64_t threads, int64_t sharedBytes,
     std::optional<TmaOutputStore> outputStore,
-    function_ref<void(gpu::LaunchOp, Value, Value, Value)> buildBody,
+    function_ref<void(gpu::LaunchOp, const TmaDescriptors &)> buildBody,
     int64_t clusterSize = 1, TmaIm2colForm form = TmaIm2colForm::volume);
+
+/// The runtime's TMA descriptor wrappers (GpuRuntimeWrappers.cpp): an
+/// NDHWC im2col map and a rank-3 tiled map, each returning the device
+/// descriptor or 0 if the driver refused it.
+inline constexpr StringLiteral kTmaIm2colDescriptorFn =
+    "conv3dTmaIm2colDescriptor";
+inline constexpr StringLiteral kTmaTiledDescriptorFn =
+    "conv3dTmaTiledDescriptor";
+
+/// A call of the descriptor wrapper `function` (declared in `module` with
+/// 1 + arguments.size() i64 parameters unless it is) with the device
+/// address of `memref`'s first element followed by `arguments`.
+Value emitTmaDescriptorCall(OpBuilder &b, Location loc, ModuleOp module,
+                            StringRef function, Value memref,
+                            ArrayRef<int64_t> arguments);
 
 /// A rank-5 tiled TMA descriptor of `memref` (16-bit elements; sizes,
 /// element strides of dimensions 1 to 4 and box innermost first), swizzled
@@ -225,7 +255,7 @@ Value emitTiled5dDescriptor(OpBuilder &b, Location loc, ModuleOp module,
 /// `numTiles`) blocks (with `clusterSize` 2: clusters of two blocks, as many
 /// as the multiprocessors hold) whose body `buildBody` emits.
 LogicalResult createPersistentLaunch(
-    RewriterBase &rewriter, scf::ForallOp grid, ArrayRef<Value> descriptors,
+    RewriterBase &rewriter, Operation *grid, ArrayRef<Value> descriptors,
     int64_t numTiles, int64_t threads, int64_t sharedBytes,
     function_ref<void(gpu::LaunchOp)> buildBody, int64_t clusterSize = 1);
 

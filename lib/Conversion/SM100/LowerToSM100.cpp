@@ -99,15 +99,15 @@ LogicalResult mlir::conv3d::lowerGridToSM100(RewriterBase &rewriter,
           rewriter, grid, "conv3d-lower-to-sm100", kernel, ops, kTmemLanes,
           plan.tileN / plan.ctaGroup, numTiles, kThreads, plan.sharedBytes,
           /*outputStore=*/std::nullopt,
-          [&](gpu::LaunchOp launch, Value descA, Value descB, Value) {
+          [&](gpu::LaunchOp launch, const TmaDescriptors &descriptors) {
             Type indexType = narrowIndices ? Type(rewriter.getI32Type())
                                            : Type(rewriter.getIndexType());
             SM100Kernel k(rewriter, loc, plan, g, inElem,
                           kernel.outputElementType(), ops,
                           kernel.store.getMode(), kernel.store.getActivation(),
                           indexType);
-            k.descA = descA;
-            k.descB = descB;
+            k.descA = descriptors.input;
+            k.descB = descriptors.filter;
             k.numMT = numMT;
             k.numNT = numNT;
             k.numTiles = numTiles;

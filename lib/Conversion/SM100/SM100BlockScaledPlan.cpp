@@ -12,7 +12,8 @@ using namespace mlir::conv3d::sm100::nvfp4;
 std::optional<std::string> BlockScaledPlan::build(const ConvGeometry &g,
                                                   int64_t tileM, int64_t tileN,
                                                   int64_t stages,
-                                                  BlockScaledPlan &plan) {
+                                                  BlockScaledPlan &plan,
+                                                  int64_t epilogueAlignment) {
   if (tileM != kTmemLanes)
     return llvm::formatv("tile_m must be 128 for the block-scaled MMA "
                          "(kind::mxf4nvf4 has M = 128 with cta_group::1), "
@@ -50,11 +51,46 @@ std::optional<std::string> BlockScaledPlan::build(const ConvGeometry &g,
   plan.scaleColumn = plan.accumulatorBuffers * tileN;
   plan.tmemColumns = std::max<int64_t>(
       32, llvm::PowerOf2Ceil(plan.scaleColumn + scaleColumns));
-  if (plan.pipelineBytes + kAlignmentSlack > kMaxSharedBytes)
+
+  // The shared kernel's view: one CTA, the steps in taps-outer order
+  // without split-K, the rings laid out as aCodesOffset .. bScalesOffset.
+  SM100KernelPlan &k = plan.kernel;
+  k = SM100KernelPlan();
+  k.tileM = tileM;
+  k.tileN = tileN;
+  k.stages = stages;
+  k.ctaGroup = 1;
+  k.channelBlocks = plan.channelBlocks;
+  k.taps = plan.taps;
+  k.stepsPerSlice = g.window[1] * g.window[2] * plan.channelBlocks;
+  k.totalSteps = plan.totalSteps;
+  k.kOrder = KOrder::taps_outer;
+  k.splitK = 1;
+  k.accumulatorBuffers = plan.accumulatorBuffers;
+  k.tmemColumns = plan.tmemColumns;
+  k.scaleStageBytes = plan.aScaleStageBytes + plan.bScaleStageBytes;
+  bool fits = k.layOutSharedMemory();
+  k.stepBytes = plan.stepBytes();
+  k.outputVector = g.filters % 8 == 0 && epilogueAlignment % 8 == 0 ? 8 : 1;
+  if (!fits || k.pipelineBytes != plan.pipelineBytes)
     return llvm::formatv("{0} stages of packed FP4 tiles and scale atoms "
-                         "need {1} bytes of shared memory; a block has {2}",
-                         stages, plan.pipelineBytes + kAlignmentSlack,
-                         kMaxSharedBytes)
+                         "({1} bytes) and the epilogue's staging ({2} bytes) "
+                         "need {3} bytes of shared memory; a block has {4}",
+                         stages, plan.pipelineBytes, k.stagingBytes,
+                         k.sharedBytes, kMaxSharedBytes)
         .str();
   return std::nullopt;
+}
+
+int64_t BlockScaledPlan::maxStages(const ConvGeometry &g, int64_t tileN,
+                                   int64_t limit) {
+  // A deeper ring is not worth an epilogue of narrow chunks (each chunk is
+  // two barriers of the epilogue warps and its own pass over the output).
+  BlockScaledPlan plan;
+  int64_t minChunk = std::min<int64_t>(32, tileN);
+  for (int64_t stages = limit; stages >= 2; --stages)
+    if (!build(g, kTmemLanes, tileN, stages, plan) &&
+        plan.kernel.chunkColumns >= minChunk)
+      return stages;
+  return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "../GPU/TmaKernel.h"
 
+#include "conv3d/Conversion/SM100/SM100BlockScaledPlan.h"
 #include "conv3d/Conversion/SM100/SM100KernelPlan.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -29,6 +30,15 @@ struct SM100Kernel : TmaKernel {
 
   /// The TMEM address tcgen05.alloc returned (i32: lane << 16 | column).
   Value tmemBase = {};
+
+  /// The block-scaled kernel (real NVFP4): its plan (`plan` is its
+  /// `kernel`), the TMA descriptors of the activation's and the filter's
+  /// scales (descA and descB are those of the packed codes) and the f32
+  /// product of the two global scales the epilogue multiplies the
+  /// accumulators by. Null for kind::f16.
+  const nvfp4::BlockScaledPlan *blockScaled = nullptr;
+  Value descAScales = {}, descBScales = {};
+  Value accumulatorScale = {};
 
   SM100Kernel(OpBuilder &b, Location loc, const SM100KernelPlan &plan,
               const ConvGeometry &g, Type inElem, Type outElem,
@@ -88,6 +98,43 @@ struct SM100Kernel : TmaKernel {
         b, loc, LLVM::LLVMPointerType::get(b.getContext(), 6), address);
   }
 };
+
+inline void fence(SM100Kernel &k, NVVM::Tcgen05FenceKind kind) {
+  NVVM::Tcgen05FenceOp::create(k.b, k.loc, kind);
+}
+
+inline void waitParity(SM100Kernel &k, Value barrier, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(k.b, k.loc, barrier, parity,
+                                        k.i32Const(0));
+}
+
+/// Builds the then-block of `if (cond)` with `body`.
+inline void ifThen(SM100Kernel &k, Value cond, function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(k.b, k.loc, cond, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(k.b);
+  k.b.setInsertionPointToStart(ifOp.thenBlock());
+  body();
+}
+
+/// The MMA warp's tile loop, for both kernels: per tile, wait for its
+/// accumulator buffer to be free; per K step t (i32), wait for the stage's
+/// TMA bytes and call `step(stage, t, accumulator)`, which issues the
+/// step's work and commits the stage back; after the last step one elected
+/// thread (`leader`) commits the accumulator to the epilogue (at once for a
+/// tile without steps, whose epilogue writes zeros).
+void emitMmaTileLoop(
+    SM100Kernel &k, Value leader,
+    function_ref<void(Value stage, Value t, Value accumulator)> step);
+
+/// The block-scaled kernel's producer (one thread): per K step the four
+/// TMA loads of SM100BlockScaledTma.h into the stage (BlockScaledKernel.cpp).
+void emitBlockScaledProducer(SM100Kernel &k);
+
+/// The block-scaled kernel's MMA warp (every lane; `lane` its lane id):
+/// per K step the scale rows permuted into atoms in shared memory, then one
+/// elected thread's tcgen05.cp of the atoms to TMEM, the four
+/// tcgen05.mma.block_scale and the commits (BlockScaledKernel.cpp).
+void emitBlockScaledMma(SM100Kernel &k, Value lane);
 
 /// Emits the kernel into `launch`'s body (`k` carries the host's values:
 /// descriptors, tiles, operands).

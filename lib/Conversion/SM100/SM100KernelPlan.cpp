@@ -32,16 +32,14 @@ Tcgen05InstrDescriptor::shapeProblem(int64_t m, int64_t n, int64_t ctaGroup) {
   return std::nullopt;
 }
 
-/// Lays out the epilogue and shared memory of `plan` (tile sizes, stages and
-/// accumulator buffers set): the fewest column chunks of the staging tile
-/// (chunks of whole multiples of 8 columns, the tcgen05.ld granularity
-/// used) that fit beside the ring. Returns whether it fits.
-static bool layOut(SM100KernelPlan &plan) {
+bool SM100KernelPlan::layOutSharedMemory() {
+  SM100KernelPlan &plan = *this;
   // Each CTA loads its 128 rows of A and its share of B's rows.
   plan.aStageBytes = kTmemLanes * kRowBytes;
   plan.bStageBytes = plan.tileN / plan.ctaGroup * kRowBytes;
   plan.stepBytes = plan.ctaGroup * (plan.aStageBytes + plan.bStageBytes);
-  plan.pipelineBytes = plan.stages * (plan.aStageBytes + plan.bStageBytes);
+  plan.pipelineBytes = plan.stages * (plan.aStageBytes + plan.bStageBytes +
+                                      plan.scaleStageBytes);
   for (plan.epilogueChunks = 1;; plan.epilogueChunks *= 2) {
     plan.chunkColumns = plan.tileN / plan.epilogueChunks;
     // Padding the rows by 4 floats keeps them 16-byte aligned for the
@@ -76,7 +74,7 @@ int64_t SM100KernelPlan::maxStages(int64_t tileM, int64_t tileN,
   plan.ctaGroup = tileM / kTmemLanes;
   planAccumulators(plan);
   for (plan.stages = limit; plan.stages >= 2; --plan.stages)
-    if (layOut(plan))
+    if (plan.layOutSharedMemory())
       return plan.stages;
   return 0;
 }
@@ -122,7 +120,7 @@ SM100KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
   plan.totalSteps = plan.taps * plan.channelBlocks;
 
   planAccumulators(plan);
-  if (!layOut(plan))
+  if (!plan.layOutSharedMemory())
     return fail(llvm::formatv(
         "{0} stages of {1}x64 and {2}x64 tiles ({3} bytes) and the epilogue's "
         "staging ({4} bytes) need {5} bytes of shared memory; a block has {6}",

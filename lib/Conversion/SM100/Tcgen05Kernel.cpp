@@ -44,15 +44,6 @@ using namespace mlir::conv3d::sm100;
 
 namespace {
 
-void fence(SM100Kernel &k, NVVM::Tcgen05FenceKind kind) {
-  NVVM::Tcgen05FenceOp::create(k.b, k.loc, kind);
-}
-
-void waitParity(SM100Kernel &k, Value barrier, Value parity) {
-  NVVM::MBarrierTryWaitParityOp::create(k.b, k.loc, barrier, parity,
-                                        k.i32Const(0));
-}
-
 /// The mask of the CTAs a commit arrives on: both of the pair, or none
 /// (this CTA only).
 Value commitMask(SM100Kernel &k) {
@@ -70,14 +61,6 @@ void barrierAll(SM100Kernel &k) {
   UnitAttr aligned = k.b.getUnitAttr();
   NVVM::ClusterArriveOp::create(k.b, k.loc, aligned);
   NVVM::ClusterWaitOp::create(k.b, k.loc, aligned);
-}
-
-/// Builds the then-block of `if (cond)` with `body`.
-void ifThen(SM100Kernel &k, Value cond, function_ref<void()> body) {
-  auto ifOp = scf::IfOp::create(k.b, k.loc, cond, /*withElse=*/false);
-  OpBuilder::InsertionGuard guard(k.b);
-  k.b.setInsertionPointToStart(ifOp.thenBlock());
-  body();
 }
 
 /// The MMA warp: per tile, wait for its accumulator buffer to be free, then
@@ -103,49 +86,58 @@ void emitMma(SM100Kernel &k) {
     return arith::OrIOp::create(b, loc, descTemplate, field).getResult();
   };
   Value trueValue = m.trueValue();
-  forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
-    auto [begin, end] = tileStepRange(k, tile);
-    Value numSteps = m.sub(end, begin);
-    Value buffer, accPhase;
-    std::tie(buffer, accPhase) = k.bufferAndPhase(local);
-    waitParity(k, k.accEmptyBarrier(buffer),
-               arith::XOrIOp::create(b, loc, accPhase, m.constant(1)));
-    fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-    Value accumulator = k.tmemPtr(m.add(k.tmemBase, m.mul(buffer, plan.tileN)));
-    auto loop =
-        scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value t = loop.getInductionVar();
-      Value stage, phase;
-      std::tie(stage, phase) = k.stageAndPhase(m.add(done, t));
-      waitParity(k, k.fullBarrier(stage), phase);
-      ifThen(k, leader, [&] {
-        Value aBase = k.aStage(stage), bBase = k.bStage(stage);
-        Value accumulate = m.cmp(arith::CmpIPredicate::ne, t, m.constant(0));
-        for (int64_t kk = 0; kk < kChannelBlock / kMmaK; ++kk) {
-          // Each k16 slice is 32 bytes further along the swizzled rows.
-          Value descA = descriptor(m.add(aBase, m.constant(kk * 32)));
-          Value descB = descriptor(m.add(bBase, m.constant(kk * 32)));
-          NVVM::Tcgen05MMAOp::create(
-              b, loc, NVVM::Tcgen05MMAKind::F16, k.ctaGroup(),
-              NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false,
-              accumulator, descA, descB, idesc,
-              kk == 0 ? accumulate : trueValue, Value(), Value());
-        }
-        NVVM::Tcgen05CommitOp::create(b, loc, k.emptyBarrier(stage),
-                                      commitMask(k), k.ctaGroup());
-      });
-    }
-    // Arrives once every MMA issued so far (the tile's) is done; at once
-    // for a tile without steps, whose epilogue writes zeros.
+  emitMmaTileLoop(k, leader, [&](Value stage, Value t, Value accumulator) {
     ifThen(k, leader, [&] {
-      NVVM::Tcgen05CommitOp::create(b, loc, k.accFullBarrier(buffer),
+      Value aBase = k.aStage(stage), bBase = k.bStage(stage);
+      Value accumulate = m.cmp(arith::CmpIPredicate::ne, t, m.constant(0));
+      for (int64_t kk = 0; kk < kChannelBlock / kMmaK; ++kk) {
+        // Each k16 slice is 32 bytes further along the swizzled rows.
+        Value descA = descriptor(m.add(aBase, m.constant(kk * 32)));
+        Value descB = descriptor(m.add(bBase, m.constant(kk * 32)));
+        NVVM::Tcgen05MMAOp::create(
+            b, loc, NVVM::Tcgen05MMAKind::F16, k.ctaGroup(),
+            NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false, accumulator,
+            descA, descB, idesc, kk == 0 ? accumulate : trueValue, Value(),
+            Value());
+      }
+      NVVM::Tcgen05CommitOp::create(b, loc, k.emptyBarrier(stage),
                                     commitMask(k), k.ctaGroup());
     });
-    return numSteps;
   });
+}
+
+/// The words of a tcgen05.ld, read again through an empty volatile asm
+/// after its tcgen05.wait::ld. LLVM sees the words as defined by the load
+/// and may move register copies of them above the wait (the f32x2 packing
+/// of the block-scaled epilogue's multiply did), while the PTX ISA lets
+/// nothing read them before it; the asm, ordered after the wait, hands out
+/// the same registers (tied operands) only there. Inline asm because no
+/// NVVM op ties registers to the wait.
+Value wordsAfterWait(SM100Kernel &k, Value words) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  int64_t count = cast<VectorType>(words.getType()).getNumElements();
+  SmallVector<Value> inputs;
+  std::string constraints;
+  for (int64_t i = 0; i < count; ++i) {
+    inputs.push_back(vector::ExtractOp::create(b, loc, words, i));
+    constraints += "=r,";
+  }
+  for (int64_t i = 0; i < count; ++i)
+    constraints += std::to_string(i) + (i + 1 < count ? "," : "");
+  Type i32 = b.getI32Type();
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(count, i32));
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, type, inputs, b.getStringAttr(""), b.getStringAttr(constraints),
+      b.getUnitAttr(), UnitAttr(),
+      LLVM::TailCallKindAttr::get(b.getContext(), LLVM::TailCallKind::None),
+      LLVM::AsmDialectAttr(), ArrayAttr());
+  SmallVector<Value> outputs;
+  for (int64_t i = 0; i < count; ++i)
+    outputs.push_back(
+        LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0), i));
+  return vector::FromElementsOp::create(b, loc, words.getType(), outputs);
 }
 
 /// The epilogue warps: per tile, wait for the accumulator, read it from
@@ -220,6 +212,8 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
             NVVM::Tcgen05LdStShape::SHAPE_32X32B,
             k.tmemPtr(m.add(bufferAddress, m.constant(column))), Value());
         NVVM::Tcgen05WaitOp::create(b, loc, NVVM::Tcgen05WaitKind::LOAD);
+        if (k.accumulatorScale)
+          values = wordsAfterWait(k, values);
         bool lastRead = c + 1 == plan.epilogueChunks &&
                         j + plan.loadColumns == plan.chunkColumns;
         if (lastRead) {
@@ -242,6 +236,10 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
           auto element = [&](int64_t index) {
             Value word = vector::ExtractOp::create(b, loc, values, index);
             Value value = arith::BitcastOp::create(b, loc, f32, word);
+            // Block-scaled: the accumulator holds sum(qA sA qB sB); the
+            // global scales gsA gsB multiply it once.
+            if (k.accumulatorScale)
+              value = arith::MulFOp::create(b, loc, value, k.accumulatorScale);
             // A tile without K steps never wrote its accumulator.
             return arith::SelectOp::create(b, loc, hasSteps, value, zero)
                 .getResult();
@@ -261,6 +259,43 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
 
 } // namespace
 
+void mlir::conv3d::sm100::emitMmaTileLoop(
+    SM100Kernel &k, Value leader,
+    function_ref<void(Value stage, Value t, Value accumulator)> step) {
+  OpBuilder &b = k.b;
+  Location loc = k.loc;
+  KernelMath m = k.i32();
+  forEachTile(k, [&](const TileOrigin &tile, Value done, Value local) {
+    auto [begin, end] = tileStepRange(k, tile);
+    Value numSteps = m.sub(end, begin);
+    // Not structured bindings: the commit's lambda captures the buffer.
+    Value buffer, accPhase;
+    std::tie(buffer, accPhase) = k.bufferAndPhase(local);
+    waitParity(k, k.accEmptyBarrier(buffer),
+               arith::XOrIOp::create(b, loc, accPhase, m.constant(1)));
+    fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    Value accumulator =
+        k.tmemPtr(m.add(k.tmemBase, m.mul(buffer, k.plan.tileN)));
+    auto loop =
+        scf::ForOp::create(b, loc, m.constant(0), numSteps, m.constant(1));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value t = loop.getInductionVar();
+      auto [stage, phase] = k.stageAndPhase(m.add(done, t));
+      waitParity(k, k.fullBarrier(stage), phase);
+      step(stage, t, accumulator);
+    }
+    // Arrives once every MMA issued so far (the tile's) is done; at once
+    // for a tile without steps, whose epilogue writes zeros.
+    ifThen(k, leader, [&] {
+      NVVM::Tcgen05CommitOp::create(b, loc, k.accFullBarrier(buffer),
+                                    commitMask(k), k.ctaGroup());
+    });
+    return numSteps;
+  });
+}
+
 void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
                                            gpu::LaunchOp launch) {
   OpBuilder &b = k.b;
@@ -268,6 +303,11 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
   const SM100KernelPlan &plan = k.plan;
   KernelMath m = k.i32();
   emitTmaKernelPrologue(k, launch);
+  // The scale maps travel as i64 kernel arguments, as the code maps do.
+  for (Value *descriptor : {&k.descAScales, &k.descBScales})
+    if (*descriptor)
+      *descriptor = LLVM::IntToPtrOp::create(
+          b, loc, LLVM::LLVMPointerType::get(b.getContext()), *descriptor);
   Value isLeader;
   if (plan.ctaGroup == 2) {
     // A CTA pair per tile: the persistent loop walks clusters.
@@ -303,6 +343,10 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
                              /*tensormap=*/true);
     NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descB, Value(),
                              /*tensormap=*/true);
+    for (Value descriptor : {k.descAScales, k.descBScales})
+      if (descriptor)
+        NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, descriptor, Value(),
+                                 /*tensormap=*/true);
   });
   Value tmemSlot = k.sharedPtr(m.constant(plan.tmemSlotOffset));
   Value columns = m.constant(plan.tmemColumns);
@@ -321,12 +365,19 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(producer.thenBlock());
-    ifThen(k, isThread0, [&] { emitTmaProducer(k); });
+    ifThen(k, isThread0, [&] {
+      if (k.blockScaled)
+        emitBlockScaledProducer(k);
+      else
+        emitTmaProducer(k);
+    });
     b.setInsertionPointToStart(producer.elseBlock());
     auto mma = scf::IfOp::create(b, loc, isWarp(kMmaWarp), true);
     b.setInsertionPointToStart(mma.thenBlock());
     // The pair's odd CTA issues no MMA (the even one's cover both).
-    if (isLeader)
+    if (k.blockScaled)
+      emitBlockScaledMma(k, lane);
+    else if (isLeader)
       ifThen(k, isLeader, [&] { emitMma(k); });
     else
       emitMma(k);

@@ -427,52 +427,98 @@ protected:
     Value kValid = math.ult(k, kLimit);
     auto tap = g.decomposeK(math, math.select(kValid, k, math.constant(0)));
     Value valid = math.andI(math.andI(stepValid, unit.valid), kValid);
-    SmallVector<Value> coords = {unit.facts[0]};
+    // The input coordinate along an axis is the row's tap-0 coordinate (a
+    // per-unit fact) plus tap * dilation, where the tap comes from a
+    // division of k by a constant (mul.hi) shared by all of the thread's
+    // units. Neither the validity nor the flat index adds a per-unit value
+    // to that quotient: ptxas 13.0 at -O2/-O3 for sm_90 and later folds
+    // each `mul.hi + add` into an IMAD.HI with a 64-bit addend, then keeps
+    // one of two such IMAD.HIs that differ only in the addend's high half,
+    // so every unit took the first unit's depth coordinate (copies from the
+    // wrong voxels and wrong halo masks: test/GPU/sm80-nvfp4-straddle.test,
+    // wrong by 0.15 on an H100, exact at -O1 and on sm_80 code). The
+    // validity compares tap * dilation with per-unit bounds, and the index
+    // adds the per-unit part (the row's tap-0 voxel) to the step's part
+    // (the taps' offsets), each a sum of products.
+    std::array<Value, 3> offsets;
     for (unsigned axis = 0; axis < 3; ++axis) {
-      Value coord = math.add(unit.facts[axis + 1],
-                             math.mul(tap[axis], g.dilations[axis]));
-      valid = math.andI(valid, math.inRange(coord, g.inputSize[axis]));
-      coords.push_back(coord);
+      offsets[axis] = math.mul(tap[axis], g.dilations[axis]);
+      valid =
+          math.andI(valid, offsetInRange(unit.facts[axis + 1], offsets[axis], 0,
+                                         g.inputSize[axis]));
     }
-    coords.push_back(tap[3]);
+    // Flat index, with `strides`, of (n, tap-0 coordinates + offsets, c),
+    // the depth shifted by `depthShift`; without the channel when `strides`
+    // has four entries.
+    auto index = [&](ArrayRef<int64_t> strides, int64_t depthShift) {
+      Value base = math.mul(unit.facts[0], strides[0]);
+      for (unsigned axis = 0; axis < 3; ++axis)
+        base =
+            math.add(base, math.mul(unit.facts[axis + 1], strides[axis + 1]));
+      if (depthShift)
+        base = math.add(base, math.constant(depthShift * strides[1]));
+      Value offset =
+          strides.size() > 4 ? math.mul(tap[3], strides[4]) : math.constant(0);
+      for (unsigned axis = 0; axis < 3; ++axis)
+        offset = math.add(offset, math.mul(offsets[axis], strides[axis + 1]));
+      return math.add(base, offset);
+    };
     if (!history) {
-      Access access{math.select(valid, flatIndex(coords), math.constant(0)),
-                    valid, Value()};
+      Access access{
+          math.select(valid, index(global.strides, 0), math.constant(0)), valid,
+          Value()};
       if (prologue)
-        describeTransform(access, valid, coords);
+        describeTransform(access, valid, tap[3],
+                          [&](ArrayRef<int64_t> s) { return index(s, 0); });
       return access;
     }
     // Depth d of concat(history, input): the history's flat index when
     // d < Dh, else the input's at d - Dh; one memref is selected per access
     // (no copy, no branch).
-    Value fromHistory = math.ult(coords[1], math.constant(g.historyDepth));
-    SmallVector<Value> inputCoords = coords;
-    inputCoords[1] = math.add(coords[1], math.constant(-g.historyDepth));
-    Value index = math.select(fromHistory, flatIndex(coords, history.strides),
-                              flatIndex(inputCoords));
+    Value fromHistory =
+        offsetInRange(unit.facts[1], offsets[0], 0, g.historyDepth);
+    Value flat = math.select(fromHistory, index(history.strides, 0),
+                             index(global.strides, -g.historyDepth));
     Value source = arith::SelectOp::create(ctx.b, ctx.loc, fromHistory,
                                            historySource, inputSource);
-    Access access{math.select(valid, index, math.constant(0)), valid, source};
+    Access access{math.select(valid, flat, math.constant(0)), valid, source};
     // History frames were transformed as the previous chunk's input.
     if (prologue)
       describeTransform(
           access,
           math.andI(valid, arith::XOrIOp::create(ctx.b, ctx.loc, fromHistory,
                                                  math.trueValue())),
-          inputCoords);
+          tap[3],
+          [&](ArrayRef<int64_t> s) { return index(s, -g.historyDepth); });
     return access;
   }
 
-  /// The prologue's facts of an access at input coordinates `coords`
-  /// (n, d, h, w, c) that is `transformed` (inside the input operand).
-  void describeTransform(Access &access, Value transformed,
-                         ArrayRef<Value> coords) {
+  /// Whether coordinate `base + offset` lies in [lo, hi), decided by
+  /// comparing `offset` with bounds that depend on `base` alone (see
+  /// address() for why the sum is never formed).
+  Value offsetInRange(Value base, Value offset, int64_t lo, int64_t hi) {
+    KernelMath math = ctx.math();
+    auto boundMinusBase = [&](int64_t bound) {
+      return arith::SubIOp::create(ctx.b, ctx.loc, math.constant(bound), base)
+          .getResult();
+    };
+    return math.andI(
+        math.cmp(arith::CmpIPredicate::sge, offset, boundMinusBase(lo)),
+        math.cmp(arith::CmpIPredicate::slt, offset, boundMinusBase(hi)));
+  }
+
+  /// The prologue's facts of an access that is `transformed` (inside the
+  /// input operand): its channel, and the flat index of its voxel's RMS
+  /// norm statistic (`voxelIndex` of the statistic's four strides).
+  template <typename VoxelIndex>
+  void describeTransform(Access &access, Value transformed, Value channel,
+                         VoxelIndex voxelIndex) {
     KernelMath math = ctx.math();
     access.transformed = transformed;
-    access.channel = coords[4];
+    access.channel = channel;
     if (ctx.ops.normScale)
       access.voxel = math.select(
-          transformed, flatIndex(coords.drop_back(), ctx.ops.normScale.strides),
+          transformed, voxelIndex(ArrayRef<int64_t>(ctx.ops.normScale.strides)),
           math.constant(0));
   }
 

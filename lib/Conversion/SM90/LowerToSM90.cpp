@@ -169,20 +169,23 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
           getTileIndexProblem(g, plan.tileM, numTiles))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
-  auto buildKernel = [&](gpu::LaunchOp launch, Value descA, Value descB,
-                         Value descC) {
+  auto buildKernel = [&](gpu::LaunchOp launch,
+                         const TmaDescriptors &descriptors) {
     Type indexType = narrowIndices ? Type(rewriter.getI32Type())
                                    : Type(rewriter.getIndexType());
     SM90Kernel k(rewriter, loc, plan, g, inElem, kernel.outputElementType(),
                  ops, kernel.store.getMode(), kernel.store.getActivation(),
                  indexType);
-    k.descA = descA;
-    k.descB = descB;
-    k.descC = descC;
+    k.descA = descriptors.input;
+    k.descB = descriptors.filter;
+    k.descC = descriptors.output;
+    k.descHistory = descriptors.history;
     // The halo mainloop has its own tile order and tiled loads.
     if (!plan.halo) {
       k.ring.form = form;
       k.ring.batchSlices = inputBatchSlices(g, ops);
+      if (k.descHistory)
+        k.ring.historyBatchSlices = historyBatchSlices(g, ops);
       k.sliceTiles = tilesPerSlice(g, plan.tileM, plan.clusterM);
     }
     k.numMT = numMT;
@@ -201,8 +204,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
     if (failed(createPersistentLaunch(
             rewriter, grid, descriptors, numTiles, plan.threads,
             plan.sharedBytes, [&](gpu::LaunchOp launch) {
-              buildKernel(launch, descriptors[0], descriptors[1],
-                          descriptors[2]);
+              buildKernel(launch, {descriptors[0], descriptors[1],
+                                   descriptors[2], Value()});
             })))
       return failure();
     rewriter.eraseOp(grid);

@@ -4,8 +4,8 @@
 // The data layouts of the block-scaled sm100 mainloop (real NVFP4:
 // tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16), decided on
 // the host and unit-tested by the schedule model without a GPU. The kernel
-// that issues it is not emitted yet (README, "NVFP4"); this is the plan it
-// is to be emitted from:
+// is emitted from it (BlockScaledKernel.cpp, LowerBlockScaledToSM100.cpp)
+// and assembled by ptxas; no sm_100 GPU has run it:
 //
 // - Operands (conv3d.pack_nvfp4): the activation as NDHWC E2M1 codes, two
 //   per byte (C / 2 bytes a voxel), with one E4M3 scale byte per 16
@@ -30,7 +30,7 @@
 //   a step the A scales (4 columns) and the B scales (4 per 128 rows).
 // - Epilogue: the accumulator holds sum(qA sA qB sB); the f32 global
 //   scales gsA = amaxA / 2688 and gsB = amaxB / 2688 multiply it once.
-// - Scales into shared memory (planned, not emitted): a step needs 16
+// - Scales into shared memory: a step needs 16
 //   scale bytes per GEMM row (256 channels / 16), the natural rows of the
 //   model (SM100ScheduleModelTest.cpp), rearranged into the atoms by the
 //   kernel.
@@ -106,10 +106,48 @@ struct BlockScaledPlan {
   /// The plan, or why it cannot be built: tile_m 128 (kind::mxf4nvf4 has
   /// no M = 64, and cta_group::2 is not planned), tile_n a multiple of 16
   /// up to 256, C a multiple of 32 (rows of packed codes are multiples of
-  /// 16 bytes, as TMA requires).
+  /// 16 bytes, as TMA requires), and the stages, the scale atoms and the
+  /// epilogue's staging within a block's shared memory. `epilogueAlignment`
+  /// (elements) of the output, bias and residual decides the epilogue's
+  /// vector width, as for kind::f16.
   static std::optional<std::string> build(const ConvGeometry &g, int64_t tileM,
                                           int64_t tileN, int64_t stages,
-                                          BlockScaledPlan &plan);
+                                          BlockScaledPlan &plan,
+                                          int64_t epilogueAlignment = 1);
+
+  /// The most stages (from 2 up to `limit`) of a tile_n configuration that
+  /// fit with a staging tile of chunks of at least 32 columns (or the
+  /// whole tile), or 0 if not even two do.
+  static int64_t maxStages(const ConvGeometry &g, int64_t tileN, int64_t limit);
+
+  /// The kernel's view (Tcgen05Kernel.cpp's shared roles): tiles, stages,
+  /// the K steps, the shared memory (the code rings as the bf16 kernel's,
+  /// then the scale rings: scaleStageBytes), the staging tile, barriers,
+  /// TMEM (accumulatorBuffers, tmemColumns) and stepBytes, the bytes of a
+  /// step's four TMA boxes.
+  SM100KernelPlan kernel;
+
+  /// Shared offsets (from the aligned base) of stage `stage`'s areas: the A
+  /// codes ring, the B codes ring, then the A scale ring and the B scale
+  /// ring. Code tiles stay on 1024-byte swizzle atoms (aStageBytes and
+  /// bStageBytes are multiples of 2048); scale atoms on 512 bytes.
+  int64_t aCodesOffset(int64_t stage) const { return stage * aStageBytes; }
+  int64_t bCodesOffset(int64_t stage) const {
+    return stages * aStageBytes + stage * bStageBytes;
+  }
+  int64_t aScalesOffset(int64_t stage) const {
+    return stages * (aStageBytes + bStageBytes) + stage * aScaleStageBytes;
+  }
+  int64_t bScalesOffset(int64_t stage) const {
+    return stages * (aStageBytes + bStageBytes + aScaleStageBytes) +
+           stage * bScaleStageBytes;
+  }
+
+  /// The bytes of one K step's four TMA boxes: 128-byte code rows and
+  /// 16-byte scale rows of tileM activation and tileN filter rows.
+  int64_t stepBytes() const {
+    return (tileM + tileN) * (kRowBytes + kChannelBlock / kScaleBlock);
+  }
 
   /// TMEM column of MMA `mma`'s A scales and B scales within a step.
   int64_t aScaleTmemColumn(int64_t mma) const {

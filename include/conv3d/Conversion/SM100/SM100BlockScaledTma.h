@@ -28,9 +28,10 @@
 // scripts/gpu/tma_fp4_im2col.cu encodes the two im2col maps exactly so and
 // checks the boxes byte for byte on an sm_90 GPU (TMA is the same unit on
 // sm100). The scale boxes land as 16-byte rows, one per GEMM row, in the
-// stage's scale areas; the kernel is to permute them in place into the
-// MMA's scale atoms (BlockScaledPlan::scaleWordAtomOffset) before
-// tcgen05.cp. No kernel issues these loads yet.
+// stage's scale areas; the kernel's MMA warp permutes them in place into
+// the MMA's scale atoms (BlockScaledPlan::scaleWordAtomOffset) before
+// tcgen05.cp (BlockScaledKernel.cpp; LowerBlockScaledToSM100.cpp encodes
+// the maps on the host as UINT8 maps).
 //
 //===----------------------------------------------------------------------===//
 

@@ -96,6 +96,9 @@ struct SM100KernelPlan {
   // accumulator-full and accumulator-empty per buffer) and the 4-byte slot
   // tcgen05.alloc writes the TMEM address to.
   int64_t aStageBytes = 0, bStageBytes = 0, pipelineBytes = 0;
+  /// The block-scaled kernel's scale areas of a stage (both operands'),
+  /// after the A and B rings in the pipeline; 0 for kind::f16.
+  int64_t scaleStageBytes = 0;
   int64_t stagingOffset = 0, barrierOffset = 0, tmemSlotOffset = 0;
   int64_t sharedBytes = 0;
   /// Bytes one K step's TMA loads deliver, both CTAs' for cta_group::2 (the
@@ -112,6 +115,13 @@ struct SM100KernelPlan {
         int64_t tileK, int64_t stages, int64_t warpsM, int64_t warpsN,
         KOrder kOrder, int64_t splitK, int64_t epilogueAlignment,
         SM100KernelPlan &plan);
+
+  /// Lays out the shared memory and the epilogue (tile sizes, ctaGroup,
+  /// stages, scaleStageBytes and the accumulator buffers set): the rings,
+  /// then the fewest column chunks of the staging tile (whole multiples of
+  /// 8 columns, the tcgen05.ld granularity used) that fit beside them, the
+  /// barriers and the TMEM slot. Returns whether it fits.
+  bool layOutSharedMemory();
 
   /// The most stages (up to `limit`) of a tileM x tileN configuration that
   /// fit in shared memory beside the epilogue's staging, or 0 if not even

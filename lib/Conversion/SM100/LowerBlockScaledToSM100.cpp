@@ -1,0 +1,276 @@
+//===- LowerBlockScaledToSM100.cpp - conv3d-lower-block-scaled-to-sm100 ---===//
+//
+// Real NVFP4 on sm100: a memref convolution with a packed filter
+// (filter_quant) and fused input quantization becomes the packing prepass
+// of its input (conv3d.pack_nvfp4 into fresh code and scale buffers), the
+// four TMA descriptors of SM100BlockScaledTma.h over the packed bytes
+// (UINT8), and a persistent launch of the block-scaled kernel
+// (BlockScaledKernel.cpp on the shared roles of Tcgen05Kernel.cpp). No
+// sm_100 GPU has run this code: it is generated and assembled only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SM100Kernel.h"
+
+#include "conv3d/Conversion/Passes.h"
+#include "conv3d/Conversion/SM100/SM100BlockScaledTma.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DLOWERBLOCKSCALEDTOSM100
+#include "conv3d/Conversion/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+using namespace mlir::conv3d::sm100;
+using namespace mlir::conv3d::sm100::nvfp4;
+
+namespace {
+
+/// CUtensorMapDataType UINT8 and CUtensorMapSwizzle NONE / 128B.
+constexpr int64_t kTmaUInt8 = 0, kTmaSwizzleNone = 0, kTmaSwizzle128B = 3;
+/// The default ring depth's upper bound.
+constexpr int64_t kDefaultStageLimit = 6;
+
+/// Why the operands of `conv` are not what the block-scaled kernel reads,
+/// or none: the packed filter's codes and scales dense (the tiled maps
+/// view them as [F][taps][bytes]) from a 16-byte-aligned start.
+std::optional<std::string> operandProblem(ConvOp conv) {
+  for (auto [name, value] : {std::pair{"codes", conv.getFilter()},
+                             std::pair{"scales", conv.getFilterScales()}}) {
+    auto type = cast<MemRefType>(value.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (!type.areTrailingDimsContiguous(type.getRank()) ||
+        failed(type.getStridesAndOffset(strides, offset)) ||
+        ShapedType::isDynamic(offset) || offset % 16 != 0)
+      return llvm::formatv("the packed filter's {0} must be a dense buffer "
+                           "starting at a multiple of 16 bytes (the TMA "
+                           "maps view them as [F][taps][bytes])",
+                           name)
+          .str();
+  }
+  return std::nullopt;
+}
+
+/// Why the block-scaled kernel cannot take `conv` (a memref convolution
+/// with a packed filter), or none; `plan` and `tma` are built when it can.
+std::optional<std::string> blockScaledProblem(ConvOp conv, int64_t tileN,
+                                              int64_t stages,
+                                              int64_t epilogueAlignment,
+                                              BlockScaledPlan &plan,
+                                              BlockScaledTmaPlan &tma) {
+  // The verifier made the packed filter FQRSC with blocks of 16.
+  std::optional<NVFP4Attr> quant = conv.getInputQuant();
+  if (!quant)
+    return std::string("the input's NVFP4 quantization must be fused into "
+                       "the convolution (quantize(...), as "
+                       "conv3d-apply-nvfp4-mode leaves it in real mode): "
+                       "the kernel packs the input itself");
+  if (quant->getBlockSize() != kScaleBlock)
+    return llvm::formatv("the input's NVFP4 block size is {0}; "
+                         "kind::mxf4nvf4 block16 takes 16",
+                         quant->getBlockSize())
+        .str();
+  if (conv.hasHistoryOrPrologue())
+    return std::string("the block-scaled kernel reads neither a history "
+                       "operand nor an input prologue");
+  ConvGeometry g = conv.getGeometry();
+  if (!g.hasStaticShape() ||
+      !cast<MemRefType>(conv.getInit().getType()).hasStaticShape())
+    return std::string("the block-scaled kernel needs static shapes");
+  if (std::optional<std::string> problem = operandProblem(conv))
+    return problem;
+  if (tileN == 0)
+    tileN = std::min<int64_t>(256, llvm::alignTo(g.filters, 16));
+  if (stages == 0)
+    stages = std::max<int64_t>(
+        2, BlockScaledPlan::maxStages(g, tileN, kDefaultStageLimit));
+  if (std::optional<std::string> problem = BlockScaledPlan::build(
+          g, kTmemLanes, tileN, stages, plan, epilogueAlignment))
+    return problem;
+  return BlockScaledTmaPlan::build(g, plan, tma);
+}
+
+/// The descriptor of `map` over `memref`'s bytes (conv3dTmaIm2colDescriptor
+/// or conv3dTmaTiledDescriptor; their strides are in elements, here bytes).
+Value emitPackedDescriptor(OpBuilder &b, Location loc, ModuleOp module,
+                           Value memref, const PackedTensorMap &map) {
+  int64_t swizzle = map.swizzle128B ? kTmaSwizzle128B : kTmaSwizzleNone;
+  if (map.im2col) {
+    // Innermost first in the map; the wrapper takes N, D, H, W, C, the
+    // pitches of N, D, H, W, the corners and traversal strides D first.
+    const auto &dim = map.globalDim;
+    const auto &pitch = map.globalStrides;
+    return emitTmaDescriptorCall(b, loc, module, kTmaIm2colDescriptorFn, memref,
+                                 {kTmaUInt8,
+                                  dim[4],
+                                  dim[3],
+                                  dim[2],
+                                  dim[1],
+                                  dim[0],
+                                  pitch[3],
+                                  pitch[2],
+                                  pitch[1],
+                                  pitch[0],
+                                  map.lowerCorner[2],
+                                  map.lowerCorner[1],
+                                  map.lowerCorner[0],
+                                  map.upperCorner[2],
+                                  map.upperCorner[1],
+                                  map.upperCorner[0],
+                                  map.elementStrides[3],
+                                  map.elementStrides[2],
+                                  map.elementStrides[1],
+                                  map.box[0],
+                                  map.box[1],
+                                  swizzle});
+  }
+  return emitTmaDescriptorCall(b, loc, module, kTmaTiledDescriptorFn, memref,
+                               {kTmaUInt8, map.globalDim[0], map.globalDim[1],
+                                map.globalDim[2], map.globalStrides[0],
+                                map.globalStrides[1], map.box[0], map.box[1],
+                                map.box[2], swizzle});
+}
+
+} // namespace
+
+LogicalResult mlir::conv3d::lowerBlockScaledConvToSM100(RewriterBase &rewriter,
+                                                        ConvOp conv,
+                                                        int64_t tileN,
+                                                        int64_t stages) {
+  constexpr StringLiteral pass = "conv3d-lower-block-scaled-to-sm100";
+  if (conv.hasTensorSemantics())
+    return conv.emitError() << pass
+                            << " works on the memref form; bufferize "
+                               "first";
+  ModuleOp module = conv->getParentOfType<ModuleOp>();
+  if (!module)
+    return conv.emitError() << pass
+                            << " needs an enclosing module (for the "
+                               "descriptor functions)";
+  int64_t epilogueAlignment = std::min({elementAlignment(conv.getInit()),
+                                        elementAlignment(conv.getBias()),
+                                        elementAlignment(conv.getResidual())});
+  BlockScaledPlan plan;
+  BlockScaledTmaPlan tma;
+  if (std::optional<std::string> problem =
+          blockScaledProblem(conv, tileN, stages, epilogueAlignment, plan, tma))
+    return conv.emitError()
+           << "cannot lower to the block-scaled sm100 kernel: " << *problem;
+  ConvGeometry g = conv.getGeometry();
+  int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
+  int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
+  int64_t numTiles = numMT * numNT;
+  if (std::optional<std::string> problem =
+          getTileIndexProblem(g, plan.tileM, numTiles))
+    return conv.emitError()
+           << "cannot lower to the block-scaled sm100 kernel: " << *problem;
+
+  Location loc = conv.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(conv);
+  KernelOperands ops;
+  for (auto [flat, value] : {std::pair{&ops.input, conv.getInput()},
+                             std::pair{&ops.filter, conv.getFilter()},
+                             std::pair{&ops.output, conv.getInit()},
+                             std::pair{&ops.bias, conv.getBias()},
+                             std::pair{&ops.residual, conv.getResidual()}}) {
+    FailureOr<FlatOperand> operand = flattenOperand(rewriter, loc, value);
+    if (failed(operand))
+      return conv.emitError() << "cannot lower to the block-scaled sm100 "
+                                 "kernel: the operands need static strides";
+    *flat = *operand;
+  }
+  ops.amax = conv.getAmax();
+  ops.outputShape = getShape5(conv.getInit().getType());
+  bool narrowIndices = fitsI32Indices(ops, g, plan.tileM, nvfp4::kChannelBlock);
+
+  // The packing prepass: the input's codes and scales, NDHWC with C / 2
+  // and C / 16 bytes a voxel (conv3d.pack_nvfp4's layout, the maps').
+  std::array<int64_t, 5> shape = getShape5(conv.getInput().getType());
+  auto packedType = [&](int64_t divisor) {
+    SmallVector<int64_t> dims(shape.begin(), shape.end());
+    dims.back() /= divisor;
+    return MemRefType::get(dims, rewriter.getI8Type());
+  };
+  // TMA reads both from 16-byte-aligned addresses; 128 is ample.
+  auto alignment = rewriter.getI64IntegerAttr(128);
+  Value codes = memref::AllocOp::create(rewriter, loc, packedType(2),
+                                        ValueRange{}, alignment);
+  Value scales = memref::AllocOp::create(rewriter, loc, packedType(kScaleBlock),
+                                         ValueRange{}, alignment);
+  PackNVFP4Op::create(rewriter, loc, conv.getInput(), conv.getAmax(), codes,
+                      scales, *conv.getInputQuant());
+
+  Value descA =
+      emitPackedDescriptor(rewriter, loc, module, codes, tma.activationCodes);
+  Value descAScales =
+      emitPackedDescriptor(rewriter, loc, module, scales, tma.activationScales);
+  Value descB = emitPackedDescriptor(rewriter, loc, module, conv.getFilter(),
+                                     tma.filterCodes);
+  Value descBScales = emitPackedDescriptor(
+      rewriter, loc, module, conv.getFilterScales(), tma.filterScales);
+  // gsA * gsB: each global scale is amax / (6 * 448), spec/nvfp4.md.
+  Value divisor = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getF32FloatAttr(2688.0f));
+  Value globalScale = arith::MulFOp::create(
+      rewriter, loc,
+      arith::DivFOp::create(rewriter, loc, conv.getAmax(), divisor),
+      arith::DivFOp::create(rewriter, loc, conv.getFilterAmax(), divisor));
+
+  StoreMode mode =
+      conv.getOverwrite() ? StoreMode::overwrite : StoreMode::accumulate;
+  Type inElem = getElementTypeOrSelf(conv.getInput().getType());
+  Type outElem = getElementTypeOrSelf(conv.getInit().getType());
+  if (failed(createPersistentLaunch(
+          rewriter, conv, {descA, descAScales, descB, descBScales}, numTiles,
+          kThreads, plan.kernel.sharedBytes, [&](gpu::LaunchOp launch) {
+            Type indexType = narrowIndices ? Type(rewriter.getI32Type())
+                                           : Type(rewriter.getIndexType());
+            SM100Kernel k(rewriter, loc, plan.kernel, g, inElem, outElem, ops,
+                          mode, conv.getActivation(), indexType);
+            k.blockScaled = &plan;
+            k.descA = descA;
+            k.descB = descB;
+            k.descAScales = descAScales;
+            k.descBScales = descBScales;
+            k.accumulatorScale = globalScale;
+            k.numMT = numMT;
+            k.numNT = numNT;
+            k.numTiles = numTiles;
+            buildSM100Kernel(k, launch);
+          })))
+    return failure();
+  // After the launch's scf.if (createPersistentLaunch left the insertion
+  // point inside it): the host code after the launch waits for it.
+  rewriter.setInsertionPoint(conv);
+  memref::DeallocOp::create(rewriter, loc, codes);
+  memref::DeallocOp::create(rewriter, loc, scales);
+  rewriter.eraseOp(conv);
+  return success();
+}
+
+namespace {
+struct LowerBlockScaledToSM100Pass
+    : mlir::conv3d::impl::Conv3dLowerBlockScaledToSM100Base<
+          LowerBlockScaledToSM100Pass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<ConvOp> convs;
+    getOperation()->walk([&](ConvOp conv) {
+      if (conv.hasPackedFilter())
+        convs.push_back(conv);
+    });
+    IRRewriter rewriter(&getContext());
+    for (ConvOp conv : convs)
+      if (failed(lowerBlockScaledConvToSM100(rewriter, conv, tileN, stages)))
+        return signalPassFailure();
+  }
+};
+} // namespace
