@@ -192,7 +192,6 @@ def attribute_costs(t):
 def breakdown(x, w, b, targets=("auto", "sm80")):
     """Where conv3d.conv3d's host time goes on a hit; returns {target: us}
     (the busy-GPU host time per call)."""
-    lib = conv3d._library()
     error = ctypes.create_string_buffer(4096)
     totals = {}
     if not hasattr(_hit, "torch_signature"):
@@ -220,7 +219,7 @@ def breakdown(x, w, b, targets=("auto", "sm80")):
                 return conv3d.conv3d(x, w, b, 1, 1, target=target)
 
             host, gpu = busy_us(fn)
-            c_host, c_gpu = busy_us(lambda: lib.conv3d_run_packed(ref))
+            c_host, c_gpu = busy_us(lambda: plan.run(ref))
             pieces = {
                 "signature + lookup": cpu_us(lambda: _hit.signatures.get(
                     _hit.torch_signature(x, w, b, None, None, 1, 1, 1, 1, None, target))),
@@ -258,6 +257,14 @@ def breakdown(x, w, b, targets=("auto", "sm80")):
     return totals
 
 
+def _current_cpu():
+    try:
+        with open("/proc/self/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[36]
+    except (OSError, IndexError):
+        return "?"
+
+
 def main():
     dev = conv3d.cuda_device()
     print("device %d: %s, cc %d.%d; torch %s, cuDNN %s; conv3d %s (%s, %s)" % (
@@ -281,6 +288,17 @@ def main():
         print("  %-20s %9.2f | %5.2f | %8.2f   (%.2f)" % (name, host, loop, idle, gpu))
     err = max(err, tiny_err)
     breakdown(x, w, b)
+    # Again at the end, in this now warmed-up process: the same figure
+    # differed by several us between processes (torch_check step 6 against
+    # this script); the spread within one process says how far to trust it.
+    conv3d.clear_cache()
+    with torch.no_grad():
+        again = [busy_us(lambda: conv3d.conv3d(x, w, b, 1, 1))[0] for _ in range(3)]
+    print("conv3d.conv3d (hit) again after the breakdown, busy GPU: %s us"
+          % ", ".join("%.2f" % us for us in again))
+    print("this process: pid %d, on CPU %s of %d allowed, load average %s"
+          % (os.getpid(), _current_cpu(), len(os.sched_getaffinity(0)),
+             ", ".join("%.1f" % v for v in os.getloadavg())))
     ok = hit < LIMIT_US and err < 4e-3
     print("%s conv3d.conv3d hit path < %.0f us host time per call (busy GPU): %.2f us "
           "(cuDNN %.2f us; back-to-back loop %.2f us, GPU time %.2f us per call)"

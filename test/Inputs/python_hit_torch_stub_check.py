@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""The PyTorch hit path (conv3d._hit._torch_conv3d) on a NumPy-backed
+stand-in for torch (test/Inputs/torch_stub), CPU target: hits compute what
+the NumPy route computes, the signature function the benchmarks time finds
+the plan the call made, layout steps and out= work on hits, and a hit
+refuses what a miss refuses."""
+
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "torch_stub"))
+
+import torch  # noqa: E402  (the stand-in)
+
+import conv3d  # noqa: E402
+from conv3d import _hit  # noqa: E402
+
+assert torch.__file__.startswith(os.path.join(HERE, "torch_stub")), torch.__file__
+rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+
+
+def channels_last(a):
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 4, 1)).transpose(0, 4, 1, 2, 3)
+
+
+x = torch.Tensor(channels_last(rng.standard_normal((2, 8, 3, 5, 5)).astype(np.float32)))
+w = torch.Tensor(channels_last(rng.standard_normal((4, 8, 3, 3, 3)).astype(np.float32)))
+b = torch.Tensor(rng.standard_normal(4).astype(np.float32))
+ref = conv3d.conv3d(x.a, w.a, b.a, 1, 1)  # the NumPy route, same library
+miss = conv3d.conv3d(x, w, b, 1, 1)
+hit = conv3d.conv3d(x, w, b, 1, 1)
+print("one PyTorch signature:",
+      sum(1 for key in _hit.signatures if key[0] is torch.Tensor) == 1)
+print("miss and hit equal the NumPy route:", type(hit) is torch.Tensor,
+      np.array_equal(miss.a, ref), np.array_equal(hit.a, ref))
+print("hit output channels_last:", hit.stride() == (300, 1, 100, 20, 4))
+key = _hit.torch_signature(x, w, b, None, None, 1, 1, 1, 1, None, "auto")
+print("torch_signature finds the plan:", _hit.signatures.get(key) is not None)
+
+xc = torch.Tensor(np.ascontiguousarray(x.a))
+for _ in range(2):
+    y = conv3d.conv3d(xc, w, b, 1, 1)
+print("NCDHW input (layout step), hit:", np.array_equal(y.a, ref),
+      y.stride() == (300, 75, 25, 5, 1))
+out = torch.Tensor(channels_last(np.full(ref.shape, np.nan, np.float32)))
+for _ in range(2):
+    y = conv3d.conv3d(x, w, b, 1, 1, out=out)
+print("out= (poisoned), hit:", y is out, np.array_equal(out.a, ref))
+
+# An out= with the previous out='s signature (a hit) over the input's memory.
+overlapping = torch.Tensor(
+    x.a.transpose(0, 2, 3, 4, 1).reshape(-1)[:600].reshape(2, 3, 5, 5, 4).transpose(
+        0, 4, 1, 2, 3))
+for args, kwargs in (((x, w, b, True, 1), {}),
+                     ((x, w, b, 1, 1), {"out": torch.Tensor(x.a[:, :4])}),
+                     ((x, w, b, 1, 1), {"out": overlapping})):
+    try:
+        conv3d.conv3d(*args, **kwargs)
+        print("no error")
+    except (TypeError, ValueError) as e:
+        print("%s: %s" % (type(e).__name__, e))
+# An input 2 bytes off alignment, with the hit's signature.
+raw = np.empty(x.a.size * 4 + 2, np.uint8)[2:].view(np.float32)
+odd = torch.Tensor(raw.reshape(2, 3, 5, 5, 8).transpose(0, 4, 1, 2, 3))
+before = len(_hit.signatures)
+try:
+    conv3d.conv3d(odd, w, b, 1, 1)
+    print("no error")
+except ValueError as e:
+    print("ValueError: %s (a hit: %s)" % (e, len(_hit.signatures) == before))
+print("TORCH-STUB-OK")
