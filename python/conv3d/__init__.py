@@ -327,8 +327,9 @@ class Engine:
         is kept in the disk cache, like cudnn.benchmark. packed_filter=True:
         the filter operand is quantize_filter's packed NVFP4 filter (FQRSC,
         C a multiple of 16); nvfp4_mode "fake" multiplies its dequantized
-        values, "real" (the block-scaled sm100 MMA) is refused until its
-        kernel is emitted."""
+        values, "real" (the block-scaled sm100 MMA, never run: no sm_100
+        GPU) needs target="sm100", where compiling is refused as for every
+        sm100 convolution."""
         options = [f"target={target}"]
         if tune:
             options.append("tune=true")

@@ -249,7 +249,8 @@ int conv3d_quantize_filter(conv3d_engine *engine, const conv3d_spec *spec,
  * scales and amax through conv3d_run_packed_filter (needs FQRSC and C a
  * multiple of 16). nvfp4-mode=fake multiplies the dequantized values (the
  * fake-quantized filter); nvfp4-mode=real is the block-scaled sm100 MMA,
- * refused until its kernel is emitted. All zero: an ordinary filter. */
+ * needs target=sm100 and is refused there as every sm100 compile is (never
+ * run: no sm_100 GPU). All zero: an ordinary filter. */
 typedef struct conv3d_filter_ext {
   int32_t packed_filter;
 } conv3d_filter_ext;
