@@ -287,11 +287,33 @@ extern "C" conv3d_conv *conv3d_compile_ext(conv3d_engine *engine,
                                            const conv3d_input_ext *ext,
                                            const char *options, char *error,
                                            size_t errorSize) {
+  return conv3d_compile_filter_ext(engine, spec, ext, nullptr, options, error,
+                                   errorSize);
+}
+
+/// `spec` with both extensions applied.
+static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c,
+                                       const conv3d_input_ext *inputExt,
+                                       const conv3d_filter_ext *filterExt) {
+  llvm::Expected<ConvSpec> spec = toSpec(c, inputExt);
+  if (!spec || !filterExt)
+    return spec;
+  spec->packedFilter = filterExt->packed_filter;
+  if (llvm::Error error = spec->validate())
+    return std::move(error);
+  return spec;
+}
+
+extern "C" conv3d_conv *
+conv3d_compile_filter_ext(conv3d_engine *engine, const conv3d_spec *spec,
+                          const conv3d_input_ext *inputExt,
+                          const conv3d_filter_ext *filterExt,
+                          const char *options, char *error, size_t errorSize) {
   if (!engine || !spec) {
-    setError(error, errorSize, "conv3d_compile_ext: null engine or spec");
+    setError(error, errorSize, "conv3d_compile: null engine or spec");
     return nullptr;
   }
-  llvm::Expected<ConvSpec> parsed = toSpec(*spec, ext);
+  llvm::Expected<ConvSpec> parsed = toSpec(*spec, inputExt, filterExt);
   if (!parsed) {
     setError(error, errorSize, llvm::toString(parsed.takeError()));
     return nullptr;
@@ -455,4 +477,119 @@ conv3d_causal_stream_cached_frames(const conv3d_causal_stream *stream) {
 
 extern "C" void conv3d_causal_stream_destroy(conv3d_causal_stream *stream) {
   delete stream;
+}
+
+//===----------------------------------------------------------------------===//
+// A packed NVFP4 filter
+//===----------------------------------------------------------------------===//
+
+extern "C" int conv3d_packed_filter_sizes(const conv3d_spec *spec,
+                                          size_t *codesBytes,
+                                          size_t *scalesBytes, char *error,
+                                          size_t errorSize) {
+  if (!spec || !codesBytes || !scalesBytes) {
+    setError(error, errorSize, "conv3d_packed_filter_sizes: null argument");
+    return 1;
+  }
+  // The spec's own validation says which specs a packed filter fits.
+  conv3d_filter_ext packed = {/*packed_filter=*/1};
+  llvm::Expected<ConvSpec> parsed = toSpec(*spec, nullptr, &packed);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return 1;
+  }
+  auto count = [](const std::vector<int64_t> &shape) {
+    size_t n = 1;
+    for (int64_t size : shape)
+      n *= size_t(size);
+    return n;
+  };
+  *codesBytes = count(parsed->packedFilterShape());
+  *scalesBytes = count(parsed->filterScalesShape());
+  return 0;
+}
+
+extern "C" int conv3d_quantize_filter(
+    conv3d_engine *engine, const conv3d_spec *spec, const void *filter,
+    float filterAmax, const char *options, void *codes, size_t codesSize,
+    void *scales, size_t scalesSize, char *error, size_t errorSize) {
+  if (!engine || !spec || !filter || !codes || !scales) {
+    setError(error, errorSize,
+             "conv3d_quantize_filter: null engine, spec, filter, codes or "
+             "scales");
+    return 1;
+  }
+  llvm::Expected<ConvSpec> parsed = toSpec(*spec);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return 1;
+  }
+  llvm::Expected<CompileOptions> parsedOptions =
+      toOptions(options ? options : "");
+  if (!parsedOptions) {
+    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
+    return 1;
+  }
+  HostTensor filterCopy =
+      HostTensor::zeros(parsed->inputType, parsed->filterShape());
+  std::memcpy(filterCopy.data(), filter, filterCopy.sizeInBytes());
+  llvm::Expected<Engine::PackedNVFP4> packed = engine->engine.quantizeFilter(
+      *parsed, filterCopy, filterAmax, *parsedOptions);
+  if (!packed) {
+    setError(error, errorSize, llvm::toString(packed.takeError()));
+    return 1;
+  }
+  struct {
+    const char *what;
+    const std::vector<uint8_t> &bytes;
+    void *buffer;
+    size_t size;
+  } outputs[] = {{"codes", packed->codes, codes, codesSize},
+                 {"scales", packed->scales, scales, scalesSize}};
+  for (const auto &output : outputs)
+    if (output.size < output.bytes.size()) {
+      setError(error, errorSize,
+               std::string("conv3d_quantize_filter: the ") + output.what +
+                   " buffer holds " + std::to_string(output.size) +
+                   " bytes, the packed filter needs " +
+                   std::to_string(output.bytes.size()));
+      return 1;
+    }
+  for (const auto &output : outputs)
+    std::memcpy(output.buffer, output.bytes.data(), output.bytes.size());
+  return 0;
+}
+
+extern "C" int conv3d_run_packed_filter(const conv3d_run_args *args,
+                                        const void *filterScales,
+                                        float filterAmax) {
+  if (!args)
+    return 1;
+  if (!args->conv) {
+    setError(args->error, args->error_size,
+             "conv3d_run_packed_filter: null convolution");
+    return 1;
+  }
+  if (!args->conv->conv->getSpec().packedFilter) {
+    setError(args->error, args->error_size,
+             "conv3d_run_packed_filter: the convolution was compiled without "
+             "a packed filter (conv3d_filter_ext.packed_filter); run it with "
+             "conv3d_run");
+    return 1;
+  }
+  ConvArgs run;
+  run.input = args->input;
+  run.filter = args->filter;
+  run.filterScales = filterScales;
+  run.filterAmax = filterAmax;
+  run.bias = args->bias;
+  run.residual = args->residual;
+  run.amax = args->amax;
+  run.output = args->output;
+  run.stream = args->stream;
+  if (llvm::Error e = args->conv->conv->run(run)) {
+    setError(args->error, args->error_size, llvm::toString(std::move(e)));
+    return 1;
+  }
+  return 0;
 }

@@ -115,6 +115,12 @@ class RunArgs(ctypes.Structure):
                 ("error_size", ctypes.c_size_t), ("amax", ctypes.c_float)]
 
 
+class FilterExt(ctypes.Structure):
+    """conv3d_filter_ext of conv3d/CAPI/conv3d.h."""
+
+    _fields_ = [("packed_filter", ctypes.c_int32)]
+
+
 _LIBRARY_NAME = "libConv3d.so"
 
 
@@ -201,6 +207,21 @@ def _library():
             ctypes.c_size_t]
         lib.conv3d_run_packed.restype = ctypes.c_int
         lib.conv3d_run_packed.argtypes = [ctypes.POINTER(RunArgs)]
+        p, size_t = ctypes.c_void_p, ctypes.c_size_t
+        lib.conv3d_packed_filter_sizes.restype = ctypes.c_int
+        lib.conv3d_packed_filter_sizes.argtypes = [
+            ctypes.POINTER(Spec), ctypes.POINTER(size_t), ctypes.POINTER(size_t),
+            ctypes.c_char_p, size_t]
+        lib.conv3d_quantize_filter.restype = ctypes.c_int
+        lib.conv3d_quantize_filter.argtypes = [
+            p, ctypes.POINTER(Spec), p, ctypes.c_float, ctypes.c_char_p, p, size_t, p,
+            size_t, ctypes.c_char_p, size_t]
+        lib.conv3d_compile_filter_ext.restype = p
+        lib.conv3d_compile_filter_ext.argtypes = [
+            p, ctypes.POINTER(Spec), p, ctypes.POINTER(FilterExt), ctypes.c_char_p,
+            ctypes.c_char_p, size_t]
+        lib.conv3d_run_packed_filter.restype = ctypes.c_int
+        lib.conv3d_run_packed_filter.argtypes = [ctypes.POINTER(RunArgs), p, ctypes.c_float]
         _lib, _lib_path = lib, path
     return _lib
 
@@ -229,9 +250,11 @@ def cuda_device():
 class Conv:
     """A compiled convolution."""
 
-    def __init__(self, handle, spec):
+    def __init__(self, handle, spec, packed_filter=False):
         self._handle = handle
         self.spec = spec
+        # Whether the filter operand is Engine.quantize_filter's codes.
+        self.packed_filter = packed_filter
         self.compile_millis = _library().conv3d_compile_millis(handle)
         # "compiled", "memory cache" or "disk cache".
         self.compile_source = ("compiled", "memory cache", "disk cache")[
@@ -241,16 +264,33 @@ class Conv:
         self.config = _library().conv3d_conv_config(handle).decode() or "heuristic"
 
     def run(self, input, filter, output, bias=None, residual=None, amax=0.0,
-            stream=None):
+            stream=None, filter_scales=None, filter_amax=0.0):
         """Runs on buffer addresses (ints): host memory for cpu, device
         memory for GPU targets. GPU work is enqueued on `stream`, a CUstream
         handle such as torch.cuda.current_stream().cuda_stream, without
         waiting for it; 0 is the legacy default stream (PyTorch's default).
         With stream=None the call runs on an internal stream and returns
-        when the work is done."""
+        when the work is done. A convolution compiled with
+        packed_filter=True takes the codes as `filter`, and the scales'
+        address and the amax they were packed with as `filter_scales` and
+        `filter_amax` (Engine.quantize_filter)."""
         if stream is not None and int(stream) == 0:
             stream = _STREAM_LEGACY
         error = ctypes.create_string_buffer(4096)
+        if self.packed_filter:
+            if not filter_scales:
+                raise ValueError("this convolution has a packed filter: pass "
+                                 "filter_scales (and filter_amax)")
+            args = RunArgs(self._handle, input, filter, bias, residual, output,
+                           stream, ctypes.cast(error, ctypes.c_void_p), len(error),
+                           amax)
+            if _library().conv3d_run_packed_filter(ctypes.byref(args), filter_scales,
+                                                   ctypes.c_float(filter_amax)):
+                raise Conv3dError(error.value.decode())
+            return
+        if filter_scales is not None:
+            raise ValueError("filter_scales is given but the convolution was "
+                             "compiled without packed_filter=True")
         status = _library().conv3d_run(self._handle, input, filter, bias,
                                        residual, ctypes.c_float(amax), output,
                                        stream, error, len(error))
@@ -279,26 +319,80 @@ class Engine:
                 (cache_dir or "").encode())
 
     def compile(self, spec, target="cpu", config=None, qslice=None,
-                quant_placement=None, lowering=None, gpu_chip=None, tune=False):
+                quant_placement=None, lowering=None, gpu_chip=None, tune=False,
+                packed_filter=False, nvfp4_mode=None):
         """Compiles `spec` (cached per spec and options). tune=True times the
         heuristic's and nearby tile configurations on the device (the host
         for "cpu") once per convolution and compiles the fastest; the choice
-        is kept in the disk cache, like cudnn.benchmark."""
+        is kept in the disk cache, like cudnn.benchmark. packed_filter=True:
+        the filter operand is quantize_filter's packed NVFP4 filter (FQRSC,
+        C a multiple of 16); nvfp4_mode "fake" multiplies its dequantized
+        values, "real" (the block-scaled sm100 MMA, never run: no sm_100
+        GPU) needs target="sm100", where compiling is refused as for every
+        sm100 convolution."""
         options = [f"target={target}"]
         if tune:
             options.append("tune=true")
         for key, value in (("config", config), ("qslice", qslice),
                            ("quant-placement", quant_placement),
-                           ("lowering", lowering), ("gpu-chip", gpu_chip)):
+                           ("lowering", lowering), ("gpu-chip", gpu_chip),
+                           ("nvfp4-mode", nvfp4_mode)):
             if value:
                 options.append(f"{key}={value}")
         error = ctypes.create_string_buffer(16384)
-        handle = _library().conv3d_compile(self._handle, ctypes.byref(spec),
-                                           " ".join(options).encode(), error,
-                                           len(error))
+        if packed_filter:
+            handle = _library().conv3d_compile_filter_ext(
+                self._handle, ctypes.byref(spec), None, ctypes.byref(FilterExt(1)),
+                " ".join(options).encode(), error, len(error))
+        else:
+            handle = _library().conv3d_compile(self._handle, ctypes.byref(spec),
+                                               " ".join(options).encode(), error,
+                                               len(error))
         if not handle:
             raise Conv3dError(error.value.decode())
-        return Conv(handle, spec)
+        return Conv(handle, spec, packed_filter=bool(packed_filter))
+
+    def quantize_filter(self, spec, w, amax, target="cpu"):
+        """Packs `w`, the FQRSC filter of `spec` (a C-contiguous NumPy array
+        of shape (F, Q, R, S, C) in the spec's dtype), as real NVFP4 with
+        global amax `amax`, blocks of 16 along C: returns (codes, scales),
+        uint8 arrays of shapes (F, Q, R, S, C/2) (two E2M1 codes a byte,
+        element 2i in the low nibble) and (F, Q, R, S, C/16) (E4M3 bytes).
+        The packing kernel runs on `target` (the host for "cpu"); the arrays
+        are host memory either way."""
+        import numpy
+        from ._arrays import _numpy_dtype_name, numpy_address
+        if not isinstance(w, numpy.ndarray):
+            raise TypeError("quantize_filter takes a NumPy array, got %s"
+                            % type(w).__name__)
+        lib = _library()
+        error = ctypes.create_string_buffer(4096)
+        codes_bytes, scales_bytes = ctypes.c_size_t(), ctypes.c_size_t()
+        if lib.conv3d_packed_filter_sizes(ctypes.byref(spec), ctypes.byref(codes_bytes),
+                                          ctypes.byref(scales_bytes), error, len(error)):
+            raise Conv3dError(error.value.decode())
+        dtype = {v: k for k, v in _DTYPES.items()}[spec.input_type]
+        if _numpy_dtype_name(w.dtype) != dtype:
+            raise TypeError("the filter is %s, the spec's dtype %s"
+                            % (_numpy_dtype_name(w.dtype), dtype))
+        shape = (spec.filters, spec.window[0], spec.window[1], spec.window[2],
+                 spec.channels)
+        if tuple(w.shape) != shape:
+            raise ValueError("the filter is %s; the spec's FQRSC filter is F x Q x R "
+                             "x S x C = %s" % ("x".join(map(str, w.shape)),
+                                               " x ".join(map(str, shape))))
+        if not w.flags.c_contiguous:
+            raise ValueError("the filter must be C-contiguous")
+        codes = numpy.empty(shape[:4] + (shape[4] // 2,), dtype=numpy.uint8)
+        scales = numpy.empty(shape[:4] + (shape[4] // 16,), dtype=numpy.uint8)
+        assert codes.nbytes == codes_bytes.value and scales.nbytes == scales_bytes.value
+        if lib.conv3d_quantize_filter(self._handle, ctypes.byref(spec), numpy_address(w),
+                                      ctypes.c_float(amax), f"target={target}".encode(),
+                                      numpy_address(codes), codes.nbytes,
+                                      numpy_address(scales), scales.nbytes, error,
+                                      len(error)):
+            raise Conv3dError(error.value.decode())
+        return codes, scales
 
     def __del__(self):
         if self._handle and _lib is not None:

@@ -216,6 +216,61 @@ int64_t conv3d_causal_stream_frames_seen(const conv3d_causal_stream *stream);
 int64_t conv3d_causal_stream_cached_frames(const conv3d_causal_stream *stream);
 void conv3d_causal_stream_destroy(conv3d_causal_stream *stream);
 
+/*===----------------------------------------------------------------------===*
+ * A packed NVFP4 filter (../shared/spec/nvfp4.md)
+ *===----------------------------------------------------------------------===*/
+
+/* The bytes of `spec`'s filter packed as real NVFP4 (Engine::quantizeFilter):
+ * FQRSC, blocks of 16 along C, `codes_bytes` = F*Q*R*S*C/2 (two E2M1 codes
+ * per byte, element 2i in the low nibble) and `scales_bytes` = F*Q*R*S*C/16
+ * (one E4M3 byte per block). Non-zero with the reason in `error` when the
+ * spec cannot have a packed filter: a QRSCF layout, C not a multiple of 16,
+ * or an invalid spec. */
+int conv3d_packed_filter_sizes(const conv3d_spec *spec, size_t *codes_bytes,
+                               size_t *scales_bytes, char *error,
+                               size_t error_size);
+
+/* Packs `filter` (host memory, `spec`'s FQRSC filter in its input type) with
+ * global amax `filter_amax` (finite, >= 0) into `codes` and `scales` (host
+ * buffers of `codes_size` and `scales_size` bytes, at least the sizes
+ * conv3d_packed_filter_sizes tells). The packing kernel is compiled for
+ * `options`' target (the conv3d_compile spelling; target=cpu runs it on the
+ * host, a GPU target on the device with the buffers copied in and out).
+ * Returns 0 on success; non-zero with the reason in `error` otherwise (the
+ * buffers are then unspecified). */
+int conv3d_quantize_filter(conv3d_engine *engine, const conv3d_spec *spec,
+                           const void *filter, float filter_amax,
+                           const char *options, void *codes, size_t codes_size,
+                           void *scales, size_t scales_size, char *error,
+                           size_t error_size);
+
+/* What the filter operand of a compiled convolution is. With
+ * `packed_filter`, the filter is conv3d_quantize_filter's codes, run with its
+ * scales and amax through conv3d_run_packed_filter (needs FQRSC and C a
+ * multiple of 16). nvfp4-mode=fake multiplies the dequantized values (the
+ * fake-quantized filter); nvfp4-mode=real is the block-scaled sm100 MMA,
+ * needs target=sm100 and is refused there as every sm100 compile is (never
+ * run: no sm_100 GPU). All zero: an ordinary filter. */
+typedef struct conv3d_filter_ext {
+  int32_t packed_filter;
+} conv3d_filter_ext;
+
+/* conv3d_compile_ext with `filter_ext` (null: an ordinary filter). */
+conv3d_conv *conv3d_compile_filter_ext(conv3d_engine *engine,
+                                       const conv3d_spec *spec,
+                                       const conv3d_input_ext *input_ext,
+                                       const conv3d_filter_ext *filter_ext,
+                                       const char *options, char *error,
+                                       size_t error_size);
+
+/* conv3d_run_packed(args) of a convolution compiled with a packed filter:
+ * args->filter holds the codes, `filter_scales` the scales (both in the
+ * memory space of the target's other buffers) and `filter_amax` the amax
+ * they were packed with. Non-zero with the message in args->error for a
+ * convolution whose filter is not packed. */
+int conv3d_run_packed_filter(const conv3d_run_args *args,
+                             const void *filter_scales, float filter_amax);
+
 #ifdef __cplusplus
 }
 #endif
