@@ -225,6 +225,16 @@ static std::optional<Step> classify(linalg::GenericOp generic, Value conv) {
   auto mapOf = [&](OpOperand *operand) {
     return generic.getMatchingIndexingMap(operand);
   };
+  // linalg.generic does not check that static shapes agree with its maps: a
+  // consumer whose result, residual or bias does not have the
+  // convolution's shape is not an epilogue (folding it would make an
+  // invalid conv; found by conv3d-pass-fuzzer).
+  auto shapeOf = [](Value value) {
+    return cast<ShapedType>(value.getType()).getShape();
+  };
+  ArrayRef<int64_t> convShape = shapeOf(conv);
+  if (shapeOf(generic.getResult(0)) != convShape)
+    return std::nullopt;
   int convIndex = -1;
   for (auto [i, operand] : llvm::enumerate(inputs))
     if (operand->get() == conv && mapOf(operand).isIdentity())
@@ -254,10 +264,11 @@ static std::optional<Step> classify(linalg::GenericOp generic, Value conv) {
     return std::nullopt;
   OpOperand *operand = inputs[other];
   AffineMap map = mapOf(operand);
-  if (map.isIdentity())
+  if (map.isIdentity() && shapeOf(operand->get()) == convShape)
     return Step{EpilogueStep::Residual, operand->get()};
   if (map.getNumResults() == 1 && map.getResult(0).isFunctionOfDim(4) &&
-      map.getResult(0) == getAffineDimExpr(4, generic.getContext()))
+      map.getResult(0) == getAffineDimExpr(4, generic.getContext()) &&
+      shapeOf(operand->get()) == convShape.take_back())
     return Step{EpilogueStep::Bias, operand->get()};
   return std::nullopt;
 }

@@ -488,3 +488,47 @@ func.func @two_uses_not_folded(%x: !X, %w: !W, %b: tensor<16xf32>, %res: !T, %i:
   %2 = linalg.add ins(%0, %res : !T, !T) outs(%e : !T) -> !T
   return %1, %2 : !T, !T
 }
+
+// -----
+
+// A consumer whose residual or bias does not have the convolution's shape
+// (linalg.generic does not check static shapes against its maps) is not an
+// epilogue: folding it made a conv that does not verify (found by
+// conv3d-pass-fuzzer; test/Fuzz/regressions/pass-fuse-epilogue-shape.input).
+#id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#ch = affine_map<(d0, d1, d2, d3, d4) -> (d4)>
+!X = tensor<1x4x4x4x8xbf16>
+!W = tensor<1x1x1x8x16xbf16>
+!T = tensor<1x4x4x4x16xf32>
+!R = tensor<0x4x4x4x16xbf16>
+
+// CHECK-LABEL: func.func @mismatched_residual_not_folded
+// CHECK: %[[C:.*]] = conv3d.conv {{.*}} overwrite -> tensor<1x4x4x4x16xf32>
+// CHECK-NOT: residual
+// CHECK: linalg.generic {{.*}} ins(%[[C]], %{{.*}} : tensor<1x4x4x4x16xf32>, tensor<0x4x4x4x16xbf16>)
+func.func @mismatched_residual_not_folded(%x: !X, %w: !W, %r: !R, %i: !T) -> !T {
+  %0 = conv3d.conv ins(%x, %w : !X, !W) outs(%i : !T) overwrite -> !T
+  %e = tensor.empty() : !T
+  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%0, %r : !T, !R) outs(%e : !T) {
+  ^bb0(%a: f32, %c: bf16, %o: f32):
+    %ce = arith.extf %c : bf16 to f32
+    %s = arith.addf %a, %ce : f32
+    linalg.yield %s : f32
+  } -> !T
+  return %1 : !T
+}
+
+// CHECK-LABEL: func.func @mismatched_bias_not_folded
+// CHECK: %[[C:.*]] = conv3d.conv {{.*}} overwrite -> tensor<1x4x4x4x16xf32>
+// CHECK-NOT: bias
+// CHECK: linalg.generic {{.*}} ins(%[[C]], %{{.*}} : tensor<1x4x4x4x16xf32>, tensor<0xf32>)
+func.func @mismatched_bias_not_folded(%x: !X, %w: !W, %b: tensor<0xf32>, %i: !T) -> !T {
+  %0 = conv3d.conv ins(%x, %w : !X, !W) outs(%i : !T) overwrite -> !T
+  %e = tensor.empty() : !T
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%0, %b : !T, tensor<0xf32>) outs(%e : !T) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> !T
+  return %1 : !T
+}
