@@ -144,7 +144,10 @@
 // CHECK-COUNT-2: nvvm.tcgen05.ld %{{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<32xi32>
 // CHECK: nvvm.tcgen05.ld %{{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<32xi32>
 // CHECK-NEXT: nvvm.tcgen05.wait <load>
-// CHECK-NEXT: nvvm.tcgen05.fence <before>
+// The words are read again after the wait (wordsAfterWait).
+// CHECK: llvm.inline_asm has_side_effects "", "=r,{{.*}},31"
+// CHECK-NOT: nvvm.tcgen05.ld
+// CHECK: nvvm.tcgen05.fence <before>
 // CHECK-NEXT: arith.constant 165968 : i32
 // CHECK: %[[EACCEMPTY:.*]] = llvm.inttoptr
 // CHECK-NEXT: nvvm.mbarrier.arrive %[[EACCEMPTY]] : !llvm.ptr<3>

@@ -212,8 +212,9 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
             NVVM::Tcgen05LdStShape::SHAPE_32X32B,
             k.tmemPtr(m.add(bufferAddress, m.constant(column))), Value());
         NVVM::Tcgen05WaitOp::create(b, loc, NVVM::Tcgen05WaitKind::LOAD);
-        if (k.accumulatorScale)
-          values = wordsAfterWait(k, values);
+        // Both kernels: nothing else keeps LLVM from reading the words
+        // before the wait.
+        values = wordsAfterWait(k, values);
         bool lastRead = c + 1 == plan.epilogueChunks &&
                         j + plan.loadColumns == plan.chunkColumns;
         if (lastRead) {
