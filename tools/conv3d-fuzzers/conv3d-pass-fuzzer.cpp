@@ -186,11 +186,37 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   return 0;
 }
 
+/// Whether `module` holds a tensor.concat with a zero-sized dimension.
+/// Upstream one-shot-bufferize (MLIR 22) turns it into memref.subviews that
+/// do not verify ("offset 4 is out-of-bounds: 0 >= 0", reproduced with
+/// `mlir-opt --one-shot-bufferize` on the concat alone): not a finding of
+/// ours, so such inputs are skipped.
+static bool hasZeroSizedConcat(ModuleOp module) {
+  auto hasZero = [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return shaped && shaped.hasRank() &&
+           llvm::is_contained(shaped.getShape(), 0);
+  };
+  return module
+      .walk([&](Operation *op) {
+        if (op->getName().getStringRef() != "tensor.concat")
+          return WalkResult::advance();
+        for (Type type : op->getResultTypes())
+          if (hasZero(type))
+            return WalkResult::interrupt();
+        for (Type type : op->getOperandTypes())
+          if (hasZero(type))
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::unique_ptr<MLIRContext> context = conv3d_fuzz::makeContext();
   OwningOpRef<ModuleOp> module =
       conv3d_fuzz::parseValidModule(*context, data, size);
-  if (!module)
+  if (!module || hasZeroSizedConcat(*module))
     return 0;
   for (const PipelineBuilder &build : pipelines()) {
     OwningOpRef<ModuleOp> copy = module->clone();
