@@ -76,5 +76,6 @@ void mlir::conv3d::registerBufferizableOpInterfaceExternalModels(
     ConvOp::attachInterface<DpsOpBufferizationModel<ConvOp>>(*ctx);
     QuantizeOp::attachInterface<DpsOpBufferizationModel<QuantizeOp>>(*ctx);
     EpilogueOp::attachInterface<DpsOpBufferizationModel<EpilogueOp>>(*ctx);
+    PrologueOp::attachInterface<DpsOpBufferizationModel<PrologueOp>>(*ctx);
   });
 }

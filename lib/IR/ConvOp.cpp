@@ -299,6 +299,47 @@ void QuantizeOp::getEffects(
 }
 
 //===----------------------------------------------------------------------===//
+// PrologueOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PrologueOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyDpsForm(op, getInit())) ||
+      failed(verifyRank(op, getInput(), "input", 5)) ||
+      failed(verifyElementCount(op, getInput(), "input")))
+    return failure();
+  auto inType = cast<ShapedType>(getInput().getType());
+  auto outType = cast<ShapedType>(getInit().getType());
+  if (!isSupportedComputeType(inType.getElementType()))
+    return emitOpError() << "input element type must be bf16, f16 or f32, got "
+                         << inType.getElementType();
+  if (outType.getElementType() != inType.getElementType())
+    return emitOpError() << "outs element type " << outType.getElementType()
+                         << " must match the input element type "
+                         << inType.getElementType();
+  if (failed(verifyShapeMatches(op, outType.getShape(), inType.getShape(),
+                                "outs")))
+    return failure();
+  if (inType.isDynamicDim(4))
+    return emitOpError("the channel dimension of the input must be static");
+  if (!getNormGamma() && getInputActivation() == Activation::none)
+    return emitOpError("needs rms_norm or an input_activation (an empty "
+                       "prologue is a copy)");
+  std::optional<APFloat> eps;
+  if (FloatAttr attr = getNormEpsAttr())
+    eps = attr.getValue();
+  return verifyPrologue(op, getNormGamma(), getNormBeta(), eps,
+                        getInputActivation(), inType.getDimSize(4),
+                        /*quantized=*/false);
+}
+
+void PrologueOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  getDpsEffects(*this, /*initIsRead=*/false, effects);
+}
+
+//===----------------------------------------------------------------------===//
 // EpilogueOp
 //===----------------------------------------------------------------------===//
 

@@ -22,12 +22,12 @@ using namespace mlir::conv3d;
 
 std::string PipelineOptions::describe() const {
   return llvm::formatv("target={0} lowering={1} config={2} qslice={3} "
-                       "quant={4} nvfp4={5}",
+                       "quant={4} nvfp4={5} prologue={6}",
                        stringifyTarget(target),
                        lowering == CpuLowering::Reference ? "reference"
                                                           : "igemm",
                        config.empty() ? (tune ? "tuned" : "auto") : config,
-                       qslice, quantPlacement, nvfp4Mode)
+                       qslice, quantPlacement, nvfp4Mode, prologuePlacement)
       .str();
 }
 
@@ -71,6 +71,8 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
                                             const ConvolutionHooks &hooks) {
   Target target = options.target;
   addPipeline(pm, "canonicalize");
+  pm.addPass(createConv3dPlacePrologue(
+      Conv3dPlacePrologueOptions{options.prologuePlacement}));
   pm.addPass(createConv3dFuseQuant(
       Conv3dFuseQuantOptions{options.quantPlacement, target}));
   // Packed filters are unpacked (fake) or the block-scaled kernel checked
@@ -274,6 +276,13 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("NVFP4 input quantization placement: auto, tile or "
                      "prepass"),
       llvm::cl::init("auto")};
+  Option<std::string> prologuePlacement{
+      *this, "prologue-placement",
+      llvm::cl::desc("Input prologue (RMS norm, activation) placement: "
+                     "prepass (a separate pass over the input, once per "
+                     "element; every kernel) or fused (in the loads of the "
+                     "CPU and sm80 kernels, once per tap and N tile)"),
+      llvm::cl::init("prepass")};
   Option<std::string> nvfp4Mode{
       *this, "nvfp4-mode",
       llvm::cl::desc("How NVFP4 operands are multiplied: fake (quantize, "
@@ -319,6 +328,7 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
     options.qslice = qslice;
     options.quantPlacement = quantPlacement;
     options.nvfp4Mode = nvfp4Mode;
+    options.prologuePlacement = prologuePlacement;
     options.resultsToOutParams = resultsToOutParams;
     options.gpuChip = gpuChip;
     options.cudaHome = cudaHome;
@@ -346,6 +356,9 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
     return e;
   if (llvm::Error e = check("quant-placement", options.quantPlacement,
                             {"auto", "tile", "prepass"}))
+    return e;
+  if (llvm::Error e = check("prologue-placement", options.prologuePlacement,
+                            {"prepass", "fused"}))
     return e;
   if (llvm::Error e = check("nvfp4-mode", options.nvfp4Mode, {"fake", "real"}))
     return e;

@@ -320,7 +320,7 @@ class Engine:
 
     def compile(self, spec, target="cpu", config=None, qslice=None,
                 quant_placement=None, lowering=None, gpu_chip=None, tune=False,
-                packed_filter=False, nvfp4_mode=None):
+                packed_filter=False, nvfp4_mode=None, prologue_placement=None):
         """Compiles `spec` (cached per spec and options). tune=True times the
         heuristic's and nearby tile configurations on the device (the host
         for "cpu") once per convolution and compiles the fastest; the choice
@@ -329,14 +329,18 @@ class Engine:
         C a multiple of 16); nvfp4_mode "fake" multiplies its dequantized
         values, "real" (the block-scaled sm100 MMA, never run: no sm_100
         GPU) needs target="sm100", where compiling is refused as for every
-        sm100 convolution."""
+        sm100 convolution. prologue_placement: where a spec's input prologue
+        (RMS norm, activation) runs, "prepass" (the default: one pass over
+        the input, then a plain convolution on any kernel) or "fused" (in
+        the loads of the CPU and sm80 kernels)."""
         options = [f"target={target}"]
         if tune:
             options.append("tune=true")
         for key, value in (("config", config), ("qslice", qslice),
                            ("quant-placement", quant_placement),
                            ("lowering", lowering), ("gpu-chip", gpu_chip),
-                           ("nvfp4-mode", nvfp4_mode)):
+                           ("nvfp4-mode", nvfp4_mode),
+                           ("prologue-placement", prologue_placement)):
             if value:
                 options.append(f"{key}={value}")
         error = ctypes.create_string_buffer(16384)

@@ -108,11 +108,15 @@ class ConvExt:
             self._handle = None
 
 
-def compile_ext(engine, spec, ext, target="cpu"):
-    """Compiles `spec` (whose depth is the input's own) with `ext`."""
+def compile_ext(engine, spec, ext, target="cpu", prologue_placement=None):
+    """Compiles `spec` (whose depth is the input's own) with `ext`;
+    prologue_placement: "prepass" (the compiler's default) or "fused"."""
     error = ctypes.create_string_buffer(16384)
+    options = "target=%s" % target
+    if prologue_placement:
+        options += " prologue-placement=%s" % prologue_placement
     handle = _lib().conv3d_compile_ext(engine._handle, ctypes.byref(spec), ctypes.byref(ext),
-                                       ("target=%s" % target).encode(), error, len(error))
+                                       options.encode(), error, len(error))
     if not handle:
         raise Conv3dError(error.value.decode())
     return ConvExt(handle, spec, ext)

@@ -360,14 +360,20 @@ else:
 
         The cache is read in place as the convolution's history operand (no
         concatenation, no padded copy). `fuse_prologue` chooses where the
-        prologue runs: True, in the convolution's loads (on CUDA the sm80
-        kernel, also for target sm90: its A-operand loader applies it, the
-        RMS statistic from a one-read prepass); False, as one pass over x
-        before the convolution (on CUDA one kernel made by torch.compile,
-        unless CONV3D_COMPILE_PROLOGUE=0 or it fails to compile: then eager
-        PyTorch); None (the default), fused on the CPU and unfused on CUDA,
-        where the fused loader measured slower than eager PyTorch + cuDNN on
-        the H100 and the unfused pass faster (bench/RESULTS.md). Inference
+        prologue runs: None (the default), in the compiled convolution's own
+        prologue prepass (one read and one write of x, each element
+        transformed once; then the sm90 kernel on the H100), all in one
+        library call; True, in the convolution's loads (the CPU loops or the
+        sm80 kernel, also for target sm90; each element transformed once per
+        filter tap, which measured 5-10x slower on the H100); False, as one
+        PyTorch pass over x before the convolution (on CUDA one kernel made
+        by torch.compile, unless CONV3D_COMPILE_PROLOGUE=0 or it fails to
+        compile: then eager PyTorch).
+
+        With return_cache=True, forward returns (y, cache) where cache holds
+        the frames the next chunk's call takes: the last 2*p_t frames of
+        concat(cache, x) after the prologue (x's through the prologue in
+        PyTorch, a few frames; the given cache's as they are). Inference
         only.
         """
 
@@ -400,7 +406,8 @@ else:
             return cache, front - cache.shape[2]
 
         def forward(self, x, cache=None, *, norm_weight=None, norm_bias=None,
-                    norm_eps=1e-6, input_activation=None, residual=None):
+                    norm_eps=1e-6, input_activation=None, residual=None,
+                    return_cache=False):
             if _torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad):
                 raise RuntimeError(_INFERENCE_ONLY)
             if x.dim() != 5:
@@ -411,20 +418,37 @@ else:
                 raise ValueError("input_activation must be None, 'relu', 'silu' or "
                                  "'gelu_tanh', got %r" % (input_activation,))
             history, front = self._history(cache)
-            fuse = self.fuse_prologue
-            if fuse is None:
-                fuse = x.device.type == "cpu"
-            if not fuse and (norm_weight is not None or input_activation is not None):
-                # The unfused prologue: one transformed copy of x, then the
+            has_prologue = norm_weight is not None or input_activation is not None
+            new_cache = None
+            if return_cache:
+                new_cache = self._next_cache(x, history, norm_weight, norm_bias, norm_eps,
+                                             input_activation)
+            placement = {None: "prepass", True: "fused"}.get(self.fuse_prologue)
+            if placement is None and has_prologue:
+                # The prologue in PyTorch: one transformed copy of x, then the
                 # convolution with the cache read in place.
                 x = _separate_prologue(x, norm_weight, norm_bias, norm_eps,
                                        input_activation)
                 norm_weight = norm_bias = input_activation = None
-            return self._forward_fused(x, history, front, norm_weight, norm_bias, norm_eps,
-                                       input_activation, residual)
+            y = self._forward_fused(x, history, front, norm_weight, norm_bias, norm_eps,
+                                    input_activation, residual, placement or "prepass")
+            return (y, new_cache) if return_cache else y
+
+        def _next_cache(self, x, history, norm_weight, norm_bias, norm_eps, activation):
+            """The last 2*p_t frames of concat(history, prologue(x))."""
+            keep = self.causal_padding[0]
+            if keep == 0:
+                return None
+            tail = x[:, :, max(0, x.shape[2] - keep):]
+            if norm_weight is not None or activation is not None:
+                tail = _prologue(tail, norm_weight, norm_bias, norm_eps, activation)
+            if tail.shape[2] < keep and history is not None:
+                tail = _torch.cat([history[:, :, max(0, history.shape[2] - (keep - tail.shape[2])):]
+                                   .to(tail.dtype), tail], dim=2)
+            return tail
 
         def _forward_fused(self, x, history, front, norm_weight, norm_bias, norm_eps,
-                           input_activation, residual):
+                           input_activation, residual, placement):
             from . import Engine, Spec, _stream
             device = ("cpu", -1) if x.device.type == "cpu" else (
                 x.device.type, x.device.index if x.device.index is not None else 0)
@@ -441,7 +465,7 @@ else:
             depth = 0 if history is None else history.shape[2]
             key = (tuple(x.shape), depth, front, dtype, norm_weight is not None,
                    norm_bias is not None, float(norm_eps), input_activation,
-                   self.bias is not None, residual is not None, target)
+                   self.bias is not None, residual is not None, target, placement)
             plan = self._plans.get(key)
             if plan is None:
                 spec = Spec.from_shapes(
@@ -456,7 +480,9 @@ else:
                 engine = getattr(CausalConv3d, "_engine", None)
                 if engine is None:
                     engine = CausalConv3d._engine = Engine()
-                plan = self._plans[key] = _stream.compile_ext(engine, spec, ext, target)
+                plan = self._plans[key] = _stream.compile_ext(
+                    engine, spec, ext, target,
+                    placement if norm_weight is not None or input_activation else None)
             # NDHWC views: no copy for channels_last_3d tensors.
             cl = lambda t: t.permute(0, 2, 3, 4, 1).contiguous()  # noqa: E731
             xi, wi = cl(x), cl(self.weight)

@@ -189,6 +189,13 @@ cl::opt<std::string>
                    cl::desc("NVFP4 placement: auto (cost model), tile, "
                             "prepass"),
                    cl::init("auto"), cl::cat(compileCategory));
+cl::opt<std::string> prologuePlacement(
+    "prologue-placement",
+    cl::desc("Input prologue (--rms-norm, --input-activation) placement: "
+             "prepass (a separate pass over the input, then a plain "
+             "convolution on any kernel) or fused (in the CPU and sm80 "
+             "loads, once per filter tap and N tile)"),
+    cl::init("prepass"), cl::cat(compileCategory));
 cl::opt<std::string> nvfp4Mode(
     "nvfp4-mode",
     cl::desc("How NVFP4 operands are multiplied: fake (quantize, dequantize, "
@@ -356,6 +363,7 @@ static llvm::Error parseCompileOptions(CompileOptions &options) {
                         {config, "config"},
                         {qslice, "qslice"},
                         {quantPlacement, "quant-placement"},
+                        {prologuePlacement, "prologue-placement"},
                         {gpuChip, "gpu-chip"},
                         {cudaHome, "cuda-home"},
                         {ptxasOptions, "ptxas-options"},

@@ -67,6 +67,12 @@ void populateQuantizeToLoopsPatterns(RewritePatternSet &patterns,
 void populatePackNVFP4ToLoopsPatterns(RewritePatternSet &patterns,
                                       int64_t alignment = 0);
 
+/// Patterns of `conv3d-quantize-to-loops` for conv3d.prologue (identity
+/// layouts): one scf.parallel over the voxels, each iteration normalizing
+/// and activating its voxel's channels with vector accesses.
+void populatePrologueToLoopsPatterns(RewritePatternSet &patterns,
+                                     int64_t alignment = 0);
+
 /// Lowers one implicit-GEMM grid loop to an sm80 kernel launch (reports the
 /// reason on the loop when it cannot).
 LogicalResult lowerGridToSM80(RewriterBase &rewriter, scf::ForallOp grid);

@@ -45,9 +45,11 @@ def Conv3dToLinalg : Pass<"conv3d-to-linalg"> {
            "conv3d.epilogue, as the implicit-GEMM pipeline needs)">,
     Option<"lowerContiguousQuantize", "lower-contiguous-quantize", "bool",
            /*default=*/"true",
-           "Also lower conv3d.quantize ops whose blocks are contiguous runs "
-           "of the buffer (false: leave them to conv3d-quantize-to-loops "
-           "after bufferization, one pass over the tensor)">
+           "Also lower the prepasses that conv3d-quantize-to-loops takes: "
+           "conv3d.quantize ops whose blocks are contiguous runs of the "
+           "buffer, and conv3d.prologue (false: leave them to "
+           "conv3d-quantize-to-loops after bufferization, one pass over the "
+           "tensor)">
   ];
   let summary = "Reference lowering of conv3d ops on tensors to linalg";
   let description = [{
@@ -307,6 +309,11 @@ def Conv3dQuantizeToLoops : Pass<"conv3d-quantize-to-loops"> {
     `conv3d.pack_nvfp4` (the packing prepass of real NVFP4) becomes the
     same kind of loop: each iteration stores its block's E2M1 codes, two
     per byte, and its E4M3 scale byte.
+
+    `conv3d.prologue` (the input prologue placed in a prepass) becomes a
+    loop over the voxels: each iteration sums its voxel's squares (with a
+    norm), then transforms and stores its channels, 16 bytes per access
+    where C allows.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"0",

@@ -246,6 +246,51 @@ def Conv3d_QuantizeOp : Conv3d_DpsOp<"quantize"> {
   let hasVerifier = 1;
 }
 
+def Conv3d_PrologueOp : Conv3d_DpsOp<"prologue", [AttrSizedOperandSegments]> {
+  let summary = "the convolution input prologue as a stand-alone pass";
+  let description = [{
+    Applies `conv3d.conv`'s input prologue to every voxel of an NDHWC
+    tensor: `rms_norm(gamma)` normalizes the voxel over its C channels,
+    `x * rsqrt(mean_c(x^2) + eps) * gamma[c] (+ beta[c])`, then
+    `input_activation`; statistic and activation in f32, the result rounded
+    to the element type. It computes exactly the values the convolution's
+    loads would (the same scalar emitters), once per voxel instead of once
+    per tap: `conv3d-hoist-prologue` moves a convolution's prologue into
+    this op (the prepass placement), after which the convolution reads the
+    transformed tensor and no longer needs a prologue-capable kernel.
+
+    ```mlir
+    %t = conv3d.prologue ins(%x : tensor<1x4x32x32x96xbf16>)
+           rms_norm(%g : tensor<96xf32>) norm_eps = 1.0e-06
+           input_activation = silu
+           outs(%e : tensor<1x4x32x32x96xbf16>) -> tensor<1x4x32x32x96xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    Conv3d_RankedTensorOrMemRef:$input,
+    Optional<Conv3d_RankedTensorOrMemRef>:$norm_gamma,
+    Optional<Conv3d_RankedTensorOrMemRef>:$norm_beta,
+    Conv3d_RankedTensorOrMemRef:$init,
+    OptionalAttr<F32Attr>:$norm_eps,
+    DefaultValuedAttr<Conv3d_ActivationAttr,
+                      "::mlir::conv3d::Activation::none">:$input_activation
+  );
+
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)`
+    (`rms_norm` `(` $norm_gamma^ `:` type($norm_gamma) `)`)?
+    (`norm_beta` `(` $norm_beta^ `:` type($norm_beta) `)`)?
+    (`norm_eps` `=` $norm_eps^)?
+    (`input_activation` `=` custom<EnumKeyword>($input_activation)^)?
+    `outs` `(` $init `:` type($init) `)`
+    attr-dict (`->` type($result)^)?
+  }];
+
+  let extraClassDeclaration = dpsExtraDeclaration;
+  let hasVerifier = 1;
+}
+
 def Conv3d_PackNVFP4Op : Conv3d_Op<"pack_nvfp4", [
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "real NVFP4 quantization: E2M1 codes and E4M3 block scales";

@@ -54,6 +54,8 @@ struct PipelineOptions {
   std::string qslice = "auto";
   /// NVFP4 input quantization placement: auto (cost model), tile, prepass.
   std::string quantPlacement = "auto";
+  /// Where an input prologue runs: prepass or fused (conv3d-place-prologue).
+  std::string prologuePlacement = "prepass";
   /// How NVFP4 operands are multiplied: `fake` (quantized, dequantized to
   /// the compute type, bf16/f16 MMA: every target) or `real` (E2M1 codes
   /// and E4M3 scales packed by conv3d.pack_nvfp4 and multiplied by the

@@ -50,6 +50,20 @@ void populateFuseQuantPatterns(
     std::function<void(ConvOp, StringRef)> onImpossible = nullptr);
 
 //===----------------------------------------------------------------------===//
+// conv3d-place-prologue
+//===----------------------------------------------------------------------===//
+
+/// Where a convolution's input prologue runs: a separate `conv3d.prologue`
+/// pass over the input, or in the convolution's loads.
+enum class ProloguePlacement { Prepass, Fused };
+std::optional<ProloguePlacement> parseProloguePlacement(StringRef name);
+
+/// With `Prepass`, moves every prologue of a convolution on tensors into a
+/// `conv3d.prologue` feeding it; with `Fused`, adds nothing.
+void populatePlaceProloguePatterns(RewritePatternSet &patterns,
+                                   ProloguePlacement placement);
+
+//===----------------------------------------------------------------------===//
 // conv3d-relayout-filter
 //===----------------------------------------------------------------------===//
 

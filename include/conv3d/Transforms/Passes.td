@@ -47,6 +47,30 @@ def Conv3dFuseQuant : Pass<"conv3d-fuse-quant"> {
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
 }
 
+def Conv3dPlacePrologue : Pass<"conv3d-place-prologue"> {
+  let summary = "Place each convolution's input prologue: prepass or fused";
+  let description = [{
+    A convolution's input prologue (`rms_norm`, `input_activation`) runs
+    either
+    - `prepass` (default): in a `conv3d.prologue` over the input, which
+      transforms each element once, feeding the convolution without a
+      prologue; every kernel takes that convolution. A `history` operand is
+      not transformed (it holds already transformed frames) and stays on
+      the convolution;
+    - `fused`: in the convolution's loads (the CPU implicit-GEMM loops and
+      the sm80 kernel; the sm90/sm100 selection sends such a convolution to
+      the sm80 kernel with a remark). Each element is transformed once per
+      filter tap and N tile, which measured 5-10x slower on the H100.
+    See PlacePrologue.cpp for the costs.
+  }];
+  let options = [
+    Option<"placement", "placement", "std::string", /*default=*/"\"prepass\"",
+           "Prologue placement: prepass or fused">
+  ];
+  let dependentDialects = ["::mlir::conv3d::Conv3dDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def Conv3dFuseEpilogue : Pass<"conv3d-fuse-epilogue"> {
   let summary = "Fold elementwise consumers of a convolution into its epilogue";
   let description = [{

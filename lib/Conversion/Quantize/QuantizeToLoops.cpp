@@ -17,6 +17,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -127,6 +129,123 @@ struct QuantizeToBlockLoop : OpRewritePattern<QuantizeOp> {
   int64_t alignment;
 };
 
+/// conv3d.prologue as one loop over the voxels: each iteration sums the
+/// squares of its voxel's channels with vector loads (when there is a norm),
+/// then loads them again (from cache), transforms them with the same
+/// emitters as the convolution loaders and stores them.
+struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
+  PrologueToVoxelLoop(MLIRContext *context, int64_t alignment)
+      : OpRewritePattern(context), alignment(alignment) {}
+
+  LogicalResult matchAndRewrite(PrologueOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inType = dyn_cast<MemRefType>(op.getInput().getType());
+    auto outType = dyn_cast<MemRefType>(op.getInit().getType());
+    if (!inType || !outType)
+      return rewriter.notifyMatchFailure(op, "tensor form");
+    if (!inType.getLayout().isIdentity() || !outType.getLayout().isIdentity())
+      return rewriter.notifyMatchFailure(op, "operands are not contiguous");
+    for (Value vector : {op.getNormGamma(), op.getNormBeta()})
+      if (vector && !cast<MemRefType>(vector.getType()).getLayout().isIdentity())
+        return rewriter.notifyMatchFailure(op, "gamma/beta not contiguous");
+
+    Location loc = op.getLoc();
+    Type elementType = inType.getElementType();
+    int64_t channels = inType.getDimSize(4);
+    int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
+    // 16-byte accesses where C allows; the alignment then holds for every
+    // voxel (C * bytes is a multiple of 16).
+    int64_t width = std::max<int64_t>(1, 16 / bytes);
+    while (channels % width != 0)
+      width /= 2;
+    llvm::MaybeAlign align =
+        alignment > 0 && width * bytes >= alignment
+            ? llvm::MaybeAlign(alignment)
+            : llvm::MaybeAlign();
+
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < 5; ++d)
+      all[0].push_back(d);
+    Value input = memref::CollapseShapeOp::create(rewriter, loc,
+                                                  op.getInput(), all);
+    Value output =
+        memref::CollapseShapeOp::create(rewriter, loc, op.getInit(), all);
+    Value numElements = memref::DimOp::create(rewriter, loc, input, 0);
+    Value channelCount = arith::ConstantIndexOp::create(rewriter, loc, channels);
+    Value numVoxels =
+        arith::DivUIOp::create(rewriter, loc, numElements, channelCount);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value step = arith::ConstantIndexOp::create(rewriter, loc, width);
+    auto vectorType = VectorType::get({width}, elementType);
+    Value gamma = op.getNormGamma(), beta = op.getNormBeta();
+    Activation activation = op.getInputActivation();
+    std::optional<float> eps;
+    if (FloatAttr attr = op.getNormEpsAttr())
+      eps = attr.getValue().convertToFloat();
+
+    auto loadChannels = [&](OpBuilder &b, Location nl, Value vector,
+                            Value c) -> Value {
+      auto type = cast<MemRefType>(vector.getType());
+      return vector::LoadOp::create(
+          b, nl, VectorType::get({width}, type.getElementType()), vector,
+          ValueRange{c});
+    };
+
+    scf::ParallelOp::create(
+        rewriter, loc, ValueRange{zero}, ValueRange{numVoxels},
+        ValueRange{one}, [&](OpBuilder &b, Location nl, ValueRange ivs) {
+          Value base = arith::MulIOp::create(b, nl, ivs[0], channelCount);
+          auto at = [&](OpBuilder &ib, Value c) -> Value {
+            return arith::AddIOp::create(ib, nl, base, c);
+          };
+          Value normScale;
+          if (gamma) {
+            Value f32Zero = arith::ConstantOp::create(
+                b, nl, b.getF32FloatAttr(0.0f));
+            auto sum = scf::ForOp::create(
+                b, nl, zero, channelCount, step, ValueRange{f32Zero},
+                [&](OpBuilder &fb, Location fl, Value c, ValueRange acc) {
+                  Value vec = vector::LoadOp::create(
+                      fb, fl, vectorType, input, ValueRange{at(fb, c)},
+                      /*nontemporal=*/false, align);
+                  Value total = acc[0];
+                  for (int64_t i = 0; i < width; ++i) {
+                    Value x = emitFloatCast(
+                        fb, fl, vector::ExtractOp::create(fb, fl, vec, i),
+                        fb.getF32Type());
+                    total = arith::AddFOp::create(
+                        fb, fl, total, arith::MulFOp::create(fb, fl, x, x));
+                  }
+                  scf::YieldOp::create(fb, fl, total);
+                });
+            normScale =
+                emitRmsNormScale(b, nl, sum.getResult(0), channels, *eps);
+          }
+          scf::ForOp::create(
+              b, nl, zero, channelCount, step, ValueRange{},
+              [&](OpBuilder &fb, Location fl, Value c, ValueRange) {
+                Value vec = vector::LoadOp::create(
+                    fb, fl, vectorType, input, ValueRange{at(fb, c)},
+                    /*nontemporal=*/false, align);
+                Value y = emitInputPrologueVector(
+                    fb, fl, vec, normScale,
+                    gamma ? loadChannels(fb, fl, gamma, c) : Value(),
+                    beta ? loadChannels(fb, fl, beta, c) : Value(),
+                    activation);
+                vector::StoreOp::create(fb, fl, y, output,
+                                        ValueRange{at(fb, c)},
+                                        /*nontemporal=*/false, align);
+                scf::YieldOp::create(fb, fl);
+              });
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  int64_t alignment;
+};
+
 struct QuantizeToLoopsPass
     : mlir::conv3d::impl::Conv3dQuantizeToLoopsBase<QuantizeToLoopsPass> {
   using Base::Base;
@@ -142,11 +261,19 @@ struct QuantizeToLoopsPass
     RewritePatternSet patterns(&getContext());
     populateQuantizeToLoopsPatterns(patterns, alignment);
     populatePackNVFP4ToLoopsPatterns(patterns, alignment);
+    populatePrologueToLoopsPatterns(patterns, alignment);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // A contiguous-block quantize on strided memrefs has no lowering here
     // (conv3d-to-linalg lowers every quantize while it is on tensors).
     WalkResult result = getOperation()->walk([&](Operation *op) {
+      if (auto prologue = dyn_cast<PrologueOp>(op)) {
+        if (prologue.hasTensorSemantics())
+          return WalkResult::advance();
+        op->emitError("conv3d-quantize-to-loops needs conv3d.prologue "
+                      "operands with identity layouts");
+        return WalkResult::interrupt();
+      }
       auto quantize = dyn_cast<QuantizeOp>(op);
       if (!isa<PackNVFP4Op>(op) &&
           (!quantize || quantize.hasTensorSemantics() ||
@@ -166,4 +293,9 @@ struct QuantizeToLoopsPass
 void mlir::conv3d::populateQuantizeToLoopsPatterns(RewritePatternSet &patterns,
                                                    int64_t alignment) {
   patterns.add<QuantizeToBlockLoop>(patterns.getContext(), alignment);
+}
+
+void mlir::conv3d::populatePrologueToLoopsPatterns(RewritePatternSet &patterns,
+                                                   int64_t alignment) {
+  patterns.add<PrologueToVoxelLoop>(patterns.getContext(), alignment);
 }

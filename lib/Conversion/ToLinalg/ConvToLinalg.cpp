@@ -244,8 +244,11 @@ static Value buildDirectConv(OpBuilder &b, Location loc, Value padded,
 /// a reduction to one f32 norm scale per voxel, then an elementwise map. The
 /// transformed input replaces the input in the gather below; the halo is
 /// never transformed because the gather reads it as zero.
-static Value buildInputPrologue(OpBuilder &b, Location loc, ConvOp op) {
-  Value input = op.getInput();
+/// `init`, when given, receives the result (a conv3d.prologue's outs).
+static Value buildInputPrologue(OpBuilder &b, Location loc, Value input,
+                                Value normGamma, Value normBeta,
+                                FloatAttr normEps, Activation activation,
+                                Value init = Value()) {
   Type elem = getElementTypeOrSelf(input.getType());
   Type f32 = b.getF32Type();
   auto inType = cast<RankedTensorType>(input.getType());
@@ -257,7 +260,7 @@ static Value buildInputPrologue(OpBuilder &b, Location loc, ConvOp op) {
   int64_t channels = inType.getDimSize(4);
 
   Value normScale;
-  if (op.getNormGamma()) {
+  if (normGamma) {
     Value sumInit = zeroFilled(
         b, loc,
         tensor::EmptyOp::create(b, loc, inType.getShape().drop_back(), f32));
@@ -275,7 +278,7 @@ static Value buildInputPrologue(OpBuilder &b, Location loc, ConvOp op) {
                   arith::AddFOp::create(nb, nl, args[1], sq).getResult());
             })
             .getResult(0);
-    float eps = op.getNormEpsAttr().getValue().convertToFloat();
+    float eps = normEps.getValue().convertToFloat();
     normScale =
         linalg::GenericOp::create(
             b, loc, TypeRange{sum.getType()}, ValueRange{sum},
@@ -293,19 +296,18 @@ static Value buildInputPrologue(OpBuilder &b, Location loc, ConvOp op) {
   SmallVector<Value> inputs = {input};
   SmallVector<AffineMap> maps = {id};
   if (normScale) {
-    inputs.append({normScale, op.getNormGamma()});
+    inputs.append({normScale, normGamma});
     maps.append({voxel, channel});
-    if (op.getNormBeta()) {
-      inputs.push_back(op.getNormBeta());
+    if (normBeta) {
+      inputs.push_back(normBeta);
       maps.push_back(channel);
     }
   }
   maps.push_back(id);
-  Activation activation = op.getInputActivation();
-  bool hasBeta = static_cast<bool>(op.getNormBeta());
+  bool hasBeta = static_cast<bool>(normBeta);
   return linalg::GenericOp::create(
              b, loc, TypeRange{inType}, inputs,
-             ValueRange{emptyLike(b, loc, input, elem)}, maps,
+             ValueRange{init ? init : emptyLike(b, loc, input, elem)}, maps,
              parallelIterators(5),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value y = emitInputPrologue(
@@ -493,8 +495,12 @@ struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
         };
       } else {
         // Neither the concatenation nor a padded tensor is built.
-        source = op.hasPrologue() ? buildInputPrologue(rewriter, loc, op)
-                                  : op.getInput();
+        source = op.hasPrologue()
+                     ? buildInputPrologue(rewriter, loc, op.getInput(),
+                                          op.getNormGamma(), op.getNormBeta(),
+                                          op.getNormEpsAttr(),
+                                          op.getInputActivation())
+                     : op.getInput();
         inputElement = [&](OpBuilder &nb, Location nl, Value n,
                            ArrayRef<Value> coords, Value c) -> Value {
           return gatherInputElement(nb, nl, g, history, source, n, coords, c);
@@ -535,6 +541,30 @@ struct QuantizeOpToLinalg : OpRewritePattern<QuantizeOp> {
   }
 
   bool includeContiguous;
+};
+
+/// conv3d.prologue on tensors; on the other pipelines it bufferizes and
+/// conv3d-quantize-to-loops lowers it with the other prepasses.
+struct PrologueOpToLinalg : OpRewritePattern<PrologueOp> {
+  PrologueOpToLinalg(MLIRContext *context, bool include)
+      : OpRewritePattern(context), include(include) {}
+
+  LogicalResult matchAndRewrite(PrologueOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "memref form is not lowered");
+    if (!include)
+      return rewriter.notifyMatchFailure(
+          op, "left to conv3d-quantize-to-loops");
+    rewriter.replaceOp(op, buildInputPrologue(
+                               rewriter, op.getLoc(), op.getInput(),
+                               op.getNormGamma(), op.getNormBeta(),
+                               op.getNormEpsAttr(), op.getInputActivation(),
+                               op.getInit()));
+    return success();
+  }
+
+  bool include;
 };
 
 struct EpilogueOpToLinalg : OpRewritePattern<EpilogueOp> {
@@ -597,10 +627,16 @@ template <typename OpTy> struct BufferFormOnTensors : OpRewritePattern<OpTy> {
         return rewriter.notifyMatchFailure(
             op, "contiguous blocks are left to conv3d-quantize-to-loops");
     }
+    if constexpr (std::is_same_v<OpTy, PrologueOp>) {
+      if (!includeContiguousQuantize)
+        return rewriter.notifyMatchFailure(
+            op, "left to conv3d-quantize-to-loops");
+    }
     Location loc = op.getLoc();
     Value output = dps.getDpsInits().front();
     bool readsOutput = false;
-    if constexpr (!std::is_same_v<OpTy, QuantizeOp>)
+    if constexpr (!std::is_same_v<OpTy, QuantizeOp> &&
+                  !std::is_same_v<OpTy, PrologueOp>)
       readsOutput = !op.getOverwrite();
     for (OpOperand *operand : dps.getDpsInputOperands())
       readsOutput |= operand->get() == output;
@@ -667,8 +703,9 @@ struct Conv3dToLinalgPass
       return signalPassFailure();
     // Anything left is a form the reference lowering does not handle.
     WalkResult result = getOperation()->walk([&](Operation *op) {
-      if (!isa<ConvOp, QuantizeOp, EpilogueOp>(op) ||
-          (isa<ConvOp>(op) && !lowerConv))
+      if (!isa<ConvOp, QuantizeOp, EpilogueOp, PrologueOp>(op) ||
+          (isa<ConvOp>(op) && !lowerConv) ||
+          (isa<PrologueOp>(op) && !lowerContiguousQuantize))
         return WalkResult::advance();
       if (auto quantize = dyn_cast<QuantizeOp>(op);
           quantize && !lowerContiguousQuantize &&
@@ -703,6 +740,8 @@ void mlir::conv3d::populateConv3dToLinalgPatterns(
                                               includeContiguousQuantize);
   }
   patterns.add<QuantizeOpToLinalg, BufferFormOnTensors<QuantizeOp>>(
+      context, includeContiguousQuantize);
+  patterns.add<PrologueOpToLinalg, BufferFormOnTensors<PrologueOp>>(
       context, includeContiguousQuantize);
   patterns.add<EpilogueOpToLinalg>(context);
   patterns.add<BufferFormOnTensors<EpilogueOp>>(context,
