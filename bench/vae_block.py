@@ -76,12 +76,21 @@ class EagerBlock(torch.nn.Module):
         x = F.pad(x, (1, 1, 1, 1, pad_t, 0))
         return conv(x)
 
+    @staticmethod
+    def next_cache(h, cache):
+        # As WAN's decoder does: a chunk shorter than the cache keeps the
+        # previous cache's last frame in front of its own.
+        new = h[:, :, -CACHE_T:].clone()
+        if new.shape[2] < CACHE_T and cache is not None:
+            new = torch.cat([cache[:, :, -1:], new], dim=2)
+        return new
+
     def forward(self, x, caches):
         h = F.silu(rms_norm(x, self.g1))
-        new0 = h[:, :, -CACHE_T:].clone()
+        new0 = self.next_cache(h, caches[0])
         h = self.causal(self.conv1, h, caches[0])
         h = F.silu(rms_norm(h, self.g2))
-        new1 = h[:, :, -CACHE_T:].clone()
+        new1 = self.next_cache(h, caches[1])
         h = self.causal(self.conv2, h, caches[1])
         return x + h, [new0, new1]
 

@@ -199,7 +199,10 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
     pm.addPass(createConv3dLowerBlockScaledToSM100());
   // 16-byte accesses: the convolution kernels assume the same alignment of
   // the caller's buffers.
-  pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16}));
+  // A warp per voxel of a conv3d.prologue (conv3d-lower-host-ops-to-gpu
+  // tiles host loops by 256 threads).
+  pm.addPass(
+      createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16, 32}));
   pm.addPass(createImplicitGemmPass(options, hooks));
   // The target's kernel lowering. sm90 and sm100 also lower the grids they
   // left to the sm80 kernel.

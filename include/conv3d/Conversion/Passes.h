@@ -68,10 +68,12 @@ void populatePackNVFP4ToLoopsPatterns(RewritePatternSet &patterns,
                                       int64_t alignment = 0);
 
 /// Patterns of `conv3d-quantize-to-loops` for conv3d.prologue (identity
-/// layouts): one scf.parallel over the voxels, each iteration normalizing
-/// and activating its voxel's channels with vector accesses.
+/// layouts): one scf.parallel over (voxels) x (lanes), the `lanes`
+/// iterations of a voxel normalizing and activating its channels with
+/// vector accesses. `lanes` > 1 (a power of two up to 32) reduces through
+/// gpu.shuffle: only for loops that become GPU threads, a warp per voxel.
 void populatePrologueToLoopsPatterns(RewritePatternSet &patterns,
-                                     int64_t alignment = 0);
+                                     int64_t alignment = 0, int64_t lanes = 1);
 
 /// Lowers one implicit-GEMM grid loop to an sm80 kernel launch (reports the
 /// reason on the loop when it cannot).

@@ -311,16 +311,23 @@ def Conv3dQuantizeToLoops : Pass<"conv3d-quantize-to-loops"> {
     per byte, and its E4M3 scale byte.
 
     `conv3d.prologue` (the input prologue placed in a prepass) becomes a
-    loop over the voxels: each iteration sums its voxel's squares (with a
-    norm), then transforms and stores its channels, 16 bytes per access
-    where C allows.
+    loop over (voxels) x (`prologue-lanes`): the lanes of a voxel sum its
+    squares (with a norm) over interleaved 16-byte accesses, combine them
+    with gpu.shuffle xor when there are several, then transform and store
+    its channels.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"0",
            "Byte alignment the vector loads and stores may assume (0: the "
-           "element's); the GPU pipeline uses 16 for 128-bit accesses">
+           "element's); the GPU pipeline uses 16 for 128-bit accesses">,
+    Option<"prologueLanes", "prologue-lanes", "int64_t", /*default=*/"1",
+           "Iterations that share one voxel of conv3d.prologue, reducing "
+           "through gpu.shuffle xor (a power of two up to 32; above 1 only "
+           "where the loop becomes GPU threads, tiled by a multiple of 32: "
+           "the GPU pipelines use 32, a warp per voxel)">
   ];
   let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",

@@ -16,6 +16,7 @@
 #include "conv3d/IR/Conv3dOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -133,9 +134,18 @@ struct QuantizeToBlockLoop : OpRewritePattern<QuantizeOp> {
 /// squares of its voxel's channels with vector loads (when there is a norm),
 /// then loads them again (from cache), transforms them with the same
 /// emitters as the convolution loaders and stores them.
+///
+/// With `lanes` > 1 (GPU pipelines: 32), the loop is (voxels) x (lanes),
+/// lanes innermost, so that once conv3d-lower-host-ops-to-gpu collapses it
+/// and tiles it by a multiple of 32 each warp owns one voxel: lane l takes
+/// the accesses l, l + lanes, ... (one coalesced 16 * lanes-byte row per
+/// warp instruction) and the partial sums meet through gpu.shuffle xor. A
+/// thread per voxel instead reads 16 bytes from 32 different rows per warp
+/// instruction and loops over all C channels alone: it measured 52 us for
+/// the 2.4M elements of a 1 x 60 x 104 x 384 chunk on the H100.
 struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
-  PrologueToVoxelLoop(MLIRContext *context, int64_t alignment)
-      : OpRewritePattern(context), alignment(alignment) {}
+  PrologueToVoxelLoop(MLIRContext *context, int64_t alignment, int64_t lanes)
+      : OpRewritePattern(context), alignment(alignment), lanes(lanes) {}
 
   LogicalResult matchAndRewrite(PrologueOp op,
                                 PatternRewriter &rewriter) const override {
@@ -192,10 +202,22 @@ struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
           ValueRange{c});
     };
 
+    // No more lanes than accesses per voxel: a narrow voxel shares a warp
+    // with its neighbours (the xor partners stay inside each lane group).
+    int64_t lanes = this->lanes;
+    while (lanes > 1 && lanes * width > channels)
+      lanes /= 2;
+    Value laneCount = arith::ConstantIndexOp::create(rewriter, loc, lanes);
+    // Lane l of a voxel starts at element l * width and strides by
+    // lanes * width.
+    Value stride =
+        arith::ConstantIndexOp::create(rewriter, loc, lanes * width);
     scf::ParallelOp::create(
-        rewriter, loc, ValueRange{zero}, ValueRange{numVoxels},
-        ValueRange{one}, [&](OpBuilder &b, Location nl, ValueRange ivs) {
+        rewriter, loc, ValueRange{zero, zero},
+        ValueRange{numVoxels, laneCount}, ValueRange{one, one},
+        [&](OpBuilder &b, Location nl, ValueRange ivs) {
           Value base = arith::MulIOp::create(b, nl, ivs[0], channelCount);
+          Value first = arith::MulIOp::create(b, nl, ivs[1], step);
           auto at = [&](OpBuilder &ib, Value c) -> Value {
             return arith::AddIOp::create(ib, nl, base, c);
           };
@@ -204,7 +226,7 @@ struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
             Value f32Zero = arith::ConstantOp::create(
                 b, nl, b.getF32FloatAttr(0.0f));
             auto sum = scf::ForOp::create(
-                b, nl, zero, channelCount, step, ValueRange{f32Zero},
+                b, nl, first, channelCount, stride, ValueRange{f32Zero},
                 [&](OpBuilder &fb, Location fl, Value c, ValueRange acc) {
                   Value vec = vector::LoadOp::create(
                       fb, fl, vectorType, input, ValueRange{at(fb, c)},
@@ -219,11 +241,23 @@ struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
                   }
                   scf::YieldOp::create(fb, fl, total);
                 });
-            normScale =
-                emitRmsNormScale(b, nl, sum.getResult(0), channels, *eps);
+            Value total = sum.getResult(0);
+            for (int64_t offset = lanes / 2; offset > 0; offset /= 2) {
+              Value other =
+                  gpu::ShuffleOp::create(
+                      b, nl, total,
+                      arith::ConstantOp::create(b, nl,
+                                                b.getI32IntegerAttr(offset)),
+                      arith::ConstantOp::create(b, nl,
+                                                b.getI32IntegerAttr(32)),
+                      gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+              total = arith::AddFOp::create(b, nl, total, other);
+            }
+            normScale = emitRmsNormScale(b, nl, total, channels, *eps);
           }
           scf::ForOp::create(
-              b, nl, zero, channelCount, step, ValueRange{},
+              b, nl, first, channelCount, stride, ValueRange{},
               [&](OpBuilder &fb, Location fl, Value c, ValueRange) {
                 Value vec = vector::LoadOp::create(
                     fb, fl, vectorType, input, ValueRange{at(fb, c)},
@@ -244,6 +278,7 @@ struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
   }
 
   int64_t alignment;
+  int64_t lanes;
 };
 
 struct QuantizeToLoopsPass
@@ -258,10 +293,18 @@ struct QuantizeToLoopsPass
           << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }
+    if (prologueLanes < 1 || prologueLanes > 32 ||
+        (prologueLanes & (prologueLanes - 1)) != 0) {
+      emitError(getOperation()->getLoc())
+          << "conv3d-quantize-to-loops: prologue-lanes must be a power of two "
+             "from 1 to 32, got "
+          << static_cast<int64_t>(prologueLanes);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     populateQuantizeToLoopsPatterns(patterns, alignment);
     populatePackNVFP4ToLoopsPatterns(patterns, alignment);
-    populatePrologueToLoopsPatterns(patterns, alignment);
+    populatePrologueToLoopsPatterns(patterns, alignment, prologueLanes);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // A contiguous-block quantize on strided memrefs has no lowering here
@@ -296,6 +339,7 @@ void mlir::conv3d::populateQuantizeToLoopsPatterns(RewritePatternSet &patterns,
 }
 
 void mlir::conv3d::populatePrologueToLoopsPatterns(RewritePatternSet &patterns,
-                                                   int64_t alignment) {
-  patterns.add<PrologueToVoxelLoop>(patterns.getContext(), alignment);
+                                                   int64_t alignment,
+                                                   int64_t lanes) {
+  patterns.add<PrologueToVoxelLoop>(patterns.getContext(), alignment, lanes);
 }
