@@ -29,6 +29,8 @@ else:
             _torch.__version__)
         _torch = None
 
+import weakref
+
 from . import _functional
 
 __all__ = ["conv3d", "Conv3d", "convert", "ConvertReport", "CausalConv3d"]
@@ -394,6 +396,7 @@ else:
             self.target = target
             self.fuse_prologue = fuse_prologue
             self._plans = {}
+            self._weights = {}
 
         def _history(self, cache):
             front = self.causal_padding[0]
@@ -435,44 +438,88 @@ else:
             return (y, new_cache) if return_cache else y
 
         def _next_cache(self, x, history, norm_weight, norm_bias, norm_eps, activation):
-            """The last 2*p_t frames of concat(history, prologue(x))."""
+            """The last 2*p_t frames of concat(history, prologue(x)), in
+            channels_last_3d (what the next call reads without a copy). x's
+            frames go through the prologue as one library call: a 1x1x1
+            convolution with the identity filter, whose compiled prologue
+            prepass transforms them exactly as the convolution's does (the
+            f32 sum of one product and its rounding are exact), as
+            CausalConv3dStream does in C++."""
             keep = self.causal_padding[0]
             if keep == 0:
                 return None
             tail = x[:, :, max(0, x.shape[2] - keep):]
             if norm_weight is not None or activation is not None:
-                tail = _prologue(tail, norm_weight, norm_bias, norm_eps, activation)
+                tail = self._transform(tail, norm_weight, norm_bias, norm_eps, activation)
+            else:
+                tail = tail.contiguous(memory_format=_torch.channels_last_3d)
             if tail.shape[2] < keep and history is not None:
                 tail = _torch.cat([history[:, :, max(0, history.shape[2] - (keep - tail.shape[2])):]
-                                   .to(tail.dtype), tail], dim=2)
+                                   .to(tail.dtype), tail], dim=2).contiguous(
+                                       memory_format=_torch.channels_last_3d)
             return tail
+
+        def _transform(self, x, norm_weight, norm_bias, norm_eps, activation):
+            n, c, d, h, w = x.shape
+            ident = self._weights.get(("identity", c, x.dtype, x.device))
+            if ident is None:
+                ident = _torch.eye(c, dtype=x.dtype, device=x.device).reshape(c, c, 1, 1, 1)
+                self._weights[("identity", c, x.dtype, x.device)] = ident
+            return self._run(x, ident, None, None, 0, (0, 0), (1, 1, 1), (1, 1, 1),
+                             norm_weight, norm_bias, norm_eps, activation, None, "none",
+                             "prepass")
 
         def _forward_fused(self, x, history, front, norm_weight, norm_bias, norm_eps,
                            input_activation, residual, placement):
+            _, p_h, p_w = self.causal_padding
+            return self._run(x, self.weight, self.bias, history, front, (p_h, p_w),
+                             self.stride, self.dilation, norm_weight, norm_bias, norm_eps,
+                             input_activation, residual, self.activation or "none",
+                             placement)
+
+        def _converted(self, t):
+            """`t` (a parameter) as the library reads it: NDHWC for a 5-D
+            weight, f32 for a vector, remembered until it is replaced or
+            changed in place (its data pointer or version moves)."""
+            state = (t.data_ptr(), t._version, t.dtype, t.device, tuple(t.shape))
+            hit = self._weights.get(id(t))
+            if hit is not None and hit[0]() is t and hit[1] == state:
+                return hit[2]
+            if t.dim() == 5:
+                v = t.detach().permute(0, 2, 3, 4, 1).contiguous()
+            else:
+                v = t.detach().float().contiguous()
+            self._weights[id(t)] = (weakref.ref(t), state, v)
+            return v
+
+        def _run(self, x, weight, bias, history, front, spatial, stride, dilation,
+                 norm_weight, norm_bias, norm_eps, input_activation, residual, activation,
+                 placement):
             from . import Engine, Spec, _stream
             device = ("cpu", -1) if x.device.type == "cpu" else (
                 x.device.type, x.device.index if x.device.index is not None else 0)
             target = _functional._resolve_target(self.target, device)
             dtype = _TORCH_DTYPE_NAMES.get(x.dtype)
-            if dtype is None or self.weight.dtype != x.dtype:
+            if dtype is None or weight.dtype != x.dtype:
                 raise TypeError("x and the weight must have the same dtype, bfloat16, "
                                 "float16 or float32; got %s and %s"
-                                % (x.dtype, self.weight.dtype))
-            _, p_h, p_w = self.causal_padding
+                                % (x.dtype, weight.dtype))
+            p_h, p_w = spatial
             n, c, d, h, w = x.shape
-            f = self.out_channels
-            q, r, s = self.kernel_size
+            f = weight.shape[0]
+            q, r, s = weight.shape[2:]
             depth = 0 if history is None else history.shape[2]
-            key = (tuple(x.shape), depth, front, dtype, norm_weight is not None,
+            key = (tuple(x.shape), tuple(weight.shape), depth, front, p_h, p_w,
+                   tuple(stride), tuple(dilation), dtype, norm_weight is not None,
                    norm_bias is not None, float(norm_eps), input_activation,
-                   self.bias is not None, residual is not None, target, placement)
+                   bias is not None, residual is not None, activation, target, placement)
             plan = self._plans.get(key)
             if plan is None:
                 spec = Spec.from_shapes(
-                    (n, d, h, w, c), (q, r, s, c, f), strides=self.stride,
-                    dilations=self.dilation, padding=(front, 0, p_h, p_h, p_w, p_w),
-                    filter_layout="fqrsc", dtype=dtype, bias=self.bias is not None,
-                    residual=residual is not None, activation=self.activation or "none")
+                    (n, d, h, w, c), (q, r, s, c, f), strides=stride,
+                    dilations=dilation, padding=(front, 0, p_h, p_h, p_w, p_w),
+                    filter_layout="fqrsc", dtype=dtype, bias=bias is not None,
+                    residual=residual is not None, activation=activation)
                 ext = _stream.InputExt(depth, int(norm_weight is not None),
                                        int(norm_bias is not None), float(norm_eps),
                                        {None: 0, "relu": 1, "silu": 2,
@@ -485,10 +532,10 @@ else:
                     placement if norm_weight is not None or input_activation else None)
             # NDHWC views: no copy for channels_last_3d tensors.
             cl = lambda t: t.permute(0, 2, 3, 4, 1).contiguous()  # noqa: E731
-            xi, wi = cl(x), cl(self.weight)
+            xi, wi = cl(x), self._converted(weight)
             hi = cl(history.to(x.dtype)) if history is not None else None
-            f32 = lambda t: t.detach().float().contiguous() if t is not None else None  # noqa: E731
-            gamma, beta, bias = f32(norm_weight), f32(norm_bias), f32(self.bias)
+            conv = lambda t: self._converted(t) if t is not None else None  # noqa: E731
+            gamma, beta, bias = conv(norm_weight), conv(norm_bias), conv(bias)
             res = cl(residual.to(x.dtype)) if residual is not None else None
             out = _torch.empty(plan.output_shape, dtype=x.dtype, device=x.device)
             ptr = lambda t: t.data_ptr() if t is not None else None  # noqa: E731
