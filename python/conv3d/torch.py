@@ -449,23 +449,26 @@ else:
             if keep == 0:
                 return None
             tail = x[:, :, max(0, x.shape[2] - keep):]
-            if norm_weight is not None or activation is not None:
-                tail = self._transform(tail, norm_weight, norm_bias, norm_eps, activation)
-            else:
-                tail = tail.contiguous(memory_format=_torch.channels_last_3d)
+            old = None
             if tail.shape[2] < keep and history is not None:
-                tail = _torch.cat([history[:, :, max(0, history.shape[2] - (keep - tail.shape[2])):]
-                                   .to(tail.dtype), tail], dim=2).contiguous(
-                                       memory_format=_torch.channels_last_3d)
-            return tail
+                old = history[:, :, max(0, history.shape[2] - (keep - tail.shape[2])):]
+            if norm_weight is not None or activation is not None:
+                # The frames kept from the old cache ride along as the
+                # identity convolution's history, which it copies as they
+                # are: the new cache comes out whole, without a cat.
+                return self._transform(tail, old, norm_weight, norm_bias, norm_eps,
+                                       activation)
+            if old is not None:
+                tail = _torch.cat([old.to(tail.dtype), tail], dim=2)
+            return tail.contiguous(memory_format=_torch.channels_last_3d)
 
-        def _transform(self, x, norm_weight, norm_bias, norm_eps, activation):
-            n, c, d, h, w = x.shape
+        def _transform(self, x, history, norm_weight, norm_bias, norm_eps, activation):
+            c = x.shape[1]
             ident = self._weights.get(("identity", c, x.dtype, x.device))
             if ident is None:
                 ident = _torch.eye(c, dtype=x.dtype, device=x.device).reshape(c, c, 1, 1, 1)
                 self._weights[("identity", c, x.dtype, x.device)] = ident
-            return self._run(x, ident, None, None, 0, (0, 0), (1, 1, 1), (1, 1, 1),
+            return self._run(x, ident, None, history, 0, (0, 0), (1, 1, 1), (1, 1, 1),
                              norm_weight, norm_bias, norm_eps, activation, None, "none",
                              "prepass")
 
@@ -495,7 +498,6 @@ else:
         def _run(self, x, weight, bias, history, front, spatial, stride, dilation,
                  norm_weight, norm_bias, norm_eps, input_activation, residual, activation,
                  placement):
-            from . import Engine, Spec, _stream
             device = ("cpu", -1) if x.device.type == "cpu" else (
                 x.device.type, x.device.index if x.device.index is not None else 0)
             target = _functional._resolve_target(self.target, device)
@@ -515,6 +517,7 @@ else:
                    bias is not None, residual is not None, activation, target, placement)
             plan = self._plans.get(key)
             if plan is None:
+                from . import Engine, Spec, _stream
                 spec = Spec.from_shapes(
                     (n, d, h, w, c), (q, r, s, c, f), strides=stride,
                     dilations=dilation, padding=(front, 0, p_h, p_h, p_w, p_w),
