@@ -8,7 +8,9 @@ present, on CUDA. Prints PASS/FAIL per step; exit status 1 on any failure.
   1. One forward with and without a cache (shorter than, equal to and
      longer than the time padding), fused RMS norm + SiLU prologue.
   2. Chunked decoding (random chunk lengths, one-frame chunks) equals the
-     full-sequence convolution; dilation 2 in time.
+     full-sequence convolution; dilation 2 in time; with the prologue and
+     the caches forward(..., return_cache=True) returns, for each
+     fuse_prologue placement.
   3. Errors: bad cache rank, norm_bias without norm_weight.
   4. conv3d.CausalConv3dStream on CUDA tensors (targets sm80 and sm90, the
      cache kept on the device): random chunkings (one-frame chunks, depth
@@ -116,6 +118,31 @@ def run(device, dtype, tol):
                 e = rel(y, full)
                 report("%s %s chunks %s dilation %d" % (device, dtype, chunks, dilation),
                        y.shape == full.shape and e < tol, "rel_l2=%.2e" % e)
+
+        # Chunked decoding with the prologue, each call's cache the one the
+        # previous call returned (return_cache=True), for each placement of
+        # the prologue: equals the full sequence transformed, then convolved.
+        for fuse in (None, True, False):
+            for dilation in (1, 2):
+                m = ct.CausalConv3d(16, 8, 3, padding=(dilation, 1, 1),
+                                    dilation=(dilation, 1, 1),
+                                    fuse_prologue=fuse).to(device=device, dtype=dtype)
+                frames = 9
+                x = torch.randn(1, 16, frames, 5, 6, device=device, dtype=dtype)
+                full = reference(m, x, None, gamma, beta, 1e-6, "silu")
+                for chunks in ([1] * frames, [4, 1, 3, 1], [2, 2, 2, 3]):
+                    outs, at, cache = [], 0, None
+                    for n in chunks:
+                        y, cache = m(x[:, :, at:at + n], cache, norm_weight=gamma,
+                                     norm_bias=beta, input_activation="silu",
+                                     return_cache=True)
+                        outs.append(y)
+                        at += n
+                    y = torch.cat(outs, dim=2)
+                    e = rel(y, full)
+                    report("%s %s return_cache fuse_prologue=%s chunks %s dilation %d"
+                           % (device, dtype, fuse, chunks, dilation),
+                           y.shape == full.shape and e < tol, "rel_l2=%.2e" % e)
 
         m = ct.CausalConv3d(8, 8, 3, padding=1).to(device=device, dtype=dtype)
         x = torch.randn(1, 8, 3, 4, 4, device=device, dtype=dtype)
