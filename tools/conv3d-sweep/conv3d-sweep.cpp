@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Conversion/SM90/SM90KernelPlan.h"
+#include "conv3d/Quant/NVFP4Reference.h"
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Runtime/Engine.h"
 #include "conv3d/Runtime/HostRunner.h"
@@ -59,7 +60,9 @@ static cl::opt<std::string> variants(
              "the target), stream (a history operand of 0-3 frames and an "
              "input prologue: RMS norm with or without beta, an "
              "activation; for sm90, half of them the history alone, which "
-             "the sm90 kernel reads)"),
+             "the sm90 kernel reads), packed (the filter packed to real "
+             "NVFP4 by Engine::quantizeFilter, unpacked by the compiled code: "
+             "nvfp4-mode=fake; where C is a multiple of 16)"),
     cl::init("epilogue,accumulate,fqrsc"), cl::cat(sweepCategory));
 static cl::opt<int> maxWork("max-work",
                             cl::desc("Upper bound on M*N*K of a case (default "
@@ -325,9 +328,30 @@ CaseResult runCase(Engine &engine, const ConvSpec &spec,
     amax = std::max(amax, float(std::fabs(input.get(i))));
   amax *= 1.5f;
 
+  // A packed filter: the convolution reads its codes and scales, the
+  // reference the reference quantizer's values of the same filter. An amax
+  // below max |w| saturates some blocks.
+  std::optional<Engine::PackedNVFP4> packed;
+  float filterAmax = 0;
+  if (spec.packedFilter) {
+    for (int64_t i = 0; i < filter.numElements(); ++i)
+      filterAmax = std::max(filterAmax, float(std::fabs(filter.get(i))));
+    filterAmax *= (dataSeed % 3 == 0) ? 0.5f : 1.0f;
+    llvm::Expected<Engine::PackedNVFP4> codes =
+        engine.quantizeFilter(spec, filter, filterAmax, CompileOptions{});
+    if (!codes) {
+      result.message = llvm::toString(codes.takeError());
+      return result;
+    }
+    packed = std::move(*codes);
+    filter = referenceQuantize(filter, 16, filterAmax, 1, 4);
+  }
+
   HostConvBuffers buffers;
   buffers.input = &input;
   buffers.filter = &filter;
+  buffers.packedFilter = packed ? &*packed : nullptr;
+  buffers.filterAmax = filterAmax;
   buffers.bias = spec.hasBias ? &bias : nullptr;
   buffers.residual = spec.hasResidual ? &residual : nullptr;
   buffers.history = spec.geometry.historyDepth > 0 ? &history : nullptr;
@@ -407,6 +431,10 @@ int main(int argc, char **argv) {
     }
     if (has("accumulate"))
       spec.accumulate = gen.coin(0.25);
+    if (has("packed") && spec.geometry.channels % 16 == 0 && gen.coin(0.5)) {
+      spec.filterLayout = FilterLayout::fqrsc;
+      spec.packedFilter = true;
+    }
     if ((has("quant") || has("quant-tile")) && gen.coin(0.5))
       spec.inputQuantBlockSize = gen.pick({16, 16, 32, 64});
     // A streaming decoder's step: cached frames and the input prologue
