@@ -19,6 +19,7 @@
 
 #include "PtxAssembler.h"
 
+#include "conv3d/Conversion/SM100/SM100BlockScaledPlan.h"
 #include "conv3d/Conversion/SM100/SM100KernelPlan.h"
 #include "conv3d/Conversion/SM90/SM90KernelPlan.h"
 #include "conv3d/Quant/NVFP4Reference.h"
@@ -263,6 +264,20 @@ public:
           tileM, tileN, range(2, most));
       return withKOrder(text, qsliceOuter);
     }
+  }
+
+  /// A forced configuration of the block-scaled sm100 kernel (real NVFP4)
+  /// for `g`: a 128 x tile_n tile (cta_group::1), as many stages as fit or
+  /// fewer; none when no N tile drawn fits.
+  std::optional<std::string> blockScaledConfig(const ConvGeometry &g) {
+    int64_t tileN = 16 * range(1, 16);
+    int64_t most = sm100::nvfp4::BlockScaledPlan::maxStages(g, tileN, 6);
+    if (most < 2)
+      return std::nullopt;
+    return llvm::formatv(
+               "tile_m=128,tile_n={0},tile_k=64,stages={1},warps_m=4,warps_n=1",
+               tileN, range(2, most))
+        .str();
   }
 
   /// A forced configuration of the sm90 halo mainloop (mainloop = halo)
@@ -664,9 +679,11 @@ int main(int argc, char **argv) {
       halo = gen.sm90HaloConfig(spec, qsliceOuter);
     if (halo)
       options.config = *halo;
-    else if (realCase)
-      ; // the block-scaled kernel chooses its own tile
-    else if (has("config") && gen.coin(0.6))
+    else if (realCase) {
+      // The block-scaled kernel chooses its own tile unless forced.
+      if (has("config") && gen.coin(0.6))
+        options.config = gen.blockScaledConfig(spec.geometry).value_or("");
+    } else if (has("config") && gen.coin(0.6))
       options.config = options.target == Target::cpu
                            ? gen.config(spec, qsliceOuter)
                        : sm90Case && sm90 && sm90TakesQuant && !streamPrologue
