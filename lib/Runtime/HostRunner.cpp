@@ -4,9 +4,12 @@
 
 #include "conv3d/Runtime/CudaDriver.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::conv3d;
@@ -68,12 +71,15 @@ struct ConvRunSession::Device {
   llvm::Expected<void *> upload(const HostTensor *tensor) {
     if (!tensor)
       return nullptr;
-    llvm::Expected<void *> ptr = driver.allocate(tensor->sizeInBytes());
+    return upload(tensor->data(), tensor->sizeInBytes());
+  }
+
+  llvm::Expected<void *> upload(const void *data, size_t bytes) {
+    llvm::Expected<void *> ptr = driver.allocate(bytes);
     if (!ptr)
       return ptr.takeError();
     allocations.push_back(*ptr);
-    if (llvm::Error error =
-            driver.copyToDevice(*ptr, tensor->data(), tensor->sizeInBytes()))
+    if (llvm::Error error = driver.copyToDevice(*ptr, data, bytes))
       return std::move(error);
     return *ptr;
   }
@@ -91,16 +97,20 @@ ConvRunSession::~ConvRunSession() = default;
 
 llvm::Expected<std::unique_ptr<ConvRunSession>>
 ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
-  if (!buffers.input || !buffers.filter || !buffers.output)
+  if (!buffers.input || !(buffers.filter || buffers.packedFilter) ||
+      !buffers.output)
     return llvm::createStringError("missing input, filter or output buffer");
   std::unique_ptr<ConvRunSession> session(new ConvRunSession());
   session->buffers = buffers;
   session->initialOutput = *buffers.output;
   ConvArgs &args = session->args;
   args.amax = buffers.amax;
+  args.filterAmax = buffers.filterAmax;
+  const Engine::PackedNVFP4 *packed = buffers.packedFilter;
   if (target == Target::cpu) {
     args.input = buffers.input->data();
-    args.filter = buffers.filter->data();
+    args.filter = packed ? packed->codes.data() : buffers.filter->data();
+    args.filterScales = packed ? packed->scales.data() : nullptr;
     args.bias = buffers.bias ? buffers.bias->data() : nullptr;
     args.residual = buffers.residual ? buffers.residual->data() : nullptr;
     args.history = buffers.history ? buffers.history->data() : nullptr;
@@ -114,9 +124,13 @@ ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
     return driver.takeError();
   session->device = std::make_unique<Device>(*driver);
   Device &device = *session->device;
+  // A packed filter's codes and scales are uploaded below, in place of the
+  // filter's values.
   const HostTensor *tensors[] = {
-      buffers.input,   buffers.filter,    buffers.bias,     buffers.residual,
-      buffers.history, buffers.normGamma, buffers.normBeta, buffers.output};
+      buffers.input,    packed ? nullptr : buffers.filter,
+      buffers.bias,     buffers.residual,
+      buffers.history,  buffers.normGamma,
+      buffers.normBeta, buffers.output};
   const void **slots[] = {&args.input,    &args.filter,  &args.bias,
                           &args.residual, &args.history, &args.normGamma,
                           &args.normBeta};
@@ -129,6 +143,16 @@ ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
       *slots[i] = *ptr;
     else
       device.initial = *ptr;
+  }
+  if (packed) {
+    for (auto [slot, bytes] :
+         {std::pair{&args.filter, &packed->codes},
+          std::pair{&args.filterScales, &packed->scales}}) {
+      llvm::Expected<void *> ptr = device.upload(bytes->data(), bytes->size());
+      if (!ptr)
+        return ptr.takeError();
+      *slot = *ptr;
+    }
   }
   llvm::Expected<void *> output =
       driver->allocate(buffers.output->sizeInBytes());
@@ -181,6 +205,33 @@ llvm::Expected<double> ConvRunSession::run(const CompiledConv &conv, int repeat,
   return timeRuns(conv, args, repeat, &driver, device->begin, device->end);
 }
 
+/// A packed filter's codes and scales have the spec's byte counts, and are
+/// given exactly when the spec has one.
+static llvm::Error checkPackedFilter(const ConvSpec &spec,
+                                     const HostConvBuffers &buffers) {
+  if (!spec.packedFilter)
+    return buffers.packedFilter
+               ? llvm::createStringError(
+                     "a packed filter is given but the spec has none")
+               : llvm::Error::success();
+  if (!buffers.packedFilter)
+    return llvm::createStringError("missing packed filter (codes and scales)");
+  for (auto [bytes, shape, what] :
+       {std::tuple{&buffers.packedFilter->codes, spec.packedFilterShape(),
+                   "packed filter codes"},
+        std::tuple{&buffers.packedFilter->scales, spec.filterScalesShape(),
+                   "packed filter scales"}}) {
+    llvm::Expected<int64_t> needed = tensorBytes(shape, 1, what);
+    if (!needed)
+      return needed.takeError();
+    if (int64_t(bytes->size()) != *needed)
+      return llvm::createStringError(
+          llvm::formatv("{0} are {1} bytes; the spec needs {2}", what,
+                        bytes->size(), *needed));
+  }
+  return llvm::Error::success();
+}
+
 /// Each buffer must be exactly what the spec says: a kernel trusts the
 /// spec's sizes and would read or write past a smaller buffer.
 static llvm::Error checkBuffers(const ConvSpec &spec,
@@ -215,8 +266,10 @@ static llvm::Error checkBuffers(const ConvSpec &spec,
   if (llvm::Error error = check(buffers.input, "input", true, spec.inputType,
                                 spec.inputShape()))
     return error;
-  if (llvm::Error error = check(buffers.filter, "filter", true, spec.inputType,
-                                spec.filterShape()))
+  if (llvm::Error error = check(buffers.filter, "filter", !spec.packedFilter,
+                                spec.inputType, spec.filterShape()))
+    return error;
+  if (llvm::Error error = checkPackedFilter(spec, buffers))
     return error;
   if (llvm::Error error = check(buffers.bias, "bias", spec.hasBias,
                                 ElementType::f32, {spec.geometry.filters}))

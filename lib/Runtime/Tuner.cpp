@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 
 using namespace mlir;
 using namespace mlir::conv3d;
@@ -103,12 +104,28 @@ struct TuningData {
       fillRandomNormal(normBeta, 8, 0.5);
       buffers.normBeta = &normBeta;
     }
+    if (spec.packedFilter) {
+      // A packed filter of random codes (every nibble is an E2M1 value)
+      // and scales from 2^-2 to 2^2 (E4M3 bytes 0x28 to 0x48), with the
+      // amax that makes its values about as large as the filter's.
+      packed.codes.resize(filter.numElements() / 2);
+      packed.scales.resize(packed.codes.size() / 8);
+      std::mt19937_64 rng(9);
+      for (uint8_t &code : packed.codes)
+        code = uint8_t(rng());
+      for (uint8_t &scale : packed.scales)
+        scale = uint8_t(0x28 + rng() % 0x21);
+      buffers.packedFilter = &packed;
+      buffers.filterAmax =
+          float(2688.0 / 3.0 / std::sqrt(double(spec.geometry.gemmK())));
+    }
     buffers.amax = amax;
     buffers.output = &output;
   }
 
   HostTensor input, filter, bias, residual, output;
   HostTensor history, normGamma, normBeta;
+  Engine::PackedNVFP4 packed;
   float amax = 0.0f;
   HostConvBuffers buffers;
 };

@@ -468,9 +468,18 @@ struct SelectConfigPass
         return WalkResult::advance();
       // A packed NVFP4 filter is multiplied only by the block-scaled sm100
       // kernel, which chooses its own tile (conv3d-lower-block-scaled-to-
-      // sm100); an implicit-GEMM config would name a kernel that never runs.
-      if (conv.hasPackedFilter())
+      // sm100) unless the host or the user chose one: that configuration
+      // is the kernel's to take or refuse, with its reason.
+      if (conv.hasPackedFilter()) {
+        IGemmConfigAttr chosen = hook ? hook(conv) : IGemmConfigAttr();
+        if (!chosen)
+          chosen = forced;
+        if (chosen)
+          conv.setConfigAttr(chosen.getKernel() == Target::cpu
+                                 ? withKernel(chosen, Target::sm100)
+                                 : chosen);
         return WalkResult::advance();
+      }
       ConvGeometry geometry = conv.getGeometry();
       if (!geometry.hasStaticShape())
         return WalkResult::advance(); // dynamic shapes keep no config

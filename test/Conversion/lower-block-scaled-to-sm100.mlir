@@ -9,6 +9,7 @@
 // RUN: conv3d-opt %t/kernel.mlir --conv3d-lower-block-scaled-to-sm100 | FileCheck %s
 // RUN: conv3d-opt %t/wide.mlir --conv3d-lower-block-scaled-to-sm100='tile-n=256 stages=2' | FileCheck %s --check-prefix=WIDE
 // RUN: conv3d-opt %t/plain.mlir --conv3d-lower-block-scaled-to-sm100 | FileCheck %s --check-prefix=PLAIN
+// RUN: conv3d-opt %t/config.mlir --conv3d-lower-block-scaled-to-sm100 | FileCheck %s --check-prefix=CONFIG
 // RUN: conv3d-opt %t/reasons.mlir -split-input-file --conv3d-lower-block-scaled-to-sm100 -verify-diagnostics
 // RUN: not conv3d-opt %t/options.mlir --conv3d-lower-block-scaled-to-sm100='tile-n=120' 2>&1 | FileCheck %s --check-prefix=TILE120
 // RUN: not conv3d-opt %t/options.mlir --conv3d-lower-block-scaled-to-sm100='stages=1' 2>&1 | FileCheck %s --check-prefix=STAGES1
@@ -136,6 +137,17 @@
 // Without a packed filter the pass leaves a convolution alone.
 // PLAIN: conv3d.conv
 
+// The convolution's tile configuration (config=, conv3d-select-config)
+// chooses tile_n and stages: 48 columns and 3 stages give 3 x 2 + 2 x 2
+// barriers, 128 TMEM columns, (128 + 48) x (128 + 16) = 25344 bytes a step
+// and the instruction descriptor 0x080C0480 (N = 48).
+// CONFIG-LABEL: func.func @configured
+// CONFIG-COUNT-10: nvvm.mbarrier.init
+//   CONFIG-NOT: nvvm.mbarrier.init
+//       CONFIG: nvvm.tcgen05.alloc %{{.*}}, %c128_i32
+//       CONFIG: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c25344_i32
+// CONFIG-COUNT-4: nvvm.tcgen05.mma.block_scale %{{.*}}, %{{.*}}, %{{.*}}, %c135005312_i32,
+
 //--- kernel.mlir
 func.func @conv(%x: memref<1x6x8x8x256xbf16>, %w: memref<64x3x3x3x128xi8>, %s: memref<64x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x6x8x8x64xbf16>) {
   conv3d.conv ins(%x, %w : memref<1x6x8x8x256xbf16>, memref<64x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<64x3x3x3x16xi8>, %wamax) outs(%out : memref<1x6x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc
@@ -145,6 +157,12 @@ func.func @conv(%x: memref<1x6x8x8x256xbf16>, %w: memref<64x3x3x3x128xi8>, %s: m
 //--- wide.mlir
 func.func @wide(%x: memref<1x4x6x6x512xbf16>, %w: memref<256x1x1x1x256xi8>, %s: memref<256x1x1x1x32xi8>, %amax: f32, %wamax: f32, %bias: memref<256xf32>, %out: memref<1x4x6x6x256xf32>) {
   conv3d.conv ins(%x, %w : memref<1x4x6x6x512xbf16>, memref<256x1x1x1x256xi8>) bias(%bias : memref<256xf32>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<256x1x1x1x32xi8>, %wamax) outs(%out : memref<1x4x6x6x256xf32>) filter_layout = fqrsc activation = silu
+  return
+}
+
+//--- config.mlir
+func.func @configured(%x: memref<1x6x8x8x256xbf16>, %w: memref<64x3x3x3x128xi8>, %s: memref<64x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x6x8x8x64xbf16>) {
+  conv3d.conv ins(%x, %w : memref<1x6x8x8x256xbf16>, memref<64x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<64x3x3x3x16xi8>, %wamax) outs(%out : memref<1x6x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 48, tile_k = 64, stages = 3, warps_m = 4, kernel = sm100>
   return
 }
 
@@ -255,5 +273,61 @@ func.func @dynamic_output_strides(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x
 func.func @huge(%x: memref<1x1x2048x1048576x256xbf16>, %w: memref<32x1x1x1x128xi8>, %s: memref<32x1x1x1x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x1x2048x1048576x32xf32>) {
   // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: 16777216 tiles or M = 2147483648 do not fit 31 bits}}
   conv3d.conv ins(%x, %w : memref<1x1x2048x1048576x256xbf16>, memref<32x1x1x1x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x1x1x1x16xi8>, %wamax) outs(%out : memref<1x1x2048x1048576x32xf32>) overwrite filter_layout = fqrsc
+  return
+}
+
+// -----
+
+func.func @config_cta_group_2(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128xi8>, %s: memref<32x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
+  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: tile configuration #conv3d.igemm_config<tile_m = 256, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, kernel = sm100>: tile_m must be 128 (cta_group::1; cta_group::2 is not implemented for the block-scaled kernel)}}
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x256xbf16>, memref<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x16xi8>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 256, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, kernel = sm100>
+  return
+}
+
+// -----
+
+func.func @config_split_k(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128xi8>, %s: memref<32x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
+  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: tile configuration #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, split_k = 2, kernel = sm100>: split-K is not implemented for the block-scaled kernel}}
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x256xbf16>, memref<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x16xi8>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, split_k = 2, kernel = sm100>
+  return
+}
+
+// -----
+
+func.func @config_qslice_outer(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128xi8>, %s: memref<32x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
+  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: tile configuration #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, k_order = qslice_outer, kernel = sm100>: k_order = qslice_outer is not implemented for the block-scaled kernel}}
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x256xbf16>, memref<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x16xi8>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, k_order = qslice_outer, kernel = sm100>
+  return
+}
+
+// -----
+
+func.func @config_sm80_kernel(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128xi8>, %s: memref<32x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
+  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: tile configuration #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, kernel = sm80>: names the sm80 kernel; a packed NVFP4 filter is multiplied by the block-scaled sm100 kernel only}}
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x256xbf16>, memref<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x16xi8>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, kernel = sm80>
+  return
+}
+
+// -----
+
+func.func @config_tile_k(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128xi8>, %s: memref<32x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
+  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: tile configuration #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 32, stages = 3, warps_m = 4, kernel = sm100>: tile_k must be 64 (the K of one MMA; a K step is four of them)}}
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x256xbf16>, memref<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x16xi8>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 32, stages = 3, warps_m = 4, kernel = sm100>
+  return
+}
+
+// -----
+
+func.func @config_warps(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128xi8>, %s: memref<32x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
+  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: tile configuration #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 2, warps_n = 2, kernel = sm100>: the warp layout must be 4x1 (the epilogue warps)}}
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x256xbf16>, memref<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x16xi8>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 2, warps_n = 2, kernel = sm100>
+  return
+}
+
+// -----
+
+func.func @config_tile_n_120(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128xi8>, %s: memref<32x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
+  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: tile_n = 120 is not a kind::mxf4nvf4 shape for M = 128 (a multiple of 16 from 16 to 256)}}
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x256xbf16>, memref<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x16xi8>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 120, tile_k = 64, stages = 3, warps_m = 4, kernel = sm100>
   return
 }

@@ -8,8 +8,18 @@
 // getTmaKernelProblem's, shared with sm90: select-config-sm90.mlir has one
 // case each; here the ones whose wording names the target, and two more).
 // A forced sm100 config on such a convolution is an error.
+// A convolution with a packed NVFP4 filter (nvfp4-mode=real) gets no
+// heuristic config (the block-scaled kernel chooses its tile) but takes a
+// forced one, for the kernel to use or refuse (lower-block-scaled-to-
+// sm100.mlir).
 //
 // RUN: split-file %s %t
+// RUN: conv3d-opt %t/packed.mlir -conv3d-select-config=target=sm100 | FileCheck %s --check-prefix=PACKED
+// RUN: conv3d-opt %t/packed.mlir --conv3d-select-config="target=sm100 config=tile_m=128,tile_n=48,tile_k=64,stages=3,warps_m=4,warps_n=1" | FileCheck %s --check-prefix=PACKED-FORCED
+// PACKED-LABEL: func.func @packed
+//  PACKED-NOT: config
+// PACKED-FORCED-LABEL: func.func @packed
+//       PACKED-FORCED: config = #conv3d.igemm_config<tile_m = 128, tile_n = 48, tile_k = 64, stages = 3, warps_m = 4, kernel = sm100>
 // RUN: conv3d-opt %t/heuristic.mlir -conv3d-select-config=target=sm100 | FileCheck %s
 // RUN: conv3d-opt %t/fallback.mlir -conv3d-select-config=target=sm100 -verify-diagnostics | FileCheck %s --check-prefix=FALLBACK
 // RUN: not conv3d-opt %t/fallback.mlir --conv3d-select-config="target=sm100 config=tile_m=128,tile_n=96,tile_k=64" 2>&1 | FileCheck %s --check-prefix=FORCED
@@ -122,4 +132,10 @@ func.func @padding_17(%x: tensor<1x4x8x8x64xbf16>, %w: tensor<64x1x1x1x64xbf16>,
   // expected-remark @below {{conv3d: the sm100 kernel cannot take this convolution (the depth padding (17, 0) and window put a TMA im2col corner outside [-16, 15] (per-depth-slice descriptors are implemented for the sm90 kernel only)); it runs on the sm80 kernel}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x1x1x1x64xbf16>) outs(%i : tensor<1x21x8x8x64xbf16>) overwrite padding = [17, 0, 0, 0, 0, 0] filter_layout = fqrsc -> tensor<1x21x8x8x64xbf16>
   return %0 : tensor<1x21x8x8x64xbf16>
+}
+
+//--- packed.mlir
+func.func @packed(%x: tensor<1x4x6x6x256xbf16>, %w: tensor<32x3x3x3x128xi8>, %s: tensor<32x3x3x3x16xi8>, %amax: f32, %wamax: f32, %init: tensor<1x2x4x4x32xf32>) -> tensor<1x2x4x4x32xf32> {
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x256xbf16>, tensor<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : tensor<32x3x3x3x16xi8>, %wamax) outs(%init : tensor<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc -> tensor<1x2x4x4x32xf32>
+  return %0 : tensor<1x2x4x4x32xf32>
 }

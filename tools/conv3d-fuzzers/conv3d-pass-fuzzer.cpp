@@ -71,25 +71,31 @@ PipelineBuilder textual(std::string text) {
 PipelineBuilder withOptions(void (*build)(OpPassManager &,
                                           const PipelineOptions &,
                                           const ConvolutionHooks &),
-                            Target target) {
-  return [build, target](OpPassManager &pm) {
+                            Target target, std::string nvfp4Mode = "fake") {
+  return [build, target, nvfp4Mode](OpPassManager &pm) {
     PipelineOptions options;
     options.target = target;
+    options.nvfp4Mode = nvfp4Mode;
     build(pm, options, ConvolutionHooks{});
   };
 }
 
 /// What each input runs through: the graph and lowering pipelines of every
-/// target with a lowering (tensor-level inputs), and the memref-level
-/// passes alone (memref-level inputs, as in the conversion tests). The
-/// final LLVM and binary steps are upstream's and are left out.
+/// target with a lowering (tensor-level inputs; sm100 with both NVFP4
+/// modes: the kind::f16 kernel, and real NVFP4's checks, packing prepass
+/// and block-scaled kernel), and the memref-level passes alone
+/// (memref-level inputs, as in the conversion tests). The final LLVM and
+/// binary steps are upstream's and are left out.
 const std::vector<PipelineBuilder> &pipelines() {
   static const std::vector<PipelineBuilder> list = {
       withOptions(buildConv3dGraphPipeline, Target::cpu),
       withOptions(buildConv3dGraphPipeline, Target::sm90),
+      withOptions(buildConv3dGraphPipeline, Target::sm100, "real"),
       withOptions(buildConv3dCpuLoweringPipeline, Target::cpu),
       withOptions(buildConv3dGpuLoweringPipeline, Target::sm80),
       withOptions(buildConv3dGpuLoweringPipeline, Target::sm90),
+      withOptions(buildConv3dGpuLoweringPipeline, Target::sm100),
+      withOptions(buildConv3dGpuLoweringPipeline, Target::sm100, "real"),
       textual("builtin.module(conv3d-to-linalg,conv3d-from-linalg)"),
       textual("builtin.module(conv3d-quantize-to-loops)"),
       textual("builtin.module(conv3d-check-allocations)"),
@@ -101,6 +107,11 @@ const std::vector<PipelineBuilder> &pipelines() {
       textual("builtin.module(conv3d-select-config{target=sm90},"
               "conv3d-implicit-gemm{target=sm90},conv3d-lower-to-sm90,"
               "conv3d-set-kernel-occupancy)"),
+      textual("builtin.module(conv3d-select-config{target=sm100},"
+              "conv3d-implicit-gemm{target=sm100},conv3d-lower-to-sm100,"
+              "conv3d-set-kernel-occupancy)"),
+      textual("builtin.module(conv3d-lower-block-scaled-to-sm100,"
+              "conv3d-quantize-to-loops,conv3d-set-kernel-occupancy)"),
   };
   return list;
 }

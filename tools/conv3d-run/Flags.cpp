@@ -104,6 +104,15 @@ cl::opt<std::string> quantizeFilter(
              "filter is packed instead (Engine::quantizeFilter, FQRSC, "
              "block 16) and the convolution takes its codes and scales"),
     cl::cat(specCategory));
+cl::opt<bool> packedFilter(
+    "packed-filter",
+    cl::desc("With --quantize-filter=nvfp4: hand the convolution the filter "
+             "packed to real NVFP4 (Engine::quantizeFilter: FQRSC, block 16, "
+             "E2M1 codes and E4M3 scales; checked against the reference "
+             "packer) instead of its fake-quantized values. With "
+             "--nvfp4-mode=fake (every target) the compiled code unpacks it; "
+             "--nvfp4-mode=real implies it"),
+    cl::cat(specCategory));
 cl::opt<float> filterAmax("filter-amax",
                           cl::desc("NVFP4 amax of the filter (default: max "
                                    "|w|)"),
@@ -451,7 +460,8 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
         &quantizeInput, &amax,        &blockSize,       &quantizeFilter,
         &filterAmax,    &preset,      &inputFile,       &filterFile,
         &outputFile,    &emit,        &historyDepth,    &rmsNorm,
-        &normBeta,      &normEps,     &inputActivation, &packNVFP4};
+        &normBeta,      &normEps,     &inputActivation, &packNVFP4,
+        &packedFilter};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,
@@ -548,6 +558,8 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     return flagError("block-size",
                      "needs --quantize-input, --quantize-filter or "
                      "--pack-nvfp4");
+  if (packedFilter && quantizeFilter.empty())
+    return flagError("packed-filter", "needs --quantize-filter=nvfp4");
   if (!quantizeFilter.empty()) {
     if (quantizeFilter != "nvfp4")
       return flagError("quantize-filter",
@@ -561,12 +573,13 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     // Real NVFP4 packs the filter (Engine::quantizeFilter) and hands the
     // convolution its codes and scales (filter_quant) instead of a
     // fake-quantized filter.
-    if (request.options.nvfp4Mode == "real") {
+    if (request.options.nvfp4Mode == "real" || packedFilter) {
       if (blockSize != 16)
         return flagError("block-size",
-                         llvm::formatv("--nvfp4-mode=real packs the filter "
-                                       "in blocks of 16 (kind::mxf4nvf4 "
-                                       "block16), got {0}",
+                         llvm::formatv("{0} packs the filter in blocks of 16 "
+                                       "(kind::mxf4nvf4 block16), got {1}",
+                                       packedFilter ? "--packed-filter"
+                                                    : "--nvfp4-mode=real",
                                        int(blockSize)));
       spec.packedFilter = true;
     }

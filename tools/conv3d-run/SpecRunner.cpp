@@ -308,29 +308,36 @@ int conv3d_run::runSpec(const RunRequest &request) {
     fillPoison(init);
   float amax = request.amax ? *request.amax : maxAbs(*input);
 
+  // A packed NVFP4 filter (--packed-filter, nvfp4-mode=real): packed once
+  // on the host, checked against the reference packer. The reference
+  // convolution reads the values it decodes to, the reference quantizer's
+  // fake quantization of the filter (spec/nvfp4.md).
+  std::optional<Engine::PackedNVFP4> packedFilter;
+  float packedFilterAmax = 0.0f;
   if (spec.packedFilter) {
-    // Real NVFP4: the filter packed once on the host, checked against the
-    // reference packer. Only the sm100 block-scaled kernel multiplies it,
-    // and conv3d-run does not run sm100 code (it is assembled only).
-    float filterAmax =
+    packedFilterAmax =
         request.filterAmax ? *request.filterAmax : maxAbs(*filter);
     progress(request, llvm::formatv("packing the filter (real NVFP4, block "
                                     "16, amax {0})",
-                                    filterAmax));
-    llvm::Expected<Engine::PackedNVFP4> packed =
-        engine.quantizeFilter(spec, *filter, filterAmax, CompileOptions{});
+                                    packedFilterAmax));
+    llvm::Expected<Engine::PackedNVFP4> packed = engine.quantizeFilter(
+        spec, *filter, packedFilterAmax, CompileOptions{});
     if (!packed)
       return fail(llvm::toString(packed.takeError()));
-    NVFP4Packed expected = referencePackNVFP4(*filter, 16, filterAmax);
+    NVFP4Packed expected = referencePackNVFP4(*filter, 16, packedFilterAmax);
     if (packed->codes != expected.codes || packed->scales != expected.scales)
       return fail("the filter packing differs from the reference packer",
                   kCheckFailed);
     progress(request, "filter packing matches the reference bit for bit");
-    return fail("a packed NVFP4 filter is multiplied only by the sm100 "
-                "block-scaled kernel, which conv3d-run compiles (--emit=ptx) "
-                "but does not run: no sm_100 GPU has run it");
-  }
-  if (request.filterQuantBlockSize) {
+    // Only the sm100 block-scaled kernel multiplies the codes themselves,
+    // and conv3d-run does not run sm100 code (it is assembled only).
+    if (request.options.nvfp4Mode == "real")
+      return fail("a packed NVFP4 filter is multiplied only by the sm100 "
+                  "block-scaled kernel, which conv3d-run compiles "
+                  "(--emit=ptx) but does not run: no sm_100 GPU has run it");
+    packedFilter = std::move(*packed);
+    *filter = referenceQuantize(*filter, 16, packedFilterAmax, 1, 4);
+  } else if (request.filterQuantBlockSize) {
     float filterAmax =
         request.filterAmax ? *request.filterAmax : maxAbs(*filter);
     progress(request, llvm::formatv("quantizing the filter (NVFP4, block "
@@ -386,6 +393,8 @@ int conv3d_run::runSpec(const RunRequest &request) {
   HostConvBuffers buffers;
   buffers.input = &*input;
   buffers.filter = &*filter;
+  buffers.packedFilter = packedFilter ? &*packedFilter : nullptr;
+  buffers.filterAmax = packedFilterAmax;
   buffers.bias = spec.hasBias ? &bias : nullptr;
   buffers.residual = spec.hasResidual ? &residual : nullptr;
   buffers.history = spec.geometry.historyDepth > 0 ? &history : nullptr;

@@ -8,9 +8,21 @@
 // poisoned output, and compared with the independent double-precision
 // reference. Exit status 1 if any case exceeds its tolerance.
 //
+// --assemble draws the same cases but runs nothing: each is compiled to PTX
+// and every kernel assembled by ptxas for the target's chip (a ptxas error
+// or warning fails the case). It needs no GPU, and it is how sm100 code,
+// which no GPU here runs, is swept: the tcgen05 kernel with cta_group::1
+// and ::2 tiles, NVFP4 in fake mode, real NVFP4 (the block-scaled kernel,
+// variant `real`) and the fallbacks to the sm80 kernel.
+//
 //===----------------------------------------------------------------------===//
 
+#include "PtxAssembler.h"
+
+#include "conv3d/Conversion/SM100/SM100BlockScaledPlan.h"
+#include "conv3d/Conversion/SM100/SM100KernelPlan.h"
 #include "conv3d/Conversion/SM90/SM90KernelPlan.h"
+#include "conv3d/Quant/NVFP4Reference.h"
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Runtime/Engine.h"
 #include "conv3d/Runtime/HostRunner.h"
@@ -23,6 +35,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <random>
 
 using namespace mlir::conv3d;
@@ -34,18 +47,28 @@ static cl::opt<int> count("count", cl::desc("Number of random cases"),
                           cl::init(50), cl::cat(sweepCategory));
 static cl::opt<unsigned long long> seed("seed", cl::desc("Random seed"),
                                         cl::init(2024), cl::cat(sweepCategory));
-static cl::opt<std::string> dtypes("dtypes",
-                                   cl::desc("Comma-separated input dtypes to "
-                                            "cycle through"),
-                                   cl::init("f32,bf16"),
-                                   cl::cat(sweepCategory));
+static cl::opt<std::string>
+    dtypes("dtypes",
+           cl::desc("Comma-separated input dtypes to cycle through (default "
+                    "f32,bf16; bf16,f16 for the GPU targets, which compute "
+                    "no f32)"),
+           cl::init("f32,bf16"), cl::cat(sweepCategory));
 static cl::opt<std::string>
     target("target",
-           cl::desc("Target: cpu, sm80 or sm90 (GPU targets need a GPU; "
-                    "sm90 an H100/H200). With sm90, most cases are drawn "
-                    "where the sm90 kernel applies (C >= 64, FQRSC), the "
+           cl::desc("Target: cpu, sm80, sm90 or sm100 (running GPU targets "
+                    "needs a GPU; sm90 an H100/H200; sm100 only with "
+                    "--assemble). With sm90 and sm100, most cases are drawn "
+                    "where the target's kernel applies (C >= 64, FQRSC), the "
                     "rest exercise its fallback to the sm80 kernel"),
            cl::init("cpu"), cl::cat(sweepCategory));
+static cl::opt<bool> assemble(
+    "assemble",
+    cl::desc("Run nothing: compile each case of a GPU target to PTX and "
+             "assemble every kernel with the CUDA toolkit's ptxas "
+             "($CUDA_HOME) for the target's chip (sm_80, sm_90a, sm_100a); "
+             "a ptxas error or warning fails the case. Needs no GPU; the "
+             "one mode of --target=sm100"),
+    cl::cat(sweepCategory));
 static cl::opt<std::string> lowering("lowering",
                                      cl::desc("CPU lowering: igemm, "
                                               "reference"),
@@ -59,7 +82,11 @@ static cl::opt<std::string> variants(
              "the target), stream (a history operand of 0-3 frames and an "
              "input prologue: RMS norm with or without beta, an "
              "activation; for sm90, half of them the history alone, which "
-             "the sm90 kernel reads)"),
+             "the sm90 kernel reads), packed (the filter packed to real "
+             "NVFP4 by Engine::quantizeFilter, unpacked by the compiled code: "
+             "nvfp4-mode=fake; where C is a multiple of 16), real "
+             "(sm100 with --assemble: both operands NVFP4 with "
+             "nvfp4-mode=real, the block-scaled kernel, on C = 256 or 512)"),
     cl::init("epilogue,accumulate,fqrsc"), cl::cat(sweepCategory));
 static cl::opt<int> maxWork("max-work",
                             cl::desc("Upper bound on M*N*K of a case (default "
@@ -68,11 +95,13 @@ static cl::opt<int> maxWork("max-work",
                             cl::init(0), cl::cat(sweepCategory));
 static cl::opt<std::string> geometries(
     "geometries",
-    cl::desc("With --target=sm90, which geometries the sm90 kernel's cases "
-             "draw: any (default: about a quarter of them past the rank-5 "
-             "TMA im2col limits, read through per-depth-slice rank-4 "
-             "descriptors), tma-rank5 (within the rank-5 limits), "
-             "tma-rank4 (all past them, within rank 4's)"),
+    cl::desc("With --target=sm90 or sm100, which geometries the TMA "
+             "kernel's cases draw: any (default: about a quarter of them "
+             "past the rank-5 TMA im2col limits, read through "
+             "per-depth-slice rank-4 descriptors by the sm90 kernel; the "
+             "sm100 kernel leaves them to the sm80 kernel), tma-rank5 "
+             "(within the rank-5 limits), tma-rank4 (all past them, within "
+             "rank 4's)"),
     cl::init("any"), cl::cat(sweepCategory));
 static cl::opt<bool> verbose("v", cl::desc("Print every case"),
                              cl::cat(sweepCategory));
@@ -127,12 +156,16 @@ public:
   /// corners, or (`rank4`, an axis stretched) past them: depth padding,
   /// stride or dilation beyond rank 5's, or height/width padding or
   /// dilation up to rank 4's corners, read through per-depth-slice
-  /// descriptors.
-  ConvGeometry sm90Geometry(bool rank4) {
+  /// descriptors. The sm100 kernel takes the same rank-5 geometries;
+  /// `realNVFP4` draws C from the block-scaled kernel's multiples of 256.
+  ConvGeometry sm90Geometry(bool rank4, bool realNVFP4 = false) {
     for (;;) {
       ConvGeometry g;
       g.batch = pick({1, 1, 2, 3});
-      g.channels = pick({64, 64, 72, 96, 128, 136, 192});
+      // Real NVFP4 (the block-scaled sm100 kernel) loads a voxel's C / 16
+      // scale bytes by TMA: C a multiple of 256.
+      g.channels = realNVFP4 ? pick({256, 256, 512})
+                             : pick({64, 64, 72, 96, 128, 136, 192});
       g.filters = pick({8, 16, 40, 64, 96, 128, 136, 200, 256, 264});
       int64_t cube = pick({1, 3, 3, 3, 2, 5});
       for (unsigned axis = 0; axis < 3; ++axis) {
@@ -213,6 +246,38 @@ public:
     if (!qsliceOuter && tileN % 16 == 0 && coin(0.35))
       text += ",cluster_m=2";
     return withKOrder(text, qsliceOuter, /*splitK=*/!pingPong);
+  }
+
+  /// A forced configuration valid for the sm100 kernel: 128-row tiles
+  /// (cta_group::1) or 256-row tiles over a CTA pair (cta_group::2), N
+  /// tiles of 16-column multiples up to 256 (every one of them with two
+  /// TMEM accumulator buffers), as many stages as fit or fewer.
+  std::string sm100Config(bool qsliceOuter) {
+    int64_t tileM = pick({128, 128, 256});
+    for (;;) {
+      int64_t tileN = 16 * range(1, 16);
+      int64_t most = sm100::SM100KernelPlan::maxStages(tileM, tileN, 6);
+      if (most < 2)
+        continue;
+      std::string text = llvm::formatv(
+          "tile_m={0},tile_n={1},tile_k=64,stages={2},warps_m=4,warps_n=1",
+          tileM, tileN, range(2, most));
+      return withKOrder(text, qsliceOuter);
+    }
+  }
+
+  /// A forced configuration of the block-scaled sm100 kernel (real NVFP4)
+  /// for `g`: a 128 x tile_n tile (cta_group::1), as many stages as fit or
+  /// fewer; none when no N tile drawn fits.
+  std::optional<std::string> blockScaledConfig(const ConvGeometry &g) {
+    int64_t tileN = 16 * range(1, 16);
+    int64_t most = sm100::nvfp4::BlockScaledPlan::maxStages(g, tileN, 6);
+    if (most < 2)
+      return std::nullopt;
+    return llvm::formatv(
+               "tile_m=128,tile_n={0},tile_k=64,stages={1},warps_m=4,warps_n=1",
+               tileN, range(2, most))
+        .str();
   }
 
   /// A forced configuration of the sm90 halo mainloop (mainloop = halo)
@@ -325,9 +390,30 @@ CaseResult runCase(Engine &engine, const ConvSpec &spec,
     amax = std::max(amax, float(std::fabs(input.get(i))));
   amax *= 1.5f;
 
+  // A packed filter: the convolution reads its codes and scales, the
+  // reference the reference quantizer's values of the same filter. An amax
+  // below max |w| saturates some blocks.
+  std::optional<Engine::PackedNVFP4> packed;
+  float filterAmax = 0;
+  if (spec.packedFilter) {
+    for (int64_t i = 0; i < filter.numElements(); ++i)
+      filterAmax = std::max(filterAmax, float(std::fabs(filter.get(i))));
+    filterAmax *= (dataSeed % 3 == 0) ? 0.5f : 1.0f;
+    llvm::Expected<Engine::PackedNVFP4> codes =
+        engine.quantizeFilter(spec, filter, filterAmax, CompileOptions{});
+    if (!codes) {
+      result.message = llvm::toString(codes.takeError());
+      return result;
+    }
+    packed = std::move(*codes);
+    filter = referenceQuantize(filter, 16, filterAmax, 1, 4);
+  }
+
   HostConvBuffers buffers;
   buffers.input = &input;
   buffers.filter = &filter;
+  buffers.packedFilter = packed ? &*packed : nullptr;
+  buffers.filterAmax = filterAmax;
   buffers.bias = spec.hasBias ? &bias : nullptr;
   buffers.residual = spec.hasResidual ? &residual : nullptr;
   buffers.history = spec.geometry.historyDepth > 0 ? &history : nullptr;
@@ -346,6 +432,68 @@ CaseResult runCase(Engine &engine, const ConvSpec &spec,
   return result;
 }
 
+/// What --assemble reached: kernels by their MMA, and cases by the MMA of
+/// their convolution's kernel (all cases, and those with NVFP4 in fake
+/// mode).
+struct AssembleTally {
+  std::map<std::string, int> kernels, cases, fakeNVFP4Cases;
+
+  /// "3 mma.sync, 5 tcgen05-cta1" (names in order), or "none".
+  static std::string describe(const std::map<std::string, int> &counts) {
+    std::string text;
+    for (const auto &[kind, n] : counts)
+      text += llvm::formatv("{0}{1} {2}", text.empty() ? "" : ", ", n, kind);
+    return text.empty() ? "none" : text;
+  }
+};
+
+/// The case's convolution kernel among its kernels: the block-scaled MMA,
+/// then tcgen05, wgmma, mma.sync; prepasses issue none.
+conv3d_sweep::KernelKind
+convolutionKernel(llvm::ArrayRef<conv3d_sweep::AssembledKernel> kernels) {
+  using conv3d_sweep::KernelKind;
+  KernelKind best = KernelKind::NoMma;
+  for (KernelKind kind :
+       {KernelKind::MmaSync, KernelKind::Wgmma, KernelKind::Tcgen05Cta1,
+        KernelKind::Tcgen05Cta2, KernelKind::BlockScaled})
+    for (const conv3d_sweep::AssembledKernel &kernel : kernels)
+      if (kernel.kind == kind)
+        best = kind;
+  return best;
+}
+
+/// --assemble: `spec` compiled to PTX for `options.target` and every
+/// kernel assembled by ptxas, counted in `tally`.
+CaseResult assembleCase(Engine &engine, const ConvSpec &spec,
+                        const CompileOptions &options, AssembleTally &tally) {
+  CaseResult result;
+  llvm::Expected<std::string> ptx = engine.emit(spec, options, EmitStage::Ptx);
+  if (!ptx) {
+    result.message = llvm::toString(ptx.takeError());
+    return result;
+  }
+  llvm::Expected<std::vector<conv3d_sweep::AssembledKernel>> kernels =
+      conv3d_sweep::assemblePtxModules(*ptx, ptxasPathFor(options),
+                                       gpuChipFor(options));
+  if (!kernels) {
+    result.message = llvm::toString(kernels.takeError());
+    return result;
+  }
+  for (const conv3d_sweep::AssembledKernel &kernel : *kernels) {
+    llvm::StringRef kind = conv3d_sweep::stringifyKernelKind(kernel.kind);
+    ++tally.kernels[kind.str()];
+    result.message += (result.message.empty() ? "" : " ") + kind.str();
+  }
+  std::string conv =
+      conv3d_sweep::stringifyKernelKind(convolutionKernel(*kernels)).str();
+  ++tally.cases[conv];
+  if ((spec.inputQuantBlockSize || spec.packedFilter) &&
+      options.nvfp4Mode == "fake")
+    ++tally.fakeNVFP4Cases[conv];
+  result.passed = true;
+  return result;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -353,6 +501,11 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(sweepCategory);
   cl::ParseCommandLineOptions(argc, argv, "conv3d randomized sweep\n");
 
+  std::optional<Target> parsedTarget = symbolizeTarget(target);
+  // The GPU targets compute bf16 and f16 (f32 runs on the CPU target).
+  if (parsedTarget && *parsedTarget != Target::cpu &&
+      !dtypes.getNumOccurrences())
+    dtypes = "bf16,f16";
   llvm::SmallVector<llvm::StringRef> dtypeNames, variantNames;
   llvm::StringRef(dtypes).split(dtypeNames, ',', -1, false);
   llvm::StringRef(variants).split(variantNames, ',', -1, false);
@@ -368,7 +521,6 @@ int main(int argc, char **argv) {
   auto has = [&](llvm::StringRef v) {
     return llvm::is_contained(variantNames, v);
   };
-  std::optional<Target> parsedTarget = symbolizeTarget(target);
   if (!parsedTarget || types.empty()) {
     llvm::errs() << "conv3d-sweep: bad --target or --dtypes\n";
     return 2;
@@ -380,22 +532,57 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  bool sm90 = *parsedTarget == Target::sm90;
+  bool sm100 = *parsedTarget == Target::sm100;
+  if (sm100 && !assemble) {
+    llvm::errs() << "conv3d-sweep: --target=sm100 needs --assemble: sm100 "
+                    "code is compiled and assembled, never run (no sm_100 "
+                    "GPU has run it)\n";
+    return 2;
+  }
+  if (assemble && *parsedTarget == Target::cpu) {
+    llvm::errs() << "conv3d-sweep: --assemble needs a GPU target (sm80, "
+                    "sm90 or sm100)\n";
+    return 2;
+  }
+  if (*parsedTarget != Target::cpu &&
+      llvm::is_contained(types, ElementType::f32)) {
+    llvm::errs() << "conv3d-sweep: --dtypes: the GPU targets compute bf16 "
+                    "and f16 (f32 runs on the CPU target)\n";
+    return 2;
+  }
+  if (has("real") && !sm100) {
+    llvm::errs() << "conv3d-sweep: variant 'real' needs --target=sm100 "
+                    "(--assemble)\n";
+    return 2;
+  }
+
   // Every case is compiled: a sweep tests the compiler, and its one-off
   // kernels would only fill the disk cache.
   Engine engine{CacheOptions{}};
-  bool sm90 = *parsedTarget == Target::sm90;
-  CaseGenerator gen(seed, maxWork > 0 ? double(maxWork) : sm90 ? 4e7 : 3e6);
+  // Nothing runs with --assemble, so sizes cost nothing but compile time
+  // (which does not depend on them).
+  CaseGenerator gen(seed, maxWork > 0       ? double(maxWork)
+                          : assemble        ? 1e12
+                          : (sm90 || sm100) ? 4e7
+                                            : 3e6);
   int failures = 0;
   double worst = 0;
+  AssembleTally tally;
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < count; ++i) {
     ConvSpec spec;
-    // sm90: most cases where its kernel applies, the rest test the fallback.
-    bool sm90Case = sm90 && gen.coin(0.85);
-    // Per-depth-slice cases: all of them, none, or about a quarter.
-    bool rank4 = sm90Case && (geometries == "tma-rank4" ||
-                              (geometries == "any" && gen.coin(0.25)));
-    spec.geometry = sm90Case ? gen.sm90Geometry(rank4) : gen.geometry();
+    // sm90 and sm100: most cases where the target's kernel applies, the
+    // rest test the fallback. Some sm100 cases are real NVFP4.
+    bool sm90Case = (sm90 || sm100) && gen.coin(0.85);
+    bool realCase = sm90Case && has("real") && gen.coin(0.4);
+    // Per-depth-slice cases: all of them, none, or about a quarter (the
+    // block-scaled kernel has no such form: none of its cases).
+    bool rank4 =
+        sm90Case && !realCase &&
+        (geometries == "tma-rank4" || (geometries == "any" && gen.coin(0.25)));
+    spec.geometry =
+        sm90Case ? gen.sm90Geometry(rank4, realCase) : gen.geometry();
     spec.inputType = types[i % types.size()];
     spec.outputType = gen.coin(0.3) ? ElementType::f32 : spec.inputType;
     if (sm90Case || (has("fqrsc") && gen.coin()))
@@ -407,12 +594,21 @@ int main(int argc, char **argv) {
     }
     if (has("accumulate"))
       spec.accumulate = gen.coin(0.25);
+    if (has("packed") && spec.geometry.channels % 16 == 0 && gen.coin(0.5)) {
+      spec.filterLayout = FilterLayout::fqrsc;
+      spec.packedFilter = true;
+    }
     if ((has("quant") || has("quant-tile")) && gen.coin(0.5))
       spec.inputQuantBlockSize = gen.pick({16, 16, 32, 64});
+    // Real NVFP4: both operands, blocks of 16.
+    if (realCase) {
+      spec.inputQuantBlockSize = 16;
+      spec.packedFilter = true;
+    }
     // A streaming decoder's step: cached frames and the input prologue
     // (which NVFP4 quantization of the input excludes).
-    bool streamCase =
-        has("stream") && !spec.inputQuantBlockSize && gen.coin(0.5);
+    bool streamCase = has("stream") && !spec.inputQuantBlockSize &&
+                      !spec.packedFilter && gen.coin(0.5);
     // On sm90, half of them take no prologue: the sm90 kernel reads the
     // history itself (a prologue sends the convolution to the sm80 kernel).
     bool streamPrologue = streamCase && (!sm90Case || gen.coin());
@@ -427,10 +623,14 @@ int main(int argc, char **argv) {
 
     CompileOptions options;
     options.target = *parsedTarget;
+    if (realCase)
+      options.nvfp4Mode = "real";
     options.lowering = lowering == "reference" ? CpuLowering::Reference
                                                : CpuLowering::ImplicitGemm;
     options.qslice = "none";
-    if (has("qslice"))
+    if (realCase)
+      ; // the block-scaled kernel takes the K loop whole
+    else if (has("qslice"))
       options.qslice = std::string(
           gen.pick({0, 1, 2, 3}) == 0
               ? "none"
@@ -466,26 +666,51 @@ int main(int argc, char **argv) {
         !spec.inputQuantBlockSize ||
         (*spec.inputQuantBlockSize <= 64 &&
          spec.geometry.channels % *spec.inputQuantBlockSize == 0);
+    // The sm100 kernel takes a prepass's output, not the tile placement
+    // (which `auto` keeps where blocks straddle voxels), and reads no
+    // history.
+    bool sm100TakesCase =
+        (!spec.inputQuantBlockSize || options.quantPlacement == "prepass" ||
+         (options.quantPlacement == "auto" &&
+          spec.geometry.channels % *spec.inputQuantBlockSize == 0)) &&
+        !streamCase;
     std::optional<std::string> halo;
-    if (has("config") && sm90Case && gen.coin(0.3))
+    if (has("config") && sm90Case && sm90 && gen.coin(0.3))
       halo = gen.sm90HaloConfig(spec, qsliceOuter);
     if (halo)
       options.config = *halo;
-    else if (has("config") && gen.coin(0.6))
-      options.config =
-          options.target == Target::cpu ? gen.config(spec, qsliceOuter)
-          : sm90Case && sm90TakesQuant && !streamPrologue
-              ? gen.sm90Config(qsliceOuter)
-              : gen.gpuConfig(spec, qsliceOuter) + (sm90 ? ",kernel=sm80" : "");
+    else if (realCase) {
+      // The block-scaled kernel chooses its own tile unless forced.
+      if (has("config") && gen.coin(0.6))
+        options.config = gen.blockScaledConfig(spec.geometry).value_or("");
+    } else if (has("config") && gen.coin(0.6))
+      options.config = options.target == Target::cpu
+                           ? gen.config(spec, qsliceOuter)
+                       : sm90Case && sm90 && sm90TakesQuant && !streamPrologue
+                           ? gen.sm90Config(qsliceOuter)
+                       : sm90Case && sm100 && sm100TakesCase && !rank4
+                           ? gen.sm100Config(qsliceOuter)
+                           : gen.gpuConfig(spec, qsliceOuter) +
+                                 (sm90 || sm100 ? ",kernel=sm80" : "");
 
     auto caseStart = std::chrono::steady_clock::now();
-    CaseResult r = runCase(engine, spec, options, seed * 1000 + i);
+    CaseResult r = assemble ? assembleCase(engine, spec, options, tally)
+                            : runCase(engine, spec, options, seed * 1000 + i);
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - caseStart)
                     .count();
-    worst = std::max(worst, r.passed ? r.error / r.tolerance : 0.0);
     if (!r.passed)
       ++failures;
+    if (assemble) {
+      // The kernels' kinds, or why the case failed.
+      if (!r.passed || verbose)
+        llvm::outs() << llvm::formatv(
+            "[{0,3}] {1} {2:f0}ms | {3} | {4}\n  {5}\n", i,
+            r.passed ? "ok  " : "FAIL", ms, spec.describe(), options.describe(),
+            r.message);
+      continue;
+    }
+    worst = std::max(worst, r.passed ? r.error / r.tolerance : 0.0);
     if (!r.passed || verbose)
       llvm::outs() << llvm::formatv(
           "[{0,3}] {1} rel_l2={2:e2} tol={3:e1} "
@@ -497,6 +722,21 @@ int main(int argc, char **argv) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  if (assemble) {
+    CompileOptions chipOf;
+    chipOf.target = *parsedTarget;
+    // Which kernels the cases reached, so that a test can require each.
+    llvm::outs() << llvm::formatv(
+        "conv3d-sweep: {0} cases assembled for {1}, {2} failed ({3:f1} s)\n"
+        "  cases by convolution kernel: {4}\n"
+        "  NVFP4 fake-mode cases by convolution kernel: {5}\n"
+        "  kernels assembled: {6}\n",
+        int(count), gpuChipFor(chipOf), failures, seconds,
+        AssembleTally::describe(tally.cases),
+        AssembleTally::describe(tally.fakeNVFP4Cases),
+        AssembleTally::describe(tally.kernels));
+    return failures ? 1 : 0;
+  }
   llvm::outs() << llvm::formatv(
       "conv3d-sweep: {0} cases, {1} failed, worst error/tolerance {2:f3} "
       "({3:f1} s)\n",

@@ -240,10 +240,12 @@ def Conv3dLowerBlockScaledToSM100
       run the shared staged epilogue (bias, activation, residual,
       accumulate, cast).
 
-    The tile is 128 x tile_n: `tile-n` and `stages` choose it; by default
-    tile_n is F rounded up to 16 (at most 256) with as many stages (up to
-    6) as fit beside epilogue chunks of at least 32 columns. The convolution's `config` (chosen for the kind::f16 kernel)
-    is not used.
+    The tile is 128 x tile_n: `tile-n` and `stages` choose it, else the
+    convolution's `config` (a forced configuration that
+    `conv3d-select-config` attached: tile_m = 128, tile_k = 64, warps 4 x 1,
+    no split-K, no qslice_outer, no other kernel, each refusal naming why),
+    else tile_n is F rounded up to 16 (at most 256) with as many stages (up
+    to 6) as fit beside epilogue chunks of at least 32 columns.
     Every convolution the kernel cannot take is an error naming why (the
     reasons of SM100BlockScaledPlan.h and SM100BlockScaledTma.h, and the
     operand checks). Convolutions without a packed filter are left alone.
@@ -253,11 +255,12 @@ def Conv3dLowerBlockScaledToSM100
   }];
   let options = [
     Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
-           "N of the tile (a multiple of 16 up to 256); 0: F rounded up to "
-           "16, at most 256">,
+           "N of the tile (a multiple of 16 up to 256); 0: the "
+           "convolution's config's, else F rounded up to 16, at most 256">,
     Option<"stages", "stages", "int64_t", /*default=*/"0",
-           "Stages of the TMA ring (at least 2); 0: as many as fit, up to 6, "
-           "beside epilogue chunks of at least 32 columns">
+           "Stages of the TMA ring (at least 2); 0: the convolution's "
+           "config's, else as many as fit, up to 6, beside epilogue chunks "
+           "of at least 32 columns">
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect",

@@ -18,7 +18,14 @@ namespace mlir::conv3d {
 
 struct HostConvBuffers {
   const HostTensor *input = nullptr;
+  /// The filter's values: what the convolution reads, or with
+  /// spec.packedFilter what the reference reads (the values the packed
+  /// filter decodes to; the convolution reads `packedFilter`).
   const HostTensor *filter = nullptr;
+  /// With spec.packedFilter: the codes and scales of Engine::quantizeFilter
+  /// (uploaded for GPU targets) and the amax they were packed with.
+  const Engine::PackedNVFP4 *packedFilter = nullptr;
+  float filterAmax = 0.0f;
   const HostTensor *bias = nullptr;      ///< when the spec has a bias
   const HostTensor *residual = nullptr;  ///< when the spec has a residual
   const HostTensor *history = nullptr;   ///< when the spec has history frames

@@ -57,8 +57,52 @@ std::optional<std::string> operandProblem(ConvOp conv) {
   return std::nullopt;
 }
 
+/// Why `config` (a convolution's tile configuration: a pipeline's
+/// `config=`, conv3d-select-config) cannot choose the block-scaled kernel's
+/// tile, or none. The kernel takes what sm100 configurations name (a
+/// 128 x tile_n tile, tile_k = 64, the four epilogue warps, `stages`), not
+/// what it does not implement: cta_group::2, split-K, fused Q-slices, or
+/// another kernel.
+std::optional<std::string> configProblem(IGemmConfigAttr config) {
+  auto fail = [&](const llvm::Twine &why) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "tile configuration " << config << ": " << why;
+    return text;
+  };
+  if (config.getKernel() != Target::sm100 && config.getKernel() != Target::cpu)
+    return fail(llvm::formatv("names the {0} kernel; a packed NVFP4 filter "
+                              "is multiplied by the block-scaled sm100 "
+                              "kernel only",
+                              stringifyTarget(config.getKernel())));
+  if (config.getTileM() != kTmemLanes)
+    return fail(llvm::formatv(
+        "tile_m must be {0} (cta_group::1; cta_group::2 is not implemented "
+        "for the block-scaled kernel)",
+        kTmemLanes));
+  if (config.getTileK() != sm100::kChannelBlock)
+    return fail(llvm::formatv("tile_k must be {0} (the K of one MMA; a K "
+                              "step is four of them)",
+                              sm100::kChannelBlock));
+  if (config.getWarpsM() != kEpilogueWarps || config.getWarpsN() != 1)
+    return fail(llvm::formatv("the warp layout must be {0}x1 (the epilogue "
+                              "warps)",
+                              kEpilogueWarps));
+  if (config.getSplitK() != 1)
+    return fail("split-K is not implemented for the block-scaled kernel");
+  if (config.getKOrder() != KOrder::taps_outer)
+    return fail("k_order = qslice_outer is not implemented for the "
+                "block-scaled kernel");
+  if (config.getSchedule() != KernelSchedule::cooperative ||
+      config.getClusterM() != 1 || config.getMainloop() != Mainloop::im2col)
+    return fail("schedule, cluster_m and mainloop are sm90 options");
+  return std::nullopt;
+}
+
 /// Why the block-scaled kernel cannot take `conv` (a memref convolution
 /// with a packed filter), or none; `plan` and `tma` are built when it can.
+/// `tileN` and `stages` (0: the convolution's configuration's, else the
+/// defaults) choose the tile.
 std::optional<std::string> blockScaledProblem(ConvOp conv, int64_t tileN,
                                               int64_t stages,
                                               int64_t epilogueAlignment,
@@ -85,6 +129,14 @@ std::optional<std::string> blockScaledProblem(ConvOp conv, int64_t tileN,
     return std::string("the block-scaled kernel needs static shapes");
   if (std::optional<std::string> problem = operandProblem(conv))
     return problem;
+  if (std::optional<IGemmConfigAttr> config = conv.getConfig()) {
+    if (std::optional<std::string> problem = configProblem(*config))
+      return problem;
+    if (tileN == 0)
+      tileN = config->getTileN();
+    if (stages == 0)
+      stages = config->getStages();
+  }
   if (tileN == 0)
     tileN = std::min<int64_t>(256, llvm::alignTo(g.filters, 16));
   if (stages == 0)
