@@ -255,17 +255,11 @@ void ConvOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 LogicalResult QuantizeOp::verify() {
   Operation *op = getOperation();
-  if (failed(verifyDpsForm(op, getInit())))
+  if (failed(verifyDpsForm(op, getInit())) ||
+      failed(verifySameComputeType(op, getInput(), getInit())))
     return failure();
   auto inType = cast<ShapedType>(getInput().getType());
   auto outType = cast<ShapedType>(getInit().getType());
-  if (!isSupportedComputeType(inType.getElementType()))
-    return emitOpError() << "input element type must be bf16, f16 or f32, got "
-                         << inType.getElementType();
-  if (outType.getElementType() != inType.getElementType())
-    return emitOpError() << "outs element type " << outType.getElementType()
-                         << " must match the input element type "
-                         << inType.getElementType();
   if (failed(verifyCompatibleShape(outType.getShape(), inType.getShape())))
     return emitOpError() << "outs shape " << formatShape(outType.getShape())
                          << " must match the input shape "
@@ -306,17 +300,11 @@ LogicalResult PrologueOp::verify() {
   Operation *op = getOperation();
   if (failed(verifyDpsForm(op, getInit())) ||
       failed(verifyRank(op, getInput(), "input", 5)) ||
-      failed(verifyElementCount(op, getInput(), "input")))
+      failed(verifyElementCount(op, getInput(), "input")) ||
+      failed(verifySameComputeType(op, getInput(), getInit())))
     return failure();
   auto inType = cast<ShapedType>(getInput().getType());
   auto outType = cast<ShapedType>(getInit().getType());
-  if (!isSupportedComputeType(inType.getElementType()))
-    return emitOpError() << "input element type must be bf16, f16 or f32, got "
-                         << inType.getElementType();
-  if (outType.getElementType() != inType.getElementType())
-    return emitOpError() << "outs element type " << outType.getElementType()
-                         << " must match the input element type "
-                         << inType.getElementType();
   if (failed(verifyShapeMatches(op, outType.getShape(), inType.getShape(),
                                 "outs")))
     return failure();

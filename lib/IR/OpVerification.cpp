@@ -173,6 +173,20 @@ LogicalResult mlir::conv3d::detail::verifyHistory(Operation *op, Value history,
   return verifyElementCount(op, history, "history");
 }
 
+LogicalResult mlir::conv3d::detail::verifySameComputeType(Operation *op,
+                                                          Value input,
+                                                          Value init) {
+  Type inElem = getElementTypeOrSelf(input.getType());
+  Type outElem = getElementTypeOrSelf(init.getType());
+  if (!isSupportedComputeType(inElem))
+    return op->emitOpError()
+           << "input element type must be bf16, f16 or f32, got " << inElem;
+  if (outElem != inElem)
+    return op->emitOpError() << "outs element type " << outElem
+                             << " must match the input element type " << inElem;
+  return success();
+}
+
 /// Checks one per-channel prologue vector.
 static LogicalResult verifyChannelVector(Operation *op, Value vector,
                                          StringRef name, int64_t channels) {

@@ -28,6 +28,11 @@ LogicalResult verifyArraySize(Operation *op, ArrayRef<int64_t> values,
 LogicalResult verifyShapeMatches(Operation *op, ArrayRef<int64_t> actual,
                                  ArrayRef<int64_t> expected, StringRef what);
 
+/// Checks the operands of an elementwise DPS op that keeps its input's type
+/// (conv3d.quantize, conv3d.prologue): a bf16, f16 or f32 input and outs of
+/// the same element type.
+LogicalResult verifySameComputeType(Operation *op, Value input, Value init);
+
 /// Checks an optional per-filter bias (rank 1, F elements, f32 or
 /// `outElemType`).
 LogicalResult verifyBias(Operation *op, Value bias, int64_t filters,

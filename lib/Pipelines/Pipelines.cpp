@@ -201,8 +201,7 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   // the caller's buffers.
   // A warp per voxel of a conv3d.prologue (conv3d-lower-host-ops-to-gpu
   // tiles host loops by 256 threads).
-  pm.addPass(
-      createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16, 32}));
+  pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16, 32}));
   pm.addPass(createImplicitGemmPass(options, hooks));
   // The target's kernel lowering. sm90 and sm100 also lower the grids they
   // left to the sm80 kernel.

@@ -84,8 +84,7 @@ struct PlaceProloguePass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<ProloguePlacement> parsed =
-        parseProloguePlacement(placement);
+    std::optional<ProloguePlacement> parsed = parseProloguePlacement(placement);
     if (!parsed) {
       getOperation()->emitError()
           << "conv3d-place-prologue: placement must be prepass or fused, got '"
@@ -101,8 +100,8 @@ struct PlaceProloguePass
 
 } // namespace
 
-void mlir::conv3d::populatePlaceProloguePatterns(
-    RewritePatternSet &patterns, ProloguePlacement placement) {
+void mlir::conv3d::populatePlaceProloguePatterns(RewritePatternSet &patterns,
+                                                 ProloguePlacement placement) {
   if (placement == ProloguePlacement::Prepass)
     patterns.add<MovePrologueToPrepass>(patterns.getContext());
 }

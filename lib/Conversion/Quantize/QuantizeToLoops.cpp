@@ -47,6 +47,17 @@ bool mlir::conv3d::hasContiguousQuantBlocks(QuantizeOp op) {
 
 namespace {
 
+/// `memref` (identity layout) as a 1-D view of its elements.
+Value flatView(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (type.getRank() == 1)
+    return memref;
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all[0].push_back(d);
+  return memref::CollapseShapeOp::create(b, loc, memref, all);
+}
+
 /// The elements one vector access moves: 16 bytes' worth, at most the block.
 int64_t elementsPerAccess(Type elementType, int64_t blockSize) {
   int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
@@ -76,17 +87,8 @@ struct QuantizeToBlockLoop : OpRewritePattern<QuantizeOp> {
         alignment > 0 ? llvm::MaybeAlign(alignment) : llvm::MaybeAlign();
 
     // Flat views and the number of blocks.
-    auto flat = [&](Value memref) -> Value {
-      auto type = cast<MemRefType>(memref.getType());
-      if (type.getRank() == 1)
-        return memref;
-      SmallVector<ReassociationIndices> all(1);
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        all[0].push_back(d);
-      return memref::CollapseShapeOp::create(rewriter, loc, memref, all);
-    };
-    Value input = flat(op.getInput());
-    Value output = flat(op.getInit());
+    Value input = flatView(rewriter, loc, op.getInput());
+    Value output = flatView(rewriter, loc, op.getInit());
     Value numElements = memref::DimOp::create(rewriter, loc, input, 0);
     Value block = arith::ConstantIndexOp::create(rewriter, loc, blockSize);
     Value numBlocks = arith::DivUIOp::create(rewriter, loc, numElements, block);
@@ -156,7 +158,8 @@ struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
     if (!inType.getLayout().isIdentity() || !outType.getLayout().isIdentity())
       return rewriter.notifyMatchFailure(op, "operands are not contiguous");
     for (Value vector : {op.getNormGamma(), op.getNormBeta()})
-      if (vector && !cast<MemRefType>(vector.getType()).getLayout().isIdentity())
+      if (vector &&
+          !cast<MemRefType>(vector.getType()).getLayout().isIdentity())
         return rewriter.notifyMatchFailure(op, "gamma/beta not contiguous");
 
     Location loc = op.getLoc();
@@ -168,20 +171,15 @@ struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
     int64_t width = std::max<int64_t>(1, 16 / bytes);
     while (channels % width != 0)
       width /= 2;
-    llvm::MaybeAlign align =
-        alignment > 0 && width * bytes >= alignment
-            ? llvm::MaybeAlign(alignment)
-            : llvm::MaybeAlign();
+    llvm::MaybeAlign align = alignment > 0 && width * bytes >= alignment
+                                 ? llvm::MaybeAlign(alignment)
+                                 : llvm::MaybeAlign();
 
-    SmallVector<ReassociationIndices> all(1);
-    for (int64_t d = 0; d < 5; ++d)
-      all[0].push_back(d);
-    Value input = memref::CollapseShapeOp::create(rewriter, loc,
-                                                  op.getInput(), all);
-    Value output =
-        memref::CollapseShapeOp::create(rewriter, loc, op.getInit(), all);
+    Value input = flatView(rewriter, loc, op.getInput());
+    Value output = flatView(rewriter, loc, op.getInit());
     Value numElements = memref::DimOp::create(rewriter, loc, input, 0);
-    Value channelCount = arith::ConstantIndexOp::create(rewriter, loc, channels);
+    Value channelCount =
+        arith::ConstantIndexOp::create(rewriter, loc, channels);
     Value numVoxels =
         arith::DivUIOp::create(rewriter, loc, numElements, channelCount);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -210,12 +208,10 @@ struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
     Value laneCount = arith::ConstantIndexOp::create(rewriter, loc, lanes);
     // Lane l of a voxel starts at element l * width and strides by
     // lanes * width.
-    Value stride =
-        arith::ConstantIndexOp::create(rewriter, loc, lanes * width);
+    Value stride = arith::ConstantIndexOp::create(rewriter, loc, lanes * width);
     scf::ParallelOp::create(
-        rewriter, loc, ValueRange{zero, zero},
-        ValueRange{numVoxels, laneCount}, ValueRange{one, one},
-        [&](OpBuilder &b, Location nl, ValueRange ivs) {
+        rewriter, loc, ValueRange{zero, zero}, ValueRange{numVoxels, laneCount},
+        ValueRange{one, one}, [&](OpBuilder &b, Location nl, ValueRange ivs) {
           Value base = arith::MulIOp::create(b, nl, ivs[0], channelCount);
           Value first = arith::MulIOp::create(b, nl, ivs[1], step);
           auto at = [&](OpBuilder &ib, Value c) -> Value {
@@ -223,8 +219,8 @@ struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
           };
           Value normScale;
           if (gamma) {
-            Value f32Zero = arith::ConstantOp::create(
-                b, nl, b.getF32FloatAttr(0.0f));
+            Value f32Zero =
+                arith::ConstantOp::create(b, nl, b.getF32FloatAttr(0.0f));
             auto sum = scf::ForOp::create(
                 b, nl, first, channelCount, stride, ValueRange{f32Zero},
                 [&](OpBuilder &fb, Location fl, Value c, ValueRange acc) {
@@ -248,8 +244,7 @@ struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
                       b, nl, total,
                       arith::ConstantOp::create(b, nl,
                                                 b.getI32IntegerAttr(offset)),
-                      arith::ConstantOp::create(b, nl,
-                                                b.getI32IntegerAttr(32)),
+                      arith::ConstantOp::create(b, nl, b.getI32IntegerAttr(32)),
                       gpu::ShuffleMode::XOR)
                       .getShuffleResult();
               total = arith::AddFOp::create(b, nl, total, other);
@@ -265,8 +260,7 @@ struct PrologueToVoxelLoop : OpRewritePattern<PrologueOp> {
                 Value y = emitInputPrologueVector(
                     fb, fl, vec, normScale,
                     gamma ? loadChannels(fb, fl, gamma, c) : Value(),
-                    beta ? loadChannels(fb, fl, beta, c) : Value(),
-                    activation);
+                    beta ? loadChannels(fb, fl, beta, c) : Value(), activation);
                 vector::StoreOp::create(fb, fl, y, output,
                                         ValueRange{at(fb, c)},
                                         /*nontemporal=*/false, align);

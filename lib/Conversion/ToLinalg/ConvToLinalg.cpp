@@ -554,10 +554,10 @@ struct PrologueOpToLinalg : OpRewritePattern<PrologueOp> {
     if (!op.hasTensorSemantics())
       return rewriter.notifyMatchFailure(op, "memref form is not lowered");
     if (!include)
-      return rewriter.notifyMatchFailure(
-          op, "left to conv3d-quantize-to-loops");
-    rewriter.replaceOp(op, buildInputPrologue(
-                               rewriter, op.getLoc(), op.getInput(),
+      return rewriter.notifyMatchFailure(op,
+                                         "left to conv3d-quantize-to-loops");
+    rewriter.replaceOp(
+        op, buildInputPrologue(rewriter, op.getLoc(), op.getInput(),
                                op.getNormGamma(), op.getNormBeta(),
                                op.getNormEpsAttr(), op.getInputActivation(),
                                op.getInit()));
@@ -629,8 +629,8 @@ template <typename OpTy> struct BufferFormOnTensors : OpRewritePattern<OpTy> {
     }
     if constexpr (std::is_same_v<OpTy, PrologueOp>) {
       if (!includeContiguousQuantize)
-        return rewriter.notifyMatchFailure(
-            op, "left to conv3d-quantize-to-loops");
+        return rewriter.notifyMatchFailure(op,
+                                           "left to conv3d-quantize-to-loops");
     }
     Location loc = op.getLoc();
     Value output = dps.getDpsInits().front();
