@@ -11,8 +11,8 @@ convolution (depth padding (Q-1)*dilation before, 0 after) gives for the
 chunk; the library keeps the last frames of the transformed input and hands
 them to the compiled convolution as its history operand, never concatenating
 them with the chunk. The CPU target takes host arrays (NumPy, or PyTorch CPU
-tensors in NDHWC order); GPU targets (target="sm80", or "sm90", which runs
-these convolutions on the sm80 kernel) take PyTorch CUDA tensors for the
+tensors in NDHWC order); GPU targets (target="sm80", or "sm90", whose
+kernel reads the cache in place after the compiled prologue prepass) take PyTorch CUDA tensors for the
 chunks and return CUDA tensors, keep the cache on the
 device, and enqueue the work on PyTorch's current stream. The weights are
 host arrays either way. See CausalConv3dStream in conv3d/Runtime.

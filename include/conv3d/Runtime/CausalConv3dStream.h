@@ -24,14 +24,16 @@
 // outputs. Each distinct (cache depth, chunk length, leading padding) is
 // compiled once by the engine and then served from its cache.
 //
-// On GPU targets (sm80; sm90 sends convolutions with a history or a prologue
-// to the sm80 kernel) the weights are uploaded once, the cache lives in
+// On GPU targets (sm80, or sm90, whose kernel reads the history in place
+// and takes the prologue from the compiled prepass that
+// conv3d-place-prologue places before it) the weights are uploaded once,
+// the cache lives in
 // device memory (two buffers of the largest cache, used in turn), and the
 // pointer form of step() takes device buffers: the chunk is read in place
 // by the convolution; the frames the cache keeps are copied device to
 // device (old cache frames) or written by a 1x1x1 identity convolution with
 // the stream's prologue (the chunk's last frames, transformed by the same
-// loader that transforms the input), never the whole chunk.
+// code that transforms the input), never the whole chunk.
 //
 //===----------------------------------------------------------------------===//
 
