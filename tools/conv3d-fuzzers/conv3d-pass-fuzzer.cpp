@@ -98,6 +98,8 @@ const std::vector<PipelineBuilder> &pipelines() {
       withOptions(buildConv3dGpuLoweringPipeline, Target::sm100, "real"),
       textual("builtin.module(conv3d-to-linalg,conv3d-from-linalg)"),
       textual("builtin.module(conv3d-quantize-to-loops)"),
+      textual("builtin.module(conv3d-quantize-to-loops{alignment=16 "
+              "prologue-lanes=32},conv3d-lower-host-ops-to-gpu)"),
       textual("builtin.module(conv3d-check-allocations)"),
       textual("builtin.module(conv3d-implicit-gemm{target=cpu},"
               "conv3d-lower-to-cpu)"),
