@@ -2,36 +2,50 @@
 
 A call's signature is everything the checks of its first call (the miss:
 _functional's ArrayViews and _make_plan) read from it: each operand's type,
-dtype, shape and strides (PyTorch tensors: also layout and device), the
-arguments as _arguments_key tells them apart (1, True and 1.0 differ), the
-activation and the target. Those checks depend on nothing else but the
-operands' addresses, which every call checks again (alignment, out=
-overlap), so a hit accepts exactly what a miss accepts. A hit costs the
-signature tuple, one dictionary lookup, reading the addresses, the output
-allocation and one ctypes call (conv3d_run_packed, its arguments in a
-per-thread block: one pointer to marshal instead of ten arguments).
+dtype, shape and strides (PyTorch tensors: also layout and device; CuPy
+arrays: also the device), the arguments as _arguments_key tells them apart
+(1, True and 1.0 differ), the activation and the target. Those checks
+depend on nothing else but the operands' addresses, which every call checks
+again (alignment, out= overlap), so a hit accepts exactly what a miss
+accepts. Nothing is keyed by object identity.
 
-Only calls whose operands all belong to the input's library have a hit path
-(NumPy arrays; PyTorch tensors); other calls take _functional's general
-route, which finds its compiled plan by the operands' ArrayViews.
+A signature maps to an entry, a tuple unpacked in one step:
+(plan, direct, handle, alignment, empty, stream) -- the _functional._Plan;
+whether a hit launches directly (no layout step, no copy of the output
+back); the compiled convolution's C handle; the address alignment the
+kernels need; a callable allocating the output (NDHWC memory, logical
+NCDHW); a callable answering the current CUstream (None on the CPU target).
+
+A hit costs the signature tuple, one dictionary lookup, the addresses, the
+output allocation and one ctypes call: conv3d_run_packed given the bytes of
+a conv3d_run_args record packed by struct (no ctypes structure to fill, no
+per-thread block, no argument conversion: a bytes object goes to C as a
+char pointer), without an error buffer (conv3d_last_error names a failure).
+
+NumPy arrays, PyTorch tensors and CuPy arrays have a hit path when all
+operands belong to the input's library. Other arrays (generic DLPack
+producers, whose dtype, shape and strides are only known from a capsule
+made per call) take _functional's general route, which finds its plan by
+the operands' ArrayViews and launches the same way.
 """
 
 import ctypes
 import functools
+import struct
 import sys
-import threading
 
 from . import _arrays
 from . import _functional as _f
-from . import _STREAM_LEGACY, Conv3dError, RunArgs, _library
+from . import Conv3dError, RunArgs, _library
 from ._functional import _arguments_key, _check_address, _parameter_copy, _span
 from ._functional import _spans_intersect
 
-__all__ = ["MISS", "signatures", "paths", "path_for", "clear"]
+__all__ = ["MISS", "signatures", "paths", "path_for", "clear", "run_packed",
+           "pack_run_args", "last_error", "torch_signature"]
 
 # A hit function's answer for a call it leaves to the general route.
 MISS = object()
-# signature -> _functional._Plan, for every library.
+# signature -> entry (see the module's docstring), for every library.
 signatures = {}
 # type(input) -> its library's hit function, or False for types without one.
 paths = {}
@@ -49,98 +63,90 @@ def path_for(kind):
     path = False
     numpy = sys.modules.get("numpy")
     torch = sys.modules.get("torch")
+    cupy = sys.modules.get("cupy")
     if numpy is not None and issubclass(kind, numpy.ndarray):
         path = _numpy_conv3d
     elif torch is not None and issubclass(kind, torch.Tensor):
         path = _torch_conv3d
+    elif cupy is not None and issubclass(kind, cupy.ndarray):
+        path = _cupy_conv3d
     paths[kind] = path
     return path
 
 
 # The C call ------------------------------------------------------------------
 
-# Each thread's conv3d_run_args block (conv3d_run_packed): a hit fills in
-# the handle and the addresses and passes one pointer. One attribute of the
-# thread-local object: (block, a pointer to it, the error buffer).
-_blocks = threading.local()
+# The conv3d_run_args record up to its stream (seven pointers), then zeros:
+# no error buffer (error, error_size) and amax 0.
+_POINTERS = 7
+assert RunArgs.stream.offset == 8 * (_POINTERS - 1) and ctypes.sizeof(ctypes.c_void_p) == 8
+pack_run_args = struct.Struct("=%dQ%dx" % (_POINTERS, ctypes.sizeof(RunArgs)
+                                           - 8 * _POINTERS)).pack
+assert len(pack_run_args(*range(_POINTERS))) == ctypes.sizeof(RunArgs)
 
 
-def _new_block():
-    block = RunArgs()
-    error = ctypes.create_string_buffer(4096)
-    block.error, block.error_size = ctypes.addressof(error), len(error)
-    _blocks.state = state = (block, ctypes.byref(block), error)
-    return state
+def _c_functions():
+    lib = _library()
+    # Without argtypes: ctypes passes the bytes as a char pointer and checks
+    # no argument (the check was about a third of the call's cost).
+    run = lib._FuncPtr(("conv3d_run_packed", lib))
+    run.restype = ctypes.c_int
+    error = lib._FuncPtr(("conv3d_last_error", lib))
+    error.restype = ctypes.c_char_p
+    error.argtypes = []
+    return run, error
 
 
-_packed = []
+run_packed, _last_error = _c_functions()
 
 
-def _packed_run():
-    """conv3d_run_packed as a ctypes function without argtypes: given only
-    this module's byref() of a RunArgs block, it skips ctypes' argument
-    check (about a third of the call's cost in Python). The plans' `run`."""
-    if not _packed:
-        lib = _library()
-        run = lib._FuncPtr(("conv3d_run_packed", lib))
-        run.restype = ctypes.c_int
-        _packed.append(run)
-    return _packed[0]
+def last_error():
+    """conv3d_last_error(): the calling thread's last failed run's message."""
+    return _last_error().decode(errors="replace")
 
 
-def _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, stream):
-    try:
-        block, ref, error = _blocks.state
-    except AttributeError:
-        block, ref, error = _new_block()
-    block.conv = plan.handle
-    block.input = x_ptr
-    block.filter = w_ptr
-    block.bias = b_ptr
-    block.residual = res_ptr
-    block.output = out_ptr
-    block.stream = stream
-    if plan.run(ref):
-        raise Conv3dError(error.value.decode())
+def _failed():
+    return Conv3dError(last_error())
 
 
-def _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr):
-    if x_ptr % alignment:
-        _check_address(x_ptr, "input", alignment)
-    if w_ptr % alignment:
-        _check_address(w_ptr, "weight", alignment)
-    if res_ptr is not None:
-        _check_address(res_ptr, "residual", alignment)
-    if b_ptr is not None:
-        _check_address(b_ptr, "bias", 4)
+def _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated_ptr=0):
+    """Raises for the first misaligned address, naming it (0: absent)."""
+    if allocated_ptr % alignment:
+        raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
+    _check_address(x_ptr, "input", alignment)
+    _check_address(w_ptr, "weight", alignment)
+    _check_address(res_ptr, "residual", alignment)
+    _check_address(b_ptr, "bias", 4)
 
 
-def _miss(signature, library, prepare, input, weight, bias, residual, out, stride,
+def _miss(signature, library, make_entry, input, weight, bias, residual, out, stride,
           padding, dilation, groups, activation, target):
-    """The plan of a call not seen before, through every check of the general
-    route; it is remembered under `signature` when all operands are
-    instances of `library` (their type is part of the signature), after
-    prepare(plan, input) gave it what the library's hit path needs (before
-    another thread can find it). Returns None when they are not: the call
-    then takes the general route."""
+    """The entry of a call not seen before, through every check of the
+    general route; remembered under `signature` when all operands are
+    instances of `library` (their type is part of the signature). Returns
+    None when they are not: the call then takes the general route."""
     plan = _f._checked_plan(input, weight, bias, residual, out, stride, padding,
                             dilation, groups, activation, target)[0]
     if not all(isinstance(a, library) for a in (input, weight, bias, residual, out)
                if a is not None):
         return None
-    if plan.empty is None:  # not prepared yet (prepare sets `empty` last)
-        plan.run = _packed_run()
-        prepare(plan, input)
-    signatures[signature] = plan
-    return plan
+    entry = make_entry(plan, input)
+    signatures[signature] = entry
+    return entry
+
+
+def _entry(plan, empty, stream):
+    return (plan, not plan.steps and not plan.output_back, plan.handle, plan.alignment,
+            empty, stream if plan.gpu else None)
 
 
 # NumPy -----------------------------------------------------------------------
 
 
-def _prepare_numpy(plan, x):
+def _numpy_entry(plan, x):
     n, f, d, h, w = plan.output_shape
-    plan.empty = functools.partial(sys.modules["numpy"].empty, (n, d, h, w, f), x.dtype)
+    return _entry(plan, functools.partial(sys.modules["numpy"].empty, (n, d, h, w, f),
+                                          x.dtype), None)
 
 
 def _numpy_signature(a):
@@ -160,30 +166,29 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                      None if out is None else (type(out), out.dtype, out.shape, out.strides,
                                                out.flags.writeable),
                      _arguments_key(stride, padding, dilation, groups), activation, target)
-        plan = signatures.get(signature)
+        entry = signatures.get(signature)
     except (AttributeError, TypeError):
         # An operand that is no NumPy array, an unhashable argument: the
         # general route's checks name the problem.
         return MISS
-    if plan is None:
-        plan = _miss(signature, sys.modules["numpy"].ndarray, _prepare_numpy, input, weight,
-                     bias, residual, out, stride, padding, dilation, groups, activation,
-                     target)
-        if plan is None:
+    if entry is None:
+        entry = _miss(signature, sys.modules["numpy"].ndarray, _numpy_entry, input, weight,
+                      bias, residual, out, stride, padding, dilation, groups, activation,
+                      target)
+        if entry is None:
             return MISS
-    if plan.steps:
+    plan, direct, handle, alignment, empty, _ = entry
+    if not direct:
         return _f._run_views(plan, input, weight, bias, residual, out)
     address = _arrays.numpy_address
     x_ptr = address(input)
     w_ptr = address(weight)
-    b_ptr = None if bias is None else address(bias)
-    res_ptr = None if residual is None else address(residual)
-    alignment = plan.alignment
+    b_ptr = 0 if bias is None else address(bias)
+    res_ptr = 0 if residual is None else address(residual)
+    allocated = 0
     if out is None:
-        result = plan.empty()
-        out_ptr = address(result)
-        if out_ptr % alignment:
-            raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
+        result = empty()
+        out_ptr = allocated = address(result)
         result = result.transpose(_NDHWC_TO_NCDHW)
     else:
         result = out
@@ -194,8 +199,10 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
             if a is not None and _spans_intersect(_numpy_span(a, ptr), out_span):
                 raise ValueError("out overlaps %s in memory" % what)
         _check_address(out_ptr, "out", alignment)
-    _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
-    _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, None)
+    if (x_ptr | w_ptr | res_ptr | out_ptr) % alignment or b_ptr % 4:
+        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated)
+    if run_packed(pack_run_args(handle, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, 0)):
+        raise _failed()
     return result
 
 
@@ -245,109 +252,185 @@ def _channels_last_strides(shape):
     return (sd * max(d, 1), 1, sd, sh, sw)
 
 
-def _prepare_torch(plan, x):
-    """What a plan needs to run on PyTorch tensors like `x` without asking
-    the tensors or the Library again."""
+def _torch_entry(plan, x):
+    """The entry of a plan on PyTorch tensors like `x`: what a hit needs
+    without asking the tensors or the Library again."""
     torch = sys.modules["torch"]
-    # As Library.stream and Library.empty_channels_last do; `empty` last:
-    # _miss takes a plan with one as prepared.
-    plan.stream = None
+    stream = None
     if plan.gpu:
+        # As Library.stream does.
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         ordinal = plan.device[1]
-        plan.stream = functools.partial(raw, ordinal) if raw else (
+        stream = functools.partial(raw, ordinal) if raw else (
             lambda: torch.cuda.current_stream(ordinal).cuda_stream)
     # The output: new_empty_strided of a tensor with the input's dtype and
     # device (a hit has the miss's input signature) takes positional
     # arguments only, no keywords to parse. The template is an empty plain
     # tensor (no memory; no subclass of the caller's to dispatch through).
     template = torch.empty(0, dtype=x.dtype, device=x.device)
-    plan.empty = functools.partial(template.new_empty_strided, plan.output_shape,
-                                   _channels_last_strides(plan.output_shape))
+    empty = functools.partial(template.new_empty_strided, plan.output_shape,
+                              _channels_last_strides(plan.output_shape))
+    return _entry(plan, empty, stream)
 
 
 def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activation,
                   residual, out, target):
     """conv3d for PyTorch tensors: a hit reads each tensor's attributes once
     (signature and data_ptr()), checks the addresses and launches on the
-    current stream. The hot path of the package: torch_signature and
-    _launch are written out inline here (a Python call costs as much as a
-    tensor attribute); torch_signature must build the same tuple."""
+    current stream. The hot path of the package: torch_signature is written
+    out inline here (a Python call costs as much as a tensor attribute); it
+    must build the same tuple."""
     try:
         if type(stride) is int and type(padding) is int and type(dilation) is int \
                 and type(groups) is int:
             arguments = stride, padding, dilation, groups
         else:
             arguments = _arguments_key(stride, padding, dilation, groups)
-        signature = (type(input), input.dtype, input.layout, input.device, input.shape,
-                     input.stride(),
-                     type(weight), weight.dtype, weight.layout, weight.device, weight.shape,
-                     weight.stride(),
-                     None if bias is None else (type(bias), bias.dtype, bias.layout,
-                                                bias.device, bias.shape, bias.stride()),
-                     None if residual is None else _torch_signature(residual),
-                     None if out is None else _torch_signature(out),
-                     arguments, activation, target)
-        plan = signatures.get(signature)
+        signature = (
+            type(input), input.dtype, input.layout, input.device, input.shape,
+            input.stride(),
+            type(weight), weight.dtype, weight.layout, weight.device, weight.shape,
+            weight.stride(),
+            None if bias is None else (type(bias), bias.dtype, bias.layout, bias.device,
+                                       bias.shape, bias.stride()),
+            None if residual is None else _torch_signature(residual),
+            None if out is None else _torch_signature(out),
+            arguments, activation, target)
+        entry = signatures.get(signature)
     except (AttributeError, RuntimeError, TypeError):
         # An operand that is not a tensor, stride() of a sparse or other
         # non-strided tensor, an unhashable argument: the general route's
         # checks name the problem.
         return MISS
-    if plan is None:
-        plan = _miss(signature, sys.modules["torch"].Tensor, _prepare_torch, input, weight,
-                     bias, residual, out, stride, padding, dilation, groups, activation,
-                     target)
-        if plan is None:
+    if entry is None:
+        entry = _miss(signature, sys.modules["torch"].Tensor, _torch_entry, input, weight,
+                      bias, residual, out, stride, padding, dilation, groups, activation,
+                      target)
+        if entry is None:
             return MISS
-
-    if plan.steps:
-        library = _arrays.Library("torch", input)
-        if plan.input_step:
-            input = library.to_channels_last(input)
-        if plan.weight_step:
-            weight = _parameter_copy(library, weight, library.to_channels_last, "weight")
-        if plan.bias_step:
-            bias = _parameter_copy(library, bias, library.to_float32, "bias")
-        if plan.residual_step:
-            residual = library.to_channels_last(residual)
-    alignment = plan.alignment
+    plan, direct, handle, alignment, empty, stream = entry
+    if not direct:
+        return _torch_with_steps(plan, input, weight, bias, residual, out)
     x_ptr = input.data_ptr()
     w_ptr = weight.data_ptr()
-    b_ptr = None if bias is None else bias.data_ptr()
-    res_ptr = None if residual is None else residual.data_ptr()
+    b_ptr = 0 if bias is None else bias.data_ptr()
+    res_ptr = 0 if residual is None else residual.data_ptr()
+    allocated = 0
     if out is None:
-        result = plan.empty()
-        out_ptr = result.data_ptr()
-        if out_ptr % alignment:
-            raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
+        result = empty()
+        out_ptr = allocated = result.data_ptr()
     else:
         result = out
         out_ptr = out.data_ptr()
-        out_span = _span(out_ptr, out.shape, out.stride(), out.element_size())
-        for t, ptr, what in ((input, x_ptr, "input"), (weight, w_ptr, "weight"),
-                             (bias, b_ptr, "bias"), (residual, res_ptr, "residual")):
-            if t is not None and _spans_intersect(
-                    _span(ptr, t.shape, t.stride(), t.element_size()), out_span):
-                raise ValueError("out overlaps %s in memory" % what)
-        _check_address(out_ptr, "out", alignment)
+        _check_torch_out(out, out_ptr, alignment, input, x_ptr, weight, w_ptr, bias, b_ptr,
+                         residual, res_ptr)
     # One test for the usual case (all aligned); the checks in order, naming
     # the operand, otherwise.
-    if (x_ptr | w_ptr | (res_ptr or 0)) % alignment or (b_ptr or 0) % 4:
-        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
+    if (x_ptr | w_ptr | res_ptr | out_ptr) % alignment or b_ptr % 4:
+        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated)
+    if run_packed(pack_run_args(handle, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr,
+                                (stream() or 1) if stream else 0)):
+        raise _failed()
+    return result
+
+
+def _check_torch_out(out, out_ptr, alignment, *operands):
+    """out= must not overlap an operand (pairs of tensor or None, address)
+    and must be aligned."""
+    out_span = _span(out_ptr, out.shape, out.stride(), out.element_size())
+    for i, what in enumerate(("input", "weight", "bias", "residual")):
+        t, ptr = operands[2 * i], operands[2 * i + 1]
+        if t is not None and _spans_intersect(
+                _span(ptr, t.shape, t.stride(), t.element_size()), out_span):
+            raise ValueError("out overlaps %s in memory" % what)
+    _check_address(out_ptr, "out", alignment)
+
+
+def _torch_with_steps(plan, input, weight, bias, residual, out):
+    """A hit whose plan has layout steps or copies its output back: the
+    steps (PyTorch weights and biases converted once, see
+    _functional._parameter_copy), then the general route's launch."""
+    library = _arrays.Library("torch", input)
+    if plan.input_step:
+        input = library.to_channels_last(input)
+    if plan.weight_step:
+        weight = _parameter_copy(library, weight, library.to_channels_last, "weight")
+    if plan.bias_step:
+        bias = _parameter_copy(library, bias, library.to_float32, "bias")
+    if plan.residual_step:
+        residual = library.to_channels_last(residual)
+    return _f._run_views(plan, input, weight, bias, residual, out, steps_done=True)
+
+
+# CuPy ------------------------------------------------------------------------
+
+
+def _cupy_signature(a):
+    return type(a), a.dtype, a.shape, a.strides, a.device.id
+
+
+def _cupy_entry(plan, x):
+    cupy = sys.modules["cupy"]
+    n, f, d, h, w = plan.output_shape
+    device = cupy.cuda.Device(plan.device[1])
+
+    def empty():
+        with device:
+            return cupy.empty((n, d, h, w, f), x.dtype)
+
+    def stream():
+        with device:
+            return cupy.cuda.get_current_stream().ptr
+
+    return _entry(plan, empty, stream)
+
+
+def _cupy_conv3d(input, weight, bias, stride, padding, dilation, groups, activation,
+                 residual, out, target):
+    """conv3d for CuPy arrays: the attributes _arrays reads for the miss
+    (type, dtype, shape, byte strides, device) are the signature; a hit
+    allocates on the plan's device and launches on CuPy's current stream
+    there. Calls with layout steps take the general route with the plan
+    found here."""
     try:
-        block, ref, error = _blocks.state
-    except AttributeError:
-        block, ref, error = _new_block()
-    block.conv = plan.handle
-    block.input = x_ptr
-    block.filter = w_ptr
-    block.bias = b_ptr
-    block.residual = res_ptr
-    block.output = out_ptr
-    block.stream = (plan.stream() or _STREAM_LEGACY) if plan.gpu else None
-    if plan.run(ref):
-        raise Conv3dError(error.value.decode())
-    if plan.output_back:
-        result = result.contiguous()
+        signature = (_cupy_signature(input), _cupy_signature(weight),
+                     None if bias is None else _cupy_signature(bias),
+                     None if residual is None else _cupy_signature(residual),
+                     None if out is None else _cupy_signature(out),
+                     _arguments_key(stride, padding, dilation, groups), activation, target)
+        entry = signatures.get(signature)
+    except (AttributeError, TypeError):
+        return MISS
+    if entry is None:
+        entry = _miss(signature, sys.modules["cupy"].ndarray, _cupy_entry, input, weight,
+                      bias, residual, out, stride, padding, dilation, groups, activation,
+                      target)
+        if entry is None:
+            return MISS
+    plan, direct, handle, alignment, empty, stream = entry
+    if not direct:
+        return _f._run_views(plan, input, weight, bias, residual, out)
+    x_ptr = input.data.ptr
+    w_ptr = weight.data.ptr
+    b_ptr = 0 if bias is None else bias.data.ptr
+    res_ptr = 0 if residual is None else residual.data.ptr
+    allocated = 0
+    if out is None:
+        result = empty()
+        out_ptr = allocated = result.data.ptr
+        result = result.transpose(_NDHWC_TO_NCDHW)
+    else:
+        result = out
+        out_ptr = out.data.ptr
+        out_span = _numpy_span(out, out_ptr)  # CuPy strides are in bytes too
+        for a, ptr, what in ((input, x_ptr, "input"), (weight, w_ptr, "weight"),
+                             (bias, b_ptr, "bias"), (residual, res_ptr, "residual")):
+            if a is not None and _spans_intersect(_numpy_span(a, ptr), out_span):
+                raise ValueError("out overlaps %s in memory" % what)
+        _check_address(out_ptr, "out", alignment)
+    if (x_ptr | w_ptr | res_ptr | out_ptr) % alignment or b_ptr % 4:
+        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated)
+    if run_packed(pack_run_args(handle, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr,
+                                stream() or 1)):
+        raise _failed()
     return result

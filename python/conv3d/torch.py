@@ -29,7 +29,7 @@ else:
             _torch.__version__)
         _torch = None
 
-from . import _functional
+from . import _functional, _hit
 
 __all__ = ["conv3d", "Conv3d", "convert", "ConvertReport", "CausalConv3d"]
 
@@ -194,6 +194,11 @@ else:
             raise ValueError("padding must be an int, a 3-tuple, a 6-tuple, 'valid' or "
                              "'same', got %r" % padding)
         if _direct(input, weight, bias, residual):
+            # conv3d.conv3d's PyTorch hit path itself (one call less).
+            result = _hit._torch_conv3d(input, weight, bias, stride, padding, dilation, 1,
+                                        activation, residual, None, target)
+            if result is not _hit.MISS:
+                return result
             return _functional.conv3d(input, weight, bias, stride, padding, dilation,
                                       activation=activation, residual=residual,
                                       target=target)

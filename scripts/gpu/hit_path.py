@@ -31,10 +31,10 @@ counterpart: bench/python_hit_path.py.
 CONV3D_PYTHON=DIR times the conv3d package in DIR instead of this tree's
 python/ (e.g. another branch's, for a before/after comparison on the same
 machine; the breakdown is skipped when that package has no
-_hit.torch_signature).
+_hit.pack_run_args). Several fresh processes, with the median and spread:
+bench/python_hit_path.py --processes N.
 """
 
-import ctypes
 import os
 import statistics
 import sys
@@ -161,12 +161,18 @@ def compare(x, w, b, padding):
     def cudnn():
         return F.conv3d(x, w, b16, 1, padding)
 
+    import conv3d.torch as ct
+
+    def op_eager():
+        return ct.conv3d(x, w, b, 1, padding)
+
     with torch.no_grad():
         result = ours()
         ref = F.conv3d(x.float(), w.float(), b, 1, padding)
         err = ((result.double() - ref.double()).norm() / ref.double().norm()).item()
         rows = {}
-        for name, fn in (("conv3d.conv3d (hit)", ours), ("F.conv3d (cuDNN)", cudnn)):
+        for name, fn in (("conv3d.conv3d (hit)", ours),
+                         ("conv3d.torch.conv3d", op_eager), ("F.conv3d (cuDNN)", cudnn)):
             host, gpu = busy_us(fn)
             rows[name] = (host, loop_us(fn), idle_us(fn), gpu)
     return err, rows
@@ -192,26 +198,23 @@ def attribute_costs(t):
 def breakdown(x, w, b, targets=("auto", "sm80")):
     """Where conv3d.conv3d's host time goes on a hit; returns {target: us}
     (the busy-GPU host time per call)."""
-    error = ctypes.create_string_buffer(4096)
     totals = {}
-    if not hasattr(_hit, "torch_signature"):
-        print("  (no breakdown: %s has no _hit.torch_signature)" % conv3d.__file__)
+    if not hasattr(_hit, "pack_run_args"):
+        print("  (no breakdown: %s has no _hit.pack_run_args)" % conv3d.__file__)
         return totals
     with torch.no_grad():
         for target in targets:
             conv3d.clear_cache()
             y = conv3d.conv3d(x, w, b, 1, 1, target=target)
             key = _hit.torch_signature(x, w, b, None, None, 1, 1, 1, 1, None, target)
-            plan = _hit.signatures.get(key)
-            if plan is None:
-                print("  _hit.torch_signature does not find the plan the call made")
+            entry = _hit.signatures.get(key)
+            if entry is None:
+                print("  _hit.torch_signature does not find the entry the call made")
                 return totals
-            stream = (plan.stream() or 1) if plan.gpu else None
-            block = conv3d.RunArgs()
-            block.conv, block.input, block.filter = plan.handle, x.data_ptr(), w.data_ptr()
-            block.bias, block.output, block.stream = b.data_ptr(), y.data_ptr(), stream
-            block.error, block.error_size = ctypes.addressof(error), len(error)
-            ref = ctypes.byref(block)
+            plan, direct, handle, alignment, empty, stream = entry
+            pack, run = _hit.pack_run_args, _hit.run_packed
+            x_ptr, w_ptr, b_ptr, y_ptr = x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr()
+            packed = pack(handle, x_ptr, w_ptr, b_ptr, 0, y_ptr, stream() or 1)
             shape, strides = plan.output_shape, y.stride()
             nd_shape = (shape[0], shape[2], shape[3], shape[4], shape[1])
 
@@ -219,14 +222,16 @@ def breakdown(x, w, b, targets=("auto", "sm80")):
                 return conv3d.conv3d(x, w, b, 1, 1, target=target)
 
             host, gpu = busy_us(fn)
-            c_host, c_gpu = busy_us(lambda: plan.run(ref))
+            c_host, c_gpu = busy_us(lambda: run(packed))
             pieces = {
                 "signature + lookup": cpu_us(lambda: _hit.signatures.get(
                     _hit.torch_signature(x, w, b, None, None, 1, 1, 1, 1, None, target))),
                 "3 x data_ptr()": cpu_us(lambda: (x.data_ptr(), w.data_ptr(),
                                                   b.data_ptr())),
-                "output allocation (the plan's)": cpu_us(plan.empty),
-                "stream query": cpu_us(plan.stream) if plan.gpu else 0.0,
+                "output allocation (the entry's)": cpu_us(empty),
+                "stream query": cpu_us(stream),
+                "packing the C call's record": cpu_us(
+                    lambda: pack(handle, x_ptr, w_ptr, b_ptr, 0, y_ptr, 1)),
                 "conv3d_run_packed (busy GPU)": c_host,
             }
             alternatives = {
@@ -236,6 +241,7 @@ def breakdown(x, w, b, targets=("auto", "sm80")):
                 "torch.empty_strided": lambda: torch.empty_strided(
                     shape, strides, dtype=x.dtype, device=x.device),
                 "x.new_empty_strided": lambda: x.new_empty_strided(shape, strides),
+                "torch.empty_like(an output)": lambda: torch.empty_like(y),
                 "x.new_empty(NDHWC).permute": lambda: x.new_empty(nd_shape).permute(
                     0, 4, 1, 2, 3),
             }
@@ -275,9 +281,9 @@ def main():
     err, rows = compare(x, w, b, 1)
     print("1x64x2x8x8 input, 64 3x3x3 filters, padding 1: rel_l2 %.2e against float32 "
           "cuDNN" % err)
-    print("  host us/call          busy GPU |  loop | idle GPU   (GPU us/call)")
+    print("  host us/call                busy GPU |  loop | idle GPU   (GPU us/call)")
     for name, (host, loop, idle, gpu) in rows.items():
-        print("  %-20s %9.2f | %5.2f | %8.2f   (%.2f)" % (name, host, loop, idle, gpu))
+        print("  %-26s %9.2f | %5.2f | %8.2f   (%.2f)" % (name, host, loop, idle, gpu))
     hit, hit_loop, _, hit_gpu = rows["conv3d.conv3d (hit)"]
     theirs = rows["F.conv3d (cuDNN)"][0]
     # A pointwise convolution of 16 pixels: little GPU time, so that the
@@ -285,7 +291,7 @@ def main():
     tiny_err, tiny_rows = compare(*operands((1, 4, 4), (1, 1, 1)), 0)
     print("1x64x1x4x4 input, 64 1x1x1 filters: rel_l2 %.2e" % tiny_err)
     for name, (host, loop, idle, gpu) in tiny_rows.items():
-        print("  %-20s %9.2f | %5.2f | %8.2f   (%.2f)" % (name, host, loop, idle, gpu))
+        print("  %-26s %9.2f | %5.2f | %8.2f   (%.2f)" % (name, host, loop, idle, gpu))
     err = max(err, tiny_err)
     breakdown(x, w, b)
     # Again at the end, in this now warmed-up process: the same figure
