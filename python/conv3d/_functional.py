@@ -508,9 +508,20 @@ def _plan_for(x, w, b, res, o, stride, padding, dilation, groups, activation, ta
     return plan
 
 
+_INT = {int}
+
+
 def _arguments_key(stride, padding, dilation, groups):
+    """The arguments as a plan key that tells apart what the checks tell
+    apart (see _argument_key)."""
     if type(stride) is int and type(padding) is int and type(dilation) is int \
             and type(groups) is int:  # the common case, at a glance
+        return stride, padding, dilation, groups
+    if type(stride) is tuple and type(padding) is tuple and type(dilation) is tuple \
+            and type(groups) is int and set(map(type, stride + padding + dilation)) == _INT:
+        # nn.Conv3d's form: tuples of ints as they are. No other form's key
+        # equals it: an int is not a tuple, and _argument_key's tuples for
+        # sequences start with their type.
         return stride, padding, dilation, groups
     return (_argument_key(stride), _argument_key(padding), _argument_key(dilation),
             _argument_key(groups))

@@ -288,9 +288,17 @@ else:
             return module
 
         def forward(self, input, residual=None):
-            return conv3d(input, self.weight, self.bias, self.stride, self.padding,
-                          self.dilation, activation=self.activation, residual=residual,
-                          target=self.target)
+            weight, bias = self.weight, self.bias
+            if _direct(input, weight, bias, residual):
+                # As conv3d() does; its own argument checks (groups, padding
+                # strings) are the miss's too.
+                result = _hit._torch_conv3d(input, weight, bias, self.stride, self.padding,
+                                            self.dilation, 1, self.activation, residual,
+                                            None, self.target)
+                if result is not _hit.MISS:
+                    return result
+            return conv3d(input, weight, bias, self.stride, self.padding, self.dilation,
+                          activation=self.activation, residual=residual, target=self.target)
 
         def extra_repr(self):
             text = super().extra_repr()

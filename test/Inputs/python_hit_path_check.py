@@ -218,6 +218,14 @@ def case_hit_refuses_what_a_miss_refuses():
     # Arguments equal to seen ones as dictionary keys but refused.
     for bad in (True, 1.0, (1, True, 1), [1, 1.0, 1]):
         expect(TypeError, "stride must be an int", lambda: f(x, w, stride=bad))
+    # nn.Conv3d's form (tuples of ints): hits; a tuple equal to a seen one
+    # but holding a bool does not.
+    module_form = {"stride": (1, 1, 1), "padding": (0, 0, 0), "dilation": (1, 1, 1)}
+    f(x, w, **module_form)
+    expect_hit("tuples of ints (nn.Conv3d's form), again", lambda: f(x, w, **module_form))
+    print("tuples of ints (nn.Conv3d's form), again: hits")
+    expect(TypeError, "stride must be an int",
+           lambda: f(x, w, **dict(module_form, stride=(1, True, 1))))
     expect(ValueError, "groups", lambda: f(x, w, groups=2))
     expect(ValueError, "activation", lambda: f(x, w, activation="tanh"))
     expect(ValueError, "target", lambda: f(x, w, target="sm75"))
