@@ -40,9 +40,21 @@ class _DLDataType(ctypes.Structure):
 class _DLTensor(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice),
                 ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
-                ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                # Addresses of int64 arrays (read whole by _int64s).
+                ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
                 ("byte_offset", ctypes.c_uint64)]
+
+
+_int64_arrays = {}
+
+
+def _int64s(address, count):
+    """The `count` int64 values at `address`, as a tuple (one ctypes array
+    instead of an object per element)."""
+    kind = _int64_arrays.get(count)
+    if kind is None:
+        kind = _int64_arrays[count] = ctypes.c_int64 * count
+    return tuple(kind.from_address(address))
 
 
 _capsule_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -196,10 +208,16 @@ def _dlpack_view(a, stream):
     address = _capsule_get_pointer(capsule, b"dltensor")
     t = _DLTensor.from_address(address)
     ndim = t.ndim
-    shape = tuple(t.shape[i] for i in range(ndim))
-    if t.strides:
-        strides = tuple(t.strides[i] for i in range(ndim))
-    else:
+    if ndim <= 0:
+        shape = strides = ()
+    elif not t.shape:
+        raise ValueError("%s exported a DLPack tensor of rank %d without a shape"
+                         % (type(a).__name__, ndim))
+    elif t.strides:
+        shape = _int64s(t.shape, ndim)
+        strides = _int64s(t.strides, ndim)
+    else:  # compact row-major
+        shape = _int64s(t.shape, ndim)
         strides, step = [], 1
         for extent in reversed(shape):
             strides.insert(0, step)

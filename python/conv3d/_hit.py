@@ -370,17 +370,27 @@ def _cupy_signature(a):
 
 
 def _cupy_entry(plan, x):
+    """The entry of a plan on CuPy arrays like `x`: allocation and the
+    current stream on the plan's device (made current for the call when
+    another one is: a fresh Device each time, as a Device's context keeps a
+    stack of its own that threads must not share)."""
     cupy = sys.modules["cupy"]
     n, f, d, h, w = plan.output_shape
-    device = cupy.cuda.Device(plan.device[1])
+    shape, dtype, ordinal = (n, d, h, w, f), x.dtype, plan.device[1]
+    current = cupy.cuda.runtime.getDevice
+    get_stream = cupy.cuda.get_current_stream
 
     def empty():
-        with device:
-            return cupy.empty((n, d, h, w, f), x.dtype)
+        if current() == ordinal:
+            return cupy.empty(shape, dtype)
+        with cupy.cuda.Device(ordinal):
+            return cupy.empty(shape, dtype)
 
     def stream():
-        with device:
-            return cupy.cuda.get_current_stream().ptr
+        if current() == ordinal:
+            return get_stream().ptr
+        with cupy.cuda.Device(ordinal):
+            return get_stream().ptr
 
     return _entry(plan, empty, stream)
 
