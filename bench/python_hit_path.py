@@ -98,7 +98,8 @@ def cpu_child(args):
     b = rng.standard_normal(4).astype(np.float32)
     conv3d.clear_cache()
     y = conv3d.conv3d(x, w, b)
-    ((plan, _, handle, _, empty, _),) = _hit.signatures.values()
+    (entry,) = _hit.signatures.values()
+    handle, empty = entry[2], entry[4]
     packed = _hit.pack_run_args(handle, x.ctypes.data, w.ctypes.data, b.ctypes.data, 0,
                                 y.ctypes.data, 0)
     run = _hit.run_packed
@@ -155,7 +156,7 @@ def gpu_child(args):
         if hasattr(_hit, "pack_run_args"):
             entry = _hit.signatures[_hit.torch_signature(x, w, b, None, None, 1, 1, 1, 1,
                                                          None, "auto")]
-            _, _, handle, _, empty, stream = entry
+            handle, empty, stream = entry[2], entry[4], entry[5]
             packed = _hit.pack_run_args(handle, x.data_ptr(), w.data_ptr(), b.data_ptr(), 0,
                                         y.data_ptr(), stream() or 1)
             run = _hit.run_packed

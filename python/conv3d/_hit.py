@@ -10,11 +10,14 @@ again (alignment, out= overlap), so a hit accepts exactly what a miss
 accepts. Nothing is keyed by object identity.
 
 A signature maps to an entry, a tuple unpacked in one step:
-(plan, direct, handle, alignment, empty, stream) -- the _functional._Plan;
-whether a hit launches directly (no layout step, no copy of the output
-back); the compiled convolution's C handle; the address alignment the
-kernels need; a callable allocating the output (NDHWC memory, logical
-NCDHW); a callable answering the current CUstream (None on the CPU target).
+(plan, direct, handle, alignment, empty, stream, extents) -- the
+_functional._Plan; whether a hit launches directly (no layout step, no copy
+of the output back); the compiled convolution's C handle; the address
+alignment the kernels need; a callable allocating the output (NDHWC memory,
+logical NCDHW); a callable answering the current CUstream (None on the CPU
+target); the bytes each operand spans from its address (for the out=
+overlap check: a function of dtype, shape and strides, so of the
+signature).
 
 A hit costs the signature tuple, one dictionary lookup, the addresses, the
 output allocation and one ctypes call: conv3d_run_packed given the bytes of
@@ -38,7 +41,6 @@ from . import _arrays
 from . import _functional as _f
 from . import Conv3dError, RunArgs, _library
 from ._functional import _arguments_key, _check_address, _parameter_copy, _span
-from ._functional import _spans_intersect
 
 __all__ = ["MISS", "signatures", "paths", "path_for", "clear", "run_packed",
            "pack_run_args", "last_error", "torch_signature"]
@@ -125,19 +127,41 @@ def _miss(signature, library, make_entry, input, weight, bias, residual, out, st
     general route; remembered under `signature` when all operands are
     instances of `library` (their type is part of the signature). Returns
     None when they are not: the call then takes the general route."""
-    plan = _f._checked_plan(input, weight, bias, residual, out, stride, padding,
-                            dilation, groups, activation, target)[0]
+    plan, views = _f._checked_plan(input, weight, bias, residual, out, stride, padding,
+                                   dilation, groups, activation, target)
     if not all(isinstance(a, library) for a in (input, weight, bias, residual, out)
                if a is not None):
         return None
-    entry = make_entry(plan, input)
+    entry = make_entry(plan, input) + (_extents(views),)
     signatures[signature] = entry
     return entry
 
 
 def _entry(plan, empty, stream):
+    """An entry, but for its extents (_miss adds them)."""
     return (plan, not plan.steps and not plan.output_back, plan.handle, plan.alignment,
             empty, stream if plan.gpu else None)
+
+
+def _extents(views):
+    """The bytes each operand's memory spans from its address (None: absent),
+    input, weight, bias, residual, out: a function of the dtypes, shapes and
+    strides, which the signature holds."""
+    return tuple(None if v is None else _span(0, v.shape, v.strides, v.itemsize)[1]
+                 for v in views)
+
+
+_OPERANDS = ("input", "weight", "bias", "residual")
+
+
+def _check_out(out_ptr, alignment, extents, x_ptr, w_ptr, b_ptr, res_ptr):
+    """out= must not overlap an operand (by the entry's extents) and must be
+    aligned."""
+    out_end = out_ptr + extents[4]
+    for ptr, extent, what in zip((x_ptr, w_ptr, b_ptr, res_ptr), extents, _OPERANDS):
+        if extent is not None and ptr < out_end and out_ptr < ptr + extent:
+            raise ValueError("out overlaps %s in memory" % what)
+    _check_address(out_ptr, "out", alignment)
 
 
 # NumPy -----------------------------------------------------------------------
@@ -177,7 +201,7 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                       target)
         if entry is None:
             return MISS
-    plan, direct, handle, alignment, empty, _ = entry
+    plan, direct, handle, alignment, empty, _, extents = entry
     if not direct:
         return _f._run_views(plan, input, weight, bias, residual, out)
     address = _arrays.numpy_address
@@ -193,23 +217,12 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
     else:
         result = out
         out_ptr = address(out)
-        out_span = _numpy_span(out, out_ptr)
-        for a, ptr, what in ((input, x_ptr, "input"), (weight, w_ptr, "weight"),
-                             (bias, b_ptr, "bias"), (residual, res_ptr, "residual")):
-            if a is not None and _spans_intersect(_numpy_span(a, ptr), out_span):
-                raise ValueError("out overlaps %s in memory" % what)
-        _check_address(out_ptr, "out", alignment)
+        _check_out(out_ptr, alignment, extents, x_ptr, w_ptr, b_ptr, res_ptr)
     if (x_ptr | w_ptr | res_ptr | out_ptr) % alignment or b_ptr % 4:
         _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated)
     if run_packed(pack_run_args(handle, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, 0)):
         raise _failed()
     return result
-
-
-def _numpy_span(a, ptr):
-    """The [first, last) bytes of dense NumPy array `a` at `ptr` (its strides
-    are in bytes and, past the miss's checks, not negative)."""
-    return ptr, ptr + a.itemsize + sum((e - 1) * s for e, s in zip(a.shape, a.strides))
 
 
 # PyTorch ---------------------------------------------------------------------
@@ -308,7 +321,7 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                       target)
         if entry is None:
             return MISS
-    plan, direct, handle, alignment, empty, stream = entry
+    plan, direct, handle, alignment, empty, stream, extents = entry
     if not direct:
         return _torch_with_steps(plan, input, weight, bias, residual, out)
     x_ptr = input.data_ptr()
@@ -322,8 +335,7 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
     else:
         result = out
         out_ptr = out.data_ptr()
-        _check_torch_out(out, out_ptr, alignment, input, x_ptr, weight, w_ptr, bias, b_ptr,
-                         residual, res_ptr)
+        _check_out(out_ptr, alignment, extents, x_ptr, w_ptr, b_ptr, res_ptr)
     # One test for the usual case (all aligned); the checks in order, naming
     # the operand, otherwise.
     if (x_ptr | w_ptr | res_ptr | out_ptr) % alignment or b_ptr % 4:
@@ -332,18 +344,6 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                                 (stream() or 1) if stream else 0)):
         raise _failed()
     return result
-
-
-def _check_torch_out(out, out_ptr, alignment, *operands):
-    """out= must not overlap an operand (pairs of tensor or None, address)
-    and must be aligned."""
-    out_span = _span(out_ptr, out.shape, out.stride(), out.element_size())
-    for i, what in enumerate(("input", "weight", "bias", "residual")):
-        t, ptr = operands[2 * i], operands[2 * i + 1]
-        if t is not None and _spans_intersect(
-                _span(ptr, t.shape, t.stride(), t.element_size()), out_span):
-            raise ValueError("out overlaps %s in memory" % what)
-    _check_address(out_ptr, "out", alignment)
 
 
 def _torch_with_steps(plan, input, weight, bias, residual, out):
@@ -417,7 +417,7 @@ def _cupy_conv3d(input, weight, bias, stride, padding, dilation, groups, activat
                       target)
         if entry is None:
             return MISS
-    plan, direct, handle, alignment, empty, stream = entry
+    plan, direct, handle, alignment, empty, stream, extents = entry
     if not direct:
         return _f._run_views(plan, input, weight, bias, residual, out)
     x_ptr = input.data.ptr
@@ -432,12 +432,7 @@ def _cupy_conv3d(input, weight, bias, stride, padding, dilation, groups, activat
     else:
         result = out
         out_ptr = out.data.ptr
-        out_span = _numpy_span(out, out_ptr)  # CuPy strides are in bytes too
-        for a, ptr, what in ((input, x_ptr, "input"), (weight, w_ptr, "weight"),
-                             (bias, b_ptr, "bias"), (residual, res_ptr, "residual")):
-            if a is not None and _spans_intersect(_numpy_span(a, ptr), out_span):
-                raise ValueError("out overlaps %s in memory" % what)
-        _check_address(out_ptr, "out", alignment)
+        _check_out(out_ptr, alignment, extents, x_ptr, w_ptr, b_ptr, res_ptr)
     if (x_ptr | w_ptr | res_ptr | out_ptr) % alignment or b_ptr % 4:
         _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated)
     if run_packed(pack_run_args(handle, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr,

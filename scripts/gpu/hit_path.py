@@ -211,7 +211,7 @@ def breakdown(x, w, b, targets=("auto", "sm80")):
             if entry is None:
                 print("  _hit.torch_signature does not find the entry the call made")
                 return totals
-            plan, direct, handle, alignment, empty, stream = entry
+            plan, handle, empty, stream = entry[0], entry[2], entry[4], entry[5]
             pack, run = _hit.pack_run_args, _hit.run_packed
             x_ptr, w_ptr, b_ptr, y_ptr = x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr()
             packed = pack(handle, x_ptr, w_ptr, b_ptr, 0, y_ptr, stream() or 1)
