@@ -10,9 +10,12 @@ again (alignment, out= overlap), so a hit accepts exactly what a miss
 accepts. Nothing is keyed by object identity.
 
 A signature maps to an entry, a tuple unpacked in one step:
-(plan, direct, handle, alignment, empty, stream, extents) -- the
-_functional._Plan; whether a hit launches directly (no layout step, no copy
-of the output back); the compiled convolution's C handle; the address
+(plan, steps, handle, alignment, empty, stream, extents) -- the
+_functional._Plan; which layout steps a hit runs (DIRECT: none; PARAMETERS:
+only the weight's and bias's conversions, which PyTorch hits reuse while
+the tensors are unchanged (_functional._parameter_copy) and then launch
+directly; ALL: copies of the input, residual or output, through the general
+route's launch); the compiled convolution's C handle; the address
 alignment the kernels need; a callable allocating the output (NDHWC memory,
 logical NCDHW); a callable answering the current CUstream (None on the CPU
 target); the bytes each operand spans from its address (for the out=
@@ -132,23 +135,36 @@ def _miss(signature, library, make_entry, input, weight, bias, residual, out, st
     if not all(isinstance(a, library) for a in (input, weight, bias, residual, out)
                if a is not None):
         return None
-    entry = make_entry(plan, input) + (_extents(views),)
+    entry = make_entry(plan, input) + (_extents(plan, views),)
     signatures[signature] = entry
     return entry
 
 
+# An entry's layout steps.
+DIRECT, PARAMETERS, ALL = 0, 1, 2
+
+
 def _entry(plan, empty, stream):
     """An entry, but for its extents (_miss adds them)."""
-    return (plan, not plan.steps and not plan.output_back, plan.handle, plan.alignment,
-            empty, stream if plan.gpu else None)
+    if plan.input_step or plan.residual_step or plan.output_back:
+        steps = ALL
+    elif plan.weight_step or plan.bias_step:
+        steps = PARAMETERS
+    else:
+        steps = DIRECT
+    return (plan, steps, plan.handle, plan.alignment, empty,
+            stream if plan.gpu else None)
 
 
-def _extents(views):
-    """The bytes each operand's memory spans from its address (None: absent),
-    input, weight, bias, residual, out: a function of the dtypes, shapes and
+def _extents(plan, views):
+    """The bytes each operand's memory spans from its address (None: absent,
+    or replaced by a converted copy, which out= cannot overlap), input,
+    weight, bias, residual, out: a function of the dtypes, shapes and
     strides, which the signature holds."""
-    return tuple(None if v is None else _span(0, v.shape, v.strides, v.itemsize)[1]
-                 for v in views)
+    converted = (False, plan.weight_step, plan.bias_step, False, False)
+    return tuple(None if v is None or replaced
+                 else _span(0, v.shape, v.strides, v.itemsize)[1]
+                 for v, replaced in zip(views, converted))
 
 
 _OPERANDS = ("input", "weight", "bias", "residual")
@@ -201,8 +217,8 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                       target)
         if entry is None:
             return MISS
-    plan, direct, handle, alignment, empty, _, extents = entry
-    if not direct:
+    plan, steps, handle, alignment, empty, _, extents = entry
+    if steps:
         return _f._run_views(plan, input, weight, bias, residual, out)
     address = _arrays.numpy_address
     x_ptr = address(input)
@@ -321,9 +337,16 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                       target)
         if entry is None:
             return MISS
-    plan, direct, handle, alignment, empty, stream, extents = entry
-    if not direct:
-        return _torch_with_steps(plan, input, weight, bias, residual, out)
+    plan, steps, handle, alignment, empty, stream, extents = entry
+    if steps:
+        if steps == ALL:
+            return _torch_with_steps(plan, input, weight, bias, residual, out)
+        # The weight's or bias's converted copy (made once per tensor state).
+        library = _arrays.Library("torch", input)
+        if plan.weight_step:
+            weight = _parameter_copy(library, weight, library.to_channels_last, "weight")
+        if plan.bias_step:
+            bias = _parameter_copy(library, bias, library.to_float32, "bias")
     x_ptr = input.data_ptr()
     w_ptr = weight.data_ptr()
     b_ptr = 0 if bias is None else bias.data_ptr()
@@ -417,8 +440,8 @@ def _cupy_conv3d(input, weight, bias, stride, padding, dilation, groups, activat
                       target)
         if entry is None:
             return MISS
-    plan, direct, handle, alignment, empty, stream, extents = entry
-    if not direct:
+    plan, steps, handle, alignment, empty, stream, extents = entry
+    if steps:
         return _f._run_views(plan, input, weight, bias, residual, out)
     x_ptr = input.data.ptr
     w_ptr = weight.data.ptr
