@@ -271,6 +271,10 @@ def torch_signature(input, weight, bias, residual, out, stride, padding, dilatio
             arguments, activation, target)
 
 
+# PyTorch's conversions (they need no sample array).
+_TORCH = _arrays.Library("torch", None)
+
+
 def _channels_last_strides(shape):
     """The strides of a (N, C, D, H, W) tensor with NDHWC memory, as
     torch.channels_last_3d gives them (extents of 0 count as 1)."""
@@ -342,11 +346,10 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
         if steps == ALL:
             return _torch_with_steps(plan, input, weight, bias, residual, out)
         # The weight's or bias's converted copy (made once per tensor state).
-        library = _arrays.Library("torch", input)
         if plan.weight_step:
-            weight = _parameter_copy(library, weight, library.to_channels_last, "weight")
+            weight = _parameter_copy(_TORCH, weight, _TORCH.to_channels_last, "weight")
         if plan.bias_step:
-            bias = _parameter_copy(library, bias, library.to_float32, "bias")
+            bias = _parameter_copy(_TORCH, bias, _TORCH.to_float32, "bias")
     x_ptr = input.data_ptr()
     w_ptr = weight.data_ptr()
     b_ptr = 0 if bias is None else bias.data_ptr()
