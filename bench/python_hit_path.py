@@ -27,7 +27,7 @@ PASS only when the largest is below it. The exit status is 1 on FAIL.
 Without one, the CPU target: a tiny convolution (1x4x1x2x2, 1x1x1 window)
 on NumPy arrays (and PyTorch CPU tensors when importable), plain loops, so
 that the figures are the package's per-call work: the hit path, with out=,
-with 3-tuple arguments, the general route (a generic DLPack producer: NumPy
+with 3-tuple arguments, a generic DLPack producer's hit with out= (NumPy
 behind __dlpack__ only), and the C call alone.
 
   PYTHONPATH=python CONV3D_LIB=build/lib/libConv3d.so \\
@@ -110,7 +110,7 @@ def cpu_child(args):
         "numpy: conv3d.conv3d(out=) (hit)": lambda: conv3d.conv3d(x, w, b, out=y),
         "numpy: conv3d.conv3d, 3-tuples (hit)": lambda: conv3d.conv3d(
             x, w, b, (1, 1, 1), (0, 0, 0), (1, 1, 1)),
-        "DLPack producer, out= (general route)": lambda: conv3d.conv3d(
+        "DLPack producer, out= (hit)": lambda: conv3d.conv3d(
             xdl, wdl, bdl, out=ydl),
         "  conv3d_run_packed (the C call alone)": lambda: run(packed),
         "  output allocation (numpy.empty)": empty,

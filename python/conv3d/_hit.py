@@ -29,10 +29,14 @@ per-thread block, no argument conversion: a bytes object goes to C as a
 char pointer), without an error buffer (conv3d_last_error names a failure).
 
 NumPy arrays, PyTorch tensors and CuPy arrays have a hit path when all
-operands belong to the input's library. Other arrays (generic DLPack
-producers, whose dtype, shape and strides are only known from a capsule
-made per call) take _functional's general route, which finds its plan by
-the operands' ArrayViews and launches the same way.
+operands belong to the input's library. Inputs of other DLPack producers
+have one too: their dtype, shape and strides are known only from a
+capsule, so each operand's is made and read on every call (the signature
+is the producer's type and what the capsule says), but no ArrayView, plan
+table key or Library is made; a hit with out= launches directly, one
+without allocates through the general route's Library. Other calls take
+_functional's general route, which finds its plan by the operands'
+ArrayViews and launches the same way.
 """
 
 import ctypes
@@ -75,6 +79,8 @@ def path_for(kind):
         path = _torch_conv3d
     elif cupy is not None and issubclass(kind, cupy.ndarray):
         path = _cupy_conv3d
+    elif hasattr(kind, "__dlpack__") and hasattr(kind, "__dlpack_device__"):
+        path = _dlpack_conv3d
     paths[kind] = path
     return path
 
@@ -465,3 +471,56 @@ def _cupy_conv3d(input, weight, bias, stride, padding, dilation, groups, activat
                                 stream() or 1)):
         raise _failed()
     return result
+
+
+# Other DLPack producers ------------------------------------------------------
+
+
+def _dlpack_entry(plan, x):
+    return _entry(plan, None, (lambda: _arrays._STREAM_LEGACY) if plan.gpu else None)
+
+
+def _dlpack_conv3d(input, weight, bias, stride, padding, dilation, groups, activation,
+                   residual, out, target):
+    """conv3d for other DLPack producers' arrays (any mix of them; NumPy,
+    PyTorch or CuPy operands are read through DLPack too): the signature
+    is each operand's type and what its capsule says (device, dtype, shape,
+    strides), read on every call, as the address is."""
+    read = _arrays.read_dlpack
+    try:
+        x = read(input)
+        w = read(weight)
+        b = None if bias is None else read(bias)
+        r = None if residual is None else read(residual)
+        o = None if out is None else read(out)
+        signature = (type(input), x[:4], type(weight), w[:4],
+                     None if b is None else (type(bias), b[:4]),
+                     None if r is None else (type(residual), r[:4]),
+                     None if o is None else (type(out), o[:4]),
+                     _arguments_key(stride, padding, dilation, groups), activation, target)
+        entry = signatures.get(signature)
+    except Exception:  # noqa: BLE001
+        # Not a DLPack array, an export refused (PyTorch: a tensor requiring
+        # grad), an unhashable argument: the general route, which reads
+        # the operands its own way, names the problem.
+        return MISS
+    if entry is None:
+        entry = _miss(signature, object, _dlpack_entry, input, weight, bias, residual, out,
+                      stride, padding, dilation, groups, activation, target)
+    plan, steps, handle, alignment, _, stream, extents = entry
+    if steps or out is None:
+        view = _arrays.dlpack_view
+        return _f._run_views(plan, input, weight, bias, residual, out, (
+            view(input, x), view(weight, w), None if b is None else view(bias, b),
+            None if r is None else view(residual, r), None if o is None else view(out, o)))
+    x_ptr, w_ptr, out_ptr = x[4], w[4], o[4]
+    b_ptr = 0 if b is None else b[4]
+    res_ptr = 0 if r is None else r[4]
+    _check_out(out_ptr, alignment, extents, x_ptr, w_ptr, b_ptr, res_ptr)
+    if (x_ptr | w_ptr | res_ptr) % alignment or b_ptr % 4:
+        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
+    # The capsules (x, w, b, r, o) hold the exports until the call returns.
+    if run_packed(pack_run_args(handle, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr,
+                                stream() if stream else 0)):
+        raise _failed()
+    return out

@@ -276,10 +276,11 @@ def case_threads():
 
 
 def case_dlpack_repeated():
-    """A generic DLPack producer (NumPy behind __dlpack__ only) takes the
-    general route on every call: its plan is made once (the plan table,
-    keyed by the operands' views), later calls on fresh data compute the
-    reference into a poisoned out= and refuse odd addresses and overlaps."""
+    """A generic DLPack producer (NumPy behind __dlpack__ only): its plan is
+    made once, later calls with out= are hits (the signature read from the
+    capsules), on fresh data they compute the reference into a poisoned out=
+    and refuse odd addresses and overlaps; without out= the hit allocates
+    through the general route."""
     conv3d.clear_cache()
     made = Counter(_functional, "_make_plan")
     try:
@@ -288,8 +289,10 @@ def case_dlpack_repeated():
         for i in range(3):
             x = data((1, 5, 4, 5, 6))
             out = poisoned((1, 6, 4, 5, 6))
+            before = misses.calls
             y = conv3d.conv3d(DLPackOnly(x), DLPackOnly(w), DLPackOnly(b), padding=1,
                               out=DLPackOnly(out))
+            assert misses.calls == before + (i == 0), "call %d: hit expected" % (i + 1)
             assert y._array is out
             check("DLPack producer, call %d, poisoned out=" % (i + 1), out,
                   reference(x, w, b, padding=1))
