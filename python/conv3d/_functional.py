@@ -10,9 +10,11 @@ its memory and disk caches) and which layout steps the operands need.
 Later calls with the same signature take the hit path (_hit.py): NumPy
 arrays, PyTorch tensors and CuPy arrays are looked up by their own
 attributes, so a hit costs the signature tuple, one dictionary lookup, the
-addresses, the output allocation and one ctypes call. Generic DLPack
-producers take the general route on every call (their dtype, shape and
-strides come from a capsule made per call), which launches the same way.
+addresses, the output allocation and one ctypes call. Other DLPack
+producers' arrays have a hit path keyed by what their capsules say (made
+and read on every call: their dtype, shape and strides are known no other
+way). Mixed calls take the general route below on every call, which
+launches the same way.
 """
 
 import threading
@@ -448,9 +450,7 @@ def _run_views(plan, input, weight, bias, residual, out, views=None, steps_done=
         _view_or_none(bias, "bias"), _view_or_none(residual, "residual"),
         _view_or_none(out, "out"))
     library = _arrays.Library(x.library, _arrays.array_of(x))
-    if steps_done:
-        pass
-    elif plan.steps:
+    if plan.steps and not steps_done:
         if plan.input_step:
             x = _arrays.view(library.to_channels_last(input), "input")
         if plan.weight_step:
