@@ -230,9 +230,11 @@ extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
 extern "C" int conv3d_run_packed(const conv3d_run_args *packed) {
   if (!packed)
     return failRun(nullptr, 0, "conv3d_run_packed: null arguments");
-  // Copied out: the caller's bytes may have any alignment.
+  // Copied out through an untyped pointer: the caller's bytes may have any
+  // alignment (a copy through the typed one may assume its alignment).
+  const void *bytes = packed;
   conv3d_run_args args;
-  std::memcpy(&args, packed, sizeof(args));
+  std::memcpy(&args, bytes, sizeof(args));
   return conv3d_run(args.conv, args.input, args.filter, args.bias,
                     args.residual, args.amax, args.output, args.stream,
                     args.error, args.error_size);
