@@ -96,24 +96,26 @@ pack_run_args = struct.Struct("=%dQ%dx" % (_POINTERS, ctypes.sizeof(RunArgs)
 assert len(pack_run_args(*range(_POINTERS))) == ctypes.sizeof(RunArgs)
 
 
-def _c_functions():
+def run_packed(record):
+    """conv3d_run_packed(record), `record` the bytes of pack_run_args. The
+    first call loads the library (importing conv3d does not) and replaces
+    this function with the C function itself: a ctypes function without
+    argtypes, to which ctypes passes the bytes as a char pointer, checking
+    no argument (the check was about a third of the call's cost)."""
+    global run_packed
     lib = _library()
-    # Without argtypes: ctypes passes the bytes as a char pointer and checks
-    # no argument (the check was about a third of the call's cost).
     run = lib._FuncPtr(("conv3d_run_packed", lib))
     run.restype = ctypes.c_int
-    error = lib._FuncPtr(("conv3d_last_error", lib))
-    error.restype = ctypes.c_char_p
-    error.argtypes = []
-    return run, error
-
-
-run_packed, _last_error = _c_functions()
+    run_packed = run
+    return run(record)
 
 
 def last_error():
     """conv3d_last_error(): the calling thread's last failed run's message."""
-    return _last_error().decode(errors="replace")
+    lib = _library()
+    lib.conv3d_last_error.restype = ctypes.c_char_p
+    lib.conv3d_last_error.argtypes = []
+    return lib.conv3d_last_error().decode(errors="replace")
 
 
 def _failed():
