@@ -169,7 +169,8 @@ def gpu_child(args):
             }
         try:
             import cupy
-        except ImportError:
+            cupy.cuda.runtime.getDevice()
+        except Exception:  # noqa: BLE001 - not installed, or unusable here
             cupy = None
         if cupy is not None:
             cx, cw, cb = (cupy.asarray(t) for t in (x.float(), w.float(), b))
