@@ -253,6 +253,24 @@ def breakdown(x, w, b, targets=("auto", "sm80")):
                 print("    %-44s %6.2f us" % (name, us))
             print("    %-44s %6.2f us" % ("the rest (the package's Python)", rest))
             print("    the C call's kernel: %.2f us of GPU time per call" % c_gpu)
+            # Diagnostics of a busy-GPU figure above its pieces' sum (seen
+            # on sm90 only, in a process that had run much else): with the
+            # output given (one address, no allocation), and how many output
+            # addresses the allocating calls of the bursts got (a new one
+            # means new TMA maps, uploaded behind the busy GPU).
+            given = torch.empty_like(y)
+            out_host = busy_us(lambda: conv3d.conv3d(x, w, b, 1, 1, target=target,
+                                                     out=given))[0]
+            addresses = set()
+
+            def allocating():
+                result = conv3d.conv3d(x, w, b, 1, 1, target=target)
+                addresses.add(result.data_ptr())
+                return result
+
+            busy_us(allocating)
+            print("    with out= (no allocation, one address): %.2f us; output addresses "
+                  "over the allocating bursts: %d" % (out_host, len(addresses)))
             print("    output allocation alternatives (host us, allocation + free):")
             for name, alloc in alternatives.items():
                 print("      %-42s %6.2f us" % (name, cpu_us(alloc)))
