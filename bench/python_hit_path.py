@@ -188,9 +188,20 @@ def gpu_child(args):
                 us[name] = min(us.get(name, host), host)
                 gpu[name] = min(gpu.get(name, g), g)
         us.update({name: hit_path.cpu_us(fn) for name, fn in pieces.items()})
+        # After the timing, apart from it: how many output addresses each
+        # PyTorch case's busy-GPU bursts got. A new address means new TMA
+        # maps (sm90), uploaded behind the busy GPU: the calls of a burst
+        # that meet one take the runtime's slower path until it lands.
+        addresses = {}
+        for name in CHECKED + ("conv3d.torch.Conv3d module",):
+            seen = addresses[name] = set()
+            hit_path.busy_us(lambda fn=cases[name], seen=seen: seen.add(fn().data_ptr()),
+                             rounds=2)
+        addresses = {name: len(seen) for name, seen in addresses.items()}
     dev = conv3d.cuda_device()
     target = "sm90" if (dev.cc_major, dev.cc_minor) == (9, 0) else "sm80"
     return {"mode": "gpu", "us": us, "gpu_us": gpu, "rel_l2": err, "target": target,
+            "addresses": addresses,
             "device": dev.name.decode(), "torch": torch.__version__,
             "cudnn": torch.backends.cudnn.version(), "cupy": getattr(cupy, "__version__", None)}
 
@@ -295,6 +306,9 @@ def report(runs):
               statistics.median(r["gpu_us"][CHECKED[0]] for r in runs), first["rel_l2"],
               first["target"], first["device"], first["torch"], first["cudnn"],
               first["cupy"]))
+    for name in runs[0]["addresses"]:
+        print("  output addresses over 2 bursts, %s: %s" % (
+            name, " ".join(str(r["addresses"][name]) for r in runs)))
     ok = True
     for name in CHECKED:
         values = [r["us"][name] for r in runs]
