@@ -9,8 +9,9 @@ for target=auto (sm90 on an H100) and target=sm80. What is measured:
   - busy GPU (the figure the issue's limit is checked on): the host time
     per call of bursts of 100 calls enqueued behind torch.cuda._sleep, so
     that the GPU never waits for the host and the host never waits for the
-    GPU (no queue back-pressure: a burst that takes longer than most of the
-    sleep is reported as an error, not a figure). The GPU time per call of
+    GPU (no queue back-pressure: a burst that ends after the sleep, or that
+    takes most of it, is left out and counted; an error if none counts).
+    The GPU time per call of
     the queued burst (events after the sleep) is printed beside it: it is
     the kernels' own time, what a back-to-back loop cannot go below.
   - loop: back-to-back calls (what a model's forward pays; GPU-bound when
@@ -99,16 +100,27 @@ def _spin_cycles(ms):
     return int(ms * _cycles_per_ms)
 
 
+# Bursts busy_us left out, by reason (see there); reported by the callers.
+skipped = {"the sleep ended before the burst": 0, "the burst outlasted 80% of the sleep": 0}
+
+
 def busy_us(fn, rounds=10, burst=BURST, spin_ms=SPIN_MS):
     """(host us per call, GPU us per call): the best over `rounds` bursts of
-    `burst` calls enqueued behind a GPU sleep of `spin_ms`."""
+    `burst` calls enqueued behind a GPU sleep of `spin_ms`. A burst is left
+    out (counted in `skipped`) when the GPU was no longer asleep when it
+    ended (its event after the sleep had completed: the calls may have
+    waited for the GPU) or when it took 80% of the sleep (a stall of the
+    process, such as a garbage collection); RuntimeError when no burst of
+    2 * `rounds` counts."""
     cycles = _spin_cycles(spin_ms)
     begin = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     for _ in range(20):
         fn()
     host = gpu = float("inf")
-    for _ in range(rounds):
+    counted = attempts = 0
+    while counted < rounds and attempts < 2 * rounds:
+        attempts += 1
         torch.cuda.synchronize()
         torch.cuda._sleep(cycles)
         begin.record()
@@ -116,14 +128,22 @@ def busy_us(fn, rounds=10, burst=BURST, spin_ms=SPIN_MS):
         for _ in range(burst):
             fn()
         stop = time.perf_counter()
+        asleep = not begin.query()
         end.record()
         end.synchronize()
+        if not asleep:
+            skipped["the sleep ended before the burst"] += 1
+            continue
         if stop - start >= 0.8 * spin_ms * 1e-3:
-            raise RuntimeError("a burst of %d calls took %.0f us to enqueue; the GPU "
-                               "sleep lasts %.0f us" % (burst, (stop - start) * 1e6,
-                                                        spin_ms * 1e3))
+            skipped["the burst outlasted 80% of the sleep"] += 1
+            continue
+        counted += 1
         host = min(host, (stop - start) / burst * 1e6)
         gpu = min(gpu, begin.elapsed_time(end) / burst * 1e3)
+    if not counted:
+        raise RuntimeError("no burst of %d calls was enqueued behind the GPU sleep of %.0f "
+                           "us in %d attempts (%s)" % (burst, spin_ms * 1e3, attempts,
+                                                       skipped))
     return host, gpu
 
 
@@ -320,6 +340,7 @@ def main():
         again = [busy_us(lambda: conv3d.conv3d(x, w, b, 1, 1))[0] for _ in range(3)]
     print("conv3d.conv3d (hit) again after the breakdown, busy GPU: %s us"
           % ", ".join("%.2f" % us for us in again))
+    print("busy-GPU bursts left out: %s" % skipped)
     print("this process: pid %d, on CPU %s of %d allowed, load average %s"
           % (os.getpid(), _current_cpu(), len(os.sched_getaffinity(0)),
              ", ".join("%.1f" % v for v in os.getloadavg())))
