@@ -8,6 +8,7 @@
 #   cuda-sm90   that GPU is exactly compute capability 9.0 (H100, H200): the
 #               sm90 target's sm_90a code (wgmma, setmaxnreg) runs on those
 #               alone, not on later chips
+#   cupy        with cuda-driver: CuPy is importable (python-cupy.test)
 import os
 import shutil
 import subprocess
@@ -79,6 +80,13 @@ if cc is not None:
         config.available_features.add("sm90")
     if cc == 90:
         config.available_features.add("cuda-sm90")
+    # CuPy importable by the tests' Python (GPU machines only: it needs one).
+    try:
+        if subprocess.run([config.python_executable, "-c", "import cupy"],
+                          capture_output=True, timeout=120).returncode == 0:
+            config.available_features.add("cupy")
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 # The libFuzzer targets exist in the sanitizer build (CONV3D_SANITIZE).
 if os.path.exists(os.path.join(config.conv3d_tools_dir, "conv3d-pass-fuzzer")):

@@ -3,8 +3,9 @@
 // conv3d_run_packed takes conv3d_run's arguments in one block (the Python
 // hit path's ctypes call): on the CPU target it computes what conv3d_run
 // computes, bit for bit, and both match the float64 reference on random data
-// with poisoned outputs; a refilled block runs other buffers; its errors are
-// conv3d_run's, written to the block's buffer.
+// with poisoned outputs; a refilled block runs other buffers, at any
+// alignment; its errors are conv3d_run's, written to the block's buffer and
+// kept as the thread's conv3d_last_error().
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
 
 using namespace mlir::conv3d;
 
@@ -169,11 +171,49 @@ TEST_F(CAPIRunPacked, ErrorsAreConvRunsInTheBlocksBuffer) {
   EXPECT_EQ(conv3d_run_packed(&args), 1);
   EXPECT_EQ(std::string(error), "conv3d_run: null convolution");
 
-  // No buffer for the message: still a failure, nothing written.
+  // No buffer for the message: still a failure, nothing written; the
+  // message is the thread's last error.
   args.error = nullptr;
   args.error_size = 0;
+  std::strcpy(error, "untouched");
   EXPECT_EQ(conv3d_run_packed(&args), 1);
+  EXPECT_EQ(std::string(error), "untouched");
+  EXPECT_EQ(std::string(conv3d_last_error()), "conv3d_run: null convolution");
   EXPECT_EQ(conv3d_run_packed(nullptr), 1);
+  EXPECT_EQ(std::string(conv3d_last_error()),
+            "conv3d_run_packed: null arguments");
+}
+
+TEST_F(CAPIRunPacked, LastErrorIsTheThreadsLastFailure) {
+  makeOperands(51);
+  conv3d_run_args args = argsFor(output);
+  args.error = nullptr;
+  args.error_size = 0;
+  args.bias = nullptr;
+  EXPECT_EQ(conv3d_run_packed(&args), 1);
+  std::string message = conv3d_last_error();
+  EXPECT_NE(message.find("missing bias"), std::string::npos) << message;
+  // A success leaves it; another thread has its own.
+  args.bias = bias.data();
+  ASSERT_EQ(conv3d_run_packed(&args), 0);
+  EXPECT_EQ(std::string(conv3d_last_error()), message);
+  std::string other = "unset";
+  std::thread([&] { other = conv3d_last_error(); }).join();
+  EXPECT_EQ(other, "");
+}
+
+TEST_F(CAPIRunPacked, AnUnalignedBlockRuns) {
+  // The bytes of a block one byte past an aligned address, as a packed
+  // record from a foreign-function layer may be.
+  makeOperands(61);
+  conv3d_run_args args = argsFor(output);
+  alignas(conv3d_run_args) char bytes[sizeof(conv3d_run_args) + 1];
+  std::memcpy(bytes + 1, &args, sizeof(args));
+  ASSERT_EQ(
+      conv3d_run_packed(reinterpret_cast<const conv3d_run_args *>(bytes + 1)),
+      0)
+      << error;
+  expectMatchesReference();
 }
 
 } // namespace

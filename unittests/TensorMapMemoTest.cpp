@@ -58,6 +58,39 @@ TEST(TensorMapMemo, ManyRequestsNeverGiveAWrongAnswer) {
   EXPECT_LE(answered, int(TensorMapMemo::kEntries));
 }
 
+TEST(TensorMapMemo, RequestsSharingASetDoNotEvictEachOther) {
+  // kWays requests whose words fall in one set (as the maps of one
+  // convolution may, depending on their addresses) are all answered; one
+  // more replaces the oldest of them alone.
+  auto memo = std::make_unique<TensorMapMemo>();
+  auto request = [](int64_t i) {
+    return std::vector<int64_t>{1, 0x7f0000000000 + 512 * i, 9, 2, 8, 8, 64};
+  };
+  std::vector<int64_t> sameSet;
+  size_t set = TensorMapMemo::setOf(request(0));
+  for (int64_t i = 0; sameSet.size() < TensorMapMemo::kWays + 1; ++i)
+    if (TensorMapMemo::setOf(request(i)) == set)
+      sameSet.push_back(i);
+  for (size_t k = 0; k < TensorMapMemo::kWays; ++k)
+    memo->remember(request(sameSet[k]), 3, mapAt(0x1000 + 64 * k));
+  for (size_t k = 0; k < TensorMapMemo::kWays; ++k)
+    EXPECT_EQ(memo->lookup(request(sameSet[k]), 3), mapAt(0x1000 + 64 * k))
+        << "way " << k;
+  // Remembering one of them again keeps its entry (no duplicate).
+  memo->remember(request(sameSet[1]), 3, mapAt(0x1040));
+  size_t last = TensorMapMemo::kWays;
+  memo->remember(request(sameSet[last]), 3, mapAt(0x9000));
+  EXPECT_EQ(memo->lookup(request(sameSet[last]), 3), mapAt(0x9000));
+  EXPECT_EQ(memo->lookup(request(sameSet[0]), 3), nullptr) << "the oldest";
+  for (size_t k = 1; k < TensorMapMemo::kWays; ++k)
+    EXPECT_EQ(memo->lookup(request(sameSet[k]), 3), mapAt(0x1000 + 64 * k))
+        << "way " << k;
+  // Under a new epoch the set's entries are all outdated: a request
+  // remembered then is answered.
+  memo->remember(request(sameSet[0]), 4, mapAt(0xa000));
+  EXPECT_EQ(memo->lookup(request(sameSet[0]), 4), mapAt(0xa000));
+}
+
 TEST(TensorMapMemo, RefusesWhatItCannotHold) {
   auto memo = std::make_unique<TensorMapMemo>();
   std::vector<int64_t> tooLong(TensorMapMemo::kMaxWords + 1, 7);

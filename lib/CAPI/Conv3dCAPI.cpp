@@ -195,14 +195,25 @@ extern "C" int conv3d_compile_source(const conv3d_conv *conv) {
 
 extern "C" void conv3d_conv_destroy(conv3d_conv *conv) { delete conv; }
 
+/// The calling thread's last run failure (conv3d_last_error).
+static thread_local std::string lastRunError;
+
+/// Records a failed run's message for conv3d_last_error and in the caller's
+/// buffer; returns conv3d_run's failure status.
+static int failRun(char *error, size_t errorSize, std::string message) {
+  setError(error, errorSize, message);
+  lastRunError = std::move(message);
+  return 1;
+}
+
+extern "C" const char *conv3d_last_error(void) { return lastRunError.c_str(); }
+
 extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
                           const void *filter, const void *bias,
                           const void *residual, float amax, void *output,
                           void *stream, char *error, size_t errorSize) {
-  if (!conv) {
-    setError(error, errorSize, "conv3d_run: null convolution");
-    return 1;
-  }
+  if (!conv)
+    return failRun(error, errorSize, "conv3d_run: null convolution");
   ConvArgs args;
   args.input = input;
   args.filter = filter;
@@ -211,19 +222,22 @@ extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
   args.amax = amax;
   args.output = output;
   args.stream = stream;
-  if (llvm::Error e = conv->conv->run(args)) {
-    setError(error, errorSize, llvm::toString(std::move(e)));
-    return 1;
-  }
+  if (llvm::Error e = conv->conv->run(args))
+    return failRun(error, errorSize, llvm::toString(std::move(e)));
   return 0;
 }
 
-extern "C" int conv3d_run_packed(const conv3d_run_args *args) {
-  if (!args)
-    return 1;
-  return conv3d_run(args->conv, args->input, args->filter, args->bias,
-                    args->residual, args->amax, args->output, args->stream,
-                    args->error, args->error_size);
+extern "C" int conv3d_run_packed(const conv3d_run_args *packed) {
+  if (!packed)
+    return failRun(nullptr, 0, "conv3d_run_packed: null arguments");
+  // Copied out through an untyped pointer: the caller's bytes may have any
+  // alignment (a copy through the typed one may assume its alignment).
+  const void *bytes = packed;
+  conv3d_run_args args;
+  std::memcpy(&args, bytes, sizeof(args));
+  return conv3d_run(args.conv, args.input, args.filter, args.bias,
+                    args.residual, args.amax, args.output, args.stream,
+                    args.error, args.error_size);
 }
 
 //===----------------------------------------------------------------------===//

@@ -40,9 +40,21 @@ class _DLDataType(ctypes.Structure):
 class _DLTensor(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice),
                 ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
-                ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                # Addresses of int64 arrays (read whole by _int64s).
+                ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
                 ("byte_offset", ctypes.c_uint64)]
+
+
+_int64_arrays = {}
+
+
+def _int64s(address, count):
+    """The `count` int64 values at `address`, as a tuple (one ctypes array
+    instead of an object per element)."""
+    kind = _int64_arrays.get(count)
+    if kind is None:
+        kind = _int64_arrays[count] = ctypes.c_int64 * count
+    return tuple(kind.from_address(address))
 
 
 _capsule_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -170,7 +182,12 @@ def _cupy_view(a):
                      a.data.ptr, ("cuda", a.device.id), a, itemsize)
 
 
-def _dlpack_view(a, stream):
+def read_dlpack(a):
+    """What a DLPack producer's array is: (device, (type code, bits, lanes),
+    shape, strides in elements or None for compact row-major, address,
+    capsule). The capsule owns the exported DLManagedTensor (its destructor
+    calls the producer's deleter): keep it while the address is used.
+    TypeError or ValueError naming the problem."""
     try:
         device_type, device_id = a.__dlpack_device__()
     except Exception as e:  # noqa: BLE001 - the producer's own error, named
@@ -191,24 +208,43 @@ def _dlpack_view(a, stream):
     except BufferError as e:
         raise ValueError("%s cannot be exported through DLPack: %s"
                          % (type(a).__name__, e))
-    # The capsule stays alive (and owns the DLManagedTensor) while `view`
-    # holds it; its destructor calls the producer's deleter.
-    address = _capsule_get_pointer(capsule, b"dltensor")
-    t = _DLTensor.from_address(address)
+    t = _DLTensor.from_address(_capsule_get_pointer(capsule, b"dltensor"))
     ndim = t.ndim
-    shape = tuple(t.shape[i] for i in range(ndim))
-    if t.strides:
-        strides = tuple(t.strides[i] for i in range(ndim))
+    strides = None
+    if ndim <= 0:
+        shape = strides = ()
+    elif not t.shape:
+        raise ValueError("%s exported a DLPack tensor of rank %d without a shape"
+                         % (type(a).__name__, ndim))
     else:
-        strides, step = [], 1
-        for extent in reversed(shape):
-            strides.insert(0, step)
-            step *= extent
-        strides = tuple(strides)
-    dtype = _dtype_name(t.dtype.code, t.dtype.bits, t.dtype.lanes)
-    itemsize = max(1, t.dtype.bits // 8)
-    view = ArrayView("dlpack", dtype, shape, strides,
-                     (t.data or 0) + t.byte_offset, dev, a, itemsize)
+        shape = _int64s(t.shape, ndim)
+        if t.strides:
+            strides = _int64s(t.strides, ndim)
+    dtype = t.dtype
+    return (dev, (dtype.code, dtype.bits, dtype.lanes), shape, strides,
+            (t.data or 0) + t.byte_offset, capsule)
+
+
+def _compact_strides(shape):
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.insert(0, step)
+        step *= extent
+    return tuple(strides)
+
+
+def _dlpack_view(a, stream):
+    return dlpack_view(a, read_dlpack(a))
+
+
+def dlpack_view(a, fields):
+    """The ArrayView of `a` from read_dlpack(a)'s `fields`."""
+    dev, (code, bits, lanes), shape, strides, ptr, capsule = fields
+    if strides is None:
+        strides = _compact_strides(shape)
+    view = ArrayView("dlpack", _dtype_name(code, bits, lanes), shape, strides, ptr, dev, a,
+                     max(1, bits // 8))
+    # The capsule stays alive while `view` holds it.
     view.array = (a, capsule)
     return view
 

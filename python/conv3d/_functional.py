@@ -8,18 +8,20 @@ convolution (compiled once per spec by the engine, which also keeps it in
 its memory and disk caches) and which layout steps the operands need.
 
 Later calls with the same signature take the hit path (_hit.py): NumPy
-arrays and PyTorch tensors are looked up by their own attributes, so a hit
-costs the signature tuple, one dictionary lookup, the addresses, the output
-allocation and one ctypes call. Other arrays (CuPy, generic DLPack
-producers) take the general route on every call.
+arrays, PyTorch tensors and CuPy arrays are looked up by their own
+attributes, so a hit costs the signature tuple, one dictionary lookup, the
+addresses, the output allocation and one ctypes call. Other DLPack
+producers' arrays have a hit path keyed by what their capsules say (made
+and read on every call: their dtype, shape and strides are known no other
+way). Mixed calls take the general route below on every call, which
+launches the same way.
 """
 
-import ctypes
 import threading
 import weakref
 
 from . import _arrays
-from . import Conv3dError, Engine, Spec, _library, cuda_device
+from . import Conv3dError, Engine, Spec, cuda_device
 
 __all__ = ["conv3d", "clear_cache", "cached_plans"]
 
@@ -32,8 +34,6 @@ _engine = None
 _engine_lock = threading.Lock()
 _plans = {}
 _device = None
-_errors = threading.local()
-_NO_AMAX = ctypes.c_float(0.0)  # no NVFP4 input quantization here
 
 
 def _default_engine():
@@ -78,13 +78,6 @@ def _parameter_copy(library, array, convert, what):
     _converted[key] = (weakref.ref(array, lambda _, key=key: _converted.pop(key, None)),
                        state, copy)
     return copy
-
-
-def _error_buffer():
-    buffer = getattr(_errors, "buffer", None)
-    if buffer is None:
-        buffer = _errors.buffer = ctypes.create_string_buffer(4096)
-    return buffer
 
 
 # Argument normalization ------------------------------------------------------
@@ -207,11 +200,7 @@ def _rank5_layout(v, what):
 class _Plan:
     __slots__ = ("conv", "handle", "output_shape", "input_step", "weight_step",
                  "bias_step", "residual_step", "steps", "output_back", "gpu", "device",
-                 "alignment", "target",
-                 # The hit path's (_hit.py), set by the first hit function
-                 # that uses the plan: the C function; a callable allocating
-                 # the output; one giving the current stream's CUstream.
-                 "run", "empty", "stream")
+                 "alignment", "target")
 
 
 def _view_or_none(a, what):
@@ -297,7 +286,6 @@ def _make_plan(x, w, b, res, out, stride, padding, dilation, groups, activation,
     resolved = _resolve_target(target, x.device)
 
     plan = _Plan()
-    plan.run = plan.empty = plan.stream = None
     plan.target = resolved
     plan.device = x.device
     plan.gpu = resolved != "cpu"
@@ -452,24 +440,27 @@ def _checked_plan(input, weight, bias, residual, out, stride, padding, dilation,
                      target), views
 
 
-def _run_views(plan, input, weight, bias, residual, out, views=None):
+def _run_views(plan, input, weight, bias, residual, out, views=None, steps_done=False):
     """Runs `plan` (checked for these operands) on any DLPack arrays through
-    their views: the layout steps, the output allocation, the address checks
-    and the launch."""
+    their views: the layout steps (unless `steps_done`: the operands are
+    their results), the output allocation, the address checks and the
+    launch (as a hit launches: _hit.run_packed)."""
     x, w, b, res, o = views or (
         _arrays.view(input, "input"), _arrays.view(weight, "weight"),
         _view_or_none(bias, "bias"), _view_or_none(residual, "residual"),
         _view_or_none(out, "out"))
     library = _arrays.Library(x.library, _arrays.array_of(x))
-    if plan.input_step:
-        x = _arrays.view(library.to_channels_last(input), "input")
-    if plan.weight_step:
-        w = _arrays.view(_parameter_copy(library, weight, library.to_channels_last,
-                                         "weight"), "weight")
-    if plan.bias_step:
-        b = _arrays.view(_parameter_copy(library, bias, library.to_float32, "bias"), "bias")
-    if plan.residual_step:
-        res = _arrays.view(library.to_channels_last(residual), "residual")
+    if plan.steps and not steps_done:
+        if plan.input_step:
+            x = _arrays.view(library.to_channels_last(input), "input")
+        if plan.weight_step:
+            w = _arrays.view(_parameter_copy(library, weight, library.to_channels_last,
+                                             "weight"), "weight")
+        if plan.bias_step:
+            b = _arrays.view(_parameter_copy(library, bias, library.to_float32, "bias"),
+                             "bias")
+        if plan.residual_step:
+            res = _arrays.view(library.to_channels_last(residual), "residual")
     alignment = plan.alignment
     if o is None:
         result = library.empty_channels_last(plan.output_shape, x.dtype, plan.device)
@@ -491,12 +482,11 @@ def _run_views(plan, input, weight, bias, residual, out, views=None):
         _check_alignment(res, "residual", alignment)
     if b is not None:
         _check_alignment(b, "bias", 4)
-    stream = library.stream(plan.device) if plan.gpu else None
-    error = _error_buffer()
-    if _library().conv3d_run(plan.handle, x.ptr, w.ptr, b.ptr if b is not None else None,
-                             res.ptr if res is not None else None, _NO_AMAX, out_ptr,
-                             stream, error, len(error)):
-        raise Conv3dError(error.value.decode())
+    stream = library.stream(plan.device) if plan.gpu else 0
+    if _hit.run_packed(_hit.pack_run_args(plan.handle, x.ptr, w.ptr,
+                                          0 if b is None else b.ptr,
+                                          0 if res is None else res.ptr, out_ptr, stream)):
+        raise Conv3dError(_hit.last_error())
     if plan.output_back:
         result = library.to_contiguous(result)
     return result
@@ -518,9 +508,20 @@ def _plan_for(x, w, b, res, o, stride, padding, dilation, groups, activation, ta
     return plan
 
 
+_INT = {int}
+
+
 def _arguments_key(stride, padding, dilation, groups):
+    """The arguments as a plan key that tells apart what the checks tell
+    apart (see _argument_key)."""
     if type(stride) is int and type(padding) is int and type(dilation) is int \
             and type(groups) is int:  # the common case, at a glance
+        return stride, padding, dilation, groups
+    if type(stride) is tuple and type(padding) is tuple and type(dilation) is tuple \
+            and type(groups) is int and set(map(type, stride + padding + dilation)) == _INT:
+        # nn.Conv3d's form: tuples of ints as they are. No other form's key
+        # equals it: an int is not a tuple, and _argument_key's tuples for
+        # sequences start with their type.
         return stride, padding, dilation, groups
     return (_argument_key(stride), _argument_key(padding), _argument_key(dilation),
             _argument_key(groups))

@@ -2,36 +2,59 @@
 
 A call's signature is everything the checks of its first call (the miss:
 _functional's ArrayViews and _make_plan) read from it: each operand's type,
-dtype, shape and strides (PyTorch tensors: also layout and device), the
-arguments as _arguments_key tells them apart (1, True and 1.0 differ), the
-activation and the target. Those checks depend on nothing else but the
-operands' addresses, which every call checks again (alignment, out=
-overlap), so a hit accepts exactly what a miss accepts. A hit costs the
-signature tuple, one dictionary lookup, reading the addresses, the output
-allocation and one ctypes call (conv3d_run_packed, its arguments in a
-per-thread block: one pointer to marshal instead of ten arguments).
+dtype, shape and strides (PyTorch tensors: also layout and device; CuPy
+arrays: also the device), the arguments as _arguments_key tells them apart
+(1, True and 1.0 differ), the activation and the target. Those checks
+depend on nothing else but the operands' addresses, which every call checks
+again (alignment, out= overlap), so a hit accepts exactly what a miss
+accepts. Nothing is keyed by object identity.
 
-Only calls whose operands all belong to the input's library have a hit path
-(NumPy arrays; PyTorch tensors); other calls take _functional's general
-route, which finds its compiled plan by the operands' ArrayViews.
+A signature maps to an entry, a tuple unpacked in one step:
+(plan, steps, handle, alignment, empty, stream, extents) -- the
+_functional._Plan; which layout steps a hit runs (DIRECT: none; PARAMETERS:
+only the weight's and bias's conversions, which PyTorch hits reuse while
+the tensors are unchanged (_functional._parameter_copy) and then launch
+directly; ALL: copies of the input, residual or output, through the general
+route's launch); the compiled convolution's C handle; the address
+alignment the kernels need; a callable allocating the output (NDHWC memory,
+logical NCDHW); a callable answering the current CUstream (None on the CPU
+target); the bytes each operand spans from its address (for the out=
+overlap check: a function of dtype, shape and strides, so of the
+signature).
+
+A hit costs the signature tuple, one dictionary lookup, the addresses, the
+output allocation and one ctypes call: conv3d_run_packed given the bytes of
+a conv3d_run_args record packed by struct (no ctypes structure to fill, no
+per-thread block, no argument conversion: a bytes object goes to C as a
+char pointer), without an error buffer (conv3d_last_error names a failure).
+
+NumPy arrays, PyTorch tensors and CuPy arrays have a hit path when all
+operands belong to the input's library. Inputs of other DLPack producers
+have one too: their dtype, shape and strides are known only from a
+capsule, so each operand's is made and read on every call (the signature
+is the producer's type and what the capsule says), but no ArrayView, plan
+table key or Library is made; a hit with out= launches directly, one
+without allocates through the general route's Library. Other calls take
+_functional's general route, which finds its plan by the operands'
+ArrayViews and launches the same way.
 """
 
 import ctypes
 import functools
+import struct
 import sys
-import threading
 
 from . import _arrays
 from . import _functional as _f
-from . import _STREAM_LEGACY, Conv3dError, RunArgs, _library
+from . import Conv3dError, RunArgs, _library
 from ._functional import _arguments_key, _check_address, _parameter_copy, _span
-from ._functional import _spans_intersect
 
-__all__ = ["MISS", "signatures", "paths", "path_for", "clear"]
+__all__ = ["MISS", "signatures", "paths", "path_for", "clear", "run_packed",
+           "pack_run_args", "last_error", "torch_signature"]
 
 # A hit function's answer for a call it leaves to the general route.
 MISS = object()
-# signature -> _functional._Plan, for every library.
+# signature -> entry (see the module's docstring), for every library.
 signatures = {}
 # type(input) -> its library's hit function, or False for types without one.
 paths = {}
@@ -49,98 +72,129 @@ def path_for(kind):
     path = False
     numpy = sys.modules.get("numpy")
     torch = sys.modules.get("torch")
+    cupy = sys.modules.get("cupy")
     if numpy is not None and issubclass(kind, numpy.ndarray):
         path = _numpy_conv3d
     elif torch is not None and issubclass(kind, torch.Tensor):
         path = _torch_conv3d
+    elif cupy is not None and issubclass(kind, cupy.ndarray):
+        path = _cupy_conv3d
+    elif hasattr(kind, "__dlpack__") and hasattr(kind, "__dlpack_device__"):
+        path = _dlpack_conv3d
     paths[kind] = path
     return path
 
 
 # The C call ------------------------------------------------------------------
 
-# Each thread's conv3d_run_args block (conv3d_run_packed): a hit fills in
-# the handle and the addresses and passes one pointer. One attribute of the
-# thread-local object: (block, a pointer to it, the error buffer).
-_blocks = threading.local()
+# The conv3d_run_args record up to its stream (seven pointers), then zeros:
+# no error buffer (error, error_size) and amax 0.
+_POINTERS = 7
+assert RunArgs.stream.offset == 8 * (_POINTERS - 1) and ctypes.sizeof(ctypes.c_void_p) == 8
+pack_run_args = struct.Struct("=%dQ%dx" % (_POINTERS, ctypes.sizeof(RunArgs)
+                                           - 8 * _POINTERS)).pack
+assert len(pack_run_args(*range(_POINTERS))) == ctypes.sizeof(RunArgs)
 
 
-def _new_block():
-    block = RunArgs()
-    error = ctypes.create_string_buffer(4096)
-    block.error, block.error_size = ctypes.addressof(error), len(error)
-    _blocks.state = state = (block, ctypes.byref(block), error)
-    return state
+def run_packed(record):
+    """conv3d_run_packed(record), `record` the bytes of pack_run_args. The
+    first call loads the library (importing conv3d does not) and replaces
+    this function with the C function itself: a ctypes function without
+    argtypes, to which ctypes passes the bytes as a char pointer, checking
+    no argument (the check was about a third of the call's cost)."""
+    global run_packed
+    lib = _library()
+    run = lib._FuncPtr(("conv3d_run_packed", lib))
+    run.restype = ctypes.c_int
+    run_packed = run
+    return run(record)
 
 
-_packed = []
+def last_error():
+    """conv3d_last_error(): the calling thread's last failed run's message."""
+    lib = _library()
+    lib.conv3d_last_error.restype = ctypes.c_char_p
+    lib.conv3d_last_error.argtypes = []
+    return lib.conv3d_last_error().decode(errors="replace")
 
 
-def _packed_run():
-    """conv3d_run_packed as a ctypes function without argtypes: given only
-    this module's byref() of a RunArgs block, it skips ctypes' argument
-    check (about a third of the call's cost in Python). The plans' `run`."""
-    if not _packed:
-        lib = _library()
-        run = lib._FuncPtr(("conv3d_run_packed", lib))
-        run.restype = ctypes.c_int
-        _packed.append(run)
-    return _packed[0]
+def _failed():
+    return Conv3dError(last_error())
 
 
-def _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, stream):
-    try:
-        block, ref, error = _blocks.state
-    except AttributeError:
-        block, ref, error = _new_block()
-    block.conv = plan.handle
-    block.input = x_ptr
-    block.filter = w_ptr
-    block.bias = b_ptr
-    block.residual = res_ptr
-    block.output = out_ptr
-    block.stream = stream
-    if plan.run(ref):
-        raise Conv3dError(error.value.decode())
+def _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated_ptr=0):
+    """Raises for the first misaligned address, naming it (0: absent)."""
+    if allocated_ptr % alignment:
+        raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
+    _check_address(x_ptr, "input", alignment)
+    _check_address(w_ptr, "weight", alignment)
+    _check_address(res_ptr, "residual", alignment)
+    _check_address(b_ptr, "bias", 4)
 
 
-def _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr):
-    if x_ptr % alignment:
-        _check_address(x_ptr, "input", alignment)
-    if w_ptr % alignment:
-        _check_address(w_ptr, "weight", alignment)
-    if res_ptr is not None:
-        _check_address(res_ptr, "residual", alignment)
-    if b_ptr is not None:
-        _check_address(b_ptr, "bias", 4)
-
-
-def _miss(signature, library, prepare, input, weight, bias, residual, out, stride,
+def _miss(signature, library, make_entry, input, weight, bias, residual, out, stride,
           padding, dilation, groups, activation, target):
-    """The plan of a call not seen before, through every check of the general
-    route; it is remembered under `signature` when all operands are
-    instances of `library` (their type is part of the signature), after
-    prepare(plan, input) gave it what the library's hit path needs (before
-    another thread can find it). Returns None when they are not: the call
-    then takes the general route."""
-    plan = _f._checked_plan(input, weight, bias, residual, out, stride, padding,
-                            dilation, groups, activation, target)[0]
+    """The entry of a call not seen before, through every check of the
+    general route; remembered under `signature` when all operands are
+    instances of `library` (their type is part of the signature). Returns
+    None when they are not: the call then takes the general route."""
+    plan, views = _f._checked_plan(input, weight, bias, residual, out, stride, padding,
+                                   dilation, groups, activation, target)
     if not all(isinstance(a, library) for a in (input, weight, bias, residual, out)
                if a is not None):
         return None
-    if plan.empty is None:  # not prepared yet (prepare sets `empty` last)
-        plan.run = _packed_run()
-        prepare(plan, input)
-    signatures[signature] = plan
-    return plan
+    entry = make_entry(plan, input) + (_extents(plan, views),)
+    signatures[signature] = entry
+    return entry
+
+
+# An entry's layout steps.
+DIRECT, PARAMETERS, ALL = 0, 1, 2
+
+
+def _entry(plan, empty, stream):
+    """An entry, but for its extents (_miss adds them)."""
+    if plan.input_step or plan.residual_step or plan.output_back:
+        steps = ALL
+    elif plan.weight_step or plan.bias_step:
+        steps = PARAMETERS
+    else:
+        steps = DIRECT
+    return (plan, steps, plan.handle, plan.alignment, empty,
+            stream if plan.gpu else None)
+
+
+def _extents(plan, views):
+    """The bytes each operand's memory spans from its address (None: absent,
+    or replaced by a converted copy, which out= cannot overlap), input,
+    weight, bias, residual, out: a function of the dtypes, shapes and
+    strides, which the signature holds."""
+    converted = (False, plan.weight_step, plan.bias_step, False, False)
+    return tuple(None if v is None or replaced
+                 else _span(0, v.shape, v.strides, v.itemsize)[1]
+                 for v, replaced in zip(views, converted))
+
+
+_OPERANDS = ("input", "weight", "bias", "residual")
+
+
+def _check_out(out_ptr, alignment, extents, x_ptr, w_ptr, b_ptr, res_ptr):
+    """out= must not overlap an operand (by the entry's extents) and must be
+    aligned."""
+    out_end = out_ptr + extents[4]
+    for ptr, extent, what in zip((x_ptr, w_ptr, b_ptr, res_ptr), extents, _OPERANDS):
+        if extent is not None and ptr < out_end and out_ptr < ptr + extent:
+            raise ValueError("out overlaps %s in memory" % what)
+    _check_address(out_ptr, "out", alignment)
 
 
 # NumPy -----------------------------------------------------------------------
 
 
-def _prepare_numpy(plan, x):
+def _numpy_entry(plan, x):
     n, f, d, h, w = plan.output_shape
-    plan.empty = functools.partial(sys.modules["numpy"].empty, (n, d, h, w, f), x.dtype)
+    return _entry(plan, functools.partial(sys.modules["numpy"].empty, (n, d, h, w, f),
+                                          x.dtype), None)
 
 
 def _numpy_signature(a):
@@ -160,49 +214,39 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                      None if out is None else (type(out), out.dtype, out.shape, out.strides,
                                                out.flags.writeable),
                      _arguments_key(stride, padding, dilation, groups), activation, target)
-        plan = signatures.get(signature)
+        entry = signatures.get(signature)
     except (AttributeError, TypeError):
         # An operand that is no NumPy array, an unhashable argument: the
         # general route's checks name the problem.
         return MISS
-    if plan is None:
-        plan = _miss(signature, sys.modules["numpy"].ndarray, _prepare_numpy, input, weight,
-                     bias, residual, out, stride, padding, dilation, groups, activation,
-                     target)
-        if plan is None:
+    if entry is None:
+        entry = _miss(signature, sys.modules["numpy"].ndarray, _numpy_entry, input, weight,
+                      bias, residual, out, stride, padding, dilation, groups, activation,
+                      target)
+        if entry is None:
             return MISS
-    if plan.steps:
+    plan, steps, handle, alignment, empty, _, extents = entry
+    if steps:
         return _f._run_views(plan, input, weight, bias, residual, out)
     address = _arrays.numpy_address
     x_ptr = address(input)
     w_ptr = address(weight)
-    b_ptr = None if bias is None else address(bias)
-    res_ptr = None if residual is None else address(residual)
-    alignment = plan.alignment
+    b_ptr = 0 if bias is None else address(bias)
+    res_ptr = 0 if residual is None else address(residual)
+    allocated = 0
     if out is None:
-        result = plan.empty()
-        out_ptr = address(result)
-        if out_ptr % alignment:
-            raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
+        result = empty()
+        out_ptr = allocated = address(result)
         result = result.transpose(_NDHWC_TO_NCDHW)
     else:
         result = out
         out_ptr = address(out)
-        out_span = _numpy_span(out, out_ptr)
-        for a, ptr, what in ((input, x_ptr, "input"), (weight, w_ptr, "weight"),
-                             (bias, b_ptr, "bias"), (residual, res_ptr, "residual")):
-            if a is not None and _spans_intersect(_numpy_span(a, ptr), out_span):
-                raise ValueError("out overlaps %s in memory" % what)
-        _check_address(out_ptr, "out", alignment)
-    _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
-    _launch(plan, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, None)
+        _check_out(out_ptr, alignment, extents, x_ptr, w_ptr, b_ptr, res_ptr)
+    if (x_ptr | w_ptr | res_ptr | out_ptr) % alignment or b_ptr % 4:
+        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated)
+    if run_packed(pack_run_args(handle, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr, 0)):
+        raise _failed()
     return result
-
-
-def _numpy_span(a, ptr):
-    """The [first, last) bytes of dense NumPy array `a` at `ptr` (its strides
-    are in bytes and, past the miss's checks, not negative)."""
-    return ptr, ptr + a.itemsize + sum((e - 1) * s for e, s in zip(a.shape, a.strides))
 
 
 # PyTorch ---------------------------------------------------------------------
@@ -235,6 +279,10 @@ def torch_signature(input, weight, bias, residual, out, stride, padding, dilatio
             arguments, activation, target)
 
 
+# PyTorch's conversions (they need no sample array).
+_TORCH = _arrays.Library("torch", None)
+
+
 def _channels_last_strides(shape):
     """The strides of a (N, C, D, H, W) tensor with NDHWC memory, as
     torch.channels_last_3d gives them (extents of 0 count as 1)."""
@@ -245,109 +293,236 @@ def _channels_last_strides(shape):
     return (sd * max(d, 1), 1, sd, sh, sw)
 
 
-def _prepare_torch(plan, x):
-    """What a plan needs to run on PyTorch tensors like `x` without asking
-    the tensors or the Library again."""
+def _torch_entry(plan, x):
+    """The entry of a plan on PyTorch tensors like `x`: what a hit needs
+    without asking the tensors or the Library again."""
     torch = sys.modules["torch"]
-    # As Library.stream and Library.empty_channels_last do; `empty` last:
-    # _miss takes a plan with one as prepared.
-    plan.stream = None
+    stream = None
     if plan.gpu:
+        # As Library.stream does.
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         ordinal = plan.device[1]
-        plan.stream = functools.partial(raw, ordinal) if raw else (
+        stream = functools.partial(raw, ordinal) if raw else (
             lambda: torch.cuda.current_stream(ordinal).cuda_stream)
     # The output: new_empty_strided of a tensor with the input's dtype and
     # device (a hit has the miss's input signature) takes positional
     # arguments only, no keywords to parse. The template is an empty plain
     # tensor (no memory; no subclass of the caller's to dispatch through).
     template = torch.empty(0, dtype=x.dtype, device=x.device)
-    plan.empty = functools.partial(template.new_empty_strided, plan.output_shape,
-                                   _channels_last_strides(plan.output_shape))
+    empty = functools.partial(template.new_empty_strided, plan.output_shape,
+                              _channels_last_strides(plan.output_shape))
+    return _entry(plan, empty, stream)
 
 
 def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activation,
                   residual, out, target):
     """conv3d for PyTorch tensors: a hit reads each tensor's attributes once
     (signature and data_ptr()), checks the addresses and launches on the
-    current stream. The hot path of the package: torch_signature and
-    _launch are written out inline here (a Python call costs as much as a
-    tensor attribute); torch_signature must build the same tuple."""
+    current stream. The hot path of the package: torch_signature is written
+    out inline here (a Python call costs as much as a tensor attribute); it
+    must build the same tuple."""
     try:
         if type(stride) is int and type(padding) is int and type(dilation) is int \
                 and type(groups) is int:
             arguments = stride, padding, dilation, groups
         else:
             arguments = _arguments_key(stride, padding, dilation, groups)
-        signature = (type(input), input.dtype, input.layout, input.device, input.shape,
-                     input.stride(),
-                     type(weight), weight.dtype, weight.layout, weight.device, weight.shape,
-                     weight.stride(),
-                     None if bias is None else (type(bias), bias.dtype, bias.layout,
-                                                bias.device, bias.shape, bias.stride()),
-                     None if residual is None else _torch_signature(residual),
-                     None if out is None else _torch_signature(out),
-                     arguments, activation, target)
-        plan = signatures.get(signature)
+        signature = (
+            type(input), input.dtype, input.layout, input.device, input.shape,
+            input.stride(),
+            type(weight), weight.dtype, weight.layout, weight.device, weight.shape,
+            weight.stride(),
+            None if bias is None else (type(bias), bias.dtype, bias.layout, bias.device,
+                                       bias.shape, bias.stride()),
+            None if residual is None else _torch_signature(residual),
+            None if out is None else _torch_signature(out),
+            arguments, activation, target)
+        entry = signatures.get(signature)
     except (AttributeError, RuntimeError, TypeError):
         # An operand that is not a tensor, stride() of a sparse or other
         # non-strided tensor, an unhashable argument: the general route's
         # checks name the problem.
         return MISS
-    if plan is None:
-        plan = _miss(signature, sys.modules["torch"].Tensor, _prepare_torch, input, weight,
-                     bias, residual, out, stride, padding, dilation, groups, activation,
-                     target)
-        if plan is None:
+    if entry is None:
+        entry = _miss(signature, sys.modules["torch"].Tensor, _torch_entry, input, weight,
+                      bias, residual, out, stride, padding, dilation, groups, activation,
+                      target)
+        if entry is None:
             return MISS
-
-    if plan.steps:
-        library = _arrays.Library("torch", input)
-        if plan.input_step:
-            input = library.to_channels_last(input)
+    plan, steps, handle, alignment, empty, stream, extents = entry
+    if steps:
+        if steps == ALL:
+            return _torch_with_steps(plan, input, weight, bias, residual, out)
+        # The weight's or bias's converted copy (made once per tensor state).
         if plan.weight_step:
-            weight = _parameter_copy(library, weight, library.to_channels_last, "weight")
+            weight = _parameter_copy(_TORCH, weight, _TORCH.to_channels_last, "weight")
         if plan.bias_step:
-            bias = _parameter_copy(library, bias, library.to_float32, "bias")
-        if plan.residual_step:
-            residual = library.to_channels_last(residual)
-    alignment = plan.alignment
+            bias = _parameter_copy(_TORCH, bias, _TORCH.to_float32, "bias")
     x_ptr = input.data_ptr()
     w_ptr = weight.data_ptr()
-    b_ptr = None if bias is None else bias.data_ptr()
-    res_ptr = None if residual is None else residual.data_ptr()
+    b_ptr = 0 if bias is None else bias.data_ptr()
+    res_ptr = 0 if residual is None else residual.data_ptr()
+    allocated = 0
     if out is None:
-        result = plan.empty()
-        out_ptr = result.data_ptr()
-        if out_ptr % alignment:
-            raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
+        result = empty()
+        out_ptr = allocated = result.data_ptr()
     else:
         result = out
         out_ptr = out.data_ptr()
-        out_span = _span(out_ptr, out.shape, out.stride(), out.element_size())
-        for t, ptr, what in ((input, x_ptr, "input"), (weight, w_ptr, "weight"),
-                             (bias, b_ptr, "bias"), (residual, res_ptr, "residual")):
-            if t is not None and _spans_intersect(
-                    _span(ptr, t.shape, t.stride(), t.element_size()), out_span):
-                raise ValueError("out overlaps %s in memory" % what)
-        _check_address(out_ptr, "out", alignment)
+        _check_out(out_ptr, alignment, extents, x_ptr, w_ptr, b_ptr, res_ptr)
     # One test for the usual case (all aligned); the checks in order, naming
     # the operand, otherwise.
-    if (x_ptr | w_ptr | (res_ptr or 0)) % alignment or (b_ptr or 0) % 4:
-        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
-    try:
-        block, ref, error = _blocks.state
-    except AttributeError:
-        block, ref, error = _new_block()
-    block.conv = plan.handle
-    block.input = x_ptr
-    block.filter = w_ptr
-    block.bias = b_ptr
-    block.residual = res_ptr
-    block.output = out_ptr
-    block.stream = (plan.stream() or _STREAM_LEGACY) if plan.gpu else None
-    if plan.run(ref):
-        raise Conv3dError(error.value.decode())
-    if plan.output_back:
-        result = result.contiguous()
+    if (x_ptr | w_ptr | res_ptr | out_ptr) % alignment or b_ptr % 4:
+        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated)
+    if run_packed(pack_run_args(handle, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr,
+                                (stream() or 1) if stream else 0)):
+        raise _failed()
     return result
+
+
+def _torch_with_steps(plan, input, weight, bias, residual, out):
+    """A hit whose plan has layout steps or copies its output back: the
+    steps (PyTorch weights and biases converted once, see
+    _functional._parameter_copy), then the general route's launch."""
+    library = _arrays.Library("torch", input)
+    if plan.input_step:
+        input = library.to_channels_last(input)
+    if plan.weight_step:
+        weight = _parameter_copy(library, weight, library.to_channels_last, "weight")
+    if plan.bias_step:
+        bias = _parameter_copy(library, bias, library.to_float32, "bias")
+    if plan.residual_step:
+        residual = library.to_channels_last(residual)
+    return _f._run_views(plan, input, weight, bias, residual, out, steps_done=True)
+
+
+# CuPy ------------------------------------------------------------------------
+
+
+def _cupy_signature(a):
+    return type(a), a.dtype, a.shape, a.strides, a.device.id
+
+
+def _cupy_entry(plan, x):
+    """The entry of a plan on CuPy arrays like `x`: allocation and the
+    current stream on the plan's device (made current for the call when
+    another one is: a fresh Device each time, as a Device's context keeps a
+    stack of its own that threads must not share)."""
+    cupy = sys.modules["cupy"]
+    n, f, d, h, w = plan.output_shape
+    shape, dtype, ordinal = (n, d, h, w, f), x.dtype, plan.device[1]
+    current = cupy.cuda.runtime.getDevice
+    get_stream = cupy.cuda.get_current_stream
+
+    def empty():
+        if current() == ordinal:
+            return cupy.empty(shape, dtype)
+        with cupy.cuda.Device(ordinal):
+            return cupy.empty(shape, dtype)
+
+    def stream():
+        if current() == ordinal:
+            return get_stream().ptr
+        with cupy.cuda.Device(ordinal):
+            return get_stream().ptr
+
+    return _entry(plan, empty, stream)
+
+
+def _cupy_conv3d(input, weight, bias, stride, padding, dilation, groups, activation,
+                 residual, out, target):
+    """conv3d for CuPy arrays: the attributes _arrays reads for the miss
+    (type, dtype, shape, byte strides, device) are the signature; a hit
+    allocates on the plan's device and launches on CuPy's current stream
+    there. Calls with layout steps take the general route with the plan
+    found here."""
+    try:
+        signature = (_cupy_signature(input), _cupy_signature(weight),
+                     None if bias is None else _cupy_signature(bias),
+                     None if residual is None else _cupy_signature(residual),
+                     None if out is None else _cupy_signature(out),
+                     _arguments_key(stride, padding, dilation, groups), activation, target)
+        entry = signatures.get(signature)
+    except (AttributeError, TypeError):
+        return MISS
+    if entry is None:
+        entry = _miss(signature, sys.modules["cupy"].ndarray, _cupy_entry, input, weight,
+                      bias, residual, out, stride, padding, dilation, groups, activation,
+                      target)
+        if entry is None:
+            return MISS
+    plan, steps, handle, alignment, empty, stream, extents = entry
+    if steps:
+        return _f._run_views(plan, input, weight, bias, residual, out)
+    x_ptr = input.data.ptr
+    w_ptr = weight.data.ptr
+    b_ptr = 0 if bias is None else bias.data.ptr
+    res_ptr = 0 if residual is None else residual.data.ptr
+    allocated = 0
+    if out is None:
+        result = empty()
+        out_ptr = allocated = result.data.ptr
+        result = result.transpose(_NDHWC_TO_NCDHW)
+    else:
+        result = out
+        out_ptr = out.data.ptr
+        _check_out(out_ptr, alignment, extents, x_ptr, w_ptr, b_ptr, res_ptr)
+    if (x_ptr | w_ptr | res_ptr | out_ptr) % alignment or b_ptr % 4:
+        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated)
+    if run_packed(pack_run_args(handle, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr,
+                                stream() or 1)):
+        raise _failed()
+    return result
+
+
+# Other DLPack producers ------------------------------------------------------
+
+
+def _dlpack_entry(plan, x):
+    return _entry(plan, None, (lambda: _arrays._STREAM_LEGACY) if plan.gpu else None)
+
+
+def _dlpack_conv3d(input, weight, bias, stride, padding, dilation, groups, activation,
+                   residual, out, target):
+    """conv3d for other DLPack producers' arrays (any mix of them; NumPy,
+    PyTorch or CuPy operands are read through DLPack too): the signature
+    is each operand's type and what its capsule says (device, dtype, shape,
+    strides), read on every call, as the address is."""
+    read = _arrays.read_dlpack
+    try:
+        x = read(input)
+        w = read(weight)
+        b = None if bias is None else read(bias)
+        r = None if residual is None else read(residual)
+        o = None if out is None else read(out)
+        signature = (type(input), x[:4], type(weight), w[:4],
+                     None if b is None else (type(bias), b[:4]),
+                     None if r is None else (type(residual), r[:4]),
+                     None if o is None else (type(out), o[:4]),
+                     _arguments_key(stride, padding, dilation, groups), activation, target)
+        entry = signatures.get(signature)
+    except Exception:  # noqa: BLE001
+        # Not a DLPack array, an export refused (PyTorch: a tensor requiring
+        # grad), an unhashable argument: the general route, which reads
+        # the operands its own way, names the problem.
+        return MISS
+    if entry is None:
+        entry = _miss(signature, object, _dlpack_entry, input, weight, bias, residual, out,
+                      stride, padding, dilation, groups, activation, target)
+    plan, steps, handle, alignment, _, stream, extents = entry
+    if steps or out is None:
+        view = _arrays.dlpack_view
+        return _f._run_views(plan, input, weight, bias, residual, out, (
+            view(input, x), view(weight, w), None if b is None else view(bias, b),
+            None if r is None else view(residual, r), None if o is None else view(out, o)))
+    x_ptr, w_ptr, out_ptr = x[4], w[4], o[4]
+    b_ptr = 0 if b is None else b[4]
+    res_ptr = 0 if r is None else r[4]
+    _check_out(out_ptr, alignment, extents, x_ptr, w_ptr, b_ptr, res_ptr)
+    if (x_ptr | w_ptr | res_ptr) % alignment or b_ptr % 4:
+        _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr)
+    # The capsules (x, w, b, r, o) hold the exports until the call returns.
+    if run_packed(pack_run_args(handle, x_ptr, w_ptr, b_ptr, res_ptr, out_ptr,
+                                stream() if stream else 0)):
+        raise _failed()
+    return out

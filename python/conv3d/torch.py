@@ -31,7 +31,7 @@ else:
 
 import weakref
 
-from . import _functional
+from . import _functional, _hit
 
 __all__ = ["conv3d", "Conv3d", "convert", "ConvertReport", "CausalConv3d"]
 
@@ -196,6 +196,11 @@ else:
             raise ValueError("padding must be an int, a 3-tuple, a 6-tuple, 'valid' or "
                              "'same', got %r" % padding)
         if _direct(input, weight, bias, residual):
+            # conv3d.conv3d's PyTorch hit path itself (one call less).
+            result = _hit._torch_conv3d(input, weight, bias, stride, padding, dilation, 1,
+                                        activation, residual, None, target)
+            if result is not _hit.MISS:
+                return result
             return _functional.conv3d(input, weight, bias, stride, padding, dilation,
                                       activation=activation, residual=residual,
                                       target=target)
@@ -285,9 +290,17 @@ else:
             return module
 
         def forward(self, input, residual=None):
-            return conv3d(input, self.weight, self.bias, self.stride, self.padding,
-                          self.dilation, activation=self.activation, residual=residual,
-                          target=self.target)
+            weight, bias = self.weight, self.bias
+            if _direct(input, weight, bias, residual):
+                # As conv3d() does; its own argument checks (groups, padding
+                # strings) are the miss's too.
+                result = _hit._torch_conv3d(input, weight, bias, self.stride, self.padding,
+                                            self.dilation, 1, self.activation, residual,
+                                            None, self.target)
+                if result is not _hit.MISS:
+                    return result
+            return conv3d(input, weight, bias, self.stride, self.padding, self.dilation,
+                          activation=self.activation, residual=residual, target=self.target)
 
         def extra_repr(self):
             text = super().extra_repr()

@@ -218,6 +218,14 @@ def case_hit_refuses_what_a_miss_refuses():
     # Arguments equal to seen ones as dictionary keys but refused.
     for bad in (True, 1.0, (1, True, 1), [1, 1.0, 1]):
         expect(TypeError, "stride must be an int", lambda: f(x, w, stride=bad))
+    # nn.Conv3d's form (tuples of ints): hits; a tuple equal to a seen one
+    # but holding a bool does not.
+    module_form = {"stride": (1, 1, 1), "padding": (0, 0, 0), "dilation": (1, 1, 1)}
+    f(x, w, **module_form)
+    expect_hit("tuples of ints (nn.Conv3d's form), again", lambda: f(x, w, **module_form))
+    print("tuples of ints (nn.Conv3d's form), again: hits")
+    expect(TypeError, "stride must be an int",
+           lambda: f(x, w, **dict(module_form, stride=(1, True, 1))))
     expect(ValueError, "groups", lambda: f(x, w, groups=2))
     expect(ValueError, "activation", lambda: f(x, w, activation="tanh"))
     expect(ValueError, "target", lambda: f(x, w, target="sm75"))
@@ -267,6 +275,54 @@ def case_threads():
     print("4 threads x 25 hits on one signature: every result matches its reference")
 
 
+def case_dlpack_repeated():
+    """A generic DLPack producer (NumPy behind __dlpack__ only): its plan is
+    made once, later calls with out= are hits (the signature read from the
+    capsules), on fresh data they compute the reference into a poisoned out=
+    and refuse odd addresses and overlaps; without out= the hit allocates
+    through the general route."""
+    conv3d.clear_cache()
+    made = Counter(_functional, "_make_plan")
+    try:
+        w = data((6, 5, 3, 3, 3), scale=0.2)
+        b = data((6,), layout=lambda a: a)
+        for i in range(3):
+            x = data((1, 5, 4, 5, 6))
+            out = poisoned((1, 6, 4, 5, 6))
+            before = misses.calls
+            y = conv3d.conv3d(DLPackOnly(x), DLPackOnly(w), DLPackOnly(b), padding=1,
+                              out=DLPackOnly(out))
+            assert misses.calls == before + (i == 0), "call %d: hit expected" % (i + 1)
+            assert y._array is out
+            check("DLPack producer, call %d, poisoned out=" % (i + 1), out,
+                  reference(x, w, b, padding=1))
+        y = conv3d.conv3d(DLPackOnly(x), DLPackOnly(w), DLPackOnly(b), padding=1)
+        assert isinstance(y, np.ndarray), type(y)
+        check("DLPack producer, no out= (a NumPy result)", y, reference(x, w, b, padding=1))
+        assert made.calls == 2 and conv3d.cached_plans() == 2, (made.calls,
+                                                                conv3d.cached_plans())
+        print("DLPack producer: one plan per signature (%d made)" % made.calls)
+        raw = np.zeros(x.size * 4 + 1, np.uint8)
+        odd = np.frombuffer(raw.data, np.float32, x.size, offset=1).reshape(
+            1, 4, 5, 6, 5).transpose(0, 4, 1, 2, 3)
+        assert (odd.shape, odd.strides) == (x.shape, x.strides)
+        expect(ValueError, "input starts at address",
+               lambda: conv3d.conv3d(DLPackOnly(odd), DLPackOnly(w), DLPackOnly(b),
+                                     padding=1, out=DLPackOnly(out)))
+        w66 = data((6, 6, 3, 3, 3), scale=0.2)
+        shared = data((1, 6, 4, 5, 6))
+        conv3d.conv3d(DLPackOnly(shared), DLPackOnly(w66), padding=1,
+                      out=DLPackOnly(poisoned((1, 6, 4, 5, 6))))
+        expect(ValueError, "out overlaps input",
+               lambda: conv3d.conv3d(DLPackOnly(shared), DLPackOnly(w66), padding=1,
+                                     out=DLPackOnly(shared)))
+    finally:
+        made.restore()
+    # A failed C call's message comes from conv3d_last_error.
+    assert _hit.run_packed(_hit.pack_run_args(0, 0, 0, 0, 0, 0, 0)) == 1
+    print("a failed run: %s" % _hit.last_error())
+
+
 def case_numpy_address():
     """The hit path reads NumPy addresses from __array_struct__: the same as
     a.ctypes.data for offset views, transposes, read-only arrays,
@@ -288,6 +344,7 @@ def main():
     case_changes_miss()
     case_hit_refuses_what_a_miss_refuses()
     case_threads()
+    case_dlpack_repeated()
     misses.restore()
     views.restore()
     print("HIT-PATH-OK")

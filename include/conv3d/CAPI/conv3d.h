@@ -135,8 +135,16 @@ typedef struct conv3d_run_args {
 } conv3d_run_args;
 
 /* conv3d_run(args->conv, args->input, ...). Returns 0 on success, 1 with the
- * message in args->error otherwise (and 1 for a null `args`). */
+ * message in args->error otherwise (and 1 for a null `args`). `args` need
+ * not be aligned (a foreign-function layer may pass the bytes of a packed
+ * record, e.g. Python's struct.pack, as a char pointer). */
 int conv3d_run_packed(const conv3d_run_args *args);
+
+/* The message of the calling thread's last failed conv3d_run or
+ * conv3d_run_packed, kept whether or not the call had an error buffer (""
+ * before any failure). Valid until this thread's next failed run. Lets a
+ * caller pass no error buffer and ask only when a run fails. */
+const char *conv3d_last_error(void);
 
 /*===----------------------------------------------------------------------===*
  * Streaming video decoders: cached frames and an input prologue
