@@ -610,7 +610,8 @@ int main(int argc, char **argv) {
     bool streamCase = has("stream") && !spec.inputQuantBlockSize &&
                       !spec.packedFilter && gen.coin(0.5);
     // On sm90, half of them take no prologue: the sm90 kernel reads the
-    // history itself (a prologue sends the convolution to the sm80 kernel).
+    // history itself either way (a prologue runs in its prepass unless the
+    // fused placement sends the convolution to the sm80 kernel).
     bool streamPrologue = streamCase && (!sm90Case || gen.coin());
     if (streamCase)
       spec.geometry.addHistory(gen.range(0, 3));
@@ -628,6 +629,10 @@ int main(int argc, char **argv) {
     options.lowering = lowering == "reference" ? CpuLowering::Reference
                                                : CpuLowering::ImplicitGemm;
     options.qslice = "none";
+    // Both placements of the prologue: the prepass (the default) and fused
+    // in the loads.
+    if (streamPrologue && gen.coin(0.3))
+      options.prologuePlacement = "fused";
     if (realCase)
       ; // the block-scaled kernel takes the K loop whole
     else if (has("qslice"))
@@ -675,7 +680,10 @@ int main(int argc, char **argv) {
           spec.geometry.channels % *spec.inputQuantBlockSize == 0)) &&
         !streamCase;
     std::optional<std::string> halo;
-    if (has("config") && sm90Case && sm90 && gen.coin(0.3))
+    // The halo mainloop stores dense 16-bit tiles: not the f32 partial sums
+    // of separate Q-slices.
+    if (has("config") && sm90Case && sm90 && options.qslice != "separate" &&
+        gen.coin(0.3))
       halo = gen.sm90HaloConfig(spec, qsliceOuter);
     if (halo)
       options.config = *halo;
@@ -684,14 +692,15 @@ int main(int argc, char **argv) {
       if (has("config") && gen.coin(0.6))
         options.config = gen.blockScaledConfig(spec.geometry).value_or("");
     } else if (has("config") && gen.coin(0.6))
-      options.config = options.target == Target::cpu
-                           ? gen.config(spec, qsliceOuter)
-                       : sm90Case && sm90 && sm90TakesQuant && !streamPrologue
-                           ? gen.sm90Config(qsliceOuter)
-                       : sm90Case && sm100 && sm100TakesCase && !rank4
-                           ? gen.sm100Config(qsliceOuter)
-                           : gen.gpuConfig(spec, qsliceOuter) +
-                                 (sm90 || sm100 ? ",kernel=sm80" : "");
+      options.config =
+          options.target == Target::cpu ? gen.config(spec, qsliceOuter)
+          : sm90Case && sm90 && sm90TakesQuant &&
+                  (!streamPrologue || options.prologuePlacement == "prepass")
+              ? gen.sm90Config(qsliceOuter)
+          : sm90Case && sm100 && sm100TakesCase && !rank4
+              ? gen.sm100Config(qsliceOuter)
+              : gen.gpuConfig(spec, qsliceOuter) +
+                    (sm90 || sm100 ? ",kernel=sm80" : "");
 
     auto caseStart = std::chrono::steady_clock::now();
     CaseResult r = assemble ? assembleCase(engine, spec, options, tally)
