@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FlatView.h"
 #include "conv3d/Conversion/Common/ScalarEmitters.h"
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dOps.h"
@@ -90,15 +91,7 @@ struct PackNVFP4ToBlockLoop : OpRewritePattern<PackNVFP4Op> {
                            : llvm::MaybeAlign();
     };
 
-    auto flat = [&](Value memref) -> Value {
-      auto type = cast<MemRefType>(memref.getType());
-      if (type.getRank() == 1)
-        return memref;
-      SmallVector<ReassociationIndices> all(1);
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        all[0].push_back(d);
-      return memref::CollapseShapeOp::create(rewriter, loc, memref, all);
-    };
+    auto flat = [&](Value memref) { return flatView(rewriter, loc, memref); };
     Value input = flat(op.getInput());
     Value codes = flat(op.getCodes());
     Value scales = flat(op.getScales());

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FlatView.h"
 #include "conv3d/Conversion/Common/ScalarEmitters.h"
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dOps.h"
@@ -46,17 +47,6 @@ bool mlir::conv3d::hasContiguousQuantBlocks(QuantizeOp op) {
 }
 
 namespace {
-
-/// `memref` (identity layout) as a 1-D view of its elements.
-Value flatView(OpBuilder &b, Location loc, Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  if (type.getRank() == 1)
-    return memref;
-  SmallVector<ReassociationIndices> all(1);
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    all[0].push_back(d);
-  return memref::CollapseShapeOp::create(b, loc, memref, all);
-}
 
 /// The elements one vector access moves: 16 bytes' worth, at most the block.
 int64_t elementsPerAccess(Type elementType, int64_t blockSize) {
