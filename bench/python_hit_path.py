@@ -162,6 +162,11 @@ def gpu_child(args):
                                         y.data_ptr(), stream() or 1)
             run = _hit.run_packed
             cases["  conv3d_run_packed alone"] = lambda: run(packed)
+            if _hit.paths.get(torch.Tensor) not in (None, _hit._torch_conv3d):
+                # The C hit path's pure-Python counterpart, in the same
+                # process (its own signatures and entries).
+                cases["  pure-Python hit (_hit._torch_conv3d)"] = lambda: _hit._torch_conv3d(
+                    x, w, b, 1, 1, 1, 1, None, None, None, "auto")
             pieces = {
                 "  output allocation (the entry's)": empty,
                 "  signature + lookup": lambda: _hit.signatures.get(_hit.torch_signature(
@@ -203,6 +208,8 @@ def gpu_child(args):
     target = "sm90" if (dev.cc_major, dev.cc_minor) == (9, 0) else "sm80"
     return {"mode": "gpu", "us": us, "gpu_us": gpu, "rel_l2": err, "target": target,
             "addresses": addresses, "skipped": dict(hit_path.skipped),
+            "hit_path": "C" if _hit.paths.get(torch.Tensor) not in (None, _hit._torch_conv3d)
+            else "pure Python (%s)" % _hit.extension_status,
             "device": dev.name.decode(), "torch": torch.__version__,
             "cudnn": torch.backends.cudnn.version(), "cupy": getattr(cupy, "__version__", None)}
 
@@ -307,6 +314,7 @@ def report(runs):
               statistics.median(r["gpu_us"][CHECKED[0]] for r in runs), first["rel_l2"],
               first["target"], first["device"], first["torch"], first["cudnn"],
               first["cupy"]))
+    print("  hit path per process: %s" % ", ".join(r.get("hit_path", "?") for r in runs))
     print("  busy-GPU bursts left out per process: %s" % "; ".join(
         ", ".join("%s %d" % (why, n) for why, n in r["skipped"].items()) for r in runs))
     for name in runs[0]["addresses"]:

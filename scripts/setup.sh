@@ -18,7 +18,7 @@ llvm=/usr/lib/llvm-22
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
           libclang-rt-22-dev ninja-build cmake libgtest-dev libgmock-dev
-          python3 python3-numpy python3-setuptools python3-pip python3-wheel)
+          python3 python3-dev python3-numpy python3-setuptools python3-pip python3-wheel)
 
 log() { printf '[setup] %s\n' "$*"; }
 

@@ -15,6 +15,10 @@ def _info():
         return 1
     print("library: %s" % path)
     print("library version: %s" % conv3d.library_version())
+    from conv3d import _hit
+    module = _hit.extension()
+    print("PyTorch hit path: %s" % ("C, %s" % module.__file__ if module else
+                                    "pure Python: %s" % _hit.extension_status))
     print("targets: cpu, sm80 (CUDA compute capability 8.0+), sm90 (9.0: H100, H200)")
     try:
         device = conv3d.cuda_device()

@@ -50,7 +50,8 @@ from . import Conv3dError, RunArgs, _library
 from ._functional import _arguments_key, _check_address, _parameter_copy, _span
 
 __all__ = ["MISS", "signatures", "paths", "path_for", "clear", "run_packed",
-           "pack_run_args", "last_error", "torch_signature"]
+           "pack_run_args", "last_error", "torch_signature", "extension",
+           "extension_status"]
 
 # A hit function's answer for a call it leaves to the general route.
 MISS = object()
@@ -76,7 +77,7 @@ def path_for(kind):
     if numpy is not None and issubclass(kind, numpy.ndarray):
         path = _numpy_conv3d
     elif torch is not None and issubclass(kind, torch.Tensor):
-        path = _torch_conv3d
+        path = _torch_path()
     elif cupy is not None and issubclass(kind, cupy.ndarray):
         path = _cupy_conv3d
     elif hasattr(kind, "__dlpack__") and hasattr(kind, "__dlpack_device__"):
@@ -120,6 +121,84 @@ def last_error():
 
 def _failed():
     return Conv3dError(last_error())
+
+
+# The C hit path --------------------------------------------------------------
+
+# Why the PyTorch hit path is pure Python in this process (None: it is the
+# C extension's, or the question has not come up yet); `python -m conv3d
+# --info` prints it.
+extension_status = None
+_EXTENSION_FILE = "_conv3d_hit.abi3.so"
+_EXTENSION_PROTOCOL = 1
+
+
+_NOT_LOADED = object()
+_extension = _NOT_LOADED
+
+
+def extension():
+    """The _conv3d_hit module beside libConv3d.so, initialized (loaded
+    once); None (with `extension_status` saying why) when it is disabled
+    ($CONV3D_HIT_EXTENSION=0), absent (the library was built without
+    Python's development headers) or does not load."""
+    global _extension
+    if _extension is _NOT_LOADED:
+        _extension = _load_extension()
+    return _extension
+
+
+def _load_extension():
+    global extension_status
+    import importlib.util
+    import os
+    if os.environ.get("CONV3D_HIT_EXTENSION", "1") == "0":
+        extension_status = "disabled by CONV3D_HIT_EXTENSION=0"
+        return None
+    lib = _library()
+    from . import library_path
+    path = os.path.join(os.path.dirname(library_path()), _EXTENSION_FILE)
+    if not os.path.exists(path):
+        extension_status = "no %s beside the library" % path
+        return None
+    try:
+        spec = importlib.util.spec_from_file_location("conv3d._conv3d_hit", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except ImportError as e:
+        extension_status = "%s does not load: %s" % (path, e)
+        return None
+    if getattr(module, "PROTOCOL", None) != _EXTENSION_PROTOCOL:
+        extension_status = "%s speaks protocol %s, this package %d (another build)" % (
+            path, getattr(module, "PROTOCOL", None), _EXTENSION_PROTOCOL)
+        return None
+    module.init(MISS, signatures, _torch_miss, _torch_with_steps, _torch_parameters,
+                _check_out, _check_addresses, _failed, _arguments_key,
+                ctypes.cast(lib.conv3d_run_packed, ctypes.c_void_p).value)
+    extension_status = None
+    return module
+
+
+def _torch_path():
+    """The hit function for PyTorch tensors: the C extension's when it
+    loads (its signatures then key the entries: torch_signature is
+    replaced too), else _torch_conv3d."""
+    global torch_signature
+    module = extension()
+    if module is None:
+        return _torch_conv3d
+    torch_signature = _c_torch_signature(module.torch_signature)
+    return module.torch_conv3d
+
+
+def _c_torch_signature(signature):
+    """torch_signature's argument order on the C module's function (whose
+    order is conv3d.conv3d's)."""
+    def torch_signature(input, weight, bias, residual, out, stride, padding, dilation,
+                        groups, activation, target):
+        return signature(input, weight, bias, stride, padding, dilation, groups,
+                         activation, residual, out, target)
+    return torch_signature
 
 
 def _check_addresses(alignment, x_ptr, w_ptr, b_ptr, res_ptr, allocated_ptr=0):
@@ -353,11 +432,7 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
     if steps:
         if steps == ALL:
             return _torch_with_steps(plan, input, weight, bias, residual, out)
-        # The weight's or bias's converted copy (made once per tensor state).
-        if plan.weight_step:
-            weight = _parameter_copy(_TORCH, weight, _TORCH.to_channels_last, "weight")
-        if plan.bias_step:
-            bias = _parameter_copy(_TORCH, bias, _TORCH.to_float32, "bias")
+        weight, bias = _torch_parameters(plan, weight, bias)
     x_ptr = input.data_ptr()
     w_ptr = weight.data_ptr()
     b_ptr = 0 if bias is None else bias.data_ptr()
@@ -378,6 +453,25 @@ def _torch_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
                                 (stream() or 1) if stream else 0)):
         raise _failed()
     return result
+
+
+def _torch_parameters(plan, weight, bias):
+    """(weight, bias) for a plan with the PARAMETERS steps: the weight's or
+    bias's converted copy, made once per tensor state."""
+    if plan.weight_step:
+        weight = _parameter_copy(_TORCH, weight, _TORCH.to_channels_last, "weight")
+    if plan.bias_step:
+        bias = _parameter_copy(_TORCH, bias, _TORCH.to_float32, "bias")
+    return weight, bias
+
+
+def _torch_miss(signature, input, weight, bias, stride, padding, dilation, groups,
+                activation, residual, out, target):
+    """The entry of a PyTorch call not seen before (see _miss), for the C
+    hit path (_conv3d_hit.torch_conv3d), which found no entry under
+    `signature`; None when the general route must take the call."""
+    return _miss(signature, sys.modules["torch"].Tensor, _torch_entry, input, weight, bias,
+                 residual, out, stride, padding, dilation, groups, activation, target)
 
 
 def _torch_with_steps(plan, input, weight, bias, residual, out):

@@ -196,9 +196,11 @@ else:
             raise ValueError("padding must be an int, a 3-tuple, a 6-tuple, 'valid' or "
                              "'same', got %r" % padding)
         if _direct(input, weight, bias, residual):
-            # conv3d.conv3d's PyTorch hit path itself (one call less).
-            result = _hit._torch_conv3d(input, weight, bias, stride, padding, dilation, 1,
-                                        activation, residual, None, target)
+            # conv3d.conv3d's PyTorch hit function itself (the C extension's
+            # or _hit._torch_conv3d; one call less).
+            hit = _hit.paths.get(_torch.Tensor) or _hit.path_for(_torch.Tensor)
+            result = hit(input, weight, bias, stride, padding, dilation, 1, activation,
+                         residual, None, target)
             if result is not _hit.MISS:
                 return result
             return _functional.conv3d(input, weight, bias, stride, padding, dilation,
@@ -294,9 +296,9 @@ else:
             if _direct(input, weight, bias, residual):
                 # As conv3d() does; its own argument checks (groups, padding
                 # strings) are the miss's too.
-                result = _hit._torch_conv3d(input, weight, bias, self.stride, self.padding,
-                                            self.dilation, 1, self.activation, residual,
-                                            None, self.target)
+                hit = _hit.paths.get(_torch.Tensor) or _hit.path_for(_torch.Tensor)
+                result = hit(input, weight, bias, self.stride, self.padding, self.dilation, 1,
+                             self.activation, residual, None, self.target)
                 if result is not _hit.MISS:
                     return result
             return conv3d(input, weight, bias, self.stride, self.padding, self.dilation,

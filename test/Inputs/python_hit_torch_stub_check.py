@@ -30,15 +30,27 @@ x = torch.Tensor(channels_last(rng.standard_normal((2, 8, 3, 5, 5)).astype(np.fl
 w = torch.Tensor(channels_last(rng.standard_normal((4, 8, 3, 3, 3)).astype(np.float32)))
 b = torch.Tensor(rng.standard_normal(4).astype(np.float32))
 ref = conv3d.conv3d(x.a, w.a, b.a, 1, 1)  # the NumPy route, same library
+before = len(_hit.signatures)
 miss = conv3d.conv3d(x, w, b, 1, 1)
 hit = conv3d.conv3d(x, w, b, 1, 1)
-print("one PyTorch signature:",
-      sum(1 for key in _hit.signatures if key[0] is torch.Tensor) == 1)
+print("one PyTorch signature:", len(_hit.signatures) == before + 1)
+# Which hit path ran: the C extension's (beside the library) unless
+# CONV3D_HIT_EXTENSION=0 turned it off.
+print("hit path:", "C" if _hit.paths[torch.Tensor] is not _hit._torch_conv3d else
+      "Python (%s)" % _hit.extension_status)
 print("miss and hit equal the NumPy route:", type(hit) is torch.Tensor,
       np.array_equal(miss.a, ref), np.array_equal(hit.a, ref))
 print("hit output channels_last:", hit.stride() == (300, 1, 100, 20, 4))
 key = _hit.torch_signature(x, w, b, None, None, 1, 1, 1, 1, None, "auto")
 print("torch_signature finds the plan:", _hit.signatures.get(key) is not None)
+# Tuple arguments (keyed in _arguments_key's normal form, a second entry)
+# and an operand of another library (the general route takes the call).
+tuples = [conv3d.conv3d(x, w, b, (1, 1, 1), [1, 1, 1]) for _ in range(2)]
+print("tuple arguments, miss and hit:", all(np.array_equal(t.a, ref) for t in tuples),
+      len(_hit.signatures) == before + 2)
+mixed = conv3d.conv3d(x, w.a, b, 1, 1)
+print("a NumPy weight with a tensor input:", type(mixed).__name__,
+      np.array_equal(np.asarray(mixed.a if hasattr(mixed, "a") else mixed), ref))
 
 xc = torch.Tensor(np.ascontiguousarray(x.a))
 for _ in range(2):
