@@ -28,6 +28,16 @@ a conv3d_run_args record packed by struct (no ctypes structure to fill, no
 per-thread block, no argument conversion: a bytes object goes to C as a
 char pointer), without an error buffer (conv3d_last_error names a failure).
 
+PyTorch tensors take the C extension's hit function when it loads
+(_conv3d_hit.torch_conv3d, lib/PythonHitPath/HitPathModule.cpp, built
+beside libConv3d.so; off with CONV3D_HIT_EXTENSION=0): the same steps
+without bytecode, ctypes or struct (it calls conv3d_run_packed through the
+address the package gives it), and for everything else (the miss, layout
+steps, out= overlap, misaligned addresses, failures) the functions below.
+Its signature tuple is its own (torch_signature is then its function):
+entries stored by one path are found by that path only. _torch_conv3d is
+the pure-Python equivalent, used when the extension is absent.
+
 NumPy arrays, PyTorch tensors and CuPy arrays have a hit path when all
 operands belong to the input's library. Inputs of other DLPack producers
 have one too: their dtype, shape and strides are known only from a

@@ -271,7 +271,14 @@ def breakdown(x, w, b, targets=("auto", "sm80")):
                   "idle GPU" % (plan.target, target, host, gpu, loop_us(fn), idle_us(fn)))
             for name, us in pieces.items():
                 print("    %-44s %6.2f us" % (name, us))
-            print("    %-44s %6.2f us" % ("the rest (the package's Python)", rest))
+            c_path = _hit.paths.get(torch.Tensor) not in (None, _hit._torch_conv3d)
+            print("    %-44s %6.2f us" % (
+                "the rest (C hit path; pieces timed from Python)" if c_path
+                else "the rest (the package's Python)", rest))
+            if c_path:
+                print("    %-44s %6.2f us" % ("the pure-Python hit path, whole call", busy_us(
+                    lambda: _hit._torch_conv3d(x, w, b, 1, 1, 1, 1, None, None, None,
+                                               target))[0]))
             print("    the C call's kernel: %.2f us of GPU time per call" % c_gpu)
             # Diagnostics of a busy-GPU figure above its pieces' sum (seen
             # on sm90 only, in a process that had run much else): with the
