@@ -17,7 +17,11 @@ most of it, is left out and counted), on a
 small bf16 convolution (1x64x2x8x8 channels_last_3d, 64 3x3x3 filters,
 bias, padding 1; sm90 on an H100):
   conv3d.conv3d (PyTorch tensors), conv3d.torch.conv3d (eager, no_grad),
-  a conv3d.torch.Conv3d module, F.conv3d (cuDNN), and CuPy arrays through
+  a conv3d.torch.Conv3d module, F.conv3d (cuDNN), torch.relu on the input
+  (a one-kernel PyTorch op, for scale: the machine's speed at the moment;
+  on the H100 machine every figure, cuDNN's too, swings by up to ~45%
+  between processes), the pure-Python hit path beside the C one when the
+  extension is loaded, and CuPy arrays through
   conv3d.conv3d when CuPy is importable;
   and the hit's pieces: the C call alone (conv3d_run_packed, busy GPU), the
   output allocation, the signature and lookup.
@@ -150,6 +154,9 @@ def gpu_child(args):
             CHECKED[1]: lambda: ct.conv3d(x, w, b, 1, 1),
             "conv3d.torch.Conv3d module": lambda: layer(x),
             "F.conv3d (cuDNN)": lambda: F.conv3d(x, w, b16, 1, 1),
+            # A one-kernel PyTorch op (allocation and launch): what any op
+            # costs on this machine at the moment, for scale.
+            "  torch.relu(input) (reference)": lambda: torch.relu(x),
         }
         # The pieces need this package's entries (CONV3D_PYTHON may name an
         # older package: then the totals alone).

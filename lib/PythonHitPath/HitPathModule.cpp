@@ -39,15 +39,15 @@ namespace {
 
 /// What init() was given; strong references held for the process.
 struct State {
-  PyObject *miss = nullptr;         // _hit.MISS
-  PyObject *signatures = nullptr;   // _hit.signatures (a dict)
-  PyObject *missEntry = nullptr;    // _hit._torch_miss(signature, *call)
-  PyObject *withSteps = nullptr;    // _hit._torch_with_steps
-  PyObject *parameters = nullptr;   // _hit._torch_parameters
-  PyObject *checkOut = nullptr;     // _hit._check_out
+  PyObject *miss = nullptr;           // _hit.MISS
+  PyObject *signatures = nullptr;     // _hit.signatures (a dict)
+  PyObject *missEntry = nullptr;      // _hit._torch_miss(signature, *call)
+  PyObject *withSteps = nullptr;      // _hit._torch_with_steps
+  PyObject *parameters = nullptr;     // _hit._torch_parameters
+  PyObject *checkOut = nullptr;       // _hit._check_out
   PyObject *checkAddresses = nullptr; // _hit._check_addresses
-  PyObject *failed = nullptr;       // _hit._failed
-  PyObject *argumentsKey = nullptr; // _functional._arguments_key
+  PyObject *failed = nullptr;         // _hit._failed
+  PyObject *argumentsKey = nullptr;   // _functional._arguments_key
   int (*runPacked)(const conv3d_run_args *) = nullptr;
   // Interned attribute names.
   PyObject *dtype = nullptr, *layout = nullptr, *device = nullptr,
@@ -107,9 +107,8 @@ PyObject *signatureOf(PyObject *const *a) {
       isExactInt(groups))
     items[5] = PyTuple_Pack(4, stride, padding, dilation, groups);
   else
-    items[5] = PyObject_CallFunctionObjArgs(state.argumentsKey, stride,
-                                            padding, dilation, groups,
-                                            nullptr);
+    items[5] = PyObject_CallFunctionObjArgs(state.argumentsKey, stride, padding,
+                                            dilation, groups, nullptr);
   PyObject *result = nullptr;
   if (items[5] && (items[0] = operandSignature(input)) &&
       (items[1] = operandSignature(weight)) &&
@@ -215,12 +214,10 @@ PyObject *launch(PyObject *entry, PyObject *input, PyObject *weight,
     Py_INCREF(result);
     PyObject *checked = nullptr;
     if (dataPtr(out, o)) {
-      PyObject *args = Py_BuildValue("(KOOKKKK)", (unsigned long long)o,
-                                     alignmentObj, extents,
-                                     (unsigned long long)x,
-                                     (unsigned long long)w,
-                                     (unsigned long long)b,
-                                     (unsigned long long)r);
+      PyObject *args =
+          Py_BuildValue("(KOOKKKK)", (unsigned long long)o, alignmentObj,
+                        extents, (unsigned long long)x, (unsigned long long)w,
+                        (unsigned long long)b, (unsigned long long)r);
       if (args) {
         checked = PyObject_CallObject(state.checkOut, args);
         Py_DECREF(args);
@@ -379,16 +376,16 @@ PyObject *init(PyObject *, PyObject *args) {
   State s;
   unsigned long long run = 0;
   if (!PyArg_ParseTuple(args, "OO!OOOOOOOK:init", &s.miss, &PyDict_Type,
-                        &s.signatures, &s.missEntry,
-                        &s.withSteps, &s.parameters, &s.checkOut,
-                        &s.checkAddresses, &s.failed, &s.argumentsKey, &run))
+                        &s.signatures, &s.missEntry, &s.withSteps,
+                        &s.parameters, &s.checkOut, &s.checkAddresses,
+                        &s.failed, &s.argumentsKey, &run))
     return nullptr;
   if (!run) {
     PyErr_SetString(PyExc_ValueError, "init: null conv3d_run_packed");
     return nullptr;
   }
-  PyObject *callables[] = {s.missEntry, s.withSteps,      s.parameters,
-                           s.checkOut,  s.checkAddresses, s.failed,
+  PyObject *callables[] = {s.missEntry,   s.withSteps,      s.parameters,
+                           s.checkOut,    s.checkAddresses, s.failed,
                            s.argumentsKey};
   for (PyObject *c : callables)
     if (!PyCallable_Check(c)) {
@@ -402,12 +399,11 @@ PyObject *init(PyObject *, PyObject *args) {
   s.shape = PyUnicode_InternFromString("shape");
   s.stride = PyUnicode_InternFromString("stride");
   s.dataPtr = PyUnicode_InternFromString("data_ptr");
-  if (!s.dtype || !s.layout || !s.device || !s.shape || !s.stride ||
-      !s.dataPtr)
+  if (!s.dtype || !s.layout || !s.device || !s.shape || !s.stride || !s.dataPtr)
     return nullptr;
-  PyObject *held[] = {s.miss,      s.signatures, s.missEntry,
-                      s.withSteps, s.parameters, s.checkOut,   s.checkAddresses,
-                      s.failed,    s.argumentsKey};
+  PyObject *held[] = {s.miss,           s.signatures, s.missEntry,
+                      s.withSteps,      s.parameters, s.checkOut,
+                      s.checkAddresses, s.failed,     s.argumentsKey};
   for (PyObject *o : held)
     Py_INCREF(o);
   // A second init() (a reloaded package) replaces the first; the old
