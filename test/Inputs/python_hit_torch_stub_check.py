@@ -98,4 +98,18 @@ try:
     print("no error")
 except ValueError as e:
     print("ValueError: %s (a hit: %s)" % (e, len(_hit.signatures) == before))
+# An unhashable argument: no signature, the general route names it.
+try:
+    conv3d.conv3d(x, w, b, 1, 1, activation=["relu"])
+    print("no error")
+except ValueError as e:
+    print("ValueError: %s" % e)
+# The C function checks its own arguments.
+module = _hit.extension()
+if module is not None:
+    try:
+        module.torch_conv3d(x, w)
+        print("no error")
+    except TypeError as e:
+        print("C function: TypeError: %s" % e)
 print("TORCH-STUB-OK")
