@@ -170,10 +170,14 @@ def gpu_child(args):
             run = _hit.run_packed
             cases["  conv3d_run_packed alone"] = lambda: run(packed)
             if _hit.paths.get(torch.Tensor) not in (None, _hit._torch_conv3d):
-                # The C hit path's pure-Python counterpart, in the same
-                # process (its own signatures and entries).
+                # The other hit paths, in the same process (the pure-Python
+                # one has its own signatures and entries).
                 cases["  pure-Python hit (_hit._torch_conv3d)"] = lambda: _hit._torch_conv3d(
                     x, w, b, 1, 1, 1, 1, None, None, None, "auto")
+                c_module = _hit.extension()
+                if _hit._native is not None and c_module is not None:
+                    cases["  C hit (_conv3d_hit.torch_conv3d)"] = lambda: c_module.torch_conv3d(
+                        x, w, b, 1, 1, 1, 1, None, None, None, "auto")
             pieces = {
                 "  output allocation (the entry's)": empty,
                 "  signature + lookup": lambda: _hit.signatures.get(_hit.torch_signature(
@@ -215,7 +219,8 @@ def gpu_child(args):
     target = "sm90" if (dev.cc_major, dev.cc_minor) == (9, 0) else "sm80"
     return {"mode": "gpu", "us": us, "gpu_us": gpu, "rel_l2": err, "target": target,
             "addresses": addresses, "skipped": dict(hit_path.skipped),
-            "hit_path": "C" if _hit.paths.get(torch.Tensor) not in (None, _hit._torch_conv3d)
+            "hit_path": "torch-native" if getattr(_hit, "_native", None) is not None
+            else "C" if _hit.paths.get(torch.Tensor) not in (None, _hit._torch_conv3d)
             else "pure Python (%s)" % _hit.extension_status,
             "device": dev.name.decode(), "torch": torch.__version__,
             "cudnn": torch.backends.cudnn.version(), "cupy": getattr(cupy, "__version__", None)}

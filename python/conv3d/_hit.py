@@ -75,6 +75,9 @@ _NDHWC_TO_NCDHW = (0, 4, 1, 2, 3)
 
 def clear():
     signatures.clear()
+    # The torch-native path's keys name compiled convolutions' handles.
+    if _native is not None:
+        _native.clear()
 
 
 def path_for(kind):
@@ -189,16 +192,51 @@ def _load_extension():
     return module
 
 
+# The torch-native module in use (_torch_native.py), or None.
+_native = None
+
+
 def _torch_path():
-    """The hit function for PyTorch tensors: the C extension's when it
-    loads (its signatures then key the entries: torch_signature is
-    replaced too), else _torch_conv3d."""
-    global torch_signature
+    """The hit function for PyTorch tensors: the torch-native module's when
+    a build for this PyTorch exists (_torch_native.py), which hands what it
+    does not take to the next one: the C extension's when it loads (its
+    signatures then key the entries: torch_signature is replaced too), else
+    _torch_conv3d."""
+    global torch_signature, _native
     module = extension()
     if module is None:
-        return _torch_conv3d
-    torch_signature = _c_torch_signature(module.torch_signature)
-    return module.torch_conv3d
+        path = _torch_conv3d
+    else:
+        torch_signature = _c_torch_signature(module.torch_signature)
+        path = module.torch_conv3d
+    from . import _torch_native
+    native = _torch_native.load()
+    if native is None:
+        return path
+    torch = sys.modules["torch"]
+    native.init(ctypes.cast(_library().conv3d_run, ctypes.c_void_p).value, path,
+                _native_describe, torch.Tensor, torch.nn.Parameter)
+    _native = native
+    return native.conv3d
+
+
+def _native_describe(input, weight, bias, stride, padding, dilation, groups, activation,
+                     residual, out, target):
+    """For the torch-native path, a call it has not seen: its entry (made by
+    the miss, with every check, when there is none) as (handle, alignment,
+    output sizes, output strides, gpu, device ordinal), or None when the
+    plan has layout steps (the next hit function takes those calls)."""
+    signature = torch_signature(input, weight, bias, residual, out, stride, padding,
+                                dilation, groups, activation, target)
+    entry = signatures.get(signature) or _torch_miss(
+        signature, input, weight, bias, stride, padding, dilation, groups, activation,
+        residual, out, target)
+    if entry is None or entry[1] != DIRECT:
+        return None
+    plan, empty = entry[0], entry[4]
+    sizes, strides = empty.args
+    return (entry[2], entry[3], sizes, strides, plan.gpu,
+            plan.device[1] if plan.gpu else 0)
 
 
 def _c_torch_signature(signature):
