@@ -250,7 +250,6 @@ void clear() { state().entries.clear(); }
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "conv3d.conv3d's PyTorch hit path in C++ (see _torch_native.py)";
   m.attr("PROTOCOL") = 1;
-  m.attr("TORCH_VERSION") = CONV3D_TORCH_VERSION;
   m.def("init", &init);
   m.def("clear", &clear, "forget every key (conv3d.clear_cache)");
   m.def("conv3d", &conv3d);

@@ -48,7 +48,7 @@ def build(verbose=False, log=print):
     directory = build_directory(torch)
     os.makedirs(directory, exist_ok=True)
     cuda = torch.cuda.is_available() and cpp_extension.CUDA_HOME is not None
-    flags = ["-O2", "-DCONV3D_TORCH_VERSION=\"%s\"" % torch.__version__]
+    flags = ["-O2"]
     if cuda:
         flags.append("-DCONV3D_WITH_CUDA")
     log("building %s against torch %s (%s) in %s" % (
@@ -85,9 +85,10 @@ def load():
     except ImportError as e:
         status = "%s does not load: %s" % (path, e)
         return None
-    if getattr(module, "PROTOCOL", None) != PROTOCOL or \
-            getattr(module, "TORCH_VERSION", None) != torch.__version__:
-        status = "%s was built by another package or PyTorch (rebuild)" % path
+    # The folder is per PyTorch version (build_directory); the protocol is
+    # this package's.
+    if getattr(module, "PROTOCOL", None) != PROTOCOL:
+        status = "%s was built by another version of this package (rebuild)" % path
         return None
     status = None
     return module
