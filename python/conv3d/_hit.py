@@ -215,7 +215,7 @@ def _torch_path():
         return path
     torch = sys.modules["torch"]
     native.init(ctypes.cast(_library().conv3d_run, ctypes.c_void_p).value, path,
-                _native_describe, torch.Tensor, torch.nn.Parameter)
+                _native_describe, _torch_parameters, torch.Tensor, torch.nn.Parameter)
     _native = native
     return native.conv3d
 
@@ -224,19 +224,21 @@ def _native_describe(input, weight, bias, stride, padding, dilation, groups, act
                      residual, out, target):
     """For the torch-native path, a call it has not seen: its entry (made by
     the miss, with every check, when there is none) as (handle, alignment,
-    output sizes, output strides, gpu, device ordinal), or None when the
-    plan has layout steps (the next hit function takes those calls)."""
+    output sizes, output strides, gpu, device ordinal, the plan when its
+    weight or bias is converted (_torch_parameters) else None), or None
+    when the plan copies the input, residual or output (the next hit
+    function takes those calls)."""
     signature = torch_signature(input, weight, bias, residual, out, stride, padding,
                                 dilation, groups, activation, target)
     entry = signatures.get(signature) or _torch_miss(
         signature, input, weight, bias, stride, padding, dilation, groups, activation,
         residual, out, target)
-    if entry is None or entry[1] != DIRECT:
+    if entry is None or entry[1] == ALL:
         return None
     plan, empty = entry[0], entry[4]
     sizes, strides = empty.args
     return (entry[2], entry[3], sizes, strides, plan.gpu,
-            plan.device[1] if plan.gpu else 0)
+            plan.device[1] if plan.gpu else 0, plan if entry[1] == PARAMETERS else None)
 
 
 def _c_torch_signature(signature):

@@ -12,11 +12,13 @@
 //
 // Only the common call is taken here: plain tensors (torch.Tensor or
 // nn.Parameter), int or int-tuple arguments, no out=, a plan without layout
-// steps. Everything else, and the first call of a signature, goes to
-// `fallback` (the package's hit function, which runs every check); a key
-// it has not seen asks `describe` (the package's plan for the call) once and
-// remembers the answer, eligible or not. A launch that fails is handed to
-// the fallback too, which raises the package's error.
+// steps or with the weight's and bias's conversions only (their cached
+// copies come from `parameters`, the package's _torch_parameters).
+// Everything else goes to `fallback` (the package's hit function, which
+// runs every check); a key it has not seen asks `describe` (the package's
+// entry for the call, made by its miss) once and remembers the answer,
+// eligible or not. A launch that fails is handed to the fallback too,
+// which raises the package's error.
 
 #include <torch/extension.h>
 
@@ -45,11 +47,13 @@ struct Entry {
   std::vector<int64_t> sizes, strides;
   bool gpu = false;
   int64_t deviceIndex = 0;
+  // The plan, for plans whose weight or bias is converted (else None).
+  py::object parametersPlan;
 };
 
 struct State {
   RunFn run = nullptr;
-  py::object fallback, describe, tensorType, parameterType;
+  py::object fallback, describe, parameters, tensorType, parameterType;
   std::unordered_map<std::string, Entry> entries;
 };
 
@@ -175,7 +179,7 @@ py::object conv3d(py::args args) {
   auto found = s.entries.find(key);
   if (found == s.entries.end()) {
     // describe(*call): None (not for this path) or (handle, alignment,
-    // output sizes, output strides, gpu, device index).
+    // output sizes, output strides, gpu, device index, plan or None).
     py::object described = s.describe(*args);
     Entry entry;
     if (!described.is_none()) {
@@ -187,6 +191,7 @@ py::object conv3d(py::args args) {
       entry.strides = t[3].cast<std::vector<int64_t>>();
       entry.gpu = t[4].cast<bool>();
       entry.deviceIndex = t[5].cast<int64_t>();
+      entry.parametersPlan = t[6];
       if (!entry.alignment)
         entry.alignment = 1;
     }
@@ -195,6 +200,15 @@ py::object conv3d(py::args args) {
   const Entry &entry = found->second;
   if (!entry.eligible)
     return callFallback(args);
+  // The converted weight and bias copies (made once per tensor state); the
+  // tuple holds them until the launch is enqueued.
+  py::object converted;
+  if (!entry.parametersPlan.is_none()) {
+    converted = s.parameters(entry.parametersPlan, args[1], args[2]);
+    auto pair = converted.cast<py::tuple>();
+    weight = THPVariable_Unpack(pair[0].ptr());
+    bias = pair[1].is_none() ? at::Tensor() : THPVariable_Unpack(pair[1].ptr());
+  }
   auto address = [](const at::Tensor &t) {
     return t.defined() ? reinterpret_cast<uintptr_t>(t.data_ptr()) : 0;
   };
@@ -231,13 +245,15 @@ py::object conv3d(py::args args) {
 }
 
 void init(uintptr_t run, py::object fallback, py::object describe,
-          py::object tensorType, py::object parameterType) {
+          py::object parameters, py::object tensorType,
+          py::object parameterType) {
   State &s = state();
   if (!run)
     throw py::value_error("init: null conv3d_run");
   s.run = reinterpret_cast<RunFn>(run);
   s.fallback = std::move(fallback);
   s.describe = std::move(describe);
+  s.parameters = std::move(parameters);
   s.tensorType = std::move(tensorType);
   s.parameterType = std::move(parameterType);
   s.entries.clear();

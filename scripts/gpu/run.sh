@@ -109,6 +109,12 @@ run_smoke() {
 }
 run_torch() {
   step "PyTorch path (python/conv3d, conv3d.torch)"
+  # The torch-native hit path, built against this machine's PyTorch first
+  # (CONV3D_TORCH_NATIVE=0 checks the others alone).
+  if [[ "${CONV3D_TORCH_NATIVE:-1}" != 0 ]]; then
+    export CONV3D_TORCH_NATIVE_DIR="${CONV3D_TORCH_NATIVE_DIR:-/tmp/conv3d-torch-native}"
+    python3 -m conv3d --build-torch-native 2>&1 | tail -3 || status=1
+  fi
   python3 scripts/gpu/torch_check.py 2>&1 | tee "$out/torch.log" || status=1
 }
 run_large() {

@@ -29,6 +29,10 @@ if any step failed.
      to the op under no_grad, and taken exactly when autograd has nothing
      to record on plain tensors (not with parameters requiring grad, nor
      for a FakeTensor).
+ 11. The PyTorch hit paths (torch-native when built, the C extension, pure
+     Python) give bit-identical results on fresh random data (int and tuple
+     arguments, residual, converted weights and biases), raise the same
+     error for a misaligned input, and clear_cache() leaves none stale.
 """
 
 import copy
@@ -463,6 +467,78 @@ def check_direct():
            "%.2e" % rel_l2(y, ref))
 
 
+@step("11. the hit paths agree (torch-native, C, pure Python)")
+def check_hit_paths():
+    # Every PyTorch hit path on the same fresh random operands, outputs
+    # poisoned first where given: bit-identical results, the same errors.
+    from conv3d import _hit, _torch_native
+    _hit.paths.get(torch.Tensor) or _hit.path_for(torch.Tensor)
+    native = _hit._native
+    c_module = _hit.extension()
+    print("torch-native: %s; C extension: %s" % (
+        "used" if native else _torch_native.status,
+        "used" if c_module else _hit.extension_status))
+    paths = {"package": conv3d.conv3d,
+             "pure Python": lambda *a, **k: _hit._torch_conv3d(*_call(*a, **k))}
+    if c_module is not None:
+        paths["C"] = lambda *a, **k: c_module.torch_conv3d(*_call(*a, **k))
+    if native is not None:
+        paths["torch-native"] = lambda *a, **k: native.conv3d(*_call(*a, **k))
+    torch.manual_seed(int(time.time()))
+    x = torch.randn(2, 32, 4, 9, 10, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    w = (torch.randn(48, 32, 3, 3, 3, device="cuda") / 30).bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    b = torch.randn(48, device="cuda")
+    res = torch.randn(2, 48, 4, 9, 10, device="cuda").bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+    layer = ct.Conv3d(32, 48, 3, padding=1).cuda().bfloat16()  # bf16 bias: converted
+    wc = w.contiguous()  # FCQRS: converted
+    cases = {
+        "ints": ((x, w, b, 1, 1), {}),
+        "tuples, silu, residual": ((x, w, b, (1, 1, 1), (2, 0, 1, 1, 1, 1), (1, 1, 1)),
+                                   {"activation": "silu", "residual": res}),
+        "stride 2, no bias": ((x, w, None, 2, 1), {}),
+        "bf16 bias (converted)": ((x, layer.weight.detach(), layer.bias.detach(), 1, 1), {}),
+        "FCQRS weight (converted)": ((x, wc, b, 1, 1), {}),
+    }
+    with torch.no_grad():
+        for name, (args, kwargs) in cases.items():
+            results = {}
+            for path, fn in paths.items():
+                for _ in range(3):  # the miss, then hits
+                    results[path] = fn(*args, **kwargs)
+            torch.cuda.synchronize()
+            first = next(iter(results.values()))
+            report("%s: %s equal" % (name, ", ".join(results)),
+                   all(torch.equal(first, r) for r in results.values()))
+        # A misaligned input (2 bytes off) with a cached key's metadata: each
+        # path raises the package's error.
+        raw = torch.empty(x.numel() + 1, dtype=x.dtype, device="cuda")[1:]
+        odd = raw.view(2, 4, 9, 10, 32).permute(0, 4, 1, 2, 3)
+        odd.copy_(x)
+        for path, fn in paths.items():
+            try:
+                fn(odd, w, b, 1, 1)
+                report("misaligned input, %s: raises" % path, False, "no error")
+            except ValueError as e:
+                report("misaligned input, %s: raises" % path, "aligned" in str(e), str(e))
+        # clear_cache() forgets the compiled convolutions: the next call
+        # compiles again, whatever a hit path remembered.
+        before = conv3d.conv3d(x, w, b, 1, 1)
+        conv3d.clear_cache()
+        again = [conv3d.conv3d(x, w, b, 1, 1) for _ in range(2)]
+        torch.cuda.synchronize()
+        report("after clear_cache(): same results", all(torch.equal(before, a) for a in again))
+
+
+def _call(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
+          activation=None, residual=None, out=None, target="auto"):
+    """A hit function's positional arguments, from conv3d.conv3d's."""
+    return (input, weight, bias, stride, padding, dilation, groups, activation, residual, out,
+            target)
+
+
 def main():
     print("conv3d %s, library %s (%s)" % (conv3d.__version__, conv3d.library_path(),
                                           conv3d.library_version()))
@@ -474,7 +550,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     for check in (check_against_cudnn, check_opcheck, check_network, check_stream,
                   check_backward_state, check_overhead, check_cupy, check_layout_cost,
-                  check_parameter_cache, check_direct):
+                  check_parameter_cache, check_direct, check_hit_paths):
         check()
     print("\n%d failed: %s" % (len(failures), ", ".join(failures) or "none"))
     return 1 if failures else 0
