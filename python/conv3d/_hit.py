@@ -36,7 +36,10 @@ address the package gives it), and for everything else (the miss, layout
 steps, out= overlap, misaligned addresses, failures) the functions below.
 Its signature tuple is its own (torch_signature is then its function):
 entries stored by one path are found by that path only. _torch_conv3d is
-the pure-Python equivalent, used when the extension is absent.
+the pure-Python equivalent, used when the extension is absent. In front
+of both, when built for the installed PyTorch, the torch-native path
+(_torch_native.py) takes the common calls in C++ and hands the others to
+whichever of them is in use (_native_describe gives it a key's entry).
 
 NumPy arrays, PyTorch tensors and CuPy arrays have a hit path when all
 operands belong to the input's library. Inputs of other DLPack producers

@@ -147,9 +147,7 @@ bool appendName(std::string &key, PyObject *value) {
   return true;
 }
 
-py::object callFallback(py::args &args) {
-  return state().fallback(*args);
-}
+py::object callFallback(py::args &args) { return state().fallback(*args); }
 
 /// conv3d(input, weight, bias, stride, padding, dilation, groups,
 /// activation, residual, out, target), conv3d.conv3d's hit function.
@@ -169,12 +167,12 @@ py::object conv3d(py::args args) {
   std::string key;
   key.reserve(512);
   at::Tensor input, weight, bias, residual;
-  if (a[0] == Py_None || a[1] == Py_None ||
-      !appendTensor(key, a[0], &input) || !appendTensor(key, a[1], &weight) ||
-      !appendTensor(key, a[2], &bias) || !appendTensor(key, a[8], &residual) ||
-      !appendArgument(key, a[3]) || !appendArgument(key, a[4]) ||
-      !appendArgument(key, a[5]) || !appendArgument(key, a[6]) ||
-      !appendName(key, a[7]) || !appendName(key, a[10]))
+  if (a[0] == Py_None || a[1] == Py_None || !appendTensor(key, a[0], &input) ||
+      !appendTensor(key, a[1], &weight) || !appendTensor(key, a[2], &bias) ||
+      !appendTensor(key, a[8], &residual) || !appendArgument(key, a[3]) ||
+      !appendArgument(key, a[4]) || !appendArgument(key, a[5]) ||
+      !appendArgument(key, a[6]) || !appendName(key, a[7]) ||
+      !appendName(key, a[10]))
     return callFallback(args);
   auto found = s.entries.find(key);
   if (found == s.entries.end()) {
@@ -225,9 +223,9 @@ py::object conv3d(py::args args) {
   void *stream = nullptr;
   if (entry.gpu) {
 #ifdef CONV3D_WITH_CUDA
-    stream = c10::cuda::getCurrentCUDAStream(
-                 c10::DeviceIndex(entry.deviceIndex))
-                 .stream();
+    stream =
+        c10::cuda::getCurrentCUDAStream(c10::DeviceIndex(entry.deviceIndex))
+            .stream();
     // PyTorch's default stream is CUDA's legacy default stream (handle 0),
     // which the runtime takes as CU_STREAM_LEGACY, as the package passes it.
     if (!stream)
@@ -236,10 +234,11 @@ py::object conv3d(py::args args) {
     return callFallback(args);
 #endif
   }
-  if (s.run(reinterpret_cast<const void *>(entry.handle),
-            reinterpret_cast<const void *>(x), reinterpret_cast<const void *>(w),
-            reinterpret_cast<const void *>(b), reinterpret_cast<const void *>(r),
-            0.0f, reinterpret_cast<void *>(o), stream, nullptr, 0))
+  if (s.run(
+          reinterpret_cast<const void *>(entry.handle),
+          reinterpret_cast<const void *>(x), reinterpret_cast<const void *>(w),
+          reinterpret_cast<const void *>(b), reinterpret_cast<const void *>(r),
+          0.0f, reinterpret_cast<void *>(o), stream, nullptr, 0))
     return callFallback(args); // raises the package's error
   return py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(output)));
 }

@@ -69,6 +69,9 @@ def load():
         status = "disabled by CONV3D_TORCH_NATIVE=0"
         return None
     import torch
+    if not isinstance(getattr(torch, "__version__", None), str):
+        status = "this torch module has no __version__"
+        return None
     path = os.path.join(build_directory(torch), NAME + ".so")
     if not os.path.exists(path):
         status = "not built for torch %s (python -m conv3d --build-torch-native)" % (
@@ -82,7 +85,7 @@ def load():
         spec = importlib.util.spec_from_file_location(NAME, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    except ImportError as e:
+    except (ImportError, OSError) as e:
         status = "%s does not load: %s" % (path, e)
         return None
     # The folder is per PyTorch version (build_directory); the protocol is

@@ -34,6 +34,10 @@ ref = np_conv3d.conv3d(x, w, padding=(2, 0, 1, 1, 1, 1), layout="fqrsc")
 err = np.linalg.norm(out - ref) / np.linalg.norm(ref)
 assert np.isfinite(out).all() and err < 1e-5, err
 print("installed package: conv3d %s from the prefix, rel_l2=%.2e" % (conv3d.__version__, err))
+# The torch-native path's source ships with the package (it is compiled
+# against the user's PyTorch).
+print("torch-native source installed:",
+      os.path.isfile(os.path.join(os.path.dirname(conv3d.__file__), "_torch_native.cpp")))
 '''
 
 
@@ -59,6 +63,10 @@ def main():
                           check=True, capture_output=True, text=True).stdout
     print(info, end="", flush=True)
     subprocess.run([sys.executable, "-c", CHECK], env=env, cwd=work, check=True)
+    # Without PyTorch (CI), --build-torch-native says so and fails.
+    build = subprocess.run([sys.executable, "-m", "conv3d", "--build-torch-native"], env=env,
+                           cwd=work, capture_output=True, text=True)
+    print("--build-torch-native: status %d: %s" % (build.returncode, build.stderr.strip()))
     print("PIP-INSTALL-OK")
     return 0
 

@@ -112,4 +112,24 @@ if module is not None:
         print("no error")
     except TypeError as e:
         print("C function: TypeError: %s" % e)
+# The torch-native path's diagnostics (it is built against a real PyTorch
+# on the machine that runs it; none here): not built, a file that is no
+# module, a build older than its source, turned off.
+import tempfile  # noqa: E402
+
+from conv3d import _torch_native  # noqa: E402
+
+print("torch-native in use:", _hit._native is not None)
+with tempfile.TemporaryDirectory() as folder:
+    os.environ["CONV3D_TORCH_NATIVE_DIR"] = folder
+    print("torch-native:", _torch_native.load(), "|", _torch_native.status)
+    built = os.path.join(_torch_native.build_directory(torch), _torch_native.NAME + ".so")
+    os.makedirs(os.path.dirname(built))
+    with open(built, "wb") as f:
+        f.write(b"not a shared object")
+    print("torch-native:", _torch_native.load(), "|", _torch_native.status)
+    os.utime(built, (0, 0))
+    print("torch-native:", _torch_native.load(), "|", _torch_native.status)
+    os.environ["CONV3D_TORCH_NATIVE"] = "0"
+    print("torch-native:", _torch_native.load(), "|", _torch_native.status)
 print("TORCH-STUB-OK")
