@@ -132,25 +132,28 @@ PyObject *signatureOf(PyObject *const *a) {
   return nullptr;
 }
 
-bool initialized(const char *what) {
-  if (state.runPacked)
+constexpr Py_ssize_t callArity = 11;
+
+/// Whether `function` may run with `n` arguments (init() was called, the
+/// call's arity); false with a Python error set.
+bool callable(const char *function, Py_ssize_t n) {
+  if (!state.runPacked) {
+    PyErr_Format(PyExc_RuntimeError, "_conv3d_hit.%s before init()", function);
+    return false;
+  }
+  if (n == callArity)
     return true;
-  PyErr_Format(PyExc_RuntimeError, "_conv3d_hit.%s before init()", what);
+  PyErr_Format(PyExc_TypeError, "%s takes %d arguments, got %zd", function,
+               int(callArity), n);
   return false;
 }
-
-constexpr Py_ssize_t callArity = 11;
 
 /// torch_signature(input, weight, bias, stride, padding, dilation, groups,
 /// activation, residual, out, target): the signature a call is stored and
 /// found under.
 PyObject *torchSignature(PyObject *, PyObject *const *args, Py_ssize_t n) {
-  if (!initialized("torch_signature"))
+  if (!callable("torch_signature", n))
     return nullptr;
-  if (n != callArity)
-    return PyErr_Format(PyExc_TypeError,
-                        "torch_signature takes %d arguments, got %zd",
-                        int(callArity), n);
   return signatureOf(args);
 }
 
@@ -281,12 +284,8 @@ PyObject *launch(PyObject *entry, PyObject *input, PyObject *weight,
 /// activation, residual, out, target): conv3d.conv3d on PyTorch tensors,
 /// as _hit._torch_conv3d; MISS when the general route must take the call.
 PyObject *torchConv3d(PyObject *, PyObject *const *args, Py_ssize_t n) {
-  if (!initialized("torch_conv3d"))
+  if (!callable("torch_conv3d", n))
     return nullptr;
-  if (n != callArity)
-    return PyErr_Format(PyExc_TypeError,
-                        "torch_conv3d takes %d arguments, got %zd",
-                        int(callArity), n);
   PyObject *signature = signatureOf(args);
   if (!signature) {
     // An operand that is not a tensor, stride() of a sparse tensor, an

@@ -76,6 +76,12 @@ def step(name):
     return wrap
 
 
+def random_cl(*shape, scale=1.0):
+    """Fresh standard-normal values times `scale`, bf16, channels_last_3d."""
+    return (torch.randn(*shape, device="cuda") * scale).bfloat16().contiguous(
+        memory_format=torch.channels_last_3d)
+
+
 def rel_l2(actual, expected):
     a, e = actual.double(), expected.double()
     if not torch.isfinite(a).all():
@@ -423,10 +429,8 @@ def check_cupy():
 @step("10. eager calls past the custom op (conv3d.torch._direct)")
 def check_direct():
     torch.manual_seed(int(time.time()))
-    x = torch.randn(2, 64, 5, 9, 9, device="cuda").bfloat16().contiguous(
-        memory_format=torch.channels_last_3d)
-    w = (torch.randn(96, 64, 3, 3, 3, device="cuda") / 40).bfloat16().contiguous(
-        memory_format=torch.channels_last_3d)
+    x = random_cl(2, 64, 5, 9, 9)
+    w = random_cl(96, 64, 3, 3, 3, scale=1 / 40)
     b = torch.randn(96, device="cuda")
     args = (x, w, b, [1, 1, 1], [2, 0, 1, 1, 1, 1], [1, 1, 1], "silu", None, "auto")
     with torch.no_grad():
@@ -485,13 +489,10 @@ def check_hit_paths():
     if native is not None:
         paths["torch-native"] = lambda *a, **k: native.conv3d(*_call(*a, **k))
     torch.manual_seed(int(time.time()))
-    x = torch.randn(2, 32, 4, 9, 10, device="cuda").bfloat16().contiguous(
-        memory_format=torch.channels_last_3d)
-    w = (torch.randn(48, 32, 3, 3, 3, device="cuda") / 30).bfloat16().contiguous(
-        memory_format=torch.channels_last_3d)
+    x = random_cl(2, 32, 4, 9, 10)
+    w = random_cl(48, 32, 3, 3, 3, scale=1 / 30)
     b = torch.randn(48, device="cuda")
-    res = torch.randn(2, 48, 4, 9, 10, device="cuda").bfloat16().contiguous(
-        memory_format=torch.channels_last_3d)
+    res = random_cl(2, 48, 4, 9, 10)
     layer = ct.Conv3d(32, 48, 3, padding=1).cuda().bfloat16()  # bf16 bias: converted
     wc = w.contiguous()  # FCQRS: converted
     cases = {
