@@ -227,10 +227,10 @@ def _native_describe(input, weight, bias, stride, padding, dilation, groups, act
                      residual, out, target):
     """For the torch-native path, a call it has not seen: its entry (made by
     the miss, with every check, when there is none) as (handle, alignment,
-    output sizes, output strides, gpu, device ordinal, the plan when its
-    weight or bias is converted (_torch_parameters) else None), or None
-    when the plan copies the input, residual or output (the next hit
-    function takes those calls)."""
+    output sizes, output strides, gpu, device ordinal, the plan (which
+    keeps the compiled convolution alive), whether its weight or bias is
+    converted (_torch_parameters)), or None when the plan copies the input,
+    residual or output (the next hit function takes those calls)."""
     signature = torch_signature(input, weight, bias, residual, out, stride, padding,
                                 dilation, groups, activation, target)
     entry = signatures.get(signature) or _torch_miss(
@@ -241,7 +241,7 @@ def _native_describe(input, weight, bias, stride, padding, dilation, groups, act
     plan, empty = entry[0], entry[4]
     sizes, strides = empty.args
     return (entry[2], entry[3], sizes, strides, plan.gpu,
-            plan.device[1] if plan.gpu else 0, plan if entry[1] == PARAMETERS else None)
+            plan.device[1] if plan.gpu else 0, plan, entry[1] == PARAMETERS)
 
 
 def _c_torch_signature(signature):

@@ -27,6 +27,7 @@
 #endif
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -47,14 +48,20 @@ struct Entry {
   std::vector<int64_t> sizes, strides;
   bool gpu = false;
   int64_t deviceIndex = 0;
-  // The plan, for plans whose weight or bias is converted (else None).
-  py::object parametersPlan;
+  // The package's plan: it owns the compiled convolution `handle` names.
+  py::object plan;
+  // Whether the weight or bias is converted (their copies come from
+  // `parameters`).
+  bool convertParameters = false;
 };
 
 struct State {
   RunFn run = nullptr;
   py::object fallback, describe, parameters, tensorType, parameterType;
-  std::unordered_map<std::string, Entry> entries;
+  // Shared: a call holds its entry while Python code it calls may let
+  // another thread clear the map (conv3d.clear_cache); the entry's plan
+  // keeps the compiled convolution alive until the launch is enqueued.
+  std::unordered_map<std::string, std::shared_ptr<const Entry>> entries;
 };
 
 State &state() {
@@ -177,9 +184,11 @@ py::object conv3d(py::args args) {
   auto found = s.entries.find(key);
   if (found == s.entries.end()) {
     // describe(*call): None (not for this path) or (handle, alignment,
-    // output sizes, output strides, gpu, device index, plan or None).
+    // output sizes, output strides, gpu, device index, plan, whether the
+    // weight or bias is converted).
     py::object described = s.describe(*args);
-    Entry entry;
+    auto made = std::make_shared<Entry>();
+    Entry &entry = *made;
     if (!described.is_none()) {
       auto t = described.cast<py::tuple>();
       entry.eligible = true;
@@ -189,20 +198,22 @@ py::object conv3d(py::args args) {
       entry.strides = t[3].cast<std::vector<int64_t>>();
       entry.gpu = t[4].cast<bool>();
       entry.deviceIndex = t[5].cast<int64_t>();
-      entry.parametersPlan = t[6];
+      entry.plan = t[6];
+      entry.convertParameters = t[7].cast<bool>();
       if (!entry.alignment)
         entry.alignment = 1;
     }
-    found = s.entries.emplace(std::move(key), std::move(entry)).first;
+    found = s.entries.emplace(std::move(key), std::move(made)).first;
   }
-  const Entry &entry = found->second;
+  std::shared_ptr<const Entry> held = found->second;
+  const Entry &entry = *held;
   if (!entry.eligible)
     return callFallback(args);
   // The converted weight and bias copies (made once per tensor state); the
   // tuple holds them until the launch is enqueued.
   py::object converted;
-  if (!entry.parametersPlan.is_none()) {
-    converted = s.parameters(entry.parametersPlan, args[1], args[2]);
+  if (entry.convertParameters) {
+    converted = s.parameters(entry.plan, args[1], args[2]);
     auto pair = converted.cast<py::tuple>();
     weight = THPVariable_Unpack(pair[0].ptr());
     bias = pair[1].is_none() ? at::Tensor() : THPVariable_Unpack(pair[1].ptr());
