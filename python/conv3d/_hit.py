@@ -197,6 +197,8 @@ def _load_extension():
 
 # The torch-native module in use (_torch_native.py), or None.
 _native = None
+# _torch_path's answer, decided once per process (every tensor type gets it).
+_torch_hit = None
 
 
 def _torch_path():
@@ -205,6 +207,13 @@ def _torch_path():
     does not take to the next one: the C extension's when it loads (its
     signatures then key the entries: torch_signature is replaced too), else
     _torch_conv3d."""
+    global _torch_hit
+    if _torch_hit is None:
+        _torch_hit = _choose_torch_path()
+    return _torch_hit
+
+
+def _choose_torch_path():
     global torch_signature, _native
     module = extension()
     if module is None:
