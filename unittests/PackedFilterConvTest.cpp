@@ -162,8 +162,9 @@ INSTANTIATE_TEST_SUITE_P(Targets, PackedFilterConvGpu,
                            return stringifyTarget(info.param).str();
                          });
 
-TEST(PackedFilterConv, HostRunnerChecksThePackedFilter) {
-  Engine engine{CacheOptions{}};
+/// A small f32 convolution with a packed NVFP4 filter (16 channels, 8 1x3x3
+/// filters: 576 code bytes, 72 scale bytes), for the run-time checks.
+ConvSpec smallPackedSpec() {
   ConvSpec spec;
   spec.geometry.batch = 1;
   spec.geometry.inputSize = {2, 4, 4};
@@ -174,6 +175,12 @@ TEST(PackedFilterConv, HostRunnerChecksThePackedFilter) {
   spec.inputType = ElementType::f32;
   spec.outputType = ElementType::f32;
   spec.packedFilter = true;
+  return spec;
+}
+
+TEST(PackedFilterConv, HostRunnerChecksThePackedFilter) {
+  Engine engine{CacheOptions{}};
+  ConvSpec spec = smallPackedSpec();
   auto conv = engine.compile(spec, CompileOptions{});
   ASSERT_TRUE(bool(conv)) << llvm::toString(conv.takeError());
   HostTensor x = HostTensor::zeros(spec.inputType, spec.inputShape());
@@ -209,16 +216,7 @@ TEST(PackedFilterConv, HostRunnerChecksThePackedFilter) {
 
 TEST(PackedFilterConv, RunNeedsTheScales) {
   Engine engine{CacheOptions{}};
-  ConvSpec spec;
-  spec.geometry.batch = 1;
-  spec.geometry.inputSize = {2, 4, 4};
-  spec.geometry.channels = 16;
-  spec.geometry.window = {1, 3, 3};
-  spec.geometry.filters = 8;
-  spec.filterLayout = FilterLayout::fqrsc;
-  spec.inputType = ElementType::f32;
-  spec.outputType = ElementType::f32;
-  spec.packedFilter = true;
+  ConvSpec spec = smallPackedSpec();
   auto conv = engine.compile(spec, CompileOptions{});
   ASSERT_TRUE(bool(conv)) << llvm::toString(conv.takeError());
   HostTensor x = HostTensor::zeros(spec.inputType, spec.inputShape());

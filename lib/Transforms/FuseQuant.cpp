@@ -50,6 +50,8 @@
 #include "conv3d/Transforms/ConfigHeuristics.h"
 #include "conv3d/Transforms/Passes.h"
 
+#include "EmptyLike.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -232,9 +234,7 @@ struct MoveQuantizeToPrepass : OpRewritePattern<ConvOp> {
     Location loc = conv.getLoc();
     Value input = conv.getInput();
     auto inputType = cast<RankedTensorType>(input.getType());
-    Value empty = tensor::EmptyOp::create(
-        rewriter, loc, tensor::getMixedSizes(rewriter, loc, input),
-        inputType.getElementType());
+    Value empty = createEmptyLike(rewriter, loc, input);
     auto quantize = QuantizeOp::create(rewriter, loc, TypeRange{inputType},
                                        input, conv.getAmax(), empty, *quant,
                                        rewriter.getDenseI64ArrayAttr({4}));
@@ -243,9 +243,7 @@ struct MoveQuantizeToPrepass : OpRewritePattern<ConvOp> {
     Value quantizedHistory;
     if (Value history = conv.getHistory()) {
       auto historyType = cast<RankedTensorType>(history.getType());
-      Value historyEmpty = tensor::EmptyOp::create(
-          rewriter, loc, tensor::getMixedSizes(rewriter, loc, history),
-          historyType.getElementType());
+      Value historyEmpty = createEmptyLike(rewriter, loc, history);
       quantizedHistory =
           QuantizeOp::create(rewriter, loc, TypeRange{historyType}, history,
                              conv.getAmax(), historyEmpty, *quant,

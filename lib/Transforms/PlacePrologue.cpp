@@ -27,6 +27,8 @@
 
 #include "conv3d/Transforms/Passes.h"
 
+#include "EmptyLike.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -61,9 +63,7 @@ struct MovePrologueToPrepass : OpRewritePattern<ConvOp> {
     Location loc = conv.getLoc();
     Value input = conv.getInput();
     auto inputType = cast<RankedTensorType>(input.getType());
-    Value empty = tensor::EmptyOp::create(
-        rewriter, loc, tensor::getMixedSizes(rewriter, loc, input),
-        inputType.getElementType());
+    Value empty = createEmptyLike(rewriter, loc, input);
     auto prologue = PrologueOp::create(
         rewriter, loc, TypeRange{inputType}, input, conv.getNormGamma(),
         conv.getNormBeta(), empty, conv.getNormEpsAttr(),
