@@ -148,7 +148,7 @@ def network_sets(args, device):
                                     wan_latent=args.wan_latent, wan_batch=args.wan_batch)
             except (ImportError, LookupError) as error:
                 log("%s: skipped (%s)" % (name, error))
-                continue
+                break
             sets.append((ex, count_layers(ex.layers)))
             log("%s %s: %d conv calls, %d distinct%s%s" % (
                 name, ex.size_label, len(ex.layers), len(sets[-1][1]),
@@ -182,7 +182,6 @@ def dry_run(args):
                 sum(s == "validation" for _, _, s in items))))
         layers = [(layer, 1, "%s/%s" % (fam, s)) for layer, fam, s in items]
     else:
-        import torch  # noqa: F401  (the hooks need it)
         layers = []
         for ex, counted in network_sets(args, args.device or "cpu"):
             total = sum(layer.flops() * n for layer, n in counted) / 1e9
