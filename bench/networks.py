@@ -51,7 +51,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-from netbench import compiling, models, random_layers, report, stats  # noqa: E402
+from netbench import compiling, configs, models, random_layers, report, stats  # noqa: E402
 from netbench.layers import count_layers  # noqa: E402
 
 
@@ -232,7 +232,7 @@ def time_layers(args, layers, timer, measure):
         row = layer_row(layer)
         heuristic = listed.get("heuristic", "")
         row["config"] = heuristic
-        row["kernel"] = report.short_config(heuristic, args.target) or listed.get("error", "")
+        row["kernel"] = configs.short_name(heuristic, args.target) or listed.get("error", "")
         if listed.get("remarks"):
             row["remarks"] = " | ".join(listed["remarks"])
         row["compile_ms"] = compiled[0][1]
@@ -295,9 +295,17 @@ def run_networks(args, timer, measure):
             ex.name, ex.size_label, summary["layers"], summary["distinct"],
             report.fmt(summary["ours_ms"]), report.fmt(summary["cudnn_ms"]),
             report.fmt(summary.get("ratio"), ".2f") + "x",
-            report.fmt(summary.get("worst_ratio"), ".2f") + "x", wall_text, note))
+            report.fmt(summary.get("worst_ratio"), ".2f") + "x (%s)" % summary.get(
+                "worst_layer", ""), wall_text, note))
     failed = [r for r in timed.values()
               if r.get("error") or not r.get("rel_l2", math.inf) <= args.tolerance]
+    # Issue 21's targets: every network's sum >= 1.2x cuDNN, no layer < 0.8x.
+    ratios = [r["summary"]["ratio"] for r in results if "ratio" in r["summary"]]
+    slow = [r for r in timed.values() if (report.layer_columns(r)[0] or math.inf) < 0.8]
+    summary_lines.append("\nnetworks whose summed kernel time is >= 1.2x cuDNN's: %d of %d; "
+                         "distinct layers below 0.8x: %d of %d" % (
+                             sum(x >= 1.2 for x in ratios), len(ratios), len(slow),
+                             len(timed)))
     tail = ["", "max rel. L2 distance to cuDNN over %d layers: %s; %d layer(s) FAIL "
             "(error or distance > %g)" % (len(all_errors), report.fmt(
                 max(all_errors) if all_errors else None, ".2e"), len(failed), args.tolerance)]

@@ -8,7 +8,6 @@ configuration's fields and what follows from them (tiles, CTAs, waves on
 this GPU's SMs, tile efficiency), the median time and its ratios to the
 layer's best configuration and to cuDNN."""
 
-import math
 import statistics
 import sys
 import time
@@ -18,32 +17,8 @@ import torch.nn.functional as F
 
 import conv3d
 
-from . import compiling, report, stats
+from . import compiling, configs, report, stats
 from .measure import layer_tensors, rel_l2
-
-# The configuration attribute's defaulted parameters (Conv3dAttrs.td);
-# kernel = cpu means the target's own kernel.
-CONFIG_DEFAULTS = dict(stages=1, warps_m=1, warps_n=1, k_order="taps_outer", split_k=1,
-                       kernel="cpu", schedule="cooperative", cluster_m=1, mainloop="im2col")
-
-
-def config_features(layer, text, target, sms):
-    """The configuration's fields (cfg_*) and the tiling they give."""
-    fields = dict(CONFIG_DEFAULTS, **compiling.config_fields(text.split(";")[0]))
-    if fields["kernel"] == "cpu":
-        fields["kernel"] = target
-    m, n, k = layer.gemm()
-    row = {"cfg_" + key: value for key, value in fields.items()}
-    tm, tn, tk = fields.get("tile_m"), fields.get("tile_n"), fields.get("tile_k")
-    if tm and tn and tk:
-        tiles_m, tiles_n = math.ceil(m / tm), math.ceil(n / tn)
-        ctas = tiles_m * tiles_n * fields["split_k"]
-        row.update(tiles_m=tiles_m, tiles_n=tiles_n, ctas=ctas, waves=ctas / sms,
-                   last_wave_fill=(ctas % sms or sms) / sms,
-                   tile_eff_m=m / (tiles_m * tm), tile_eff_n=n / (tiles_n * tn),
-                   k_steps=math.prod(layer.kernel) * math.ceil(layer.c / tk))
-    return row
-
 
 def measure_layer(layer, listed, compiled, timer, args, seed, sms):
     """The rows of one layer's configurations (and its cuDNN time)."""
@@ -63,7 +38,7 @@ def measure_layer(layer, listed, compiled, timer, args, seed, sms):
     for config, compile_ms, error in compiled:
         text = config or heuristic
         row = dict(config=text, is_heuristic=int(config == ""), compile_ms=compile_ms)
-        row.update(config_features(layer, text, args.target, sms) if text else {})
+        row.update(configs.features(layer, text, args.target, sms) if text else {})
         rows[config] = row
         if error:
             row["error"] = error

@@ -28,15 +28,6 @@ def short_error(error):
     return lines[0][:300] if lines else ""
 
 
-def config_fields(text):
-    """{key: value} of a configuration's key=value text ("" -> {})."""
-    fields = {}
-    for item in filter(None, (text or "").split(",")):
-        key, _, value = item.partition("=")
-        fields[key] = int(value) if value.lstrip("-").isdigit() else value
-    return fields
-
-
 def list_configs(layer, target, tool):
     """conv3d-run --list-configs --json for the layer: a dict with
     "heuristic" (the heuristic's configuration, key=value text),

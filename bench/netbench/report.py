@@ -5,30 +5,7 @@ import json
 import math
 import os
 
-from .compiling import config_fields
 from .layers import PEAK_TFLOPS
-
-
-def short_config(text, target):
-    """"sm90 halo 256x64", "sm90 128x128 pingpong", "sm80 64x128 split2"
-    from a configuration's key=value text ("" or None: blank)."""
-    if not text:
-        return ""
-    parts = []
-    for config in text.split(";"):
-        f = config_fields(config)
-        kernel = f.get("kernel", "cpu")
-        words = [target if kernel == "cpu" else kernel]
-        if f.get("mainloop", "im2col") != "im2col":
-            words.append(str(f["mainloop"]))
-        words.append("%sx%s" % (f.get("tile_m", "?"), f.get("tile_n", "?")))
-        if f.get("schedule", "cooperative") != "cooperative":
-            words.append(str(f["schedule"]))
-        for key, label in (("split_k", "split"), ("cluster_m", "cluster")):
-            if f.get(key, 1) != 1:
-                words.append("%s%s" % (label, f[key]))
-        parts.append(" ".join(words))
-    return "; ".join(parts)
 
 
 def fmt(value, spec=".3f", empty=""):

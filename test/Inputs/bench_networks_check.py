@@ -9,7 +9,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 
 from netbench import layers as L  # noqa: E402
-from netbench import models, random_layers as R, stats  # noqa: E402
+from netbench import configs, models, random_layers as R, stats  # noqa: E402
 
 
 def expect(condition, what):
@@ -109,6 +109,29 @@ for bad in (0, 1, 1.5):
 layer, _ = R.draw(random.Random(3), max_gflop=0.5, max_bytes=1 << 20)
 expect(layer.flops() <= 0.5e9, "shrunk under the limits: %s" % layer.describe())
 print("split: 180 fit, 120 validation, disjoint: OK")
+
+# Configuration texts: fields, short names, the cost model's features.
+text = "tile_m=128,tile_n=256,tile_k=64,stages=3,warps_m=8,k_order=qslice_outer,kernel=sm90"
+expect(configs.fields(text) == dict(tile_m=128, tile_n=256, tile_k=64, stages=3, warps_m=8,
+                                     k_order="qslice_outer", kernel="sm90"), "fields")
+expect(configs.fields("") == {}, "no fields")
+expect(configs.short_name(text, "sm90") == "sm90 128x256", configs.short_name(text, "sm90"))
+expect(configs.short_name("tile_m=256,tile_n=64,tile_k=64,kernel=sm90,mainloop=halo;"
+                          "tile_m=64,tile_n=64,tile_k=32,split_k=3,schedule=pingpong",
+                          "sm80") == "sm90 halo 256x64; sm80 64x64 pingpong split3",
+       "short names of two configurations")
+late = L.ConvLayer(2, 512, 2, 7, 7, 512, (3, 3, 3), padding=(1, 1, 1))  # M = 196
+f = configs.features(late, text, "sm90", 132)
+expect(f["cfg_tile_m"] == 128 and f["cfg_split_k"] == 1 and f["cfg_schedule"] == "cooperative"
+       and f["cfg_mainloop"] == "im2col" and f["cfg_kernel"] == "sm90", "fields %r" % f)
+expect((f["tiles_m"], f["tiles_n"], f["ctas"], f["k_steps"]) == (2, 2, 4, 27 * 8),
+       "tiling %r" % f)
+expect(close(f["waves"], 4 / 132) and close(f["last_wave_fill"], 4 / 132)
+       and close(f["tile_eff_m"], 196 / 256) and close(f["tile_eff_n"], 1.0), "waves %r" % f)
+f = configs.features(late, "tile_m=64,tile_n=64,tile_k=64,split_k=4", "sm80", 132)
+expect(f["cfg_kernel"] == "sm80" and f["ctas"] == 4 * 8 * 4 and f["tiles_m"] == 4,
+       "split-K CTAs %r" % f)
+print("configurations: OK")
 
 # WAN 2.1's decoder, one chunk of one latent frame at 60x104.
 wan = models.wan_decoder_layers()
