@@ -103,8 +103,8 @@ def parse_args(argv=None):
     p.add_argument("--dry-run", action="store_true",
                    help="list the layers and GFLOP (no GPU)")
     p.add_argument("--device", default=None,
-                   help="where hooks run when the meta device cannot (default: cuda "
-                   "if available, else cpu)")
+                   help="where the forward hooks run when the meta device cannot "
+                   "(default: cpu with --dry-run, else cuda)")
     p.add_argument("--out", default=os.environ.get("OUT", "."), help="output folder")
     args = p.parse_args(argv)
     if args.split is not None and not args.random:
@@ -125,8 +125,12 @@ def find_tool():
     return None
 
 
-def log(message, start=[time.time()]):  # noqa: B006 (the process's start)
-    print("[%7.1f s] %s" % (time.time() - start[0], message), flush=True)
+START = time.time()
+
+
+def log(message):
+    """Progress with the seconds since the start."""
+    print("[%7.1f s] %s" % (time.time() - START, message), flush=True)
 
 
 # Layer sets -------------------------------------------------------------------
@@ -200,9 +204,10 @@ def dry_run(args):
         extra = ""
         if args.candidates:
             listed = compiling.list_configs(layer, args.target, args.tool)
-            configs = 1 + len([c for c in listed["candidates"] if c != listed["heuristic"]])
-            configs_total += configs
-            extra = " %d |" % configs
+            listed_count = 1 + len([c for c in listed["candidates"]
+                                    if c != listed["heuristic"]])
+            configs_total += listed_count
+            extra = " %d |" % listed_count
         lines.append("| %d | %s | %s | %d | %.2f | %d | %d | %d | %s |%s" % (
             i, label, layer.describe(), count, layer.flops() / 1e9, m, n, k, layer.family(),
             extra))
@@ -246,8 +251,41 @@ def time_layers(args, layers, timer, measure):
     return rows
 
 
+NETWORK_HEADER = (
+    "| network | input | conv calls (distinct) | ours ms (sum) | cuDNN ms (sum) | "
+    "speed vs cuDNN | worst layer | whole net ms, ours / cuDNN (host-bound, noisy) | note |\n"
+    "|---|---|---|---|---|---|---|---|---|")
+
+
+def network_result(ex, counted, timed, args, measure):
+    """One network's rows (its distinct layers' timings with their counts),
+    kernel-time summary and whole-network wall time."""
+    rows = [dict(timed[layer], count=count) for layer, count in counted if layer in timed]
+    wall = {}
+    if args.wall_reps and ex.module is not None and not args.max_layers:
+        try:
+            wall = measure.whole_network(ex.module, ex.input_shape, args.target,
+                                         args.wall_reps)
+        except (RuntimeError, ValueError) as error:
+            wall = dict(error=str(error).splitlines()[0][:200])
+    return dict(network=ex.name, input=ex.size_label, summary=stats.network_summary(rows),
+                wall=wall, left_out=ex.left_out, note=ex.note, layers=rows)
+
+
+def network_line(result):
+    summary, wall = result["summary"], result["wall"]
+    left = "; ".join("left out %d %s" % (n, why) for why, n in result["left_out"].items())
+    wall_text = ("%.2f / %.2f" % (wall["ours_wall_ms"], wall["cudnn_wall_ms"])
+                 if "ours_wall_ms" in wall else wall.get("error", "n/a"))
+    return "| %s | %s | %d (%d) | %s | %s | %sx | %sx (%s) | %s | %s |" % (
+        result["network"], result["input"], summary["layers"], summary["distinct"],
+        report.fmt(summary["ours_ms"]), report.fmt(summary["cudnn_ms"]),
+        report.fmt(summary.get("ratio"), ".2f"), report.fmt(summary.get("worst_ratio"), ".2f"),
+        summary.get("worst_layer", ""), wall_text,
+        "; ".join(filter(None, [left, result["note"]])))
+
+
 def run_networks(args, timer, measure):
-    import torch
     sets = network_sets(args, args.device or "cuda")
     distinct = []
     for _, counted in sets:
@@ -258,47 +296,17 @@ def run_networks(args, timer, measure):
         distinct = distinct[:args.max_layers]
     log("%d distinct layers in %d networks" % (len(distinct), len(sets)))
     timed = time_layers(args, distinct, timer, measure)
-    results, lines, csv_rows, all_errors = [], [], [], []
-    summary_lines = [
-        "| network | input | conv calls (distinct) | ours ms (sum) | cuDNN ms (sum) | "
-        "speed vs cuDNN | worst layer | whole net ms, ours / cuDNN (host-bound, noisy) | "
-        "note |",
-        "|---|---|---|---|---|---|---|---|---|"]
-    for ex, counted in sets:
-        rows = []
-        for layer, count in counted:
-            if layer in timed:
-                rows.append(dict(timed[layer], count=count))
-        summary = stats.network_summary(rows)
-        wall = {}
-        if args.wall_reps and ex.module is not None and not args.max_layers:
-            try:
-                wall = measure.whole_network(ex.module, ex.input_shape, args.target,
-                                             args.wall_reps)
-            except (RuntimeError, ValueError) as error:
-                wall = dict(error=str(error).splitlines()[0][:200])
-            torch.cuda.empty_cache()
-        results.append(dict(network=ex.name, input=ex.size_label, summary=summary,
-                            wall=wall, left_out=ex.left_out, note=ex.note, layers=rows))
-        lines.append("\n### %s, %s\n" % (ex.name, ex.size_label))
-        lines.append(report.LAYER_HEADER)
-        for i, row in enumerate(rows):
+    results = [network_result(ex, counted, timed, args, measure) for ex, counted in sets]
+    lines, csv_rows = [], []
+    for result in results:
+        lines += ["\n### %s, %s\n" % (result["network"], result["input"]), report.LAYER_HEADER]
+        for i, row in enumerate(result["layers"]):
             lines.append(report.layer_line(i, row))
-            csv_rows.append(dict(network=ex.name, input=ex.size_label, **row))
-            if row.get("rel_l2") is not None:
-                all_errors.append(row["rel_l2"])
-        left = "; ".join("left out %d %s" % (n, why) for why, n in ex.left_out.items())
-        note = "; ".join(filter(None, [left, ex.note]))
-        wall_text = ("%.2f / %.2f" % (wall["ours_wall_ms"], wall["cudnn_wall_ms"])
-                     if "ours_wall_ms" in wall else wall.get("error", "n/a"))
-        summary_lines.append("| %s | %s | %d (%d) | %s | %s | %s | %s | %s | %s |" % (
-            ex.name, ex.size_label, summary["layers"], summary["distinct"],
-            report.fmt(summary["ours_ms"]), report.fmt(summary["cudnn_ms"]),
-            report.fmt(summary.get("ratio"), ".2f") + "x",
-            report.fmt(summary.get("worst_ratio"), ".2f") + "x (%s)" % summary.get(
-                "worst_layer", ""), wall_text, note))
+            csv_rows.append(dict(network=result["network"], input=result["input"], **row))
+    summary_lines = [NETWORK_HEADER] + [network_line(r) for r in results]
     failed = [r for r in timed.values()
               if r.get("error") or not r.get("rel_l2", math.inf) <= args.tolerance]
+    all_errors = [r["rel_l2"] for r in timed.values() if r.get("rel_l2") is not None]
     # Issue 21's targets: every network's sum >= 1.2x cuDNN, no layer < 0.8x.
     ratios = [r["summary"]["ratio"] for r in results if "ratio" in r["summary"]]
     slow = [r for r in timed.values() if (report.layer_columns(r)[0] or math.inf) < 0.8]
