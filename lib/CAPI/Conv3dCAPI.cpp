@@ -5,8 +5,10 @@
 #include "conv3d/Runtime/CausalConv3dStream.h"
 #include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/Engine.h"
+#include "conv3d/Support/HostTensor.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
 
@@ -374,12 +376,12 @@ extern "C" int conv3d_run_ext(const conv3d_conv *conv, const void *input,
   return 0;
 }
 
-extern "C" conv3d_causal_stream *
-conv3d_causal_stream_create(conv3d_engine *engine, const conv3d_spec *spec,
-                            const conv3d_input_ext *ext, const char *options,
-                            const void *filter, const void *bias,
-                            const void *norm_gamma, const void *norm_beta,
-                            char *error, size_t errorSize) {
+extern "C" conv3d_causal_stream *conv3d_causal_stream_create(
+    conv3d_engine *engine, const conv3d_spec *spec, const conv3d_input_ext *ext,
+    const char *options, const void *filter, size_t filterSize,
+    const void *bias, size_t biasSize, const void *norm_gamma,
+    size_t normGammaSize, const void *norm_beta, size_t normBetaSize,
+    char *error, size_t errorSize) {
   if (!engine || !spec || !filter) {
     setError(error, errorSize,
              "conv3d_causal_stream_create: null engine, spec or filter");
@@ -396,45 +398,61 @@ conv3d_causal_stream_create(conv3d_engine *engine, const conv3d_spec *spec,
     setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
     return nullptr;
   }
-  // The weights are copied into tensors of the spec's shapes.
-  auto copyOf = [](const void *data, ElementType type,
-                   std::vector<int64_t> shape) {
-    HostTensor tensor = HostTensor::zeros(type, std::move(shape));
-    std::memcpy(tensor.data(), data, tensor.sizeInBytes());
-    return tensor;
-  };
+  // The weights are copied into tensors of the spec's shapes, each after
+  // its caller-given size is checked against the bytes the copy reads.
   const ConvSpec &s = *parsed;
-  HostTensor filterCopy = copyOf(filter, s.inputType, s.filterShape());
-  std::optional<HostTensor> biasCopy, gammaCopy, betaCopy;
-  struct {
+  struct Weight {
     bool used;
     const void *data;
-    std::optional<HostTensor> *copy;
+    size_t size;
+    ElementType type;
+    std::vector<int64_t> shape;
     const char *what;
-    int64_t size;
-  } vectors[] = {
-      {s.hasBias, bias, &biasCopy, "bias", s.geometry.filters},
-      {s.hasNorm, norm_gamma, &gammaCopy, "norm gamma", s.geometry.channels},
-      {s.hasNormBeta, norm_beta, &betaCopy, "norm beta", s.geometry.channels}};
-  for (auto &vector : vectors) {
-    if (vector.used != (vector.data != nullptr)) {
+    std::optional<HostTensor> copy;
+  } weights[] = {
+      {true, filter, filterSize, s.inputType, s.filterShape(), "filter", {}},
+      {s.hasBias, bias, biasSize, ElementType::f32, {s.geometry.filters},
+       "bias", {}},
+      {s.hasNorm, norm_gamma, normGammaSize, ElementType::f32,
+       {s.geometry.channels}, "norm gamma", {}},
+      {s.hasNormBeta, norm_beta, normBetaSize, ElementType::f32,
+       {s.geometry.channels}, "norm beta", {}}};
+  for (Weight &weight : weights) {
+    std::string prefix =
+        std::string("conv3d_causal_stream_create: the ") + weight.what;
+    if (weight.used != (weight.data != nullptr)) {
       setError(error, errorSize,
-               std::string("conv3d_causal_stream_create: the ") + vector.what +
-                   (vector.used ? " is missing"
-                                : " is given but the spec "
-                                  "has none"));
+               prefix + (weight.used ? " is missing"
+                                     : " is given but the spec has none"));
       return nullptr;
     }
-    if (vector.used)
-      *vector.copy = copyOf(vector.data, ElementType::f32, {vector.size});
+    if (!weight.used)
+      continue;
+    int64_t count = numElementsOf(weight.shape);
+    size_t needed = size_t(count) * elementSize(weight.type);
+    if (weight.size != needed) {
+      setError(error, errorSize,
+               llvm::formatv("{0} has {1} bytes; the spec reads {2} ({3} {4} "
+                             "values)",
+                             prefix, weight.size, needed, count,
+                             stringifyElementType(weight.type))
+                   .str());
+      return nullptr;
+    }
+    HostTensor tensor = HostTensor::zeros(weight.type, weight.shape);
+    std::memcpy(tensor.data(), weight.data, needed);
+    weight.copy = std::move(tensor);
   }
-  CausalConvWeights weights;
-  weights.filter = &filterCopy;
-  weights.bias = biasCopy ? &*biasCopy : nullptr;
-  weights.normGamma = gammaCopy ? &*gammaCopy : nullptr;
-  weights.normBeta = betaCopy ? &*betaCopy : nullptr;
-  auto stream =
-      CausalConv3dStream::create(engine->engine, s, *parsedOptions, weights);
+  auto pointer = [](std::optional<HostTensor> &copy) {
+    return copy ? &*copy : nullptr;
+  };
+  CausalConvWeights causalWeights;
+  causalWeights.filter = pointer(weights[0].copy);
+  causalWeights.bias = pointer(weights[1].copy);
+  causalWeights.normGamma = pointer(weights[2].copy);
+  causalWeights.normBeta = pointer(weights[3].copy);
+  auto stream = CausalConv3dStream::create(engine->engine, s, *parsedOptions,
+                                           causalWeights);
   if (!stream) {
     setError(error, errorSize, llvm::toString(stream.takeError()));
     return nullptr;

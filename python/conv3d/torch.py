@@ -31,7 +31,7 @@ else:
 
 import weakref
 
-from . import _functional, _hit
+from . import _functional, _hit, _plan
 
 __all__ = ["conv3d", "Conv3d", "convert", "ConvertReport", "CausalConv3d"]
 
@@ -515,7 +515,7 @@ else:
                  placement):
             device = ("cpu", -1) if x.device.type == "cpu" else (
                 x.device.type, x.device.index if x.device.index is not None else 0)
-            target = _functional._resolve_target(self.target, device)
+            target = _plan._resolve_target(self.target, device)
             dtype = _TORCH_DTYPE_NAMES.get(x.dtype)
             if dtype is None or weight.dtype != x.dtype:
                 raise TypeError("x and the weight must have the same dtype, bfloat16, "

@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import np_conv3d  # noqa: E402
 import conv3d  # noqa: E402
-from conv3d import _arrays, _functional, _hit  # noqa: E402
+from conv3d import _arrays, _hit, _plan  # noqa: E402
 
 rng = np.random.default_rng(int(os.environ.get("SEED", "20261124")))
 TOL = {np.float32: 1e-5, np.float16: 1e-3}
@@ -70,7 +70,7 @@ class Counter:
         setattr(self.module, self.name, self.original)
 
 
-misses = Counter(_functional, "_checked_plan")
+misses = Counter(_plan, "_checked_plan")
 views = Counter(_arrays, "view")
 
 
@@ -282,7 +282,7 @@ def case_dlpack_repeated():
     and refuse odd addresses and overlaps; without out= the hit allocates
     through the general route."""
     conv3d.clear_cache()
-    made = Counter(_functional, "_make_plan")
+    made = Counter(_plan, "_make_plan")
     try:
         w = data((6, 5, 3, 3, 3), scale=0.2)
         b = data((6,), layout=lambda a: a)
