@@ -92,10 +92,10 @@ protected:
                                size_t betaSize) {
     conv3d_spec spec = streamSpec();
     conv3d_input_ext ext = normExt();
-    return conv3d_causal_stream_create(
-        engine, &spec, &ext, "target=cpu", filter.data(), filterSize,
-        bias.data(), biasSize, gamma, gammaSize, beta.data(), betaSize, error,
-        sizeof(error));
+    return conv3d_causal_stream_create(engine, &spec, &ext, "target=cpu",
+                                       filter.data(), filterSize, bias.data(),
+                                       biasSize, gamma, gammaSize, beta.data(),
+                                       betaSize, error, sizeof(error));
   }
 
   conv3d_engine *engine = nullptr;
@@ -120,18 +120,20 @@ TEST_F(CAPICausalStream, ShortGammaAgainstAnUnreadablePageIsRefused) {
 }
 
 TEST_F(CAPICausalStream, EveryWrongSizeIsNamed) {
-  const size_t f = filter.size() * 4, b = bias.size() * 4,
-               g = gamma.size() * 4, n = beta.size() * 4;
+  const size_t f = filter.size() * 4, b = bias.size() * 4, g = gamma.size() * 4,
+               n = beta.size() * 4;
   struct Case {
     size_t filter, bias, gamma, beta;
     const char *message;
   } cases[] = {
       {f - 4, b, g, n,
        "the filter has 3452 bytes; the spec reads 3456 (864 f32 values)"},
-      {f, b + 4, g, n, "the bias has 20 bytes; the spec reads 16 (4 f32 values)"},
+      {f, b + 4, g, n,
+       "the bias has 20 bytes; the spec reads 16 (4 f32 values)"},
       {f, b, g, n * 2,
        "the norm beta has 64 bytes; the spec reads 32 (8 f32 values)"},
-      {f, b, 0, n, "the norm gamma has 0 bytes; the spec reads 32 (8 f32 values)"},
+      {f, b, 0, n,
+       "the norm gamma has 0 bytes; the spec reads 32 (8 f32 values)"},
   };
   for (const Case &c : cases) {
     conv3d_causal_stream *stream =
@@ -155,8 +157,8 @@ TEST_F(CAPICausalStream, EveryWrongSizeIsNamed) {
 
 TEST_F(CAPICausalStream, RightSizesCreateAStreamThatSteps) {
   conv3d_causal_stream *stream =
-      create(gamma.data(), gamma.size() * 4, filter.size() * 4,
-             bias.size() * 4, beta.size() * 4);
+      create(gamma.data(), gamma.size() * 4, filter.size() * 4, bias.size() * 4,
+             beta.size() * 4);
   ASSERT_NE(stream, nullptr) << error;
   std::vector<float> chunk(2 * 4 * 4 * kChannels);
   for (size_t i = 0; i < chunk.size(); ++i)

@@ -376,6 +376,32 @@ extern "C" int conv3d_run_ext(const conv3d_conv *conv, const void *input,
   return 0;
 }
 
+/// A copy of the weight `what` a causal stream reads (`shape` of `type`), from
+/// the caller's `data` of `size` bytes; none when the spec has none. An error
+/// naming it when it is missing, given without the spec having it, or of
+/// another size than the copy reads (checked before anything is read).
+static llvm::Expected<std::optional<HostTensor>>
+copyWeight(llvm::StringRef what, bool used, const void *data, size_t size,
+           ElementType type, std::vector<int64_t> shape) {
+  if (used != (data != nullptr))
+    return llvm::createStringError(
+        "the " + what +
+        (used ? " is missing" : " is given but the spec has none"));
+  if (!used)
+    return std::nullopt;
+  int64_t count = numElementsOf(shape);
+  size_t needed = size_t(count) * elementSize(type);
+  if (size != needed)
+    return llvm::createStringError(
+        llvm::formatv(
+            "the {0} has {1} bytes; the spec reads {2} ({3} {4} values)", what,
+            size, needed, count, stringifyElementType(type))
+            .str());
+  HostTensor tensor = HostTensor::zeros(type, std::move(shape));
+  std::memcpy(tensor.data(), data, needed);
+  return tensor;
+}
+
 extern "C" conv3d_causal_stream *conv3d_causal_stream_create(
     conv3d_engine *engine, const conv3d_spec *spec, const conv3d_input_ext *ext,
     const char *options, const void *filter, size_t filterSize,
@@ -401,56 +427,37 @@ extern "C" conv3d_causal_stream *conv3d_causal_stream_create(
   // The weights are copied into tensors of the spec's shapes, each after
   // its caller-given size is checked against the bytes the copy reads.
   const ConvSpec &s = *parsed;
-  struct Weight {
-    bool used;
-    const void *data;
-    size_t size;
-    ElementType type;
-    std::vector<int64_t> shape;
-    const char *what;
-    std::optional<HostTensor> copy;
-  } weights[] = {
-      {true, filter, filterSize, s.inputType, s.filterShape(), "filter", {}},
-      {s.hasBias, bias, biasSize, ElementType::f32, {s.geometry.filters},
-       "bias", {}},
-      {s.hasNorm, norm_gamma, normGammaSize, ElementType::f32,
-       {s.geometry.channels}, "norm gamma", {}},
-      {s.hasNormBeta, norm_beta, normBetaSize, ElementType::f32,
-       {s.geometry.channels}, "norm beta", {}}};
-  for (Weight &weight : weights) {
-    std::string prefix =
-        std::string("conv3d_causal_stream_create: the ") + weight.what;
-    if (weight.used != (weight.data != nullptr)) {
-      setError(error, errorSize,
-               prefix + (weight.used ? " is missing"
-                                     : " is given but the spec has none"));
-      return nullptr;
-    }
-    if (!weight.used)
-      continue;
-    int64_t count = numElementsOf(weight.shape);
-    size_t needed = size_t(count) * elementSize(weight.type);
-    if (weight.size != needed) {
-      setError(error, errorSize,
-               llvm::formatv("{0} has {1} bytes; the spec reads {2} ({3} {4} "
-                             "values)",
-                             prefix, weight.size, needed, count,
-                             stringifyElementType(weight.type))
-                   .str());
-      return nullptr;
-    }
-    HostTensor tensor = HostTensor::zeros(weight.type, weight.shape);
-    std::memcpy(tensor.data(), weight.data, needed);
-    weight.copy = std::move(tensor);
-  }
+  const int64_t filters = s.geometry.filters, channels = s.geometry.channels;
+  auto refuse = [&](llvm::Error reason) -> conv3d_causal_stream * {
+    setError(error, errorSize,
+             "conv3d_causal_stream_create: " +
+                 llvm::toString(std::move(reason)));
+    return nullptr;
+  };
+  auto filterCopy = copyWeight("filter", true, filter, filterSize, s.inputType,
+                               s.filterShape());
+  if (!filterCopy)
+    return refuse(filterCopy.takeError());
+  auto biasCopy = copyWeight("bias", s.hasBias, bias, biasSize,
+                             ElementType::f32, {filters});
+  if (!biasCopy)
+    return refuse(biasCopy.takeError());
+  auto gammaCopy = copyWeight("norm gamma", s.hasNorm, norm_gamma,
+                              normGammaSize, ElementType::f32, {channels});
+  if (!gammaCopy)
+    return refuse(gammaCopy.takeError());
+  auto betaCopy = copyWeight("norm beta", s.hasNormBeta, norm_beta,
+                             normBetaSize, ElementType::f32, {channels});
+  if (!betaCopy)
+    return refuse(betaCopy.takeError());
   auto pointer = [](std::optional<HostTensor> &copy) {
     return copy ? &*copy : nullptr;
   };
   CausalConvWeights causalWeights;
-  causalWeights.filter = pointer(weights[0].copy);
-  causalWeights.bias = pointer(weights[1].copy);
-  causalWeights.normGamma = pointer(weights[2].copy);
-  causalWeights.normBeta = pointer(weights[3].copy);
+  causalWeights.filter = pointer(*filterCopy);
+  causalWeights.bias = pointer(*biasCopy);
+  causalWeights.normGamma = pointer(*gammaCopy);
+  causalWeights.normBeta = pointer(*betaCopy);
   auto stream = CausalConv3dStream::create(engine->engine, s, *parsedOptions,
                                            causalWeights);
   if (!stream) {
