@@ -171,8 +171,9 @@ class Conv:
         if status:
             raise Conv3dError(error.value.decode())
 
-    def __del__(self):
-        lib = _capi.loaded()
+    def __del__(self, _loaded=_capi.loaded):
+        # (_loaded bound at definition: module globals may be gone at exit.)
+        lib = _loaded()
         if self._handle and lib is not None:
             lib.conv3d_conv_destroy(self._handle)
             self._handle = None
@@ -240,7 +241,7 @@ class Engine:
         The packing kernel runs on `target` (the host for "cpu"); the arrays
         are host memory either way."""
         import numpy
-        from ._arrays import _numpy_dtype_name, numpy_address
+        from ._arrays import _numpy_dtype_name, numpy_address, numpy_dtype
         if not isinstance(w, numpy.ndarray):
             raise TypeError("quantize_filter takes a NumPy array, got %s"
                             % type(w).__name__)
@@ -252,8 +253,14 @@ class Engine:
             raise Conv3dError(error.value.decode())
         dtype = {v: k for k, v in _DTYPES.items()}[spec.input_type]
         if _numpy_dtype_name(w.dtype) != dtype:
-            raise TypeError("the filter is %s, the spec's dtype %s"
-                            % (_numpy_dtype_name(w.dtype), dtype))
+            hint = ""
+            if dtype == "bf16":
+                try:
+                    numpy_dtype(dtype)
+                except TypeError as e:
+                    hint = " (%s)" % e
+            raise TypeError("the filter is %s, the spec's dtype %s%s"
+                            % (_numpy_dtype_name(w.dtype), dtype, hint))
         shape = (spec.filters, spec.window[0], spec.window[1], spec.window[2],
                  spec.channels)
         if tuple(w.shape) != shape:
@@ -273,8 +280,8 @@ class Engine:
             raise Conv3dError(error.value.decode())
         return codes, scales
 
-    def __del__(self):
-        lib = _capi.loaded()
+    def __del__(self, _loaded=_capi.loaded):
+        lib = _loaded()
         if self._handle and lib is not None:
             lib.conv3d_engine_destroy(self._handle)
             self._handle = None

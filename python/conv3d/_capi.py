@@ -23,6 +23,9 @@ class Conv3dError(RuntimeError):
     """An error reported by the engine (bad spec, compile or run failure)."""
 
 
+Conv3dError.__module__ = "conv3d"  # its public name: conv3d.Conv3dError
+
+
 # conv3d.h's enums, by the names the package uses.
 DTYPES = {"bf16": 0, "f16": 1, "f32": 2}
 LAYOUTS = {"qrscf": 0, "fqrsc": 1}

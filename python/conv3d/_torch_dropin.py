@@ -20,7 +20,8 @@ conv3d.conv3d keeps its errors for all of these: it never falls back.
 import warnings
 
 import torch
-import torch.nn.functional as F
+
+F = torch.nn.functional
 
 __all__ = ["fallback_reason", "pytorch_conv3d", "dense", "fallbacks", "reset_fallbacks"]
 
