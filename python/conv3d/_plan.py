@@ -251,6 +251,9 @@ def _make_plan(x, w, b, res, out, stride, padding, dilation, groups, activation,
         raise ValueError("input is on device %s: conv3d runs on the CPU and CUDA devices"
                          % _device_name(x.device))
     resolved = _resolve_target(target, x.device)
+    if resolved != "cpu" and x.dtype == "f32":
+        raise TypeError("input has dtype float32: the GPU targets compute bfloat16 and "
+                        "float16 (on the tensor cores); float32 runs on the CPU target")
 
     plan = _Plan()
     plan.target = resolved

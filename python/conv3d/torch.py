@@ -229,6 +229,20 @@ else:
         return _dropin(input, weight, bias, stride, padding, dilation, groups, activation,
                        residual, target, direct)
 
+    def _graph_side_copies(weight, bias):
+        """(weight, bias) as the kernels read them (a channels_last_3d
+        weight, a float32 bias), converted in a traced graph rather than by
+        the op at run time, which would cache the copies across calls
+        (_plan._parameter_copy): a copy made while CUDA-graph trees record
+        (torch.compile's mode="reduce-overhead") lives in their memory pool
+        untracked by them, which they refuse ("Data Pointer: ...,
+        history: ...")."""
+        if bias is not None and bias.dtype != _torch.float32:
+            bias = bias.float()
+        if not weight.is_contiguous(memory_format=_torch.channels_last_3d):
+            weight = weight.contiguous(memory_format=_torch.channels_last_3d)
+        return weight, bias
+
     def _dropin_changes(input, weight, bias, residual, groups):
         """Whether _dropin computes the call otherwise than as given."""
         if _torch_dropin.fallback_reason(input, weight, bias, groups) or input.dim() == 4:
@@ -257,15 +271,7 @@ else:
                            direct).squeeze(0)
         input, weight, residual = _torch_dropin.dense(input, weight, residual)
         if _is_compiling():
-            # Converted copies of parameters are made in the graph, not by
-            # the op at run time: there they would be cached across calls,
-            # and a copy made while CUDA-graph trees record
-            # (mode="reduce-overhead") would live in their memory pool
-            # untracked, which they refuse.
-            if bias is not None and bias.dtype != _torch.float32:
-                bias = bias.float()
-            if not weight.is_contiguous(memory_format=_torch.channels_last_3d):
-                weight = weight.contiguous(memory_format=_torch.channels_last_3d)
+            weight, bias = _graph_side_copies(weight, bias)
         if direct:
             return _functional.conv3d(input, weight, bias, stride, padding, dilation,
                                       activation=activation, residual=residual,
