@@ -37,15 +37,18 @@ if any step failed.
      weights): every Conv3d converted, the Conv3DSimple / Conv3DNoTemporal
      subclasses included and still instances of their classes; the bf16
      networks against float32 cuDNN, next to cuDNN in bf16.
- 13. torch.compile(mode="reduce-overhead") (CUDA-graph trees) of a converted
-     bf16 network, channels_last and NCDHW input, fresh parameters and
-     inputs, against float32 cuDNN; then, as a diagnostic (INFO), the same
-     without the graph-side parameter conversions (the code before the fix).
+ 13. CUDA graphs: torch.compile(mode="reduce-overhead") (CUDA-graph trees) of
+     a converted bf16 network, channels_last and NCDHW input, fresh parameters and
+     inputs, against float32 cuDNN; before them, a torch.cuda.graph capture
+     whose output (so its TMA descriptors) is new inside the capture,
+     replayed on fresh data into a poisoned output.
  14. conv3d.torch as a drop-in for F.conv3d on CUDA: an empty batch, a
      channel slice (computed by conv3d), float64, float32 and groups (on
      cuDNN, counted by conv3d.torch.fallbacks()); conv3d.conv3d's errors.
  15. A configuration tuned through the Python package (Engine.compile
      tune=True, sm90) is remembered by conv3d-run for the same convolution.
+ 16. Diagnostic (INFO, last: it may leave CUDA unusable): step 13's
+     reduce-overhead without the graph-side parameter conversions.
 
 CONV3D_TORCH_STEPS=12,13,1 runs those steps, in that order.
 """
@@ -601,12 +604,47 @@ def _reduce_overhead_errors(net, reference_net, layout, calls=4):
     return errors
 
 
-@step("13. torch.compile(mode='reduce-overhead') of a converted network")
-def check_reduce_overhead():
+def _video_net_pair():
+    """A converted bf16 VideoNet (bf16 biases: converted to float32) and its
+    float32 original."""
     torch.manual_seed(4)
-    net = VideoNet().cuda().bfloat16().eval()  # bf16 biases: converted to float32
+    net = VideoNet().cuda().bfloat16().eval()
     reference_net = copy.deepcopy(net).float()
     ct.convert(net)
+    return net, reference_net
+
+
+@step("13. CUDA graphs: torch.cuda.graph and torch.compile(mode='reduce-overhead')")
+def check_reduce_overhead():
+    # A manual capture whose output, so its TMA maps, is new inside the
+    # capture (the graph's pool): the maps are uploaded outside the graph.
+    torch.manual_seed(int(time.time()))
+    w = random_cl(64, 64, 3, 3, 3, scale=1 / 40)
+    b = torch.randn(64, device="cuda")
+    static_x = random_cl(1, 64, 6, 16, 16)
+    try:
+        with torch.no_grad():
+            conv3d.conv3d(static_x, w, b, padding=1)  # compiled and loaded outside
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                static_y = conv3d.conv3d(static_x, w, b, padding=1)
+            errors = []
+            for _ in range(3):
+                static_x.copy_(random_cl(1, 64, 6, 16, 16))
+                static_y.fill_(float("nan"))
+                graph.replay()
+                torch.cuda.synchronize()
+                errors.append(rel_l2(static_y, torch_reference(
+                    static_x, w, b, (1, 1, 1), (1,) * 6, (1, 1, 1))))
+        report("torch.cuda.graph capture with a new output, 3 replays (fresh data, "
+               "poisoned output)", all(e < BF16_TOL for e in errors),
+               ", ".join("%.1e" % e for e in errors))
+    except Exception as e:  # noqa: BLE001 - reported
+        report("torch.cuda.graph capture with a new output", False,
+               "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300]))
+        return
+    net, reference_net = _video_net_pair()
     for layout in ("channels_last", "contiguous"):
         start = time.perf_counter()
         try:
@@ -618,8 +656,14 @@ def check_reduce_overhead():
         except Exception as e:  # noqa: BLE001 - reported
             report("reduce-overhead, %s input" % layout, False,
                    "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300]))
-    # The cause, shown: without the conversions in the graph, the op caches
-    # a float32 copy of each bias, made in the CUDA-graph pool.
+
+
+@step("16. diagnostic: reduce-overhead without the graph-side conversions")
+def check_reduce_overhead_cause():
+    # The first cause, shown (INFO; it may leave CUDA unusable, so it runs
+    # last): without the conversions in the graph, the op caches a float32
+    # copy of each bias, made in the CUDA-graph pool.
+    net, reference_net = _video_net_pair()
     saved = ct._graph_side_copies
     ct._graph_side_copies = lambda weight, bias: (weight, bias)
     try:
@@ -717,7 +761,8 @@ def main():
     checks = (check_against_cudnn, check_opcheck, check_network, check_stream,
               check_backward_state, check_overhead, check_cupy, check_layout_cost,
               check_parameter_cache, check_direct, check_hit_paths, check_torchvision,
-              check_reduce_overhead, check_dropin, check_tuning_key)
+              check_reduce_overhead, check_dropin, check_tuning_key,
+              check_reduce_overhead_cause)
     chosen = os.environ.get("CONV3D_TORCH_STEPS")
     for number in (chosen.split(",") if chosen else range(1, len(checks) + 1)):
         checks[int(number) - 1]()
