@@ -23,7 +23,8 @@ import torch
 
 F = torch.nn.functional
 
-__all__ = ["fallback_reason", "pytorch_conv3d", "dense", "fallbacks", "reset_fallbacks"]
+__all__ = ["fallback_reason", "pytorch_conv3d", "apply_activation", "dense", "fallbacks",
+           "reset_fallbacks"]
 
 _KERNEL_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 # Constant reason texts (torch.compile traces this module: no formatting
@@ -76,15 +77,20 @@ def pytorch_conv3d(reason, input, weight, bias, stride, padding, dilation, group
     if not torch.compiler.is_compiling():
         _count(reason)
     input, padding = _padded(input, padding)
-    y = F.conv3d(input, weight, bias, stride, padding, dilation, groups)
+    y = apply_activation(F.conv3d(input, weight, bias, stride, padding, dilation, groups),
+                         activation)
+    return y if residual is None else y + residual
+
+
+def apply_activation(y, activation):
+    """`activation` (None, "none", "relu", "silu", "gelu_tanh": conv3d's
+    activations) applied to `y` in PyTorch."""
     if activation == "relu":
-        y = F.relu(y)
-    elif activation == "silu":
-        y = F.silu(y)
-    elif activation == "gelu_tanh":
-        y = F.gelu(y, approximate="tanh")
-    if residual is not None:
-        y = y + residual
+        return F.relu(y)
+    if activation == "silu":
+        return F.silu(y)
+    if activation == "gelu_tanh":
+        return F.gelu(y, approximate="tanh")
     return y
 
 

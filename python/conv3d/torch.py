@@ -69,6 +69,7 @@ def _prologue(x, norm_weight, norm_bias, norm_eps, activation):
     and rounded to x's dtype: RMS norm over the channels (times norm_weight,
     plus norm_bias), then the activation."""
     import torch
+    from ._torch_dropin import apply_activation
     y = x.float()
     if norm_weight is not None:
         shape = (1, -1, 1, 1, 1)
@@ -76,13 +77,7 @@ def _prologue(x, norm_weight, norm_bias, norm_eps, activation):
         y = y * norm_weight.float().reshape(shape)
         if norm_bias is not None:
             y = y + norm_bias.float().reshape(shape)
-    if activation == "relu":
-        y = torch.relu(y)
-    elif activation == "silu":
-        y = torch.nn.functional.silu(y)
-    elif activation == "gelu_tanh":
-        y = torch.nn.functional.gelu(y, approximate="tanh")
-    return y.to(x.dtype)
+    return apply_activation(y, activation).to(x.dtype)
 
 
 _compiled_prologue = None

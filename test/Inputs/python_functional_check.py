@@ -18,6 +18,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import np_conv3d  # noqa: E402
 import conv3d  # noqa: E402
+from dlpack_only import DLPackOnly  # noqa: E402
 from conv3d import _arrays  # noqa: E402
 
 rng = np.random.default_rng(int(os.environ.get("SEED", "20261124")))
@@ -129,20 +130,6 @@ def case_same_valid():
     assert y.shape == x.shape[:1] + (4,) + x.shape[2:]
     check("padding='valid'", conv3d.conv3d(x, w, padding="valid"), reference(x, w),
           np.float32)
-
-
-class DLPackOnly:
-    """A producer known to conv3d only through the DLPack protocol."""
-
-    def __init__(self, array, device=None):
-        self._array = array
-        self._device = device
-
-    def __dlpack__(self, stream=None):
-        return self._array.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self._device or self._array.__dlpack_device__()
 
 
 def case_generic_dlpack():

@@ -20,6 +20,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import np_conv3d  # noqa: E402
 import conv3d  # noqa: E402
+from dlpack_only import DLPackOnly  # noqa: E402
 from conv3d import _arrays, _hit, _plan  # noqa: E402
 
 rng = np.random.default_rng(int(os.environ.get("SEED", "20261124")))
@@ -161,17 +162,6 @@ def case_changes_miss():
 
 class Sub(np.ndarray):
     pass
-
-
-class DLPackOnly:
-    def __init__(self, array):
-        self._array = array
-
-    def __dlpack__(self, stream=None):
-        return self._array.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
 
 
 def expect(exception, fragment, call):

@@ -10,6 +10,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conv3d  # noqa: E402
+from dlpack_only import DLPackOnly  # noqa: E402
 from np_causal_block import causal_step  # noqa: E402
 from np_conv3d import rel_l2  # noqa: E402
 
@@ -114,17 +115,6 @@ seq = rng.standard_normal((1, 8, 4, 4, 8)).astype(np.float32)
 view = seq[:, 2:5]
 assert view.flags.c_contiguous and view.strides[0] != view[0].size * 4
 copies, views = (conv3d.CausalConv3dStream(wt, padding_hw=(1, 1, 1, 1)) for _ in range(2))
-
-
-class DLPackOnly:
-    def __init__(self, a):
-        self.a = a
-
-    def __dlpack__(self, stream=None):
-        return self.a.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self.a.__dlpack_device__()
 
 
 same = all(np.array_equal(copies.step(np.ascontiguousarray(seq[:, a:b])),
