@@ -5,9 +5,12 @@
 #include "conv3d/Runtime/CausalConv3dStream.h"
 #include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/Engine.h"
+#include "conv3d/Runtime/Explain.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <cstring>
 
 using namespace mlir::conv3d;
@@ -345,6 +348,49 @@ conv3d_compile_filter_ext(conv3d_engine *engine, const conv3d_spec *spec,
   }
   return new conv3d_conv{std::move(*conv)};
 }
+
+extern "C" char *conv3d_explain(conv3d_engine *engine, const conv3d_spec *spec,
+                                const conv3d_input_ext *inputExt,
+                                const conv3d_filter_ext *filterExt,
+                                const char *options, int32_t format,
+                                char *error, size_t errorSize) {
+  if (!engine || !spec) {
+    setError(error, errorSize, "conv3d_explain: null engine or spec");
+    return nullptr;
+  }
+  if (format != CONV3D_EXPLAIN_TEXT && format != CONV3D_EXPLAIN_JSON) {
+    setError(error, errorSize,
+             "conv3d_explain: format must be CONV3D_EXPLAIN_TEXT or "
+             "CONV3D_EXPLAIN_JSON, got " +
+                 std::to_string(format));
+    return nullptr;
+  }
+  llvm::Expected<ConvSpec> parsed = toSpec(*spec, inputExt, filterExt);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return nullptr;
+  }
+  llvm::Expected<CompileOptions> parsedOptions =
+      toOptions(options ? options : "");
+  if (!parsedOptions) {
+    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
+    return nullptr;
+  }
+  llvm::Expected<Explanation> explanation =
+      engine->engine.explain(*parsed, *parsedOptions);
+  if (!explanation) {
+    setError(error, errorSize, llvm::toString(explanation.takeError()));
+    return nullptr;
+  }
+  std::string text;
+  if (format == CONV3D_EXPLAIN_JSON)
+    llvm::raw_string_ostream(text) << explanation->toJSON();
+  else
+    text = explanation->toText();
+  return strdup(text.c_str());
+}
+
+extern "C" void conv3d_string_destroy(char *text) { free(text); }
 
 extern "C" int conv3d_run_ext(const conv3d_conv *conv, const void *input,
                               const void *history, const void *filter,

@@ -14,6 +14,10 @@ int runSpec(const RunRequest &request);
 /// compares the bytes with the reference packer.
 int runPackNVFP4(const RunRequest &request);
 
+/// --explain: prints which kernel family runs the spec's convolutions and
+/// why (Engine::explain), as text or, with --json, JSON.
+int runExplain(const RunRequest &request);
+
 /// Runs a function of an .mlir file on .npy arguments.
 int runModule(const RunRequest &request);
 
