@@ -132,8 +132,8 @@ class SM100Family : public KernelFamily {
 public:
   StringRef getName() const override { return "sm100"; }
   StringRef getSummary() const override {
-    return "tcgen05.mma kind::f16 into TMEM + TMA im2col, warp-specialized "
-           "(generated and assembled, never run)";
+    return "tcgen05.mma kind::f16 into TMEM + TMA im2col, warp-specialized; "
+           "generated and assembled, never run";
   }
   Target getKernel() const override { return Target::sm100; }
   StringRef getChip() const override { return "sm_100a"; }
@@ -163,7 +163,7 @@ public:
   StringRef getName() const override { return "sm100-block-scaled"; }
   StringRef getSummary() const override {
     return "tcgen05.mma kind::mxf4nvf4 block16 on packed E2M1 codes and E4M3 "
-           "scales (generated and assembled, never run)";
+           "scales; generated and assembled, never run";
   }
   Target getKernel() const override { return Target::sm100; }
   StringRef getChip() const override { return "sm_100a"; }
