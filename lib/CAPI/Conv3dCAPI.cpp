@@ -321,6 +321,26 @@ static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c,
   return spec;
 }
 
+/// The spec (with both extensions) and the options of a compilation request,
+/// or none after writing why to `error`.
+static std::optional<std::pair<ConvSpec, CompileOptions>>
+toRequest(const conv3d_spec &spec, const conv3d_input_ext *inputExt,
+          const conv3d_filter_ext *filterExt, const char *options, char *error,
+          size_t errorSize) {
+  llvm::Expected<ConvSpec> parsed = toSpec(spec, inputExt, filterExt);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return std::nullopt;
+  }
+  llvm::Expected<CompileOptions> parsedOptions =
+      toOptions(options ? options : "");
+  if (!parsedOptions) {
+    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
+    return std::nullopt;
+  }
+  return std::pair{std::move(*parsed), std::move(*parsedOptions)};
+}
+
 extern "C" conv3d_conv *
 conv3d_compile_filter_ext(conv3d_engine *engine, const conv3d_spec *spec,
                           const conv3d_input_ext *inputExt,
@@ -330,18 +350,11 @@ conv3d_compile_filter_ext(conv3d_engine *engine, const conv3d_spec *spec,
     setError(error, errorSize, "conv3d_compile: null engine or spec");
     return nullptr;
   }
-  llvm::Expected<ConvSpec> parsed = toSpec(*spec, inputExt, filterExt);
-  if (!parsed) {
-    setError(error, errorSize, llvm::toString(parsed.takeError()));
+  auto request =
+      toRequest(*spec, inputExt, filterExt, options, error, errorSize);
+  if (!request)
     return nullptr;
-  }
-  llvm::Expected<CompileOptions> parsedOptions =
-      toOptions(options ? options : "");
-  if (!parsedOptions) {
-    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
-    return nullptr;
-  }
-  auto conv = engine->engine.compile(*parsed, *parsedOptions);
+  auto conv = engine->engine.compile(request->first, request->second);
   if (!conv) {
     setError(error, errorSize, llvm::toString(conv.takeError()));
     return nullptr;
@@ -365,19 +378,12 @@ extern "C" char *conv3d_explain(conv3d_engine *engine, const conv3d_spec *spec,
                  std::to_string(format));
     return nullptr;
   }
-  llvm::Expected<ConvSpec> parsed = toSpec(*spec, inputExt, filterExt);
-  if (!parsed) {
-    setError(error, errorSize, llvm::toString(parsed.takeError()));
+  auto request =
+      toRequest(*spec, inputExt, filterExt, options, error, errorSize);
+  if (!request)
     return nullptr;
-  }
-  llvm::Expected<CompileOptions> parsedOptions =
-      toOptions(options ? options : "");
-  if (!parsedOptions) {
-    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
-    return nullptr;
-  }
   llvm::Expected<Explanation> explanation =
-      engine->engine.explain(*parsed, *parsedOptions);
+      engine->engine.explain(request->first, request->second);
   if (!explanation) {
     setError(error, errorSize, llvm::toString(explanation.takeError()));
     return nullptr;

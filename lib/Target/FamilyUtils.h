@@ -49,6 +49,12 @@ makeConfig(MLIRContext *context, const ConvProblem &problem, int64_t tileM,
 /// filter, or none.
 std::optional<std::string> packedFilterProblem(const ConvProblem &problem);
 
+/// Why the TMA im2col kernel of `kernel` (sm90-im2col, sm100) cannot take
+/// `problem`, or none: a packed filter, an input prologue, the operand and
+/// descriptor checks of tmaIm2colProblem and, on memrefs, the layouts.
+std::optional<std::string> tmaIm2colFamilyProblem(const ConvProblem &problem,
+                                                  Target kernel);
+
 } // namespace mlir::conv3d::families
 
 #endif // CONV3D_LIB_TARGET_FAMILYUTILS_H

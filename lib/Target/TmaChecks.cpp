@@ -2,6 +2,8 @@
 
 #include "conv3d/Target/TmaChecks.h"
 
+#include "FamilyUtils.h"
+
 #include "conv3d/Target/SM90/SM90KernelPlan.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -56,6 +58,21 @@ std::optional<std::string> mlir::conv3d::tmaIm2colProblem(
   if (*form == TmaIm2colForm::depthSlices && kernel != Target::sm90)
     return why + " (per-depth-slice descriptors are implemented for the "
                  "sm90 kernel only)";
+  return std::nullopt;
+}
+
+std::optional<std::string>
+families::tmaIm2colFamilyProblem(const ConvProblem &problem, Target kernel) {
+  if (std::optional<std::string> why = packedFilterProblem(problem))
+    return why;
+  if (problem.hasPrologue)
+    return std::string("the TMA kernels do not apply an input prologue");
+  if (std::optional<std::string> why = tmaIm2colProblem(
+          problem.geometry, problem.filterLayout, problem.inputType,
+          problem.tileQuantBlockSize(), kernel))
+    return why;
+  if (problem.layouts)
+    return tmaLayoutProblem(problem, *problem.layouts);
   return std::nullopt;
 }
 

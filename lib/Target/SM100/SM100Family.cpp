@@ -12,7 +12,6 @@
 #include "../FamilyUtils.h"
 
 #include "conv3d/Target/Families.h"
-#include "conv3d/Target/TmaChecks.h"
 
 using namespace mlir;
 using namespace mlir::conv3d;
@@ -25,17 +24,7 @@ const SM100Family &mlir::conv3d::getSM100Family() {
 
 std::optional<std::string>
 SM100Family::canImplement(const ConvProblem &problem) const {
-  if (std::optional<std::string> why = packedFilterProblem(problem))
-    return why;
-  if (problem.hasPrologue)
-    return std::string("the TMA kernels do not apply an input prologue");
-  if (std::optional<std::string> why = tmaIm2colProblem(
-          problem.geometry, problem.filterLayout, problem.inputType,
-          problem.tileQuantBlockSize(), Target::sm100))
-    return why;
-  if (problem.layouts)
-    return tmaLayoutProblem(problem, *problem.layouts);
-  return std::nullopt;
+  return tmaIm2colFamilyProblem(problem, Target::sm100);
 }
 
 FamilyChoice SM100Family::select(MLIRContext *context,

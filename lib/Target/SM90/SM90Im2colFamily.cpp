@@ -30,7 +30,6 @@
 #include "../FamilyUtils.h"
 
 #include "conv3d/Target/Families.h"
-#include "conv3d/Target/TmaChecks.h"
 
 using namespace mlir;
 using namespace mlir::conv3d;
@@ -43,17 +42,7 @@ const SM90Im2colFamily &mlir::conv3d::getSM90Im2colFamily() {
 
 std::optional<std::string>
 SM90Im2colFamily::canImplement(const ConvProblem &problem) const {
-  if (std::optional<std::string> why = packedFilterProblem(problem))
-    return why;
-  if (problem.hasPrologue)
-    return std::string("the TMA kernels do not apply an input prologue");
-  if (std::optional<std::string> why = tmaIm2colProblem(
-          problem.geometry, problem.filterLayout, problem.inputType,
-          problem.tileQuantBlockSize(), Target::sm90))
-    return why;
-  if (problem.layouts)
-    return tmaLayoutProblem(problem, *problem.layouts);
-  return std::nullopt;
+  return tmaIm2colFamilyProblem(problem, Target::sm90);
 }
 
 FamilyChoice SM90Im2colFamily::select(MLIRContext *context,
