@@ -9,6 +9,7 @@
 #               sm90 target's sm_90a code (wgmma, setmaxnreg) runs on those
 #               alone, not on later chips
 #   cupy        with cuda-driver: CuPy is importable (python-cupy.test)
+#   layer-link-check  the layers are linked as checked shared objects
 import os
 import shutil
 import subprocess
@@ -91,3 +92,8 @@ if cc is not None:
 # The libFuzzer targets exist in the sanitizer build (CONV3D_SANITIZE).
 if os.path.exists(os.path.join(config.conv3d_tools_dir, "conv3d-pass-fuzzer")):
     config.available_features.add("fuzzers")
+
+# The layers' shared objects of the link check (cmake/Conv3dLayers.cmake;
+# the sanitizer build has none).
+if os.path.isdir(os.path.join(config.conv3d_obj_root, "lib", "layers")):
+    config.available_features.add("layer-link-check")

@@ -116,8 +116,8 @@ TEST_P(FusedQuantBitExact, OperandMatchesReference) {
   CompileOptions options;
   options.target = c.target;
   options.lowering = c.lowering;
-  options.quantPlacement = c.placement;
-  options.qslice = c.qslice;
+  options.quantPlacement = *symbolizeQuantPlacement(c.placement);
+  options.qslice = *symbolizeQSliceStrategy(c.qslice);
   options.config = c.config;
   HostTensor output = HostTensor::zeros(ElementType::f32, spec.outputShape());
   fillPoison(output);

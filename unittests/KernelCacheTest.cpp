@@ -570,10 +570,10 @@ TEST(KernelCache, KeyCoversSpecOptionsAndCompiler) {
   s.filterLayout = FilterLayout::fqrsc;
   add(s, options);
   CompileOptions o = options;
-  o.qslice = "fused";
+  o.qslice = QSliceStrategy::Fused;
   add(spec, o);
   o = options;
-  o.quantPlacement = "prepass";
+  o.quantPlacement = QuantPlacement::Prepass;
   add(spec, o);
   o = options;
   o.lowering = CpuLowering::Reference;

@@ -31,7 +31,7 @@ double runError(Engine &engine, const ConvSpec &spec, const char *qslice,
                 const HostTensor &input, const HostTensor &filter,
                 const std::vector<double> &reference) {
   CompileOptions options;
-  options.qslice = qslice;
+  options.qslice = *symbolizeQSliceStrategy(qslice);
   auto conv = engine.compile(spec, options);
   EXPECT_TRUE(static_cast<bool>(conv)) << llvm::toString(conv.takeError());
   if (!conv)

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Conversion/SM100/SM100BlockScaledPlan.h"
+#include "conv3d/Target/SM100/SM100BlockScaledPlan.h"
 
 #include <gtest/gtest.h>
 

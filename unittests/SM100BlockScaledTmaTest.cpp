@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Conversion/SM100/SM100BlockScaledTma.h"
+#include "conv3d/Target/SM100/SM100BlockScaledTma.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

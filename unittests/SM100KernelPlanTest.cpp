@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Conversion/SM100/SM100KernelPlan.h"
+#include "conv3d/Target/SM100/SM100KernelPlan.h"
 
 #include <gtest/gtest.h>
 

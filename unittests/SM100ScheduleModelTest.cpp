@@ -32,12 +32,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Conversion/SM100/SM100BlockScaledPlan.h"
-#include "conv3d/Conversion/SM100/SM100BlockScaledTma.h"
-#include "conv3d/Conversion/SM100/SM100KernelPlan.h"
 #include "conv3d/Quant/NVFP4Reference.h"
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Support/HostTensor.h"
+#include "conv3d/Target/SM100/SM100BlockScaledPlan.h"
+#include "conv3d/Target/SM100/SM100BlockScaledTma.h"
+#include "conv3d/Target/SM100/SM100KernelPlan.h"
 
 #include <gtest/gtest.h>
 

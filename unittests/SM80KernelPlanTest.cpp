@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Conversion/SM80/SM80KernelPlan.h"
+#include "conv3d/Target/SM80/SM80KernelPlan.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
+#include "conv3d/Target/SM90/SM90KernelPlan.h"
 
 #include <gtest/gtest.h>
 

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
-#include "conv3d/Conversion/SM80/SM80KernelPlan.h"
+#include "conv3d/Target/SM90/SM90KernelPlan.h"
+#include "conv3d/Target/SM80/SM80KernelPlan.h"
 
 #include <gtest/gtest.h>
 

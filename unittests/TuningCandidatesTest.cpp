@@ -9,10 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
 #include "conv3d/IR/Conv3dAttrs.h"
 #include "conv3d/IR/Conv3dDialect.h"
-#include "conv3d/Transforms/ConfigHeuristics.h"
+#include "conv3d/Target/Families.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
@@ -27,13 +26,24 @@ namespace {
 struct TuningCandidatesTest : ::testing::Test {
   TuningCandidatesTest() { context.getOrLoadDialect<Conv3dDialect>(); }
 
+  ConvProblem problem(const ConvGeometry &g,
+                      FilterLayout layout = FilterLayout::fqrsc,
+                      std::optional<int64_t> block = std::nullopt,
+                      bool quantizesInTile = false) {
+    ConvProblem problem;
+    problem.geometry = g;
+    problem.filterLayout = layout;
+    problem.inputType = BFloat16Type::get(&context);
+    problem.quantBlockSize = block;
+    problem.quantizesInTile = quantizesInTile;
+    return problem;
+  }
+
   SmallVector<IGemmConfigAttr>
   candidates(const ConvGeometry &g, Target target,
              FilterLayout layout = FilterLayout::fqrsc,
              std::optional<int64_t> block = std::nullopt) {
-    return tuningCandidates(&context, g, target, layout,
-                            BFloat16Type::get(&context), block,
-                            /*quantizesInTile=*/false);
+    return tuningCandidates(&context, problem(g, layout, block), target);
   }
 
   MLIRContext context;
@@ -64,8 +74,8 @@ TEST_F(TuningCandidatesTest, SM90CandidatesAreValidPlans) {
   for (const ConvGeometry &g : sm90Shapes()) {
     SmallVector<IGemmConfigAttr> configs = candidates(g, Target::sm90);
     ASSERT_FALSE(configs.empty());
-    IGemmConfigAttr heuristic =
-        selectIGemmConfig(&context, g, Target::sm90, std::nullopt);
+    IGemmConfigAttr heuristic = heuristicConfig(&context, getSM90Im2colFamily(),
+                                                problem(g), Target::sm90);
     for (auto [i, config] : llvm::enumerate(configs)) {
       EXPECT_EQ(config.getKernel(), Target::sm90);
       EXPECT_NE(config, heuristic);
@@ -131,9 +141,8 @@ TEST_F(TuningCandidatesTest, QuantizedTileLoadsKeepWholeBlocks) {
 
 TEST_F(TuningCandidatesTest, SM90QuantizesInItsTilesBlocksInsideAStep) {
   auto tileCandidates = [&](const ConvGeometry &g, int64_t block) {
-    return tuningCandidates(&context, g, Target::sm90, FilterLayout::fqrsc,
-                            BFloat16Type::get(&context), block,
-                            /*quantizesInTile=*/true);
+    return tuningCandidates(
+        &context, problem(g, FilterLayout::fqrsc, block, true), Target::sm90);
   };
   // Blocks of 16 and 64 dividing C: the sm90 kernel's candidates, each a
   // valid plan with the quantization.

@@ -5,11 +5,14 @@
 #include "conv3d/Runtime/CausalConv3dStream.h"
 #include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/Engine.h"
+#include "conv3d/Runtime/Explain.h"
 #include "conv3d/Support/HostTensor.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <cstring>
 
 using namespace mlir::conv3d;
@@ -320,6 +323,26 @@ static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c,
   return spec;
 }
 
+/// The spec (with both extensions) and the options of a compilation request,
+/// or none after writing why to `error`.
+static std::optional<std::pair<ConvSpec, CompileOptions>>
+toRequest(const conv3d_spec &spec, const conv3d_input_ext *inputExt,
+          const conv3d_filter_ext *filterExt, const char *options, char *error,
+          size_t errorSize) {
+  llvm::Expected<ConvSpec> parsed = toSpec(spec, inputExt, filterExt);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return std::nullopt;
+  }
+  llvm::Expected<CompileOptions> parsedOptions =
+      toOptions(options ? options : "");
+  if (!parsedOptions) {
+    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
+    return std::nullopt;
+  }
+  return std::pair{std::move(*parsed), std::move(*parsedOptions)};
+}
+
 extern "C" conv3d_conv *
 conv3d_compile_filter_ext(conv3d_engine *engine, const conv3d_spec *spec,
                           const conv3d_input_ext *inputExt,
@@ -329,24 +352,53 @@ conv3d_compile_filter_ext(conv3d_engine *engine, const conv3d_spec *spec,
     setError(error, errorSize, "conv3d_compile: null engine or spec");
     return nullptr;
   }
-  llvm::Expected<ConvSpec> parsed = toSpec(*spec, inputExt, filterExt);
-  if (!parsed) {
-    setError(error, errorSize, llvm::toString(parsed.takeError()));
+  auto request =
+      toRequest(*spec, inputExt, filterExt, options, error, errorSize);
+  if (!request)
     return nullptr;
-  }
-  llvm::Expected<CompileOptions> parsedOptions =
-      toOptions(options ? options : "");
-  if (!parsedOptions) {
-    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
-    return nullptr;
-  }
-  auto conv = engine->engine.compile(*parsed, *parsedOptions);
+  auto conv = engine->engine.compile(request->first, request->second);
   if (!conv) {
     setError(error, errorSize, llvm::toString(conv.takeError()));
     return nullptr;
   }
   return new conv3d_conv{std::move(*conv)};
 }
+
+extern "C" char *conv3d_explain(conv3d_engine *engine, const conv3d_spec *spec,
+                                const conv3d_input_ext *inputExt,
+                                const conv3d_filter_ext *filterExt,
+                                const char *options, int32_t format,
+                                char *error, size_t errorSize) {
+  if (!engine || !spec) {
+    setError(error, errorSize, "conv3d_explain: null engine or spec");
+    return nullptr;
+  }
+  if (format != CONV3D_EXPLAIN_TEXT && format != CONV3D_EXPLAIN_JSON) {
+    setError(error, errorSize,
+             "conv3d_explain: format must be CONV3D_EXPLAIN_TEXT or "
+             "CONV3D_EXPLAIN_JSON, got " +
+                 std::to_string(format));
+    return nullptr;
+  }
+  auto request =
+      toRequest(*spec, inputExt, filterExt, options, error, errorSize);
+  if (!request)
+    return nullptr;
+  llvm::Expected<Explanation> explanation =
+      engine->engine.explain(request->first, request->second);
+  if (!explanation) {
+    setError(error, errorSize, llvm::toString(explanation.takeError()));
+    return nullptr;
+  }
+  std::string text;
+  if (format == CONV3D_EXPLAIN_JSON)
+    llvm::raw_string_ostream(text) << explanation->toJSON();
+  else
+    text = explanation->toText();
+  return strdup(text.c_str());
+}
+
+extern "C" void conv3d_string_destroy(char *text) { free(text); }
 
 extern "C" int conv3d_run_ext(const conv3d_conv *conv, const void *input,
                               const void *history, const void *filter,

@@ -20,14 +20,38 @@
 using namespace mlir;
 using namespace mlir::conv3d;
 
+StringRef mlir::conv3d::stringifyCpuLowering(CpuLowering lowering) {
+  return lowering == CpuLowering::Reference ? "reference" : "igemm";
+}
+
+std::optional<CpuLowering> mlir::conv3d::symbolizeCpuLowering(StringRef text) {
+  return llvm::StringSwitch<std::optional<CpuLowering>>(text)
+      .Case("reference", CpuLowering::Reference)
+      .Case("igemm", CpuLowering::ImplicitGemm)
+      .Default(std::nullopt);
+}
+
+StringRef mlir::conv3d::stringifyGpuBinaryFormat(GpuBinaryFormat format) {
+  return format == GpuBinaryFormat::Bin ? "bin" : "isa";
+}
+
+std::optional<GpuBinaryFormat>
+mlir::conv3d::symbolizeGpuBinaryFormat(StringRef text) {
+  return llvm::StringSwitch<std::optional<GpuBinaryFormat>>(text)
+      .Case("bin", GpuBinaryFormat::Bin)
+      .Case("isa", GpuBinaryFormat::Isa)
+      .Default(std::nullopt);
+}
+
 std::string PipelineOptions::describe() const {
   return llvm::formatv("target={0} lowering={1} config={2} qslice={3} "
                        "quant={4} nvfp4={5} prologue={6}",
-                       stringifyTarget(target),
-                       lowering == CpuLowering::Reference ? "reference"
-                                                          : "igemm",
+                       stringifyTarget(target), stringifyCpuLowering(lowering),
                        config.empty() ? (tune ? "tuned" : "auto") : config,
-                       qslice, quantPlacement, nvfp4Mode, prologuePlacement)
+                       stringifyQSliceStrategy(qslice),
+                       stringifyQuantPlacement(quantPlacement),
+                       stringifyNVFP4Mode(nvfp4Mode),
+                       stringifyProloguePlacement(prologuePlacement))
       .str();
 }
 
@@ -35,7 +59,7 @@ std::string PipelineOptions::fingerprint() const {
   return llvm::formatv("{0} results-to-out-params={1} gpu-chip={2} "
                        "cuda-home={3} gpu-binary-format={4} ptxas-options={5}",
                        describe(), resultsToOutParams, gpuChip, cudaHome,
-                       gpuBinaryFormat, ptxasOptions)
+                       stringifyGpuBinaryFormat(gpuBinaryFormat), ptxasOptions)
       .str();
 }
 
@@ -195,7 +219,7 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   buildConv3dBufferizationPipeline(pm, options);
   // Real NVFP4: the block-scaled kernel and the packing prepass of its
   // input, which conv3d-quantize-to-loops lowers with the other prepasses.
-  if (options.target == Target::sm100 && options.nvfp4Mode == "real")
+  if (options.target == Target::sm100 && options.nvfp4Mode == NVFP4Mode::Real)
     pm.addPass(createConv3dLowerBlockScaledToSM100());
   // 16-byte accesses: the convolution kernels assume the same alignment of
   // the caller's buffers.
@@ -235,10 +259,8 @@ void mlir::conv3d::buildConv3dGpuPipeline(OpPassManager &pm,
                   "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
                   "reconcile-unrealized-casts),"
                   "gpu-to-llvm");
-  // verifyPipelineOptions admits bin and isa; anything else reaching here
-  // is refused by gpu-module-to-binary itself.
-  std::string format = options.gpuBinaryFormat;
-  std::string binary = "gpu-module-to-binary{format=" + format +
+  std::string binary = "gpu-module-to-binary{format=" +
+                       stringifyGpuBinaryFormat(options.gpuBinaryFormat).str() +
                        " toolkit=" + cudaHomeFor(options);
   if (!options.ptxasOptions.empty())
     binary += " opts=\"" + options.ptxasOptions + "\"";
@@ -269,23 +291,40 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("Tile configuration: comma-separated key=value pairs "
                      "(tile_m, tile_n, tile_k, stages, warps_m, warps_n, "
                      "k_order, split_k); default: the heuristic")};
-  Option<std::string> qslice{
+  Option<QSliceStrategy> qslice{
       *this, "qslice",
       llvm::cl::desc("Q-slice decomposition: auto, none, fused or separate"),
-      llvm::cl::init("auto")};
-  Option<std::string> quantPlacement{
+      llvm::cl::init(QSliceStrategy::Auto),
+      llvm::cl::values(
+          clEnumValN(QSliceStrategy::Auto, "auto",
+                     "fused where depth padding makes slices halo-only"),
+          clEnumValN(QSliceStrategy::None, "none", "no decomposition"),
+          clEnumValN(QSliceStrategy::Fused, "fused",
+                     "slices outermost in one kernel's K loop"),
+          clEnumValN(QSliceStrategy::Separate, "separate",
+                     "Q convolutions accumulating in f32"))};
+  Option<QuantPlacement> quantPlacement{
       *this, "quant-placement",
       llvm::cl::desc("NVFP4 input quantization placement: auto, tile or "
                      "prepass"),
-      llvm::cl::init("auto")};
-  Option<std::string> prologuePlacement{
+      llvm::cl::init(QuantPlacement::Auto),
+      llvm::cl::values(
+          clEnumValN(QuantPlacement::Auto, "auto", "the cost model's choice"),
+          clEnumValN(QuantPlacement::Tile, "tile", "in the tile loads"),
+          clEnumValN(QuantPlacement::Prepass, "prepass",
+                     "a separate pass over the input"))};
+  Option<ProloguePlacement> prologuePlacement{
       *this, "prologue-placement",
       llvm::cl::desc("Input prologue (RMS norm, activation) placement: "
                      "prepass (a separate pass over the input, once per "
                      "element; every kernel) or fused (in the loads of the "
                      "CPU and sm80 kernels, once per tap and N tile)"),
-      llvm::cl::init("prepass")};
-  Option<std::string> nvfp4Mode{
+      llvm::cl::init(ProloguePlacement::Prepass),
+      llvm::cl::values(clEnumValN(ProloguePlacement::Prepass, "prepass",
+                                  "a conv3d.prologue over the input"),
+                       clEnumValN(ProloguePlacement::Fused, "fused",
+                                  "in the CPU and sm80 loads"))};
+  Option<NVFP4Mode> nvfp4Mode{
       *this, "nvfp4-mode",
       llvm::cl::desc("How NVFP4 operands are multiplied: fake (quantize, "
                      "dequantize, bf16/f16 MMA; every target) or real (E2M1 "
@@ -293,7 +332,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
                      "of sm100 only, generated and assembled, never run; an "
                      "NVFP4 convolution it cannot take is refused with its "
                      "reason)"),
-      llvm::cl::init("fake")};
+      llvm::cl::init(NVFP4Mode::Fake),
+      llvm::cl::values(
+          clEnumValN(NVFP4Mode::Fake, "fake",
+                     "quantize, dequantize, bf16/f16 MMA"),
+          clEnumValN(NVFP4Mode::Real, "real", "the block-scaled sm100 MMA"))};
   Option<bool> resultsToOutParams{
       *this, "results-to-out-params",
       llvm::cl::desc("Turn memref results into out-parameters"),
@@ -306,10 +349,12 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "cuda-home",
       llvm::cl::desc("CUDA toolkit for ptxas and libdevice (default: "
                      "$CUDA_HOME, else the configured one)")};
-  Option<std::string> gpuBinaryFormat{
+  Option<GpuBinaryFormat> gpuBinaryFormat{
       *this, "gpu-binary-format",
       llvm::cl::desc("GPU binary: bin (cubin) or isa (PTX)"),
-      llvm::cl::init("bin")};
+      llvm::cl::init(GpuBinaryFormat::Bin),
+      llvm::cl::values(clEnumValN(GpuBinaryFormat::Bin, "bin", "cubin"),
+                       clEnumValN(GpuBinaryFormat::Isa, "isa", "PTX"))};
   Option<std::string> ptxasOptions{
       *this, "ptxas-options",
       llvm::cl::desc("Extra ptxas options for gpu-binary-format=bin, after "
@@ -344,29 +389,9 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
 
 llvm::Error
 mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
-  auto check = [](StringRef key, StringRef value,
-                  ArrayRef<StringRef> allowed) -> llvm::Error {
-    if (llvm::is_contained(allowed, value))
-      return llvm::Error::success();
-    return llvm::createStringError(llvm::formatv("{0}={1}: expected one of {2}",
-                                                 key, value,
-                                                 llvm::join(allowed, ", "))
-                                       .str());
-  };
-  if (llvm::Error e = check("qslice", options.qslice,
-                            {"auto", "none", "fused", "separate"}))
-    return e;
-  if (llvm::Error e = check("quant-placement", options.quantPlacement,
-                            {"auto", "tile", "prepass"}))
-    return e;
-  if (llvm::Error e = check("prologue-placement", options.prologuePlacement,
-                            {"prepass", "fused"}))
-    return e;
-  if (llvm::Error e = check("nvfp4-mode", options.nvfp4Mode, {"fake", "real"}))
-    return e;
   // On sm100, conv3d-apply-nvfp4-mode says per convolution why the
   // block-scaled kernel does not take it, if it does not.
-  if (options.nvfp4Mode == "real" && options.target != Target::sm100)
+  if (options.nvfp4Mode == NVFP4Mode::Real && options.target != Target::sm100)
     return llvm::createStringError(
         "nvfp4-mode=real needs target=sm100 (the block-scaled "
         "tcgen05.mma); other targets multiply NVFP4 operands as "
@@ -387,7 +412,20 @@ mlir::conv3d::verifyPipelineOptions(const PipelineOptions &options) {
   if (options.ptxasOptions.find_first_of("\"{}") != std::string::npos)
     return llvm::createStringError("ptxas-options=" + options.ptxasOptions +
                                    ": quotes and braces are not allowed");
-  return check("gpu-binary-format", options.gpuBinaryFormat, {"bin", "isa"});
+  return llvm::Error::success();
+}
+
+/// The spellings of an enum with a string table: every value from 0 to
+/// `max` that `symbolize` knows, through `stringify`.
+template <typename E>
+static SmallVector<std::string>
+enumSpellings(unsigned max, std::optional<E> (*symbolize)(uint32_t),
+              StringRef (*stringify)(E)) {
+  SmallVector<std::string> spellings;
+  for (unsigned i = 0; i <= max; ++i)
+    if (std::optional<E> value = symbolize(i))
+      spellings.push_back(stringify(*value).str());
+  return spellings;
 }
 
 /// Why `text` failed to parse, naming the option: llvm::cl reports a bad
@@ -399,11 +437,31 @@ static std::string diagnoseMalformedOptions(StringRef text) {
                         StringRef value) -> std::optional<std::string> {
     SmallVector<std::string> allowed;
     if (key == "target") {
-      for (unsigned i = 0; i <= getMaxEnumValForTarget(); ++i)
-        if (std::optional<Target> target = symbolizeTarget(i))
-          allowed.push_back(stringifyTarget(*target).str());
+      allowed = enumSpellings<Target>(getMaxEnumValForTarget(), symbolizeTarget,
+                                      stringifyTarget);
+    } else if (key == "qslice") {
+      allowed = enumSpellings<QSliceStrategy>(getMaxEnumValForQSliceStrategy(),
+                                              symbolizeQSliceStrategy,
+                                              stringifyQSliceStrategy);
+    } else if (key == "quant-placement") {
+      allowed = enumSpellings<QuantPlacement>(getMaxEnumValForQuantPlacement(),
+                                              symbolizeQuantPlacement,
+                                              stringifyQuantPlacement);
+    } else if (key == "prologue-placement") {
+      allowed = enumSpellings<ProloguePlacement>(
+          getMaxEnumValForProloguePlacement(), symbolizeProloguePlacement,
+          stringifyProloguePlacement);
+    } else if (key == "nvfp4-mode") {
+      allowed = enumSpellings<NVFP4Mode>(
+          getMaxEnumValForNVFP4Mode(), symbolizeNVFP4Mode, stringifyNVFP4Mode);
     } else if (key == "lowering") {
-      allowed = {"reference", "igemm"};
+      for (CpuLowering lowering :
+           {CpuLowering::Reference, CpuLowering::ImplicitGemm})
+        allowed.push_back(stringifyCpuLowering(lowering).str());
+    } else if (key == "gpu-binary-format") {
+      for (GpuBinaryFormat format :
+           {GpuBinaryFormat::Bin, GpuBinaryFormat::Isa})
+        allowed.push_back(stringifyGpuBinaryFormat(format).str());
     } else if (key == "results-to-out-params" || key == "tune") {
       allowed = {"true", "false", "1", "0"};
     } else {

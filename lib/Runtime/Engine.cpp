@@ -196,6 +196,18 @@ runtimeSymbols(const CompileOptions &options) {
 
 } // namespace
 
+llvm::Error mlir::conv3d::checkEngineTarget(const CompileOptions &options,
+                                            bool runs) {
+  return checkTarget(options, runs);
+}
+
+llvm::Error
+mlir::conv3d::runEnginePipeline(MLIRContext &context, ModuleOp module,
+                                llvm::function_ref<void(OpPassManager &)> build,
+                                llvm::StringRef what) {
+  return runPipeline(context, module, build, what);
+}
+
 //===----------------------------------------------------------------------===//
 // CompiledConv
 //===----------------------------------------------------------------------===//
@@ -483,7 +495,7 @@ llvm::Expected<std::string> Engine::emit(const ConvSpec &spec,
       return std::move(error);
   CompileOptions resolved = options;
   if (stage == EmitStage::Ptx)
-    resolved.gpuBinaryFormat = "isa";
+    resolved.gpuBinaryFormat = GpuBinaryFormat::Isa;
   std::lock_guard<std::mutex> lock(impl->mutex);
   OwningOpRef<ModuleOp> module = buildConvModule(&impl->context, spec);
   std::string text;

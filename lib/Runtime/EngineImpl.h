@@ -1,7 +1,7 @@
 //===- EngineImpl.h - the engine's state (internal) -------------*- C++ -*-===//
 //
-// Shared by Engine.cpp (compilation and the caches) and Tuner.cpp (tuned
-// compilation).
+// Shared by Engine.cpp (compilation and the caches), Tuner.cpp (tuned
+// compilation) and Explain.cpp (the kernel choice, explained).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,12 +11,17 @@
 #include "conv3d/Registration.h"
 #include "conv3d/Runtime/Engine.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
 #include <mutex>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
 
 namespace mlir::conv3d {
 
@@ -41,6 +46,23 @@ struct Engine::Impl {
   llvm::StringMap<std::string> tuned;
   std::function<void(llvm::StringRef)> progress;
 };
+
+struct ConvProblem;
+
+/// Whether `options` name a target and chip that can be compiled, and for
+/// `runs`, run (Engine.cpp).
+llvm::Error checkEngineTarget(const CompileOptions &options, bool runs);
+
+/// Runs the passes `build` adds on `module`; on failure the error is `what`
+/// followed by the diagnostics (Engine.cpp).
+llvm::Error runEnginePipeline(MLIRContext &context, ModuleOp module,
+                              llvm::function_ref<void(OpPassManager &)> build,
+                              llvm::StringRef what);
+
+/// The convolution of `spec` as its kernels see it when the tuner times
+/// candidates for it (Tuner.cpp).
+ConvProblem tuningProblem(MLIRContext *context, const ConvSpec &spec,
+                          const CompileOptions &options);
 
 } // namespace mlir::conv3d
 

@@ -26,7 +26,7 @@
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/HostRunner.h"
-#include "conv3d/Transforms/ConfigHeuristics.h"
+#include "conv3d/Target/KernelFamily.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -154,6 +154,27 @@ constexpr llvm::StringLiteral kHeuristicEntry = "heuristic";
 
 } // namespace
 
+ConvProblem mlir::conv3d::tuningProblem(MLIRContext *context,
+                                        const ConvSpec &spec,
+                                        const CompileOptions &options) {
+  // The convolution as its kernels see it. A packed filter is unpacked
+  // (nvfp4-mode=fake) before any kernel sees it. The input prologue is not
+  // a fact here: it runs in a prepass unless prologue-placement=fused, and
+  // then the candidates of a kernel that does not apply it fail to compile
+  // and are skipped, as a plan's refusals are.
+  ConvProblem problem;
+  problem.geometry = spec.geometry;
+  problem.filterLayout = spec.filterLayout;
+  problem.inputType =
+      spec.inputType == ElementType::f16    ? Type(Float16Type::get(context))
+      : spec.inputType == ElementType::bf16 ? Type(BFloat16Type::get(context))
+                                            : Type(Float32Type::get(context));
+  problem.quantBlockSize = spec.inputQuantBlockSize;
+  problem.quantizesInTile = spec.inputQuantBlockSize &&
+                            options.quantPlacement == QuantPlacement::Tile;
+  return problem;
+}
+
 llvm::Expected<std::shared_ptr<const CompiledConv>>
 Engine::compileTuned(const ConvSpec &spec, const CompileOptions &options) {
   if (!options.config.empty())
@@ -242,15 +263,9 @@ Engine::compileTuned(const ConvSpec &spec, const CompileOptions &options) {
     std::lock_guard<std::mutex> lock(impl->mutex);
     MLIRContext *context = &impl->context;
     context->getOrLoadDialect<Conv3dDialect>();
-    Type elementType =
-        spec.inputType == ElementType::f16    ? Type(Float16Type::get(context))
-        : spec.inputType == ElementType::bf16 ? Type(BFloat16Type::get(context))
-                                              : Type(Float32Type::get(context));
-    bool quantizesInTile =
-        spec.inputQuantBlockSize && options.quantPlacement == "tile";
-    for (IGemmConfigAttr config : tuningCandidates(
-             context, spec.geometry, options.target, spec.filterLayout,
-             elementType, spec.inputQuantBlockSize, quantizesInTile))
+    ConvProblem problem = tuningProblem(context, spec, options);
+    for (IGemmConfigAttr config :
+         tuningCandidates(context, problem, options.target))
       configs.push_back(formatIGemmConfig(config));
   }
   if (progress)

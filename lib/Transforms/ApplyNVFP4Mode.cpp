@@ -9,18 +9,18 @@
 // - real: a request for real FP4 arithmetic, so a convolution with an
 //   NVFP4 operand that the block-scaled sm100 kernel cannot take is an
 //   error naming why rather than a quiet fallback to fake quantization.
-//   The checks follow the kernel's own: both operands NVFP4 in the block16
-//   form, then its plan (SM100BlockScaledPlan.h) and its TMA maps
-//   (SM100BlockScaledTma.h). A convolution the kernel takes gets its input
-//   quantization fused (a conv3d.quantize along the channels feeding it
-//   becomes the convolution's `quantize`): the kernel packs the original
-//   input itself (conv3d-lower-block-scaled-to-sm100).
+//   The checks are the kernel family's (sm100-block-scaled,
+//   lib/Target/SM100/SM100BlockScaledFamily.cpp): both operands NVFP4 in
+//   the block16 form, then its plan and its TMA maps. A convolution the kernel
+//   takes gets its input quantization fused (a conv3d.quantize along the
+//   channels feeding it becomes the convolution's `quantize`): the kernel packs
+//   the original input itself (conv3d-lower-block-scaled-to-sm100).
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Conversion/Common/ScalarEmitters.h"
-#include "conv3d/Conversion/SM100/SM100BlockScaledTma.h"
 #include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/IR/ScalarEmitters.h"
+#include "conv3d/Target/Families.h"
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -51,38 +51,12 @@ std::optional<int64_t> inputBlockSize(ConvOp conv) {
 }
 
 /// Why the block-scaled sm100 kernel cannot multiply `conv`, which has an
-/// NVFP4 operand, or none.
+/// NVFP4 operand, or none: its family's answer, the input's quantization
+/// being fused or a conv3d.quantize feeding it.
 std::optional<std::string> blockScaledProblem(ConvOp conv) {
-  std::optional<int64_t> blockSize = inputBlockSize(conv);
-  if (!conv.hasPackedFilter())
-    return "the block-scaled MMA multiplies real FP4 only when both operands "
-           "are NVFP4, and this convolution's filter is not packed "
-           "(filter_quant; Engine::quantizeFilter packs one). Use "
-           "nvfp4-mode=fake";
-  if (!blockSize)
-    return "the block-scaled MMA multiplies real FP4 only when both operands "
-           "are NVFP4, and this convolution's input is not quantized along "
-           "its channels (quantize, or a conv3d.quantize with axes = [4])";
-  if (*blockSize != sm100::nvfp4::kScaleBlock)
-    return "the input's NVFP4 block size is " + std::to_string(*blockSize) +
-           "; the block-scaled MMA (kind::mxf4nvf4 block16) takes 16";
-  if (conv.getHistory())
-    return "the block-scaled kernel does not read a history operand";
-  ConvGeometry g = conv.getGeometry();
-  if (!g.hasStaticShape())
-    return "the block-scaled kernel needs static shapes";
-  // The limits that depend on the convolution, not on the tile shape the
-  // kernel would choose: a 128 x 128 tile with the fewest stages.
-  sm100::nvfp4::BlockScaledPlan plan;
-  sm100::nvfp4::BlockScaledTmaPlan tma;
-  std::optional<std::string> problem =
-      sm100::nvfp4::BlockScaledPlan::build(g, 128, 128, 2, plan);
-  if (!problem)
-    problem = sm100::nvfp4::BlockScaledTmaPlan::build(g, plan, tma);
-  if (problem)
-    return "the block-scaled sm100 kernel cannot take this convolution: " +
-           *problem;
-  return std::nullopt;
+  ConvProblem problem = ConvProblem::fromConv(conv);
+  problem.quantBlockSize = inputBlockSize(conv);
+  return getSM100BlockScaledFamily().canImplement(problem);
 }
 
 /// Real mode: the input quantization of `conv` (which the block-scaled
@@ -175,13 +149,7 @@ struct ApplyNVFP4ModePass
   using Base::Base;
 
   void runOnOperation() override {
-    if (mode != "fake" && mode != "real") {
-      getOperation()->emitError() << "conv3d-apply-nvfp4-mode: mode must be "
-                                     "fake or real, got '"
-                                  << mode << "'";
-      return signalPassFailure();
-    }
-    if (mode == "fake") {
+    if (mode == NVFP4Mode::Fake) {
       SmallVector<ConvOp> packed;
       getOperation()->walk([&](ConvOp conv) {
         if (conv.hasPackedFilter())

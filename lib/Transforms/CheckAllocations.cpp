@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "conv3d/Transforms/AttrNames.h"
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

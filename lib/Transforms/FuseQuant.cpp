@@ -54,7 +54,6 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::conv3d {
 #define GEN_PASS_DEF_CONV3DFUSEQUANT
@@ -68,15 +67,6 @@ static constexpr double kTileRate = 1.0e12;
 static constexpr double kSM90TileRate = 2.0e12;
 static constexpr double kPrepassRate = 750e9;
 static constexpr double kLaunchSeconds = 5e-6;
-
-std::optional<QuantPlacement>
-mlir::conv3d::parseQuantPlacement(StringRef name) {
-  return llvm::StringSwitch<std::optional<QuantPlacement>>(name)
-      .Case("auto", QuantPlacement::Auto)
-      .Case("tile", QuantPlacement::Tile)
-      .Case("prepass", QuantPlacement::Prepass)
-      .Default(std::nullopt);
-}
 
 /// Whether quantizing the NDHWC input along C equals the conv's K-block
 /// quantization.
@@ -93,25 +83,33 @@ static QuantPlacement costModel(const ConvGeometry &g, int64_t blockSize,
   if (!prepassIsEquivalent(g, blockSize) || !g.hasStaticShape())
     return QuantPlacement::Tile;
   double tileRate = kTileRate;
-  Target kernel = target;
+  // The problem as the target's kernels would see it; the filter is
+  // assumed K-major (conv3d-relayout-filter makes it so where that is all
+  // the TMA kernels lack).
+  ConvProblem problem;
+  problem.geometry = g;
+  problem.filterLayout = FilterLayout::fqrsc;
+  problem.inputType = elemType;
+  problem.quantBlockSize = blockSize;
+  const KernelFamily *kernel = &getDefaultKernelFamily(target);
   if (target == Target::sm90 || target == Target::sm100) {
     // The kernel each placement runs on (see the top of the file); a
     // convolution configured for the sm80 kernel stays there.
     bool sm80Config = config && config.getKernel() == Target::sm80;
-    auto tmaKernelTakes = [&](std::optional<int64_t> tileQuantBlockSize) {
-      return !sm80Config &&
-             !getTmaKernelProblem(g, FilterLayout::fqrsc, elemType,
-                                  tileQuantBlockSize, target);
+    auto tmaKernelTakes = [&](bool quantizesInTile) {
+      ConvProblem placed = problem;
+      placed.quantizesInTile = quantizesInTile;
+      return !sm80Config && !kernel->canImplement(placed);
     };
-    if (tmaKernelTakes(blockSize))
+    if (tmaKernelTakes(/*quantizesInTile=*/true))
       tileRate = kSM90TileRate;
-    else if (tmaKernelTakes(std::nullopt))
+    else if (tmaKernelTakes(/*quantizesInTile=*/false))
       return QuantPlacement::Prepass;
     else
-      kernel = Target::sm80;
+      kernel = &getDefaultKernelFamily(Target::sm80);
   }
   if (!config)
-    config = selectIGemmConfig(context, g, kernel, blockSize);
+    config = heuristicConfig(context, *kernel, problem, target);
   double nTiles = double(ceilDiv(g.gemmN(), config.getTileN()));
   double tileCost = nTiles * double(g.gemmM()) * double(g.gemmK()) / tileRate;
   double inputElements = double(g.batch) * g.inputSize[0] * g.inputSize[1] *
@@ -269,19 +267,10 @@ struct FuseQuantPass : mlir::conv3d::impl::Conv3dFuseQuantBase<FuseQuantPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<QuantPlacement> parsedPlacement =
-        parseQuantPlacement(placement);
-    if (!parsedPlacement) {
-      getOperation()->emitError()
-          << "conv3d-fuse-quant: placement must be auto, tile or prepass, "
-             "got '"
-          << placement << "'";
-      return signalPassFailure();
-    }
     // Patterns may revisit an op; report each impossible one once.
     llvm::SmallPtrSet<Operation *, 4> reported;
     RewritePatternSet patterns(&getContext());
-    populateFuseQuantPatterns(patterns, *parsedPlacement, target,
+    populateFuseQuantPatterns(patterns, placement, target,
                               [&](ConvOp conv, StringRef reason) {
                                 if (reported.insert(conv).second)
                                   conv.emitError() << reason;

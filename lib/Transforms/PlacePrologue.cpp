@@ -32,7 +32,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::conv3d {
 #define GEN_PASS_DEF_CONV3DPLACEPROLOGUE
@@ -41,14 +40,6 @@ namespace mlir::conv3d {
 
 using namespace mlir;
 using namespace mlir::conv3d;
-
-std::optional<ProloguePlacement>
-mlir::conv3d::parseProloguePlacement(StringRef name) {
-  return llvm::StringSwitch<std::optional<ProloguePlacement>>(name)
-      .Case("prepass", ProloguePlacement::Prepass)
-      .Case("fused", ProloguePlacement::Fused)
-      .Default(std::nullopt);
-}
 
 namespace {
 
@@ -84,15 +75,8 @@ struct PlaceProloguePass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<ProloguePlacement> parsed = parseProloguePlacement(placement);
-    if (!parsed) {
-      getOperation()->emitError()
-          << "conv3d-place-prologue: placement must be prepass or fused, got '"
-          << placement << "'";
-      return signalPassFailure();
-    }
     RewritePatternSet patterns(&getContext());
-    populatePlaceProloguePatterns(patterns, *parsed);
+    populatePlaceProloguePatterns(patterns, placement);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -185,17 +185,9 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (!llvm::is_contained({"auto", "fused", "separate", "none"},
-                            StringRef(strategy))) {
-      getOperation()->emitError()
-          << "conv3d-qslice: strategy must be auto, fused, separate or none, "
-             "got '"
-          << strategy << "'";
-      return signalPassFailure();
-    }
-    if (strategy == "none")
+    if (strategy == QSliceStrategy::None)
       return;
-    bool forced = strategy != "auto";
+    bool forced = strategy != QSliceStrategy::Auto;
     SmallVector<ConvOp> convs;
     getOperation()->walk([&](ConvOp conv) { convs.push_back(conv); });
     IRRewriter rewriter(&getContext());
@@ -203,12 +195,13 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
       ConvGeometry g = conv.getGeometry();
       if (g.window[kDepth] == 1 || !g.hasStaticShape())
         continue;
-      if (strategy == "auto" && !qsliceFusionSkipsWork(g))
+      if (strategy == QSliceStrategy::Auto && !qsliceFusionSkipsWork(g))
         continue;
       // The block-scaled kernel walks the taps of a packed filter itself.
       if (conv.hasPackedFilter()) {
         if (forced) {
-          conv.emitError() << "cannot apply the " << strategy
+          conv.emitError() << "cannot apply the "
+                           << stringifyQSliceStrategy(strategy)
                            << " Q-slice strategy to a convolution with a "
                               "packed NVFP4 filter (filter_quant)";
           return signalPassFailure();
@@ -218,13 +211,14 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
       if (std::optional<std::string> problem =
               quantBlocksStraddleSlices(conv)) {
         if (forced) {
-          conv.emitError() << "cannot apply the " << strategy
+          conv.emitError() << "cannot apply the "
+                           << stringifyQSliceStrategy(strategy)
                            << " Q-slice strategy: " << *problem;
           return signalPassFailure();
         }
         continue;
       }
-      if (strategy == "separate") {
+      if (strategy == QSliceStrategy::Separate) {
         if (conv.hasHistoryOrPrologue()) {
           conv.emitError("cannot apply the separate Q-slice strategy to a "
                          "convolution with a history operand or an input "

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Transforms/ConfigHeuristics.h"
+#include "conv3d/Target/Families.h"
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -40,10 +40,14 @@ struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
     ConvGeometry geometry = conv.getGeometry();
     if (!geometry.hasStaticShape())
       return rewriter.notifyMatchFailure(conv, "dynamic shape");
-    // Only where the layout is what keeps the sm90 kernel from it.
-    if (getTmaKernelProblem(geometry, FilterLayout::fqrsc,
-                            getElementTypeOrSelf(conv.getInput().getType()),
-                            inputQuantBlockSize(conv), Target::sm90))
+    // Only where the layout is what keeps the sm90 im2col kernel from it.
+    // (A prologue fused into the loads keeps it from the kernel too, but
+    // such a convolution has always been relaid out for the sm80 kernel
+    // that runs it: kept so, its kernel unchanged.)
+    ConvProblem relaidOut = ConvProblem::fromConv(conv);
+    relaidOut.filterLayout = FilterLayout::fqrsc;
+    relaidOut.hasPrologue = false;
+    if (getSM90Im2colFamily().canImplement(relaidOut))
       return rewriter.notifyMatchFailure(conv, "sm90 cannot take it anyway");
     // [Q, R, S, C, F] -> [F, Q, R, S, C].
     ArrayRef<int64_t> shape = filterType.getShape();

@@ -33,7 +33,7 @@ from ._capi import library as _library
 
 __all__ = ["Engine", "Conv", "Spec", "Conv3dError", "conv3d", "clear_cache",
            "cached_plans", "library_path", "library_version", "cuda_device",
-           "CausalConv3dStream", "__version__"]
+           "CausalConv3dStream", "explain", "__version__"]
 
 # The package's version; libConv3d.so reports its own (library_version()),
 # the CMake project version, and `python -m conv3d --info` shows both.
@@ -289,3 +289,4 @@ class Engine:
 
 from ._functional import cached_plans, clear_cache, conv3d  # noqa: E402
 from ._stream import CausalConv3dStream  # noqa: E402
+from ._explain import explain  # noqa: E402

@@ -1,5 +1,5 @@
 // A hardware check, on an sm_90 GPU, of the TMA loads the real-NVFP4 sm100
-// plan relies on (include/conv3d/Conversion/SM100/SM100BlockScaledPlan.h):
+// plan relies on (include/conv3d/Target/SM100/SM100BlockScaledPlan.h):
 // a rank-5 im2col box over packed E2M1 codes (UINT8 [N][D][H][W][C/2], 128
 // bytes = 256 FP4 channels per pixel, 128-byte swizzle) returns, for a tile
 // of 128 output positions and one filter tap, exactly the rows of codes the

@@ -196,7 +196,7 @@ func.func @input_not_fused(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128
 // -----
 
 func.func @input_block_32(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128xi8>, %s: memref<32x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
-  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: the input's NVFP4 block size is 32; kind::mxf4nvf4 block16 takes 16}}
+  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: the input's NVFP4 block size is 32; the block-scaled MMA (kind::mxf4nvf4 block16) takes 16}}
   conv3d.conv ins(%x, %w : memref<1x4x6x6x256xbf16>, memref<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 32>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x16xi8>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc
   return
 }
@@ -204,7 +204,7 @@ func.func @input_block_32(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128x
 // -----
 
 func.func @history(%x: memref<1x4x6x6x256xbf16>, %h: memref<1x2x6x6x256xbf16>, %w: memref<32x3x3x3x128xi8>, %s: memref<32x3x3x3x16xi8>, %amax: f32, %wamax: f32, %out: memref<1x4x4x4x32xf32>) {
-  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: the block-scaled kernel reads neither a history operand nor an input prologue}}
+  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: the block-scaled kernel does not read a history operand}}
   conv3d.conv ins(%x, %w : memref<1x4x6x6x256xbf16>, memref<32x3x3x3x128xi8>) history(%h : memref<1x2x6x6x256xbf16>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x16xi8>, %wamax) outs(%out : memref<1x4x4x4x32xf32>) overwrite filter_layout = fqrsc
   return
 }

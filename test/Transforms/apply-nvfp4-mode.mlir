@@ -38,7 +38,7 @@
 //      FAKE:   conv3d.conv ins(%{{.*}}, %[[UNPACKED]] : tensor<1x4x6x6x256xbf16>, tensor<32x3x3x3x256xbf16>)
 //  FAKE-NOT:   filter_quant
 // SM90: error: nvfp4-mode=real needs target=sm100 (the block-scaled tcgen05.mma), not sm90
-// MODE: error: conv3d-apply-nvfp4-mode: mode must be fake or real, got 'genuine'
+// MODE: for the --mode option: Cannot find option named 'genuine'
 // PIPELINE-NOT: remark
 // PIPELINE-NOT: conv3d.quantize
 // PIPELINE: conv3d.conv ins(%arg0, %arg1 : tensor<1x4x6x6x256xbf16>, tensor<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %arg3) filter_quant(#conv3d.nvfp4<block_size = 16>, %arg2 : tensor<32x3x3x3x16xi8>, %arg4)

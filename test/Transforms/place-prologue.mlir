@@ -25,7 +25,7 @@
 //   SM90-NOT: sm80 kernel
 //       SM90: remark: conv3d: the sm90 kernel reads this input through per-depth-slice
 //  SM90FUSED: remark: conv3d: the sm90 kernel cannot take this convolution (the TMA kernels do not apply an input prologue); it runs on the sm80 kernel
-// BAD: conv3d-place-prologue: placement must be prepass or fused, got 'tile'
+// BAD: for the --placement option: Cannot find option named 'tile'
 func.func @wan_step(%x: tensor<1x4x8x8x64xbf16>, %h: tensor<1x2x8x8x64xbf16>, %w: tensor<64x3x3x3x64xbf16>, %g: tensor<64xf32>, %b: tensor<64xbf16>, %i: tensor<1x4x8x8x64xbf16>) -> tensor<1x4x8x8x64xbf16> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x8x8x64xbf16>, tensor<64x3x3x3x64xbf16>) history(%h : tensor<1x2x8x8x64xbf16>) rms_norm(%g : tensor<64xf32>) norm_beta(%b : tensor<64xbf16>) norm_eps = 1.0e-6 input_activation = silu outs(%i : tensor<1x4x8x8x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc -> tensor<1x4x8x8x64xbf16>
   return %0 : tensor<1x4x8x8x64xbf16>

@@ -68,10 +68,10 @@ PipelineBuilder textual(std::string text) {
   };
 }
 
-PipelineBuilder withOptions(void (*build)(OpPassManager &,
-                                          const PipelineOptions &,
-                                          const ConvolutionHooks &),
-                            Target target, std::string nvfp4Mode = "fake") {
+PipelineBuilder
+withOptions(void (*build)(OpPassManager &, const PipelineOptions &,
+                          const ConvolutionHooks &),
+            Target target, NVFP4Mode nvfp4Mode = NVFP4Mode::Fake) {
   return [build, target, nvfp4Mode](OpPassManager &pm) {
     PipelineOptions options;
     options.target = target;
@@ -90,12 +90,13 @@ const std::vector<PipelineBuilder> &pipelines() {
   static const std::vector<PipelineBuilder> list = {
       withOptions(buildConv3dGraphPipeline, Target::cpu),
       withOptions(buildConv3dGraphPipeline, Target::sm90),
-      withOptions(buildConv3dGraphPipeline, Target::sm100, "real"),
+      withOptions(buildConv3dGraphPipeline, Target::sm100, NVFP4Mode::Real),
       withOptions(buildConv3dCpuLoweringPipeline, Target::cpu),
       withOptions(buildConv3dGpuLoweringPipeline, Target::sm80),
       withOptions(buildConv3dGpuLoweringPipeline, Target::sm90),
       withOptions(buildConv3dGpuLoweringPipeline, Target::sm100),
-      withOptions(buildConv3dGpuLoweringPipeline, Target::sm100, "real"),
+      withOptions(buildConv3dGpuLoweringPipeline, Target::sm100,
+                  NVFP4Mode::Real),
       textual("builtin.module(conv3d-to-linalg,conv3d-from-linalg)"),
       textual("builtin.module(conv3d-quantize-to-loops)"),
       textual("builtin.module(conv3d-quantize-to-loops{alignment=16 "

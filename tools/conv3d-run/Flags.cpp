@@ -233,6 +233,14 @@ cl::opt<bool> noCache("no-cache",
                       cl::desc("Compile even when the disk cache holds the "
                                "convolution, and do not store it"),
                       cl::cat(compileCategory));
+cl::opt<bool> explain(
+    "explain",
+    cl::desc("Print which kernel family runs the convolution and why instead "
+             "of running it: the family and its configuration, the predicted "
+             "time and waves (none until the cost model lands) and every "
+             "family of the target with its verdict and reason (refusals "
+             "included); JSON with --json. Any target, no GPU needed"),
+    cl::cat(compileCategory));
 cl::opt<std::string> emit(
     "emit",
     cl::desc("Print a stage instead of running: mlir (the conv3d module), "
@@ -463,6 +471,10 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
                      "lists the configurations instead of compiling one; "
                      "drop --tune, --config and --emit");
   request.listConfigs = listConfigs;
+  request.explain = explain;
+  if (explain && (!emit.empty() || packNVFP4 || listConfigs))
+    return flagError("explain", "cannot be combined with --emit, "
+                                "--pack-nvfp4 or --list-configs");
 
   if (!moduleFile.empty()) {
     // Flags that describe a convolution have no meaning for a module.
@@ -474,7 +486,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
         &filterAmax,    &preset,      &inputFile,       &filterFile,
         &outputFile,    &emit,        &historyDepth,    &rmsNorm,
         &normBeta,      &normEps,     &inputActivation, &packNVFP4,
-        &packedFilter,  &listConfigs};
+        &packedFilter,  &listConfigs,   &explain};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,
@@ -586,7 +598,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     // Real NVFP4 packs the filter (Engine::quantizeFilter) and hands the
     // convolution its codes and scales (filter_quant) instead of a
     // fake-quantized filter.
-    if (request.options.nvfp4Mode == "real" || packedFilter) {
+    if (request.options.nvfp4Mode == NVFP4Mode::Real || packedFilter) {
       if (blockSize != 16)
         return flagError("block-size",
                          llvm::formatv("{0} packs the filter in blocks of 16 "

@@ -45,6 +45,8 @@ struct RunRequest {
   int repeat = 1;
   bool json = false;
   std::string emit;
+  /// --explain: print the kernel choice and why instead of running.
+  bool explain = false;
   uint64_t seed = 0;
   bool quiet = false;
 

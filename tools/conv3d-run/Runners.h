@@ -18,6 +18,10 @@ int runPackNVFP4(const RunRequest &request);
 /// tuner's other candidates for the spec, without compiling or running.
 int runListConfigs(const RunRequest &request);
 
+/// --explain: prints which kernel family runs the spec's convolutions and
+/// why (Engine::explain), as text or, with --json, JSON.
+int runExplain(const RunRequest &request);
+
 /// Runs a function of an .mlir file on .npy arguments.
 int runModule(const RunRequest &request);
 

@@ -28,5 +28,7 @@ int main(int argc, char **argv) {
     return conv3d_run::runListConfigs(*request);
   if (request->packBlockSize)
     return conv3d_run::runPackNVFP4(*request);
+  if (request->explain)
+    return conv3d_run::runExplain(*request);
   return conv3d_run::runSpec(*request);
 }

@@ -19,13 +19,13 @@
 
 #include "PtxAssembler.h"
 
-#include "conv3d/Conversion/SM100/SM100BlockScaledPlan.h"
-#include "conv3d/Conversion/SM100/SM100KernelPlan.h"
-#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
 #include "conv3d/Quant/NVFP4Reference.h"
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Runtime/Engine.h"
 #include "conv3d/Runtime/HostRunner.h"
+#include "conv3d/Target/SM100/SM100BlockScaledPlan.h"
+#include "conv3d/Target/SM100/SM100KernelPlan.h"
+#include "conv3d/Target/SM90/SM90KernelPlan.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -488,7 +488,7 @@ CaseResult assembleCase(Engine &engine, const ConvSpec &spec,
       conv3d_sweep::stringifyKernelKind(convolutionKernel(*kernels)).str();
   ++tally.cases[conv];
   if ((spec.inputQuantBlockSize || spec.packedFilter) &&
-      options.nvfp4Mode == "fake")
+      options.nvfp4Mode == NVFP4Mode::Fake)
     ++tally.fakeNVFP4Cases[conv];
   result.passed = true;
   return result;
@@ -625,45 +625,47 @@ int main(int argc, char **argv) {
     CompileOptions options;
     options.target = *parsedTarget;
     if (realCase)
-      options.nvfp4Mode = "real";
+      options.nvfp4Mode = NVFP4Mode::Real;
     options.lowering = lowering == "reference" ? CpuLowering::Reference
                                                : CpuLowering::ImplicitGemm;
-    options.qslice = "none";
+    options.qslice = QSliceStrategy::None;
     // Both placements of the prologue: the prepass (the default) and fused
     // in the loads.
     if (streamPrologue && gen.coin(0.3))
-      options.prologuePlacement = "fused";
+      options.prologuePlacement = ProloguePlacement::Fused;
     if (realCase)
       ; // the block-scaled kernel takes the K loop whole
     else if (has("qslice"))
-      options.qslice = std::string(
-          gen.pick({0, 1, 2, 3}) == 0
-              ? "none"
-              : (gen.coin(0.4) ? "fused" : (gen.coin() ? "separate" : "auto")));
+      options.qslice = gen.pick({0, 1, 2, 3}) == 0 ? QSliceStrategy::None
+                       : gen.coin(0.4)             ? QSliceStrategy::Fused
+                       : gen.coin()                ? QSliceStrategy::Separate
+                                                   : QSliceStrategy::Auto;
     else if (has("qslice-fused"))
-      options.qslice = std::string(
-          gen.pick({0, 1, 2}) == 0 ? "none" : (gen.coin() ? "fused" : "auto"));
+      options.qslice = gen.pick({0, 1, 2}) == 0 ? QSliceStrategy::None
+                       : gen.coin()             ? QSliceStrategy::Fused
+                                                : QSliceStrategy::Auto;
     if (spec.inputQuantBlockSize) {
       // A prepass only has the semantics of K blocks when the blocks are
       // whole channel groups.
       bool prepassExact =
           spec.geometry.channels % *spec.inputQuantBlockSize == 0;
       int64_t choice = gen.range(0, prepassExact ? 2 : 1);
-      options.quantPlacement =
-          !has("quant")
-              ? "tile"
-              : (choice == 0 ? "auto" : (choice == 1 ? "tile" : "prepass"));
+      options.quantPlacement = !has("quant") ? QuantPlacement::Tile
+                               : choice == 0 ? QuantPlacement::Auto
+                               : choice == 1 ? QuantPlacement::Tile
+                                             : QuantPlacement::Prepass;
     }
     // Forced Q-slice strategies are rejected (with a diagnostic) when NVFP4
     // blocks straddle depth slices; draw only combinations that apply.
     int64_t sliceK = spec.geometry.gemmK() / spec.geometry.window[0];
     if (spec.inputQuantBlockSize && sliceK % *spec.inputQuantBlockSize != 0 &&
-        (options.qslice == "fused" || options.qslice == "separate"))
-      options.qslice = "auto";
+        (options.qslice == QSliceStrategy::Fused ||
+         options.qslice == QSliceStrategy::Separate))
+      options.qslice = QSliceStrategy::Auto;
     // The separate strategy refuses a history and a prologue.
-    if (streamCase && options.qslice == "separate")
-      options.qslice = "fused";
-    bool qsliceOuter = options.qslice == "fused";
+    if (streamCase && options.qslice == QSliceStrategy::Separate)
+      options.qslice = QSliceStrategy::Fused;
+    bool qsliceOuter = options.qslice == QSliceStrategy::Fused;
     // A forced sm90 config where the sm90 kernel takes the quantization in
     // its tiles (blocks of 16, 32 or 64 dividing C; a prepass feeds it too);
     // otherwise the tile placement runs on the sm80 kernel.
@@ -675,15 +677,16 @@ int main(int argc, char **argv) {
     // (which `auto` keeps where blocks straddle voxels), and reads no
     // history.
     bool sm100TakesCase =
-        (!spec.inputQuantBlockSize || options.quantPlacement == "prepass" ||
-         (options.quantPlacement == "auto" &&
+        (!spec.inputQuantBlockSize ||
+         options.quantPlacement == QuantPlacement::Prepass ||
+         (options.quantPlacement == QuantPlacement::Auto &&
           spec.geometry.channels % *spec.inputQuantBlockSize == 0)) &&
         !streamCase;
     std::optional<std::string> halo;
     // The halo mainloop stores dense 16-bit tiles: not the f32 partial sums
     // of separate Q-slices.
-    if (has("config") && sm90Case && sm90 && options.qslice != "separate" &&
-        gen.coin(0.3))
+    if (has("config") && sm90Case && sm90 &&
+        options.qslice != QSliceStrategy::Separate && gen.coin(0.3))
       halo = gen.sm90HaloConfig(spec, qsliceOuter);
     if (halo)
       options.config = *halo;
@@ -695,7 +698,8 @@ int main(int argc, char **argv) {
       options.config =
           options.target == Target::cpu ? gen.config(spec, qsliceOuter)
           : sm90Case && sm90 && sm90TakesQuant &&
-                  (!streamPrologue || options.prologuePlacement == "prepass")
+                  (!streamPrologue ||
+                   options.prologuePlacement == ProloguePlacement::Prepass)
               ? gen.sm90Config(qsliceOuter)
           : sm90Case && sm100 && sm100TakesCase && !rank4
               ? gen.sm100Config(qsliceOuter)

@@ -283,6 +283,28 @@ conv3d_conv *conv3d_compile_filter_ext(conv3d_engine *engine,
 int conv3d_run_packed_filter(const conv3d_run_args *args,
                              const void *filter_scales, float filter_amax);
 
+/*===----------------------------------------------------------------------===*
+ * Why this kernel
+ *===----------------------------------------------------------------------===*/
+
+/* Which kernel family runs each convolution of `spec` (with `input_ext` and
+ * `filter_ext`, null: none) under `options` (conv3d_compile's) and why: the
+ * family and its tile configuration, the predicted time and waves (none
+ * until the cost model lands), and every family of the target with its
+ * verdict (chosen, declined, refused, not reached) and reason. Runs the
+ * graph passes only: any target, no GPU or CUDA toolkit needed. `format`:
+ * CONV3D_EXPLAIN_TEXT (what conv3d-run --explain prints) or
+ * CONV3D_EXPLAIN_JSON (one object; conv3d-run --explain --json). Returns a
+ * string the caller frees with conv3d_string_destroy, or null with the
+ * message in `error`. */
+enum { CONV3D_EXPLAIN_TEXT = 0, CONV3D_EXPLAIN_JSON = 1 };
+char *conv3d_explain(conv3d_engine *engine, const conv3d_spec *spec,
+                     const conv3d_input_ext *input_ext,
+                     const conv3d_filter_ext *filter_ext, const char *options,
+                     int32_t format, char *error, size_t error_size);
+/* Frees a string the library returned (conv3d_explain's). */
+void conv3d_string_destroy(char *text);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,8 @@
 #define CONV3D_PIPELINES_PIPELINES_H
 
 #include "conv3d/IR/Conv3dEnums.h"
+#include "conv3d/Transforms/AttrNames.h"
+#include "conv3d/Transforms/PassEnums.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -31,7 +33,11 @@ class ConvOp;
 class IGemmConfigAttr;
 
 // Code generation targets are the dialect's `Target` enum
-// (conv3d/IR/Conv3dEnums.h: stringifyTarget, symbolizeTarget).
+// (conv3d/IR/Conv3dEnums.h: stringifyTarget, symbolizeTarget); the passes'
+// choices are the enums of conv3d/Transforms/PassEnums.h (QSliceStrategy,
+// QuantPlacement, ProloguePlacement, NVFP4Mode: stringifyX, symbolizeX).
+// Each enum has one string table, which the options' parser, describe() and
+// fingerprint() use.
 
 /// How the CPU target computes a convolution.
 enum class CpuLowering {
@@ -40,6 +46,20 @@ enum class CpuLowering {
   /// The implicit-GEMM tile path every GPU target shares, run as loops.
   ImplicitGemm,
 };
+/// "reference" / "igemm".
+StringRef stringifyCpuLowering(CpuLowering lowering);
+std::optional<CpuLowering> symbolizeCpuLowering(StringRef text);
+
+/// What the GPU pipeline embeds in the module.
+enum class GpuBinaryFormat {
+  /// A cubin (ptxas): runnable.
+  Bin,
+  /// PTX: for inspection.
+  Isa,
+};
+/// "bin" / "isa".
+StringRef stringifyGpuBinaryFormat(GpuBinaryFormat format);
+std::optional<GpuBinaryFormat> symbolizeGpuBinaryFormat(StringRef text);
 
 /// Everything that steers the pipelines. The runtime's CompileOptions and
 /// the options of the registered pipelines (`conv3d-opt
@@ -51,11 +71,11 @@ struct PipelineOptions {
   /// tile_k, stages, warps_m, warps_n, k_order, split_k); empty: heuristic.
   std::string config;
   /// Q-slice decomposition: auto, none, fused or separate.
-  std::string qslice = "auto";
+  QSliceStrategy qslice = QSliceStrategy::Auto;
   /// NVFP4 input quantization placement: auto (cost model), tile, prepass.
-  std::string quantPlacement = "auto";
+  QuantPlacement quantPlacement = QuantPlacement::Auto;
   /// Where an input prologue runs: prepass or fused (conv3d-place-prologue).
-  std::string prologuePlacement = "prepass";
+  ProloguePlacement prologuePlacement = ProloguePlacement::Prepass;
   /// How NVFP4 operands are multiplied: `fake` (quantized, dequantized to
   /// the compute type, bf16/f16 MMA: every target) or `real` (E2M1 codes
   /// and E4M3 scales packed by conv3d.pack_nvfp4 and multiplied by the
@@ -64,7 +84,7 @@ struct PipelineOptions {
   /// operand that the block-scaled kernel cannot take, naming why, and
   /// conv3d-lower-block-scaled-to-sm100 compiles the others (README, "NVFP4
   /// on sm100": generated and assembled, never run).
-  std::string nvfp4Mode = "fake";
+  NVFP4Mode nvfp4Mode = NVFP4Mode::Fake;
   /// Turn memref results of functions into out-parameters (to run arbitrary
   /// functions from the JIT).
   bool resultsToOutParams = false;
@@ -76,7 +96,7 @@ struct PipelineOptions {
   /// the one the project was configured with.
   std::string cudaHome;
   /// GPU binary format: bin (cubin, runnable) or isa (PTX, for inspection).
-  std::string gpuBinaryFormat = "bin";
+  GpuBinaryFormat gpuBinaryFormat = GpuBinaryFormat::Bin;
   /// Extra ptxas command-line options for `bin` (space-separated, after the
   /// pipeline's own, so e.g. -O0 replaces the default -O3): isolates a
   /// code-generation problem below PTX without rebuilding the project.
@@ -102,8 +122,9 @@ struct PipelineOptions {
 /// (and so Python) and conv3d-opt parse options here.
 llvm::Expected<PipelineOptions> parsePipelineOptions(llvm::StringRef text);
 
-/// The checks of the string-valued options (qslice, quant-placement,
-/// nvfp4-mode, gpu-binary-format): an error naming the value, or success.
+/// The checks across options (nvfp4-mode=real needs sm100, tune excludes
+/// config, ...) and of the free-form ones (gpu-chip, ptxas-options): an
+/// error naming the value, or success.
 llvm::Error verifyPipelineOptions(const PipelineOptions &options);
 
 /// The decisions a host compiler makes per convolution, as IREE's
@@ -142,13 +163,6 @@ void buildConv3dGraphPipeline(OpPassManager &pm, const PipelineOptions &options,
 /// buffer deallocation.
 void buildConv3dBufferizationPipeline(OpPassManager &pm,
                                       const PipelineOptions &options);
-
-/// The module attribute conv3d-check-allocations records (the first pass
-/// of the host-to-LLVM pipeline): the bytes of all static host allocations
-/// of the module, an i64, which the engine checks against the machine's
-/// memory before running the code.
-inline constexpr llvm::StringLiteral kHostAllocationBytesAttrName =
-    "conv3d.host_allocation_bytes";
 
 /// Lowering of loops, memrefs and scalar ops to the LLVM dialect for the
 /// host JIT, after conv3d-check-allocations.

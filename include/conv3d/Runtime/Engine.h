@@ -35,6 +35,7 @@ class MLIRContext;
 namespace mlir::conv3d {
 
 class JitFunction;
+struct Explanation; // conv3d/Runtime/Explain.h
 
 /// Pointers to the caller's buffers, in the layouts of the spec (NDHWC input,
 /// QRSCF/FQRSC filter, NDHWF output and residual, F-element f32 bias): host
@@ -196,6 +197,13 @@ public:
   /// The text of one compilation stage.
   llvm::Expected<std::string>
   emit(const ConvSpec &spec, const CompileOptions &options, EmitStage stage);
+
+  /// Which kernel family runs each convolution of `spec` under `options`
+  /// and why: its configuration, its predicted time (none until the cost
+  /// model lands) and every family's verdict (Explain.h). Runs the graph
+  /// passes only: no GPU or CUDA toolkit needed, any target.
+  llvm::Expected<Explanation> explain(const ConvSpec &spec,
+                                      const CompileOptions &options);
 
   /// NVFP4 fake quantization of a filter in the convolution's K order per
   /// output channel (`conv3d.quantize` with the filter's K axes), compiled

@@ -12,7 +12,7 @@
 
 #include "conv3d/IR/Conv3dDialect.h"
 #include "conv3d/IR/Conv3dOps.h"
-#include "conv3d/Pipelines/Pipelines.h"
+#include "conv3d/Transforms/PassEnums.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -34,9 +34,6 @@ namespace mlir::conv3d {
 // conv3d-fuse-quant
 //===----------------------------------------------------------------------===//
 
-enum class QuantPlacement { Auto, Tile, Prepass };
-std::optional<QuantPlacement> parseQuantPlacement(StringRef name);
-
 /// The placement the cost model picks for a quantized convolution whose
 /// config is `config` (or the target heuristic's, when null).
 QuantPlacement chooseQuantPlacement(ConvOp conv, Target target);
@@ -52,11 +49,6 @@ void populateFuseQuantPatterns(
 //===----------------------------------------------------------------------===//
 // conv3d-place-prologue
 //===----------------------------------------------------------------------===//
-
-/// Where a convolution's input prologue runs: a separate `conv3d.prologue`
-/// pass over the input, or in the convolution's loads.
-enum class ProloguePlacement { Prepass, Fused };
-std::optional<ProloguePlacement> parseProloguePlacement(StringRef name);
 
 /// With `Prepass`, moves every prologue of a convolution on tensors into a
 /// `conv3d.prologue` feeding it; with `Fused`, adds nothing.

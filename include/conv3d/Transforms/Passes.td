@@ -20,6 +20,20 @@ class Conv3dTargetOption<string description>
                        "tcgen05 + TMA im2col (sm_100a)"))
       }]>;
 
+// The typed options of PassEnums.td, spelled as the pipelines spell them.
+class Conv3dQuantPlacementOption
+    : Option<"placement", "placement", "::mlir::conv3d::QuantPlacement",
+             /*default=*/"::mlir::conv3d::QuantPlacement::Auto",
+             "Quantization placement: auto, tile or prepass", [{
+        ::llvm::cl::values(
+            clEnumValN(::mlir::conv3d::QuantPlacement::Auto, "auto",
+                       "the cost model's choice"),
+            clEnumValN(::mlir::conv3d::QuantPlacement::Tile, "tile",
+                       "in the tile loads"),
+            clEnumValN(::mlir::conv3d::QuantPlacement::Prepass, "prepass",
+                       "a separate pass over the input"))
+      }]>;
+
 def Conv3dFuseQuant : Pass<"conv3d-fuse-quant"> {
   let summary = "Fold NVFP4 input quantization into convolutions and place it";
   let description = [{
@@ -39,8 +53,7 @@ def Conv3dFuseQuant : Pass<"conv3d-fuse-quant"> {
     one; the choice is visible in the IR as one form or the other.
   }];
   let options = [
-    Option<"placement", "placement", "std::string", /*default=*/"\"auto\"",
-           "Quantization placement: auto, tile or prepass">,
+    Conv3dQuantPlacementOption<>,
     Conv3dTargetOption<"Target whose tile configuration the cost model "
                        "assumes">
   ];
@@ -64,8 +77,15 @@ def Conv3dPlacePrologue : Pass<"conv3d-place-prologue"> {
     See PlacePrologue.cpp for the costs.
   }];
   let options = [
-    Option<"placement", "placement", "std::string", /*default=*/"\"prepass\"",
-           "Prologue placement: prepass or fused">
+    Option<"placement", "placement", "::mlir::conv3d::ProloguePlacement",
+           /*default=*/"::mlir::conv3d::ProloguePlacement::Prepass",
+           "Prologue placement: prepass or fused", [{
+        ::llvm::cl::values(
+            clEnumValN(::mlir::conv3d::ProloguePlacement::Prepass, "prepass",
+                       "a conv3d.prologue over the input"),
+            clEnumValN(::mlir::conv3d::ProloguePlacement::Fused, "fused",
+                       "in the CPU and sm80 loads"))
+      }]>
   ];
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect",
                            "::mlir::tensor::TensorDialect"];
@@ -144,8 +164,15 @@ def Conv3dApplyNVFP4Mode : Pass<"conv3d-apply-nvfp4-mode"> {
   }];
   let options = [
     Conv3dTargetOption<"Target the convolutions are compiled for">,
-    Option<"mode", "mode", "std::string", /*default=*/"\"fake\"",
-           "NVFP4 mode: fake or real">
+    Option<"mode", "mode", "::mlir::conv3d::NVFP4Mode",
+           /*default=*/"::mlir::conv3d::NVFP4Mode::Fake",
+           "NVFP4 mode: fake or real", [{
+        ::llvm::cl::values(
+            clEnumValN(::mlir::conv3d::NVFP4Mode::Fake, "fake",
+                       "quantize, dequantize, bf16/f16 MMA"),
+            clEnumValN(::mlir::conv3d::NVFP4Mode::Real, "real",
+                       "the block-scaled sm100 MMA"))
+      }]>
   ];
   let dependentDialects = [
     "::mlir::conv3d::Conv3dDialect",
@@ -171,8 +198,19 @@ def Conv3dQSlice : Pass<"conv3d-qslice"> {
     Intermediate sums are never rounded to the output type.
   }];
   let options = [
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
-           "Strategy: auto, fused, separate or none">,
+    Option<"strategy", "strategy", "::mlir::conv3d::QSliceStrategy",
+           /*default=*/"::mlir::conv3d::QSliceStrategy::Auto",
+           "Strategy: auto, fused, separate or none", [{
+        ::llvm::cl::values(
+            clEnumValN(::mlir::conv3d::QSliceStrategy::Auto, "auto",
+                       "fused where depth padding makes slices halo-only"),
+            clEnumValN(::mlir::conv3d::QSliceStrategy::None, "none",
+                       "unchanged"),
+            clEnumValN(::mlir::conv3d::QSliceStrategy::Fused, "fused",
+                       "slices outermost in one kernel's K loop"),
+            clEnumValN(::mlir::conv3d::QSliceStrategy::Separate, "separate",
+                       "Q convolutions accumulating in f32"))
+      }]>,
     Conv3dTargetOption<"Target whose heuristic picks a config when none "
                        "is attached">
   ];

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "conv3d/Conversion/Common/ScalarEmitters.h"
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/IR/IndexMath.h"
+#include "conv3d/IR/ScalarEmitters.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

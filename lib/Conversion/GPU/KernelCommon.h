@@ -20,6 +20,7 @@
 #include "conv3d/Geometry/ConvGeometry.h"
 #include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/IR/IndexMath.h"
+#include "conv3d/Target/KernelFamily.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -130,6 +131,10 @@ struct GridKernel {
   FilterLayout filterLayout() const { return filterLoad.getFilterLayout(); }
   Type inputElementType() const;
   Type outputElementType() const;
+  /// The convolution as the kernel families see it, with the memref
+  /// operands' layouts (KernelProblem.cpp). Whether the output takes TMA
+  /// stores is left to the sm90 plan, which decides it per mainloop.
+  ConvProblem problem() const;
 };
 
 /// The grid loop's kernel, or failure when `grid` is not a loop that

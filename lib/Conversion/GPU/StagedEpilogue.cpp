@@ -12,7 +12,7 @@
 
 #include "KernelCommon.h"
 
-#include "conv3d/Conversion/Common/ScalarEmitters.h"
+#include "conv3d/IR/ScalarEmitters.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

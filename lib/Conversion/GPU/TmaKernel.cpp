@@ -2,7 +2,7 @@
 
 #include "TmaKernel.h"
 
-#include "conv3d/Transforms/ConfigHeuristics.h"
+#include "conv3d/Target/KernelFamily.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -361,66 +361,6 @@ Value baseAddress(OpBuilder &b, Location loc, Value memref) {
 
 } // namespace
 
-std::optional<std::string>
-mlir::conv3d::getTmaGridProblem(const GridKernel &kernel, Target target) {
-  std::optional<int64_t> tileQuantBlockSize;
-  if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
-    tileQuantBlockSize = quant->getBlockSize();
-  // The halo mainloop loads tiled boxes, not im2col ones.
-  if (kernel.config.getMainloop() == Mainloop::halo) {
-    if (std::optional<std::string> problem = getHaloKernelProblem(
-            kernel.geometry(), kernel.filterLayout(), kernel.inputElementType(),
-            tileQuantBlockSize.has_value()))
-      return problem;
-  } else if (std::optional<std::string> problem = getTmaKernelProblem(
-                 kernel.geometry(), kernel.filterLayout(),
-                 kernel.inputElementType(), tileQuantBlockSize, target)) {
-    return problem;
-  }
-  if (elementAlignment(kernel.im2col.getInput()) < 8 ||
-      elementAlignment(kernel.filterLoad.getFilter()) < 8)
-    return std::string("TMA needs the input's and the filter's offsets and "
-                       "strides in multiples of 16 bytes");
-  // Per-depth-slice descriptors view the input's depth slices as the images
-  // of a rank-4 tensor: image n's slices must start a whole number of depth
-  // strides apart, after the previous image's last one.
-  std::string why;
-  ConvGeometry g = kernel.geometry();
-  Value history = kernel.im2col.getHistory();
-  if (history && g.historyDepth != 0 &&
-      (ShapedType::isDynamic(g.historyDepth) || elementAlignment(history) < 8))
-    return std::string("TMA needs a history of static depth whose offset and "
-                       "strides are multiples of 16 bytes");
-  if (g.batch != 1 &&
-      g.chooseTmaIm2colForm(2, why) == TmaIm2colForm::depthSlices) {
-    auto slicesPerImage = [](Value operand, int64_t depth) {
-      auto type = cast<MemRefType>(operand.getType());
-      SmallVector<int64_t> strides;
-      int64_t offset;
-      return succeeded(type.getStridesAndOffset(strides, offset)) &&
-             !ShapedType::isDynamic(strides[0]) &&
-             !ShapedType::isDynamic(strides[1]) && strides[1] > 0 &&
-             strides[0] % strides[1] == 0 && strides[0] / strides[1] >= depth;
-    };
-    if (!slicesPerImage(kernel.im2col.getInput(), g.inputOperandDepth()) ||
-        (history && g.historyDepth != 0 &&
-         !slicesPerImage(history, g.historyDepth)))
-      return std::string("per-depth-slice TMA descriptors need an input (and "
-                         "a history) whose batch stride is a multiple of its "
-                         "depth stride, at least its depth times it");
-  }
-  return std::nullopt;
-}
-
-std::optional<std::string>
-mlir::conv3d::getTileIndexProblem(const ConvGeometry &g, int64_t tileM,
-                                  int64_t numTiles) {
-  if (numTiles < (int64_t(1) << 31) && g.gemmM() + tileM < (int64_t(1) << 31))
-    return std::nullopt;
-  return std::to_string(numTiles) +
-         " tiles or M = " + std::to_string(g.gemmM()) + " do not fit 31 bits";
-}
-
 FailureOr<GridKernel> mlir::conv3d::analyzeTmaGrid(scf::ForallOp grid,
                                                    Target target) {
   std::string pass = ("conv3d-lower-to-" + stringifyTarget(target)).str();
@@ -438,8 +378,10 @@ FailureOr<GridKernel> mlir::conv3d::analyzeTmaGrid(scf::ForallOp grid,
   if (failed(checkGpuOperands(*kernel, stringifyTarget(target))))
     return failure();
   // conv3d-select-config gives the sm80 kernel what this one cannot take;
-  // a grid configured otherwise is refused with the reason.
-  if (std::optional<std::string> problem = getTmaGridProblem(*kernel, target))
+  // a grid configured otherwise is refused with its family's reason.
+  const KernelFamily *family = getKernelFamilyFor(config, target);
+  if (std::optional<std::string> problem =
+          family->canImplement(kernel->problem()))
     return grid.emitError()
            << "cannot lower " << config << " to the " << stringifyTarget(target)
            << " kernel: " << *problem;
@@ -473,8 +415,8 @@ LogicalResult mlir::conv3d::createTmaLaunch(
   Value descA, descHistory;
   if (form == TmaIm2colForm::depthSlices) {
     // An operand's depth slices as the images of a rank-4 tensor: image n's
-    // slice d is slice n * batchSlices + d (getTmaGridProblem checked that
-    // the batch pitch is a whole number of depth pitches, at least the
+    // slice d is slice n * batchSlices + d (the family's canImplement checked
+    // that the batch pitch is a whole number of depth pitches, at least the
     // depth); the slices between images are never loaded. The input's and
     // a history's descriptors differ only in these.
     func::FuncOp sliceFn =

@@ -175,26 +175,14 @@ void emitTmaKernelPrologue(TmaKernel &k, gpu::LaunchOp launch);
 /// the depths it holds (TmaRing::historyBatchSlices).
 void emitTmaProducer(TmaKernel &k);
 
-/// Why the TMA kernel of `target` (sm90, sm100) cannot take the convolution
-/// of `kernel`, or none: its host-side canImplement (getTmaKernelProblem)
-/// and TMA's 16-byte alignment of the input's and the filter's offsets and
-/// strides.
-std::optional<std::string> getTmaGridProblem(const GridKernel &kernel,
-                                             Target target);
-
 /// The grid loop `grid` for the TMA kernel of `target` (sm90, sm100),
 /// checked before planning: a loop conv3d-implicit-gemm did not produce, a
 /// configuration for the other TMA kernel, and operands the kernel cannot
-/// take (checkGpuOperands, getTmaGridProblem) are reported on the loop and
-/// fail. A loop configured for the sm80 kernel (conv3d-select-config's
-/// fallback) is returned unchecked: the caller lowers it with
-/// lowerGridToSM80.
+/// take (checkGpuOperands, the kernel family's canImplement) are reported on
+/// the loop and fail. A loop configured for the sm80 kernel
+/// (conv3d-select-config's fallback) is returned unchecked: the caller lowers
+/// it with lowerGridToSM80.
 FailureOr<GridKernel> analyzeTmaGrid(scf::ForallOp grid, Target target);
-
-/// Why `numTiles` tiles over M rows (plus a tile of `tileM`) do not fit the
-/// TMA kernels' i32 tile indices and rows, or none.
-std::optional<std::string> getTileIndexProblem(const ConvGeometry &g,
-                                               int64_t tileM, int64_t numTiles);
 
 /// An output a TMA kernel stores by TMA (the sm90 TMA-store epilogue): the
 /// dense [M][F] matrix with rows `rowStride` elements apart, in boxes of

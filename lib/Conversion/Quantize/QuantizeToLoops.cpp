@@ -12,9 +12,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "FlatView.h"
-#include "conv3d/Conversion/Common/ScalarEmitters.h"
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/IR/ScalarEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

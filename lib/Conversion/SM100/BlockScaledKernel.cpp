@@ -38,7 +38,7 @@
 
 #include "SM100Kernel.h"
 
-#include "conv3d/Conversion/SM100/SM100BlockScaledTma.h"
+#include "conv3d/Target/SM100/SM100BlockScaledTma.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

@@ -13,7 +13,8 @@
 #include "SM100Kernel.h"
 
 #include "conv3d/Conversion/Passes.h"
-#include "conv3d/Conversion/SM100/SM100BlockScaledTma.h"
+#include "conv3d/Target/Families.h"
+#include "conv3d/Target/TmaChecks.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
@@ -33,9 +34,6 @@ namespace {
 
 /// CUtensorMapDataType UINT8 and CUtensorMapSwizzle NONE / 128B.
 constexpr int64_t kTmaUInt8 = 0, kTmaSwizzleNone = 0, kTmaSwizzle128B = 3;
-/// The default ring depth's upper bound.
-constexpr int64_t kDefaultStageLimit = 6;
-
 /// Why the operands of `conv` are not what the block-scaled kernel reads,
 /// or none: the packed filter's codes and scales dense (the tiled maps
 /// view them as [F][taps][bytes]) from a 16-byte-aligned start.
@@ -57,48 +55,6 @@ std::optional<std::string> operandProblem(ConvOp conv) {
   return std::nullopt;
 }
 
-/// Why `config` (a convolution's tile configuration: a pipeline's
-/// `config=`, conv3d-select-config) cannot choose the block-scaled kernel's
-/// tile, or none. The kernel takes what sm100 configurations name (a
-/// 128 x tile_n tile, tile_k = 64, the four epilogue warps, `stages`), not
-/// what it does not implement: cta_group::2, split-K, fused Q-slices, or
-/// another kernel.
-std::optional<std::string> configProblem(IGemmConfigAttr config) {
-  auto fail = [&](const llvm::Twine &why) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << "tile configuration " << config << ": " << why;
-    return text;
-  };
-  if (config.getKernel() != Target::sm100 && config.getKernel() != Target::cpu)
-    return fail(llvm::formatv("names the {0} kernel; a packed NVFP4 filter "
-                              "is multiplied by the block-scaled sm100 "
-                              "kernel only",
-                              stringifyTarget(config.getKernel())));
-  if (config.getTileM() != kTmemLanes)
-    return fail(llvm::formatv(
-        "tile_m must be {0} (cta_group::1; cta_group::2 is not implemented "
-        "for the block-scaled kernel)",
-        kTmemLanes));
-  if (config.getTileK() != sm100::kChannelBlock)
-    return fail(llvm::formatv("tile_k must be {0} (the K of one MMA; a K "
-                              "step is four of them)",
-                              sm100::kChannelBlock));
-  if (config.getWarpsM() != kEpilogueWarps || config.getWarpsN() != 1)
-    return fail(llvm::formatv("the warp layout must be {0}x1 (the epilogue "
-                              "warps)",
-                              kEpilogueWarps));
-  if (config.getSplitK() != 1)
-    return fail("split-K is not implemented for the block-scaled kernel");
-  if (config.getKOrder() != KOrder::taps_outer)
-    return fail("k_order = qslice_outer is not implemented for the "
-                "block-scaled kernel");
-  if (config.getSchedule() != KernelSchedule::cooperative ||
-      config.getClusterM() != 1 || config.getMainloop() != Mainloop::im2col)
-    return fail("schedule, cluster_m and mainloop are sm90 options");
-  return std::nullopt;
-}
-
 /// Why the block-scaled kernel cannot take `conv` (a memref convolution
 /// with a packed filter), or none; `plan` and `tma` are built when it can.
 /// `tileN` and `stages` (0: the convolution's configuration's, else the
@@ -108,44 +64,30 @@ std::optional<std::string> blockScaledProblem(ConvOp conv, int64_t tileN,
                                               int64_t epilogueAlignment,
                                               BlockScaledPlan &plan,
                                               BlockScaledTmaPlan &tma) {
+  const SM100BlockScaledFamily &family = getSM100BlockScaledFamily();
   // The verifier made the packed filter FQRSC with blocks of 16.
-  std::optional<NVFP4Attr> quant = conv.getInputQuant();
-  if (!quant)
-    return std::string("the input's NVFP4 quantization must be fused into "
-                       "the convolution (quantize(...), as "
-                       "conv3d-apply-nvfp4-mode leaves it in real mode): "
-                       "the kernel packs the input itself");
-  if (quant->getBlockSize() != kScaleBlock)
-    return llvm::formatv("the input's NVFP4 block size is {0}; "
-                         "kind::mxf4nvf4 block16 takes 16",
-                         quant->getBlockSize())
-        .str();
-  if (conv.hasHistoryOrPrologue())
-    return std::string("the block-scaled kernel reads neither a history "
-                       "operand nor an input prologue");
-  ConvGeometry g = conv.getGeometry();
-  if (!g.hasStaticShape() ||
-      !cast<MemRefType>(conv.getInit().getType()).hasStaticShape())
+  ConvProblem problem = ConvProblem::fromConv(conv);
+  OperandLayouts layouts;
+  layouts.packedFilterProblem = operandProblem(conv);
+  problem.layouts = layouts;
+  if (std::optional<std::string> why = family.canImplement(problem))
+    return why;
+  if (!cast<MemRefType>(conv.getInit().getType()).hasStaticShape())
     return std::string("the block-scaled kernel needs static shapes");
-  if (std::optional<std::string> problem = operandProblem(conv))
-    return problem;
+  // The tile: the options', else the configuration's, else the family's.
   if (std::optional<IGemmConfigAttr> config = conv.getConfig()) {
-    if (std::optional<std::string> problem = configProblem(*config))
-      return problem;
+    if (std::optional<std::string> why = family.configProblem(*config))
+      return why;
     if (tileN == 0)
       tileN = config->getTileN();
     if (stages == 0)
       stages = config->getStages();
   }
   if (tileN == 0)
-    tileN = std::min<int64_t>(256, llvm::alignTo(g.filters, 16));
+    tileN = family.defaultTileN(problem.geometry);
   if (stages == 0)
-    stages = std::max<int64_t>(
-        2, BlockScaledPlan::maxStages(g, tileN, kDefaultStageLimit));
-  if (std::optional<std::string> problem = BlockScaledPlan::build(
-          g, kTmemLanes, tileN, stages, plan, epilogueAlignment))
-    return problem;
-  return BlockScaledTmaPlan::build(g, plan, tma);
+    stages = family.defaultStages(problem.geometry, tileN);
+  return family.plan(problem, tileN, stages, epilogueAlignment, plan, tma);
 }
 
 /// The descriptor of `map` over `memref`'s bytes (conv3dTmaIm2colDescriptor
@@ -219,7 +161,7 @@ LogicalResult mlir::conv3d::lowerBlockScaledConvToSM100(RewriterBase &rewriter,
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
   int64_t numTiles = numMT * numNT;
   if (std::optional<std::string> problem =
-          getTileIndexProblem(g, plan.tileM, numTiles))
+          tileIndexProblem(g, plan.tileM, numTiles))
     return conv.emitError()
            << "cannot lower to the block-scaled sm100 kernel: " << *problem;
 

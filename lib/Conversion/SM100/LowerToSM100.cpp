@@ -25,7 +25,8 @@
 #include "SM100Kernel.h"
 
 #include "conv3d/Conversion/Passes.h"
-#include "conv3d/Transforms/ConfigHeuristics.h"
+#include "conv3d/Target/Families.h"
+#include "conv3d/Target/TmaChecks.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
@@ -55,28 +56,10 @@ LogicalResult mlir::conv3d::lowerGridToSM100(RewriterBase &rewriter,
   Location loc = grid.getLoc();
   int64_t epilogueAlignment = epilogueAlignmentOf(kernel);
   SM100KernelPlan plan;
-  if (std::optional<std::string> problem = SM100KernelPlan::build(
-          g, config.getTileM(), config.getTileN(), config.getTileK(),
-          config.getStages(), config.getWarpsM(), config.getWarpsN(),
-          config.getKOrder(), config.getSplitK(), epilogueAlignment, plan))
+  if (std::optional<std::string> problem = getSM100Family().plan(
+          kernel.problem(), config, epilogueAlignment, plan))
     return grid.emitError()
            << "cannot lower " << config << " to the sm100 kernel: " << *problem;
-  if (config.getSchedule() != KernelSchedule::cooperative)
-    return grid.emitError()
-           << "cannot lower " << config << " to the sm100 kernel: schedule = "
-           << stringifyKernelSchedule(config.getSchedule())
-           << " is an sm90 schedule (the sm100 kernel "
-              "overlaps epilogues through double-buffered "
-              "TMEM accumulators)";
-  if (config.getClusterM() != 1)
-    return grid.emitError()
-           << "cannot lower " << config
-           << " to the sm100 kernel: cluster_m is an sm90 option (the sm100 "
-              "kernel pairs blocks through tile_m = 256, cta_group::2)";
-  if (config.getMainloop() != Mainloop::im2col)
-    return grid.emitError() << "cannot lower " << config
-                            << " to the sm100 kernel: mainloop = halo is an "
-                               "sm90 option";
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(grid);
@@ -91,7 +74,7 @@ LogicalResult mlir::conv3d::lowerGridToSM100(RewriterBase &rewriter,
   int64_t numTiles = numMT * numNT * plan.splitK;
   // Tile indices and rows are i32 in the kernel.
   if (std::optional<std::string> problem =
-          getTileIndexProblem(g, plan.tileM, numTiles))
+          tileIndexProblem(g, plan.tileM, numTiles))
     return grid.emitError()
            << "cannot lower " << config << " to the sm100 kernel: " << *problem;
 

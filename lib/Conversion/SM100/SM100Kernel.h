@@ -13,8 +13,8 @@
 
 #include "../GPU/TmaKernel.h"
 
-#include "conv3d/Conversion/SM100/SM100BlockScaledPlan.h"
-#include "conv3d/Conversion/SM100/SM100KernelPlan.h"
+#include "conv3d/Target/SM100/SM100BlockScaledPlan.h"
+#include "conv3d/Target/SM100/SM100KernelPlan.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 

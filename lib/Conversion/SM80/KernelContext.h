@@ -13,7 +13,7 @@
 
 #include "../GPU/KernelCommon.h"
 
-#include "conv3d/Conversion/SM80/SM80KernelPlan.h"
+#include "conv3d/Target/SM80/SM80KernelPlan.h"
 
 namespace mlir::conv3d::sm80 {
 

@@ -28,6 +28,7 @@
 #include "KernelContext.h"
 
 #include "conv3d/Conversion/Passes.h"
+#include "conv3d/Target/Families.h"
 #include "conv3d/Transforms/Passes.h"
 #include "conv3d/Transforms/TileSchedule.h"
 
@@ -226,7 +227,6 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
     return failure();
   Value input = kernel.im2col.getInput(),
         filter = kernel.filterLoad.getFilter();
-  FilterLayout layout = kernel.filterLayout();
   ConvGeometry g = kernel.geometry();
   Type inElem = kernel.inputElementType();
   Type outElem = kernel.outputElementType();
@@ -237,16 +237,10 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
     alignment.input = std::min(alignment.input, elementAlignment(history));
   alignment.filter = elementAlignment(filter);
   alignment.epilogue = epilogueAlignmentOf(kernel);
-  std::optional<int64_t> blockSize;
-  if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
-    blockSize = quant->getBlockSize();
 
   SM80KernelPlan plan;
-  if (std::optional<std::string> problem = SM80KernelPlan::build(
-          g, layout, config.getTileM(), config.getTileN(), config.getTileK(),
-          config.getStages(), config.getWarpsM(), config.getWarpsN(),
-          config.getKOrder(), config.getSplitK(), blockSize, plan, alignment,
-          kernel.im2col.hasPrologue()))
+  if (std::optional<std::string> problem =
+          getSM80Family().plan(kernel.problem(), config, alignment, plan))
     return grid.emitError()
            << "cannot lower " << config << " to sm80: " << *problem;
 

@@ -13,7 +13,7 @@
 
 #include "KernelContext.h"
 
-#include "conv3d/Conversion/Common/ScalarEmitters.h"
+#include "conv3d/IR/ScalarEmitters.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -50,8 +50,8 @@
 #include "SM90Kernel.h"
 
 #include "conv3d/Conversion/Passes.h"
-#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
-#include "conv3d/Transforms/ConfigHeuristics.h"
+#include "conv3d/Target/Families.h"
+#include "conv3d/Target/TmaChecks.h"
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -118,9 +118,6 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   Type inElem = kernel.inputElementType();
   Location loc = grid.getLoc();
   int64_t epilogueAlignment = epilogueAlignmentOf(kernel);
-  std::optional<int64_t> quantBlockSize;
-  if (std::optional<NVFP4Attr> quant = kernel.im2col.getQuant())
-    quantBlockSize = quant->getBlockSize();
   // analyzeTmaGrid checked that one of the two forms applies.
   std::string why;
   TmaIm2colForm form =
@@ -133,15 +130,16 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                    tilesPerSlice(g, config.getTileM(), config.getClusterM()) *
                            config.getTileM() ==
                        g.outputSliceSize());
+  const SM90Family &family =
+      config.getMainloop() == Mainloop::halo
+          ? static_cast<const SM90Family &>(getSM90HaloFamily())
+          : getSM90Im2colFamily();
   SM90KernelPlan plan;
-  if (std::optional<std::string> problem = SM90KernelPlan::build(
-          g, config.getTileM(), config.getTileN(), config.getTileK(),
-          config.getStages(), config.getWarpsM(), config.getWarpsN(),
-          config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
-          config.getSchedule(),
+  if (std::optional<std::string> problem = family.plan(
+          kernel.problem(), config, epilogueAlignment,
           config.getMainloop() == Mainloop::halo ? outputTakesTmaStore(kernel)
                                                  : tmaStore,
-          quantBlockSize, config.getClusterM(), config.getMainloop()))
+          plan))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
@@ -166,7 +164,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                 : ceilDiv(numMT, plan.clusterM) * numNT * plan.splitK;
   // Tile indices and rows are i32 in the kernel.
   if (std::optional<std::string> problem =
-          getTileIndexProblem(g, plan.tileM, numTiles))
+          tileIndexProblem(g, plan.tileM, numTiles))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
   auto buildKernel = [&](gpu::LaunchOp launch,

@@ -13,7 +13,7 @@
 
 #include "../GPU/TmaKernel.h"
 
-#include "conv3d/Conversion/SM90/SM90KernelPlan.h"
+#include "conv3d/Target/SM90/SM90KernelPlan.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

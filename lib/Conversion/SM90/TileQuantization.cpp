@@ -40,7 +40,7 @@
 
 #include "SM90Kernel.h"
 
-#include "conv3d/Conversion/Common/ScalarEmitters.h"
+#include "conv3d/IR/ScalarEmitters.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

@@ -17,7 +17,7 @@
 
 #include "SM90Kernel.h"
 
-#include "conv3d/Conversion/Common/ScalarEmitters.h"
+#include "conv3d/IR/ScalarEmitters.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -1,9 +1,9 @@
 //===- ConvToLinalg.cpp - reference lowering of conv3d ops to linalg ------===//
 
-#include "conv3d/Conversion/Common/ScalarEmitters.h"
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/IR/IndexMath.h"
+#include "conv3d/IR/ScalarEmitters.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -1,0 +1,171 @@
+//===- Registry.cpp - each target's kernel families, and choosing one -----===//
+//
+// To add a kernel family: implement KernelFamily (Families.h, a file of its
+// own under lib/Target) and put it in its target's list below, where it
+// falls back to: a family tried before another takes what both can compute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Target/Families.h"
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+ArrayRef<const KernelFamily *> mlir::conv3d::getKernelFamilies(Target target) {
+  static const KernelFamily *const cpu[] = {&getCpuFamily()};
+  static const KernelFamily *const sm80[] = {&getSM80Family()};
+  static const KernelFamily *const sm90[] = {
+      &getSM90HaloFamily(), &getSM90Im2colFamily(), &getSM80Family()};
+  static const KernelFamily *const sm100[] = {
+      &getSM100BlockScaledFamily(), &getSM100Family(), &getSM80Family()};
+  switch (target) {
+  case Target::cpu:
+    return cpu;
+  case Target::sm80:
+    return sm80;
+  case Target::sm90:
+    return sm90;
+  case Target::sm100:
+    return sm100;
+  }
+  llvm_unreachable("unknown target");
+}
+
+const KernelFamily &mlir::conv3d::getDefaultKernelFamily(Target target) {
+  switch (target) {
+  case Target::cpu:
+    return getCpuFamily();
+  case Target::sm80:
+    return getSM80Family();
+  case Target::sm90:
+    return getSM90Im2colFamily();
+  case Target::sm100:
+    return getSM100Family();
+  }
+  llvm_unreachable("unknown target");
+}
+
+const KernelFamily *mlir::conv3d::getKernelFamilyFor(IGemmConfigAttr config,
+                                                     Target target) {
+  if (config.getKernel() == Target::cpu)
+    config = withKernel(config, target);
+  for (const KernelFamily *family : getKernelFamilies(target))
+    if (family->runs(config))
+      return family;
+  return nullptr;
+}
+
+const KernelFamily *mlir::conv3d::lookupKernelFamily(StringRef name) {
+  for (Target target : {Target::cpu, Target::sm80, Target::sm90, Target::sm100})
+    for (const KernelFamily *family : getKernelFamilies(target))
+      if (family->getName() == name)
+        return family;
+  return nullptr;
+}
+
+/// `config` of `family` as selectKernel writes it for `target`: the cpu and
+/// sm80 kernels' configurations serve whatever target compiles them and are
+/// written without a kernel on their own targets; the asynchronous kernels'
+/// name theirs.
+static IGemmConfigAttr forTarget(IGemmConfigAttr config,
+                                 const KernelFamily &family, Target target) {
+  if (!config)
+    return config;
+  bool servesAnyTarget =
+      family.getKernel() == Target::cpu || family.getKernel() == Target::sm80;
+  if (servesAnyTarget && family.getKernel() == target)
+    return withKernel(config, Target::cpu);
+  return config;
+}
+
+KernelSelection mlir::conv3d::selectKernel(MLIRContext *context,
+                                           const ConvProblem &problem,
+                                           Target target) {
+  KernelSelection selection;
+  ArrayRef<const KernelFamily *> families = getKernelFamilies(target);
+  for (const KernelFamily *family : families) {
+    FamilyVerdict verdict;
+    verdict.family = family;
+    if (selection.family) {
+      selection.verdicts.push_back(std::move(verdict));
+      continue;
+    }
+    if (std::optional<std::string> why = family->canImplement(problem)) {
+      verdict.kind = FamilyVerdict::Kind::Refused;
+      verdict.reason = std::move(*why);
+      selection.verdicts.push_back(std::move(verdict));
+      continue;
+    }
+    FamilyChoice choice = family->select(context, problem);
+    if (!choice.config) {
+      verdict.kind = FamilyVerdict::Kind::Declined;
+      verdict.reason = std::move(choice.declined);
+      selection.verdicts.push_back(std::move(verdict));
+      continue;
+    }
+    verdict.kind = FamilyVerdict::Kind::Chosen;
+    selection.verdicts.push_back(std::move(verdict));
+    selection.family = family;
+    selection.config = forTarget(choice.config, *family, target);
+    selection.notes = std::move(choice.notes);
+  }
+  if (!selection.family) {
+    // No family can take it: the last one runs its heuristic anyway and its
+    // lowering reports why it cannot (as the sm80 kernel always did).
+    selection.family = families.back();
+    selection.refused = true;
+    selection.config =
+        heuristicConfig(context, *families.back(), problem, target);
+  }
+  selection.prediction = selection.family->predict(problem, selection.config);
+  return selection;
+}
+
+std::optional<std::string>
+KernelSelection::fallbackReason(Target target) const {
+  const KernelFamily &own = getDefaultKernelFamily(target);
+  if (family->getKernel() == own.getKernel())
+    return std::nullopt;
+  for (const FamilyVerdict &verdict : verdicts)
+    if (verdict.family == &own && verdict.kind == FamilyVerdict::Kind::Refused)
+      return verdict.reason;
+  return std::nullopt;
+}
+
+IGemmConfigAttr mlir::conv3d::heuristicConfig(MLIRContext *context,
+                                              const KernelFamily &family,
+                                              const ConvProblem &problem,
+                                              Target target) {
+  return forTarget(family.select(context, problem).config, family, target);
+}
+
+SmallVector<IGemmConfigAttr>
+mlir::conv3d::tuningCandidates(MLIRContext *context, const ConvProblem &problem,
+                               Target target) {
+  SmallVector<IGemmConfigAttr> candidates;
+  IGemmConfigAttr heuristic;
+  for (const KernelFamily *family : getKernelFamilies(target)) {
+    if (family->canImplement(problem))
+      continue;
+    size_t first = candidates.size();
+    family->addCandidates(context, problem, candidates);
+    for (IGemmConfigAttr &config : llvm::drop_begin(candidates, first))
+      config = forTarget(config, *family, target);
+    if (family->specializes())
+      continue;
+    heuristic = heuristicConfig(context, *family, problem, target);
+    break;
+  }
+  // Tile loads quantize whole NVFP4 blocks; the heuristic's own choice is
+  // timed anyway.
+  SmallVector<IGemmConfigAttr> result;
+  for (IGemmConfigAttr config : candidates) {
+    if (problem.quantBlockSize &&
+        config.getTileK() % *problem.quantBlockSize != 0)
+      continue;
+    if (config == heuristic || llvm::is_contained(result, config))
+      continue;
+    result.push_back(config);
+  }
+  return result;
+}

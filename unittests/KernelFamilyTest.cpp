@@ -1,0 +1,201 @@
+//===- KernelFamilyTest.cpp - the target layer's families and registry ----===//
+//
+// Each target lists its families in fallback order; selectKernel keeps the
+// first that can implement a convolution and does not decline, and every
+// family's verdict with its reason; a fallback to another chip's kernel
+// names the target's own kernel's refusal; configurations of the cpu and
+// sm80 kernels are written without a kernel on their own targets; the
+// families answer canImplement from the facts given (unknown facts are not
+// checked) and predict nothing yet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/IR/Conv3dDialect.h"
+#include "conv3d/Target/Families.h"
+#include "conv3d/Target/TmaChecks.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+namespace {
+
+struct KernelFamilyTest : ::testing::Test {
+  KernelFamilyTest() { context.getOrLoadDialect<Conv3dDialect>(); }
+
+  /// A bf16 convolution with an FQRSC filter of `filters` x `channels`,
+  /// 3x3x3 over 8x16x56x56 with padding 1.
+  ConvProblem problem(int64_t channels, int64_t filters) {
+    ConvProblem p;
+    p.geometry = ConvGeometry::fromShapes(
+        {8, 16, 56, 56, channels}, {3, 3, 3, channels, filters},
+        FilterLayout::qrscf, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1});
+    p.filterLayout = FilterLayout::fqrsc;
+    p.inputType = BFloat16Type::get(&context);
+    return p;
+  }
+
+  static std::vector<std::string> names(Target target) {
+    std::vector<std::string> result;
+    for (const KernelFamily *family : getKernelFamilies(target))
+      result.push_back(family->getName().str());
+    return result;
+  }
+
+  MLIRContext context;
+};
+
+TEST_F(KernelFamilyTest, FallbackOrderPerTarget) {
+  EXPECT_EQ(names(Target::cpu), std::vector<std::string>{"cpu"});
+  EXPECT_EQ(names(Target::sm80), std::vector<std::string>{"sm80"});
+  EXPECT_EQ(names(Target::sm90),
+            (std::vector<std::string>{"sm90-halo", "sm90-im2col", "sm80"}));
+  EXPECT_EQ(names(Target::sm100),
+            (std::vector<std::string>{"sm100-block-scaled", "sm100", "sm80"}));
+  EXPECT_EQ(getDefaultKernelFamily(Target::sm90).getName(), "sm90-im2col");
+  EXPECT_EQ(lookupKernelFamily("sm90-halo"), &getSM90HaloFamily());
+  EXPECT_EQ(lookupKernelFamily("sm70"), nullptr);
+  for (Target target : {Target::cpu, Target::sm80, Target::sm90, Target::sm100})
+    for (const KernelFamily *family : getKernelFamilies(target)) {
+      EXPECT_FALSE(family->getChip().empty()) << family->getName().str();
+      EXPECT_TRUE(family->getLoweringPass().starts_with("conv3d-lower-"));
+    }
+}
+
+TEST_F(KernelFamilyTest, ConfigurationsFindTheirFamily) {
+  auto config = [&](Target kernel, Mainloop mainloop) {
+    return IGemmConfigAttr::get(&context, 128, 64, 64, 4, 8, 1,
+                                KOrder::taps_outer, 1, kernel,
+                                KernelSchedule::cooperative, 1, mainloop);
+  };
+  EXPECT_EQ(
+      getKernelFamilyFor(config(Target::sm90, Mainloop::halo), Target::sm90),
+      &getSM90HaloFamily());
+  EXPECT_EQ(
+      getKernelFamilyFor(config(Target::sm90, Mainloop::im2col), Target::sm90),
+      &getSM90Im2colFamily());
+  // Without a kernel: the target's own.
+  EXPECT_EQ(
+      getKernelFamilyFor(config(Target::cpu, Mainloop::halo), Target::sm90),
+      &getSM90HaloFamily());
+  EXPECT_EQ(
+      getKernelFamilyFor(config(Target::cpu, Mainloop::im2col), Target::sm100),
+      &getSM100Family());
+  EXPECT_EQ(
+      getKernelFamilyFor(config(Target::sm80, Mainloop::im2col), Target::sm90),
+      &getSM80Family());
+  // Another target's kernel is none of this target's families.
+  EXPECT_EQ(
+      getKernelFamilyFor(config(Target::sm100, Mainloop::im2col), Target::sm90),
+      nullptr);
+}
+
+TEST_F(KernelFamilyTest, SelectionKeepsEveryVerdict) {
+  // F = 64, a 3x3 window, 1568 tiles: the halo mainloop.
+  KernelSelection halo = selectKernel(&context, problem(64, 64), Target::sm90);
+  EXPECT_EQ(halo.family, &getSM90HaloFamily());
+  EXPECT_EQ(halo.config.getMainloop(), Mainloop::halo);
+  ASSERT_EQ(halo.verdicts.size(), 3u);
+  EXPECT_EQ(halo.verdicts[0].kind, FamilyVerdict::Kind::Chosen);
+  EXPECT_EQ(halo.verdicts[1].kind, FamilyVerdict::Kind::NotReached);
+  EXPECT_FALSE(halo.fallbackReason(Target::sm90));
+  EXPECT_FALSE(halo.prediction) << "no cost model yet";
+
+  // F = 384: the halo mainloop declines, the im2col kernel takes it.
+  KernelSelection wide =
+      selectKernel(&context, problem(384, 384), Target::sm90);
+  EXPECT_EQ(wide.family, &getSM90Im2colFamily());
+  EXPECT_EQ(wide.verdicts[0].kind, FamilyVerdict::Kind::Declined);
+  EXPECT_NE(wide.verdicts[0].reason.find("F = 384"), std::string::npos);
+  EXPECT_EQ(wide.config.getKernel(), Target::sm90);
+
+  // C = 16: both sm90 mainloops refuse; the sm80 kernel runs it, and the
+  // fallback names the im2col kernel's reason.
+  KernelSelection narrow =
+      selectKernel(&context, problem(16, 64), Target::sm90);
+  EXPECT_EQ(narrow.family, &getSM80Family());
+  EXPECT_EQ(narrow.verdicts[0].kind, FamilyVerdict::Kind::Refused);
+  EXPECT_EQ(narrow.verdicts[1].kind, FamilyVerdict::Kind::Refused);
+  EXPECT_EQ(narrow.config.getKernel(), Target::sm80);
+  std::optional<std::string> why = narrow.fallbackReason(Target::sm90);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "C = 16 is under one 64-channel TMA box; the sm80 kernel "
+                  "reads narrow channels without padding them");
+  EXPECT_FALSE(narrow.refused);
+}
+
+TEST_F(KernelFamilyTest, OwnTargetConfigsNameNoKernel) {
+  // The sm80 kernel's configuration serves whatever target compiles it: on
+  // sm80 it names no kernel, as a fallback of sm90 it names sm80.
+  ConvProblem p = problem(64, 64);
+  EXPECT_EQ(selectKernel(&context, p, Target::sm80).config.getKernel(),
+            Target::cpu);
+  EXPECT_EQ(
+      heuristicConfig(&context, getSM80Family(), p, Target::sm90).getKernel(),
+      Target::sm80);
+  EXPECT_EQ(selectKernel(&context, p, Target::cpu).config.getKernel(),
+            Target::cpu);
+}
+
+TEST_F(KernelFamilyTest, UnknownFactsAreNotChecked) {
+  // The halo mainloop needs a TMA-storable output: refused when the fact
+  // is known to be false, not when it is unknown (the tuner's problems).
+  ConvProblem p = problem(64, 64);
+  EXPECT_FALSE(getSM90HaloFamily().canImplement(p));
+  p.outputTakesTmaStore = false;
+  EXPECT_TRUE(getSM90HaloFamily().canImplement(p));
+  // Memref layouts: unaligned operands refuse the TMA kernels.
+  ConvProblem memref = problem(64, 64);
+  OperandLayouts layouts;
+  layouts.inputAlignment = 4;
+  memref.layouts = layouts;
+  std::optional<std::string> why = getSM90Im2colFamily().canImplement(memref);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("multiples of 16 bytes"), std::string::npos);
+  EXPECT_FALSE(getSM80Family().canImplement(memref));
+}
+
+TEST_F(KernelFamilyTest, PackedFiltersAreTheBlockScaledKernels) {
+  ConvProblem p = problem(256, 256);
+  p.packedFilter = true;
+  p.quantBlockSize = 16;
+  p.quantizesInTile = true;
+  KernelSelection selection = selectKernel(&context, p, Target::sm100);
+  EXPECT_EQ(selection.family, &getSM100BlockScaledFamily());
+  EXPECT_EQ(selection.config.getTileM(), 128);
+  // Every other family refuses a packed filter.
+  for (const KernelFamily *family :
+       {static_cast<const KernelFamily *>(&getSM100Family()),
+        static_cast<const KernelFamily *>(&getSM80Family()),
+        static_cast<const KernelFamily *>(&getCpuFamily())})
+    EXPECT_TRUE(family->canImplement(p)) << family->getName().str();
+  // Nothing packed: the block-scaled kernel refuses, naming why.
+  std::optional<std::string> why =
+      getSM100BlockScaledFamily().canImplement(problem(256, 256));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("filter is not packed"), std::string::npos);
+}
+
+TEST_F(KernelFamilyTest, NoFamilyTakesIt) {
+  // A packed filter on sm90: every family refuses; the last one is kept
+  // (its lowering reports why) and the selection says so.
+  ConvProblem p = problem(256, 256);
+  p.packedFilter = true;
+  KernelSelection selection = selectKernel(&context, p, Target::sm90);
+  EXPECT_TRUE(selection.refused);
+  EXPECT_EQ(selection.family, &getSM80Family());
+  for (const FamilyVerdict &verdict : selection.verdicts)
+    EXPECT_EQ(verdict.kind, FamilyVerdict::Kind::Refused);
+}
+
+TEST_F(KernelFamilyTest, TileIndicesFit31Bits) {
+  ConvGeometry g = problem(64, 64).geometry;
+  EXPECT_FALSE(tileIndexProblem(g, 128, 1000));
+  EXPECT_TRUE(tileIndexProblem(g, 128, int64_t(1) << 31));
+}
+
+} // namespace
