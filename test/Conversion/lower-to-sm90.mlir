@@ -330,15 +330,21 @@ func.func @f16_dilated_epilogue(%x: memref<1x6x10x10x64xf16>, %w: memref<64x3x3x
 
 // CHECK-LABEL: func.func @split_k
 // CHECK-NOT: memref.alloc() : memref<2x1x4x8x8x64xf32>
-// CHECK: %[[TILES:.*]] = arith.constant 2 : index
-// CHECK-NEXT: arith.minui %{{.*}}, %[[TILES]] : index
-// CHECK: gpu.launch clusters
+// Clusters of two blocks, as many as the multiprocessors hold, at most one
+// per tile (2).
+// CHECK: %[[SMS:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK-NEXT: %[[PAIR:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[CLUSTERS:.*]] = arith.divui %[[SMS]], %[[PAIR]] : index
+// CHECK-NEXT: %[[TILES:.*]] = arith.constant 2 : index
+// CHECK-NEXT: arith.minui %[[CLUSTERS]], %[[TILES]] : index
+// CHECK: gpu.launch async [%{{.*}}] clusters(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
 // CHECK: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
 // The ready and free barriers expect one arrival per block.
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c2_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c2_i32
-// CHECK: nvvm.cluster.arrive
-// CHECK: nvvm.cluster.wait
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c2_i32{{[_0-9]*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c2_i32{{[_0-9]*}} : !llvm.ptr<3>, i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
 // The producer's step range of its tile's split, the block's rank.
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: %[[PER:.*]] = arith.constant 14 : i32
@@ -348,9 +354,20 @@ func.func @f16_dilated_epilogue(%x: memref<1x6x10x10x64xf16>, %w: memref<64x3x3x
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} im2col
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
-// CHECK: nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>}
-// CHECK: nvvm.fence.sc.cluster
-// CHECK-COUNT-2: nvvm.mapa
+// Staged: every block hears of it (the ready barrier), then this block adds
+// its rows from both blocks' staging, split 0 first.
+// CHECK: nvvm.mapa %{{.*}}, %c0_i32{{[_0-9]*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK: nvvm.mapa %{{.*}}, %c1_i32{{[_0-9]*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: nvvm.fence.sc.cluster
+// CHECK: %[[P0:.*]] = nvvm.mapa %[[LOCAL:.*]], %c0_i32{{[_0-9]*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: %[[S0:.*]] = llvm.load %[[P0]] {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
+// CHECK: %[[P1:.*]] = nvvm.mapa %[[LOCAL]], %c1_i32{{[_0-9]*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: %[[S1:.*]] = llvm.load %[[P1]] {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[S0]], %[[S1]] : vector<4xf32>
+// CHECK-NEXT: llvm.store %[[SUM]], %[[LOCAL]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK-NOT: memref.atomic_rmw
 // CHECK: gpu.terminator
 // CHECK-NOT: conv3d.epilogue

@@ -458,9 +458,6 @@ func.func @store_partial_rank5(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64x
   conv3d.store_output_tile %acc into %out[%m0, %n0] split(%s) mode = partial : memref<64x64xf32>, memref<1x8x8x8x64xf32>
   return
 }
-  conv3d.store_output_tile %acc into %out[%m0, %n0] mode = atomic_add activation = relu : memref<64x64xf32>, memref<1x8x8x8x64xf32>
-  return
-}
 
 // -----
 

@@ -465,10 +465,10 @@ SmallVector<Value> sumSlabs(OpBuilder &b, Location loc, Value sum) {
   SmallVector<int64_t> sizes(type.getShape());
   sizes[0] = 1;
   SmallVector<int64_t> offsets(6, 0), strides(6, 1);
-  auto slabType = memref::SubViewOp::inferRankReducedResultType(
-      type.getShape().drop_front(), type, offsets, sizes, strides);
   for (int64_t s = 0; s < type.getDimSize(0); ++s) {
     offsets[0] = s;
+    auto slabType = memref::SubViewOp::inferRankReducedResultType(
+        type.getShape().drop_front(), type, offsets, sizes, strides);
     slabs.push_back(memref::SubViewOp::create(
         b, loc, cast<MemRefType>(slabType), sum,
         getAsIndexOpFoldResult(b.getContext(), offsets),

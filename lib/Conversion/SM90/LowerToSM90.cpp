@@ -61,6 +61,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -138,6 +139,24 @@ std::optional<SplitEpilogue> findSplitEpilogue(const GridKernel &kernel) {
       !found.epilogue.hasPureBufferSemantics())
     return std::nullopt;
   return found;
+}
+
+/// Once the kernel reduced the splits and applied the epilogue: the
+/// epilogue, the workspace and what still reads it (its free, and the flat
+/// view the operand analysis made of it, now dead) go.
+void eraseWorkspace(RewriterBase &rewriter, const SplitEpilogue &split) {
+  rewriter.eraseOp(split.epilogue);
+  if (split.dealloc)
+    rewriter.eraseOp(split.dealloc);
+  // The views of the workspace, dead now, last ones first.
+  SetVector<Operation *> views;
+  getForwardSlice(split.workspace->getResult(0), &views);
+  for (Operation *op : llvm::reverse(views))
+    if (isOpTriviallyDead(op))
+      rewriter.eraseOp(op);
+  // Every remaining user reads the workspace for real: keep it then.
+  if (split.workspace->use_empty())
+    rewriter.eraseOp(split.workspace);
 }
 
 } // namespace
@@ -301,13 +320,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                              plan.clusterM * plan.splitCluster, form)))
     return failure();
   rewriter.eraseOp(grid);
-  if (splitEpilogue) {
-    // The kernel applied the epilogue: the workspace is unused.
-    rewriter.eraseOp(splitEpilogue->epilogue);
-    if (splitEpilogue->dealloc)
-      rewriter.eraseOp(splitEpilogue->dealloc);
-    rewriter.eraseOp(splitEpilogue->workspace);
-  }
+  if (splitEpilogue)
+    eraseWorkspace(rewriter, *splitEpilogue);
   return success();
 }
 
