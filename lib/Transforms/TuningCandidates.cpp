@@ -9,7 +9,8 @@
 // - sm90: the N tile (F itself, or the largest divisor up to 128 or 256, or
 //   64), 64/128/256-row M tiles, and the cooperative or ping-pong schedule
 //   (ping-pong overlaps one tile's epilogue with the next one's MMAs, which
-//   pays on shapes with few K steps per tile).
+//   pays on shapes with few K steps per tile); and split-K where the tiles
+//   leave multiprocessors idle.
 // - sm80: 64/128/256-row M tiles with 64- and 128-wide N tiles, and the
 //   K depth of a stage.
 // - cpu: a few cache-sized tiles.
@@ -49,6 +50,39 @@ static SmallVector<int64_t> candidateTileNs(int64_t filters, int64_t maxTile) {
   if (filters > 64)
     add(64);
   return tiles;
+}
+
+/// Split-K configurations for convolutions whose output tiles leave most
+/// multiprocessors idle (the late, low-resolution layers of real networks:
+/// a few hundred rows, K in the thousands): 64- and 128-row tiles of each
+/// N tile, split 2, 4, 8 or 16 ways while every split keeps at least four
+/// K steps and the blocks stay within two waves. Splits of up to
+/// kMaxSplitCluster are reduced in a cluster, more go through the
+/// workspace; both are deterministic.
+static void addSM90SplitKCandidates(MLIRContext *context,
+                                    const ConvGeometry &g,
+                                    SmallVectorImpl<IGemmConfigAttr> &out) {
+  constexpr int64_t kSMs = 132;
+  int64_t steps = g.window[0] * g.window[1] * g.window[2] *
+                  ceilDiv(g.channels, sm90::kChannelBlock);
+  for (int64_t tileN : candidateTileNs(g.gemmN(), 256)) {
+    for (int64_t tileM : {int64_t(64), int64_t(128)}) {
+      int64_t tiles = ceilDiv(g.gemmM(), tileM) * ceilDiv(g.gemmN(), tileN);
+      if (tiles >= kSMs)
+        continue;
+      int64_t warpsM = tileM == 64 ? 4 : 8;
+      int64_t stages =
+          sm90StagesFor(tileM, tileN, KernelSchedule::cooperative);
+      for (int64_t split : {2, 4, 8, 16}) {
+        if (steps < 4 * split || tiles * split > 2 * kSMs)
+          break;
+        out.push_back(IGemmConfigAttr::get(
+            context, tileM, tileN, /*tileK=*/64, stages, warpsM,
+            /*warpsN=*/1, KOrder::taps_outer, split, Target::sm90,
+            KernelSchedule::cooperative, /*clusterM=*/1, Mainloop::im2col));
+      }
+    }
+  }
 }
 
 static void addSM90Candidates(MLIRContext *context, const ConvGeometry &g,
@@ -166,6 +200,7 @@ SmallVector<IGemmConfigAttr> mlir::conv3d::tuningCandidates(
           Target::sm80);
     } else {
       addSM90Candidates(context, geometry, candidates);
+      addSM90SplitKCandidates(context, geometry, candidates);
     }
     break;
   case Target::sm100:

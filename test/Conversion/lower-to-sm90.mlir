@@ -378,7 +378,7 @@ func.func @split_k(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o
 
 // -----
 
-// split_k = 9, over the most blocks a cluster reduces (8): the tiles are
+// split_k = 9, over the most blocks a cluster reduces (4): the tiles are
 // (split, M tile, N tile) triples, 9 x 2 x 1 = 18; each split stores its
 // partial sums into its slab of the f32 workspace (plain stores, no
 // atomics) and conv3d.epilogue adds the slabs after the launch.

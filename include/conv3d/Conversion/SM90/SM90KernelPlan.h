@@ -39,8 +39,12 @@ inline constexpr int64_t kRowBytes = 128;
 /// Rows of one wgmma (m64nNk16) and the K of one instruction.
 inline constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
 /// The most blocks of a cluster that reduce split-K partial sums among
-/// themselves (the portable cluster size).
-inline constexpr int64_t kMaxSplitCluster = 8;
+/// themselves. Measured on an H200 (bench/RESULTS.md, 2026-11-27): a
+/// 512-channel 2x7x7 layer in 64 x 128 tiles took 23.0 us split 4 ways in
+/// clusters, 31.5 us split 8 ways in clusters (clusters of 8 do not all fit
+/// the machine at once), 20.9 us split 16 ways through the workspace; so
+/// more splits than 4 go through the workspace.
+inline constexpr int64_t kMaxSplitCluster = 4;
 /// Dynamic shared memory an H100 block can opt into (227 KiB).
 inline constexpr int64_t kMaxSharedBytes = 232448;
 /// The 128-byte swizzle needs 1024-byte-aligned tiles; the dynamic shared
