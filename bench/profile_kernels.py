@@ -27,6 +27,9 @@ def main():
     parser.add_argument("--suite", default=os.path.join(os.path.dirname(__file__), "shapes.json"))
     parser.add_argument("--only", nargs="*", help="shape names (default: all)")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--target", default="sm80")
+    parser.add_argument("--configs", nargs="*", default=None,
+                        help="bf16 only: profile each forced tile configuration")
     args = parser.parse_args()
     shapes = json.load(open(args.suite))["shapes"]
     if args.only:
@@ -48,11 +51,19 @@ def main():
         y = torch.empty(n, f, do, ho, wo, device="cuda", dtype=torch.bfloat16, memory_format=cl)
         amax = x.abs().max().item()
         stream = torch.cuda.current_stream().cuda_stream
-        for label, extra, placement in (("bf16", {}, None),
-                                        ("nvfp4", dict(quant_block_size=16), "auto"),
-                                        ("nvfp4-tile", dict(quant_block_size=16), "tile")):
-            conv = engine.compile(conv3d.Spec.from_shapes(**base, **extra), target="sm80",
-                                  quant_placement=placement)
+        variants = [("bf16", {}, None, None),
+                    ("nvfp4", dict(quant_block_size=16), "auto", None),
+                    ("nvfp4-tile", dict(quant_block_size=16), "tile", None)]
+        if args.configs:
+            variants = [("bf16 " + c, {}, None, c) for c in args.configs]
+        for label, extra, placement, config in variants:
+            try:
+                conv = engine.compile(conv3d.Spec.from_shapes(**base, **extra),
+                                      target=args.target, quant_placement=placement,
+                                      config=config)
+            except conv3d.Conv3dError as e:
+                print(f"\n{shape['name']} {label}: refused: {str(e).splitlines()[0][:160]}")
+                continue
             run = lambda: conv.run(x.data_ptr(), wt.data_ptr(), y.data_ptr(), amax=amax,
                                    stream=stream)
             run()

@@ -333,8 +333,11 @@ void PrologueOp::getEffects(
 
 LogicalResult EpilogueOp::verify() {
   Operation *op = getOperation();
+  auto sumRanked = dyn_cast<ShapedType>(getSum().getType());
+  // A stack of split-K partial sums has one more (leading) dimension.
+  bool splitStack = sumRanked && sumRanked.hasRank() && sumRanked.getRank() == 6;
   if (failed(verifyDpsForm(op, getInit())) ||
-      failed(verifyRank(op, getSum(), "sum", 5)) ||
+      failed(verifyRank(op, getSum(), "sum", splitStack ? 6 : 5)) ||
       failed(verifyRank(op, getInit(), "outs", 5)) ||
       failed(verifyElementCount(op, getSum(), "sum")) ||
       failed(verifyElementCount(op, getInit(), "outs")))
@@ -347,8 +350,17 @@ LogicalResult EpilogueOp::verify() {
   if (!isSupportedComputeType(outType.getElementType()))
     return emitOpError() << "outs element type must be bf16, f16 or f32, got "
                          << outType.getElementType();
-  if (failed(verifyShapeMatches(op, outType.getShape(), sumType.getShape(),
-                                "outs")))
+  ArrayRef<int64_t> sumShape = sumType.getShape();
+  if (splitStack) {
+    // The partial sums are added slab by slab: their count must be known.
+    if (sumType.isDynamicDim(0) || sumType.getDimSize(0) < 1)
+      return emitOpError() << "a rank-6 sum stacks split-K partial sums and "
+                              "needs a static, positive leading dimension, "
+                              "got shape "
+                           << formatShape(sumShape);
+    sumShape = sumShape.drop_front();
+  }
+  if (failed(verifyShapeMatches(op, outType.getShape(), sumShape, "outs")))
     return failure();
   if (outType.isDynamicDim(4))
     return emitOpError("the filter dimension of outs must be static");

@@ -193,8 +193,15 @@ LogicalResult TileMmaOp::verify() {
 
 LogicalResult StoreOutputTileOp::verify() {
   Operation *op = getOperation();
+  bool partial = getMode() == StoreMode::partial;
+  if (partial != static_cast<bool>(getSplit()))
+    return emitOpError(partial ? "mode = partial needs a split index "
+                                 "(split(%s)): the workspace slab it writes"
+                               : "a split index goes with mode = partial only");
+  // A partial sum goes to slab `split` of an S x N x Do x Ho x Wo x F
+  // workspace.
   if (failed(verifyTile(op, getAcc(), "accumulator")) ||
-      failed(verifyRank(op, getOutput(), "output", 5)))
+      failed(verifyRank(op, getOutput(), "output", partial ? 6 : 5)))
     return failure();
   if (!getElementTypeOrSelf(getAcc().getType()).isF32())
     return emitOpError() << "accumulator element type must be f32, got "
@@ -210,17 +217,19 @@ LogicalResult StoreOutputTileOp::verify() {
     return emitOpError() << "output element type must be bf16, f16 or f32, "
                             "got "
                          << outElem;
+  if (partial) {
+    if (!outElem.isF32())
+      return emitOpError() << "mode = partial needs an f32 workspace, got "
+                           << outElem;
+    if (getBias() || getResidual() || getActivation() != Activation::none)
+      return emitOpError("mode = partial stores partial sums and cannot "
+                         "apply an epilogue (conv3d.epilogue does, once the "
+                         "slabs are added)");
+    return success();
+  }
   if (failed(verifyBias(op, getBias(), outType.getDimSize(4), outElem)) ||
       failed(verifyResidual(op, getResidual(), outType.getShape(), outElem)))
     return failure();
-  if (getMode() == StoreMode::atomic_add) {
-    if (!outElem.isF32())
-      return emitOpError() << "mode = atomic_add needs an f32 output, got "
-                           << outElem;
-    if (getBias() || getResidual() || getActivation() != Activation::none)
-      return emitOpError("mode = atomic_add adds partial sums and cannot "
-                         "apply an epilogue");
-  }
   return success();
 }
 

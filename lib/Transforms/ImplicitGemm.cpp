@@ -15,8 +15,11 @@
 // With k_order = qslice_outer the K loop is one loop per depth slice q, each
 // guarded by whether any row of the M tile reads a non-halo input depth for
 // that slice (slices that can never contribute are not emitted at all).
-// With split_k > 1 the grid gains a split dimension; partial sums are added
-// atomically into a zeroed f32 workspace and one conv3d.epilogue finishes.
+// With split_k > 1 the grid gains a split dimension; each split stores its
+// partial sums into its own slab of an f32 workspace (S x N x Do x Ho x Wo x
+// F, no zeroing: every element is written once) and one conv3d.epilogue
+// adds the slabs in split order and applies the epilogue. No atomics: the
+// result is the same bits run to run (issue 21).
 // With an RMS norm in the input prologue, a conv3d.voxel_rms_scale prepass
 // before the grid computes each voxel's statistic once (one read of the
 // input, one float per voxel); the tile loads read it as `norm_scale`.
@@ -176,19 +179,18 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
   int64_t numKT = ceilDiv(g.gemmK(), tileK);
   splitK = std::min(splitK, numKT);
 
-  // Split-K partial sums go to a zeroed f32 workspace.
+  // Split-K partial sums go to one slab each of an f32 workspace.
   Value dest = conv.getInit();
   StoreMode mode =
       conv.getOverwrite() ? StoreMode::overwrite : StoreMode::accumulate;
   Value workspace;
   if (splitK > 1) {
-    workspace = memref::AllocOp::create(
-        rewriter, loc, MemRefType::get(outType.getShape(), f32));
-    Value zero =
-        arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
-    linalg::FillOp::create(rewriter, loc, zero, workspace);
+    SmallVector<int64_t> slabs = {splitK};
+    llvm::append_range(slabs, outType.getShape());
+    workspace =
+        memref::AllocOp::create(rewriter, loc, MemRefType::get(slabs, f32));
     dest = workspace;
-    mode = StoreMode::atomic_add;
+    mode = StoreMode::partial;
   }
 
   SmallVector<OpFoldResult> bounds;
@@ -241,7 +243,7 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
 
   bool fusedEpilogue = splitK == 1;
   StoreOutputTileOp::create(
-      rewriter, loc, acc, dest, m0, n0,
+      rewriter, loc, acc, dest, m0, n0, fusedEpilogue ? Value() : ivs[0],
       fusedEpilogue ? conv.getBias() : Value(),
       fusedEpilogue ? conv.getResidual() : Value(),
       StoreModeAttr::get(rewriter.getContext(), mode),

@@ -4,13 +4,16 @@
 // Q*R*S*C values contiguous). A QRSCF filter is N-major; rather than send
 // such convolutions to the sm80 kernel, the filter is transposed once per
 // call (a linalg.transpose, which the GPU pipeline runs as a device loop:
-// filters are megabytes, activations gigabytes).
+// filters are megabytes, activations gigabytes). Channel counts that are
+// not multiples of 8, which TMA cannot stride over, are padded with zeros
+// (PadChannelsForTma).
 //
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Target/Families.h"
 #include "conv3d/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -25,6 +28,16 @@ using namespace mlir::conv3d;
 
 namespace {
 
+/// The geometry the TMA kernels see once PadChannelsForTma has run: C
+/// rounded up to a multiple of 8 where the convolution's operands allow it.
+ConvGeometry geometryForTma(ConvOp conv) {
+  ConvGeometry geometry = conv.getGeometry();
+  if (!conv.hasHistoryOrPrologue() && !conv.getInputQuant() &&
+      !conv.hasPackedFilter() && geometry.hasStaticShape())
+    geometry.channels = llvm::alignTo(geometry.channels, 8);
+  return geometry;
+}
+
 struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -37,14 +50,16 @@ struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
     if (IGemmConfigAttr config = conv.getConfigAttr();
         config && config.getKernel() != Target::sm90)
       return rewriter.notifyMatchFailure(conv, "configured for another kernel");
-    ConvGeometry geometry = conv.getGeometry();
+    ConvGeometry geometry = geometryForTma(conv);
     if (!geometry.hasStaticShape())
       return rewriter.notifyMatchFailure(conv, "dynamic shape");
-    // Only where the layout is what keeps the sm90 im2col kernel from it.
-    // (A prologue fused into the loads keeps it from the kernel too, but
-    // such a convolution has always been relaid out for the sm80 kernel
-    // that runs it: kept so, its kernel unchanged.)
+    // Only where the layout (and channels that PadChannelsForTma pads) is
+    // what keeps the sm90 im2col kernel from it. (A prologue fused into the
+    // loads keeps it from the kernel too, but such a convolution has always
+    // been relaid out for the sm80 kernel that runs it: kept so, its kernel
+    // unchanged.)
     ConvProblem relaidOut = ConvProblem::fromConv(conv);
+    relaidOut.geometry = geometry;
     relaidOut.filterLayout = FilterLayout::fqrsc;
     relaidOut.hasPrologue = false;
     if (getSM90Im2colFamily().canImplement(relaidOut))
@@ -67,6 +82,66 @@ struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
   }
 };
 
+/// Channels padded to a multiple of 8 for the TMA kernels: TMA's global
+/// strides are multiples of 16 bytes, so an input of C = 921 (or 230, 460:
+/// r(2+1)d's mid-planes) channels cannot be read by TMA and would run on the
+/// sm80 kernel's element-wise loads (2-4x slower per K step: bench/
+/// RESULTS.md, the cost model's odd80 and vec80). Zero channels added to
+/// the input and the filter change no sum: the convolution reads
+/// tensor.pad'ed copies (one pass over each operand, small next to the
+/// convolution for the layers this applies to: C >= 57, where the padded
+/// channels fill at least one 64-channel TMA box).
+struct PadChannelsForTma : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    auto inputType = dyn_cast<RankedTensorType>(conv.getInput().getType());
+    auto filterType = dyn_cast<RankedTensorType>(conv.getFilter().getType());
+    if (!inputType || !filterType ||
+        conv.getFilterLayout() != FilterLayout::fqrsc)
+      return rewriter.notifyMatchFailure(conv, "not an FQRSC conv on tensors");
+    if (IGemmConfigAttr config = conv.getConfigAttr();
+        config && config.getKernel() != Target::sm90)
+      return rewriter.notifyMatchFailure(conv, "configured for another kernel");
+    // Extra operands read the same channels; quantization blocks would
+    // straddle the padding. Left to the kernels that read them as they are.
+    if (conv.hasHistoryOrPrologue() || conv.getInputQuant() ||
+        conv.hasPackedFilter())
+      return rewriter.notifyMatchFailure(conv, "history, prologue or NVFP4");
+    ConvGeometry geometry = conv.getGeometry();
+    if (!geometry.hasStaticShape() || geometry.channels % 8 == 0)
+      return rewriter.notifyMatchFailure(conv, "no channels to pad");
+    ConvGeometry padded = geometryForTma(conv);
+    ConvProblem paddedProblem = ConvProblem::fromConv(conv);
+    paddedProblem.geometry = padded;
+    if (getSM90Im2colFamily().canImplement(paddedProblem))
+      return rewriter.notifyMatchFailure(conv, "sm90 cannot take it padded");
+    Location loc = conv.getLoc();
+    auto padChannels = [&](Value tensor) {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      SmallVector<OpFoldResult> low(type.getRank(), rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> high = low;
+      high.back() = rewriter.getIndexAttr(padded.channels - geometry.channels);
+      SmallVector<int64_t> shape(type.getShape());
+      shape.back() = padded.channels;
+      Value zero = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
+      return tensor::PadOp::create(
+                 rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
+                 tensor, low, high, zero)
+          .getResult();
+    };
+    Value input = padChannels(conv.getInput());
+    Value filter = padChannels(conv.getFilter());
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(input);
+      conv.getFilterMutable().assign(filter);
+    });
+    return success();
+  }
+};
+
 struct RelayoutFilterPass
     : mlir::conv3d::impl::Conv3dRelayoutFilterBase<RelayoutFilterPass> {
   using Base::Base;
@@ -84,5 +159,6 @@ struct RelayoutFilterPass
 void mlir::conv3d::populateFilterRelayoutPatterns(RewritePatternSet &patterns,
                                                   Target target) {
   if (target == Target::sm90)
-    patterns.add<RelayoutQrscfFilter>(patterns.getContext());
+    patterns.add<RelayoutQrscfFilter, PadChannelsForTma>(
+        patterns.getContext());
 }

@@ -33,7 +33,7 @@ config.cuda_home = r"$CUDA_HOME"
 config.python_executable = "python3"
 lit_config.load_config(config, r"$PWD/test/lit.cfg.py")
 CFG
-  python3 -c "from lit.main import main; main()" -sv --filter "GPU/" /tmp/conv3d-lit \
+  python3 -c "from lit.main import main; main()" -sv --filter "${LIT_FILTER:-GPU/}" /tmp/conv3d-lit \
     2>&1 | tee "$out/lit.log" | tail -40 || status=1
 }
 run_sweep() {

@@ -231,17 +231,40 @@ func.func @store_accumulate_relu(%acc: memref<4x8xf32>, %o: memref<1x2x2x2x8xbf1
 
 // -----
 
-// atomic_add: an atomic f32 add, no epilogue.
+// partial: the f32 partial sums stored into slab `split` of the workspace,
+// no epilogue, no atomics.
 
-// CHECK-LABEL: func.func @store_atomic_add
-// CHECK-SAME: (%[[ACC:.*]]: memref<4x8xf32>, %[[O:.*]]: memref<1x2x2x2x8xf32>,
+// CHECK-LABEL: func.func @store_partial
+// CHECK-SAME: (%[[ACC:.*]]: memref<4x8xf32>, %[[O:.*]]: memref<3x1x2x2x2x8xf32>, %{{.*}}: index, %{{.*}}: index, %[[S:.*]]: index)
 // CHECK: scf.if
 // CHECK: %[[A:.*]] = memref.load %[[ACC]]
-// CHECK-NEXT: %{{.*}} = memref.atomic_rmw addf %[[A]], %[[O]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : (f32, memref<1x2x2x2x8xf32>) -> f32
+// CHECK-NEXT: memref.store %[[A]], %[[O]][%[[S]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<3x1x2x2x2x8xf32>
 // CHECK-NEXT: }
-// CHECK-NOT: memref.store
-func.func @store_atomic_add(%acc: memref<4x8xf32>, %o: memref<1x2x2x2x8xf32>, %m0: index, %n0: index) {
-  conv3d.store_output_tile %acc into %o[%m0, %n0] mode = atomic_add : memref<4x8xf32>, memref<1x2x2x2x8xf32>
+// CHECK-NOT: memref.atomic_rmw
+func.func @store_partial(%acc: memref<4x8xf32>, %o: memref<3x1x2x2x2x8xf32>, %m0: index, %n0: index, %s: index) {
+  conv3d.store_output_tile %acc into %o[%m0, %n0] split(%s) mode = partial : memref<4x8xf32>, memref<3x1x2x2x2x8xf32>
+  return
+}
+
+// -----
+
+// conv3d.epilogue of a stack of split-K partial sums: one input per slab,
+// added in split order, then the epilogue (here accumulating onto the
+// destination).
+
+// CHECK-LABEL: func.func @epilogue_slabs
+// CHECK-SAME: (%[[S:.*]]: memref<3x1x2x2x2x8xf32>, %[[O:.*]]: memref<1x2x2x2x8xf32>)
+// CHECK: %[[S0:.*]] = memref.subview %[[S]][0, 0, 0, 0, 0, 0] [1, 1, 2, 2, 2, 8] [1, 1, 1, 1, 1, 1]
+// CHECK: %[[S1:.*]] = memref.subview %[[S]][1, 0, 0, 0, 0, 0] [1, 1, 2, 2, 2, 8] [1, 1, 1, 1, 1, 1]
+// CHECK: %[[S2:.*]] = memref.subview %[[S]][2, 0, 0, 0, 0, 0] [1, 1, 2, 2, 2, 8] [1, 1, 1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[S0]], %[[S1]], %[[S2]] : {{.*}}) outs(%[[O]] : memref<1x2x2x2x8xf32>) {
+// CHECK-NEXT: ^bb0(%[[A0:.*]]: f32, %[[A1:.*]]: f32, %[[A2:.*]]: f32, %[[OV:.*]]: f32):
+// CHECK-NEXT: %[[P01:.*]] = arith.addf %[[A0]], %[[A1]] : f32
+// CHECK-NEXT: %[[P012:.*]] = arith.addf %[[P01]], %[[A2]] : f32
+// CHECK-NEXT: %[[ACC:.*]] = arith.addf %[[P012]], %[[OV]] : f32
+// CHECK-NEXT: linalg.yield %[[ACC]] : f32
+func.func @epilogue_slabs(%s: memref<3x1x2x2x2x8xf32>, %o: memref<1x2x2x2x8xf32>) {
+  conv3d.epilogue ins(%s : memref<3x1x2x2x2x8xf32>) outs(%o : memref<1x2x2x2x8xf32>)
   return
 }
 
@@ -284,13 +307,15 @@ func.func @epilogue_memref_overwrite(%s: memref<1x2x2x2x8xf32>, %o: memref<1x2x2
 
 // conv3d-implicit-gemm then conv3d-lower-to-cpu: nothing of the dialect is
 // left, the grid stays an scf.forall with its config, and a split-K conv
-// ends with atomic adds and the epilogue generic.
+// ends with its partial sums stored into the workspace slabs and the
+// epilogue generic that adds them.
 
 // CONV-LABEL: func.func @split_k
-// CONV: linalg.fill
+// CONV: %[[WS:.*]] = memref.alloc() : memref<2x1x2x2x2x8xf32>
 // CONV: scf.forall ({{.*}}) in (2, 1, 1) {
 // CONV: arith.mulf
-// CONV: memref.atomic_rmw addf
+// CONV-NOT: memref.atomic_rmw
+// CONV: memref.store %{{.*}}, %[[WS]]
 // CONV: } {conv3d.igemm_config = #conv3d.igemm_config<tile_m = 8, tile_n = 8, tile_k = 64, split_k = 2>}
 // CONV: linalg.generic
 // CONV: arith.maximumf

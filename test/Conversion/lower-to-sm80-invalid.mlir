@@ -153,7 +153,7 @@ func.func @filter_type_mismatch(%x: memref<1x4x4x4x16xbf16>, %w: memref<1x1x1x16
 
 // "cannot lower": split_k with Q slices outermost (conv3d-implicit-gemm
 // never builds it; the kernel would add every split's full sum).
-func.func @split_k_qslice_outer(%x: memref<1x4x4x4x16xbf16>, %w: memref<1x1x1x16x16xbf16>, %o: memref<1x4x4x4x16xf32>) {
+func.func @split_k_qslice_outer(%x: memref<1x4x4x4x16xbf16>, %w: memref<1x1x1x16x16xbf16>, %o: memref<2x1x4x4x4x16xf32>) {
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index
   // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 16, stages = 2, k_order = qslice_outer, split_k = 2> to sm80: split_k = 2 needs k_order = taps_outer}}
@@ -164,7 +164,7 @@ func.func @split_k_qslice_outer(%x: memref<1x4x4x4x16xbf16>, %w: memref<1x1x1x16
     conv3d.load_im2col_tile %x[%c0, %c0] limit %c16 into %a window = [1, 1, 1] : memref<1x4x4x4x16xbf16>, memref<64x16xbf16>
     conv3d.load_filter_tile %w[%c0, %c0] limit %c16 into %b : memref<1x1x1x16x16xbf16>, memref<16x16xbf16>
     conv3d.tile_mma %a, %b, %acc : memref<64x16xbf16>, memref<16x16xbf16>, memref<64x16xf32>
-    conv3d.store_output_tile %acc into %o[%c0, %c0] mode = atomic_add : memref<64x16xf32>, memref<1x4x4x4x16xf32>
+    conv3d.store_output_tile %acc into %o[%c0, %c0] split(%s) mode = partial : memref<64x16xf32>, memref<2x1x4x4x4x16xf32>
   } {conv3d.igemm_config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 16, stages = 2, k_order = qslice_outer, split_k = 2>}
   return
 }

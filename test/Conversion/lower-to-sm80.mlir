@@ -403,16 +403,17 @@ func.func @qslice_outer(%x: memref<1x6x8x8x16xbf16>, %w: memref<3x3x3x16x32xbf16
 
 // split_k = 3: the grid's split dimension becomes part of the block id (2 M
 // tiles x 1 N tile x 3 splits = 6 blocks of one warp); split s runs K tiles
-// [5 s, min(5 s + 5, 14)) and adds its partial sums atomically into the
-// zeroed f32 workspace, without an epilogue. The bias and activation stay in
-// the conv3d.epilogue after the launch, for conv3d-lower-host-ops-to-gpu.
+// [5 s, min(5 s + 5, 14)) and stores its partial sums into its slab of the
+// f32 workspace (no zeroing, no atomics), without an epilogue. The bias and
+// activation stay in the conv3d.epilogue after the launch, which adds the
+// slabs in split order, for conv3d-lower-host-ops-to-gpu.
 
 // CHECK-LABEL: func.func @split_k
 // CHECK-SAME: (%[[X:.*]]: memref<1x4x4x4x16xbf16>, %[[W:.*]]: memref<3x3x3x16x16xbf16>, %[[B:.*]]: memref<16xf32>, %[[O:.*]]: memref<1x4x4x4x16xbf16>)
-// CHECK: %[[WS:.*]] = memref.alloc() : memref<1x4x4x4x16xf32>
-// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[WS]] : memref<1x4x4x4x16xf32>)
-// CHECK: %[[WSB:.*]], %{{.*}}, %{{.*}}:5, %{{.*}}:5 = memref.extract_strided_metadata %[[WS]]
-// CHECK-NEXT: %[[WSF:.*]] = memref.reinterpret_cast %[[WSB]] to offset: [0], sizes: [1024], strides: [1] : memref<f32> to memref<1024xf32>
+// CHECK: %[[WS:.*]] = memref.alloc() : memref<3x1x4x4x4x16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[WSB:.*]], %{{.*}}, %{{.*}}:6, %{{.*}}:6 = memref.extract_strided_metadata %[[WS]]
+// CHECK-NEXT: %[[WSF:.*]] = memref.reinterpret_cast %[[WSB]] to offset: [0], sizes: [3072], strides: [1] : memref<f32> to memref<3072xf32>
 // CHECK-NEXT: %[[START:.*]] = gpu.wait async
 // CHECK-DAG: %[[SMEM:.*]] = arith.constant 6144 : i32
 // CHECK-DAG: %[[BLOCKS:.*]] = arith.constant 6 : index
@@ -438,12 +439,12 @@ func.func @qslice_outer(%x: memref<1x6x8x8x16xbf16>, %w: memref<3x3x3x16x32xbf16
 // CHECK: scf.if
 // CHECK: vector.load %{{.*}} : memref<640xf32, #gpu.address_space<workgroup>>, vector<8xf32>
 // CHECK-NOT: vector.load
-// CHECK-COUNT-8: memref.atomic_rmw addf %{{.*}}, %[[WSF]][%{{.*}}] : (f32, memref<1024xf32>) -> f32
-// CHECK-NOT: vector.store
+// CHECK-NOT: memref.atomic_rmw
+// CHECK: vector.store %{{.*}}, %[[WSF]][%{{.*}}] {alignment = 16 : i64} : memref<3072xf32>, vector<8xf32>
 // CHECK: gpu.terminator
 // CHECK: gpu.wait [%[[LAUNCH]]]
-// CHECK-NEXT: conv3d.epilogue ins(%[[WS]] : memref<1x4x4x4x16xf32>) bias(%[[B]] : memref<16xf32>) outs(%[[O]] : memref<1x4x4x4x16xbf16>) overwrite activation = relu
-// CHECK-NEXT: memref.dealloc %[[WS]] : memref<1x4x4x4x16xf32>
+// CHECK-NEXT: conv3d.epilogue ins(%[[WS]] : memref<3x1x4x4x4x16xf32>) bias(%[[B]] : memref<16xf32>) outs(%[[O]] : memref<1x4x4x4x16xbf16>) overwrite activation = relu
+// CHECK-NEXT: memref.dealloc %[[WS]] : memref<3x1x4x4x4x16xf32>
 func.func @split_k(%x: memref<1x4x4x4x16xbf16>, %w: memref<3x3x3x16x16xbf16>, %b: memref<16xf32>, %o: memref<1x4x4x4x16xbf16>) {
   conv3d.conv ins(%x, %w : memref<1x4x4x4x16xbf16>, memref<3x3x3x16x16xbf16>) bias(%b : memref<16xf32>) outs(%o : memref<1x4x4x4x16xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] activation = relu config = #conv3d.igemm_config<tile_m = 32, tile_n = 16, tile_k = 32, stages = 2, split_k = 3>
   return

@@ -63,7 +63,7 @@ func.func @filter_type_mismatch(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x1x1x1
 
 // "cannot lower": split_k with Q slices outermost (conv3d-implicit-gemm
 // never builds it: see split_k_with_qslice_outer in convs.mlir).
-func.func @split_k_qslice_outer(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x1x1x64xbf16>, %o: memref<1x2x8x8x64xf32>) {
+func.func @split_k_qslice_outer(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x1x1x64xbf16>, %o: memref<2x1x2x8x8x64xf32>) {
   %c0 = arith.constant 0 : index
   %c192 = arith.constant 192 : index
   // expected-error @below {{cannot lower #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, k_order = qslice_outer, split_k = 2, kernel = sm90> to the sm90 kernel: split_k > 1 needs k_order = taps_outer}}
@@ -74,7 +74,7 @@ func.func @split_k_qslice_outer(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x1x1
     conv3d.load_im2col_tile %x[%c0, %c0] limit %c192 into %a window = [3, 1, 1] : memref<1x4x8x8x64xbf16>, memref<128x64xbf16>
     conv3d.load_filter_tile %w[%c0, %c0] limit %c192 into %b filter_layout = fqrsc : memref<64x3x1x1x64xbf16>, memref<64x64xbf16>
     conv3d.tile_mma %a, %b, %acc : memref<128x64xbf16>, memref<64x64xbf16>, memref<128x64xf32>
-    conv3d.store_output_tile %acc into %o[%c0, %c0] mode = atomic_add : memref<128x64xf32>, memref<1x2x8x8x64xf32>
+    conv3d.store_output_tile %acc into %o[%c0, %c0] split(%s) mode = partial : memref<128x64xf32>, memref<2x1x2x8x8x64xf32>
   } {conv3d.igemm_config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, k_order = qslice_outer, split_k = 2, kernel = sm90>}
   return
 }

@@ -320,31 +320,81 @@ func.func @f16_dilated_epilogue(%x: memref<1x6x10x10x64xf16>, %w: memref<64x3x3x
 
 // -----
 
-// split_k = 2: the tiles are (split, M tile, N tile) triples, 2 x 2 x 1 = 4;
-// a split's steps are [14 * split, min(14 * split + 14, 27)). The partial
-// sums go to a zeroed f32 buffer by atomic adds; the epilogue follows the
-// launch.
+// split_k = 2, reduced in a cluster (SplitClusterReduction.cpp): the two
+// splits of a tile are the two blocks of a cluster, the persistent loop
+// walks the 2 x 1 tiles per cluster, a block's split is its rank, and a
+// split's steps are [14 * split, min(14 * split + 14, 27)). The partial sums
+// meet in distributed shared memory (mapa + loads from the other block's
+// staging, in split order) behind the ready/free mbarriers; the epilogue
+// runs in the kernel and the workspace and conv3d.epilogue are gone.
 
 // CHECK-LABEL: func.func @split_k
-// CHECK: %[[ACCBUF:.*]] = memref.alloc() : memref<1x4x8x8x64xf32>
-// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[ACCBUF]] : memref<1x4x8x8x64xf32>)
-// CHECK: %[[TILES:.*]] = arith.constant 4 : index
-// CHECK-NEXT: arith.minui %{{.*}}, %[[TILES]] : index
-// The producer's step range of its tile's split.
+// CHECK-NOT: memref.alloc() : memref<2x1x4x8x8x64xf32>
+// Clusters of two blocks, as many as the multiprocessors hold, at most one
+// per tile (2).
+// CHECK: %[[SMS:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK-NEXT: %[[PAIR:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[CLUSTERS:.*]] = arith.divui %[[SMS]], %[[PAIR]] : index
+// CHECK-NEXT: %[[TILES:.*]] = arith.constant 2 : index
+// CHECK-NEXT: arith.minui %[[CLUSTERS]], %[[TILES]] : index
+// CHECK: gpu.launch async [%{{.*}}] clusters(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c2{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}}, %{{.*}} = %c1{{[_0-9]*}})
+// CHECK: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
+// The ready and free barriers expect one arrival per block.
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c2_i32{{[_0-9]*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c2_i32{{[_0-9]*}} : !llvm.ptr<3>, i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// The producer's step range of its tile's split, the block's rank.
 // CHECK: nvvm.setmaxregister decrease 40
-// CHECK: %[[SPLIT:.*]] = arith.divui %{{.*}}, %c2_i32{{[_0-9]*}} : i32
-// CHECK-NEXT: %[[PER:.*]] = arith.constant 14 : i32
-// CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[SPLIT]], %[[PER]] : i32
+// CHECK: %[[PER:.*]] = arith.constant 14 : i32
+// CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[RANK]], %[[PER]] : i32
 // CHECK: %[[LAST:.*]] = arith.addi %[[FIRST]], %c14_i32{{[_0-9]*}} : i32
 // CHECK: arith.minui %[[LAST]], %c27_i32{{[_0-9]*}} : i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} im2col
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
-// CHECK: memref.atomic_rmw addf %{{.*}}, %{{.*}}[%{{.*}}] : (f32, memref<16384xf32>) -> f32
+// Staged: every block hears of it (the ready barrier), then this block adds
+// its rows from both blocks' staging, split 0 first.
+// CHECK: nvvm.mapa %{{.*}}, %c0_i32{{[_0-9]*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK: nvvm.mapa %{{.*}}, %c1_i32{{[_0-9]*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NEXT: nvvm.fence.sc.cluster
+// CHECK: %[[P0:.*]] = nvvm.mapa %[[LOCAL:.*]], %c0_i32{{[_0-9]*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: %[[S0:.*]] = llvm.load %[[P0]] {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
+// CHECK: %[[P1:.*]] = nvvm.mapa %[[LOCAL]], %c1_i32{{[_0-9]*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: %[[S1:.*]] = llvm.load %[[P1]] {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[S0]], %[[S1]] : vector<4xf32>
+// CHECK-NEXT: llvm.store %[[SUM]], %[[LOCAL]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK-NOT: memref.atomic_rmw
 // CHECK: gpu.terminator
-// CHECK: conv3d.epilogue ins(%[[ACCBUF]] : memref<1x4x8x8x64xf32>) outs(%{{.*}} : memref<1x4x8x8x64xf32>) overwrite
+// CHECK-NOT: conv3d.epilogue
 func.func @split_k(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xf32>) {
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xf32>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, warps_n = 1, split_k = 2, kernel = sm90>
+  return
+}
+
+// -----
+
+// split_k = 9, over the most blocks a cluster reduces (4): the tiles are
+// (split, M tile, N tile) triples, 9 x 2 x 1 = 18; each split stores its
+// partial sums into its slab of the f32 workspace (plain stores, no
+// atomics) and conv3d.epilogue adds the slabs after the launch.
+
+// CHECK-LABEL: func.func @split_k_workspace
+// CHECK: %[[WS:.*]] = memref.alloc() : memref<9x1x4x8x8x64xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[TILES:.*]] = arith.constant 18 : index
+// CHECK-NEXT: arith.minui %{{.*}}, %[[TILES]] : index
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK-NOT: memref.atomic_rmw
+// CHECK: vector.store %{{.*}} : memref<147456xf32>, vector<8xf32>
+// CHECK: gpu.terminator
+// CHECK: conv3d.epilogue ins(%[[WS]] : memref<9x1x4x8x8x64xf32>) outs(%{{.*}} : memref<1x4x8x8x64xf32>) overwrite
+func.func @split_k_workspace(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf16>, %o: memref<1x4x8x8x64xf32>) {
+  conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xf32>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, warps_n = 1, split_k = 9, kernel = sm90>
   return
 }
 

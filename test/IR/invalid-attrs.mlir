@@ -173,7 +173,7 @@ func.func @store_unknown_activation(%acc: memref<64x64xf32>, %out: memref<1x8x8x
 // -----
 
 func.func @store_unknown_mode(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xf32>, %m0: index, %n0: index) {
-  // expected-error @+1 {{expected one of [overwrite, accumulate, atomic_add], got 'add'}}
+  // expected-error @+1 {{expected one of [overwrite, accumulate, partial], got 'add'}}
   conv3d.store_output_tile %acc into %out[%m0, %n0] mode = add : memref<64x64xf32>, memref<1x8x8x8x64xf32>
   return
 }

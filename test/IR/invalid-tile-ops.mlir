@@ -413,33 +413,49 @@ func.func @store_residual_element_type(%acc: memref<64x64xf32>, %out: memref<1x8
 
 // -----
 
-func.func @store_atomic_add_not_f32(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xbf16>, %m0: index, %n0: index) {
-  // expected-error @+1 {{'conv3d.store_output_tile' op mode = atomic_add needs an f32 output, got 'bf16'}}
-  conv3d.store_output_tile %acc into %out[%m0, %n0] mode = atomic_add : memref<64x64xf32>, memref<1x8x8x8x64xbf16>
+func.func @store_partial_not_f32(%acc: memref<64x64xf32>, %out: memref<2x1x8x8x8x64xbf16>, %m0: index, %n0: index, %s: index) {
+  // expected-error @+1 {{'conv3d.store_output_tile' op mode = partial needs an f32 workspace, got 'bf16'}}
+  conv3d.store_output_tile %acc into %out[%m0, %n0] split(%s) mode = partial : memref<64x64xf32>, memref<2x1x8x8x8x64xbf16>
   return
 }
 
 // -----
 
-func.func @store_atomic_add_bias(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xf32>, %bias: memref<64xf32>, %m0: index, %n0: index) {
-  // expected-error @+1 {{'conv3d.store_output_tile' op mode = atomic_add adds partial sums and cannot apply an epilogue}}
-  conv3d.store_output_tile %acc into %out[%m0, %n0] bias(%bias : memref<64xf32>) mode = atomic_add : memref<64x64xf32>, memref<1x8x8x8x64xf32>
+func.func @store_partial_bias(%acc: memref<64x64xf32>, %out: memref<2x1x8x8x8x64xf32>, %bias: memref<64xf32>, %m0: index, %n0: index, %s: index) {
+  // expected-error @+1 {{'conv3d.store_output_tile' op mode = partial stores partial sums and cannot apply an epilogue}}
+  conv3d.store_output_tile %acc into %out[%m0, %n0] split(%s) bias(%bias : memref<64xf32>) mode = partial : memref<64x64xf32>, memref<2x1x8x8x8x64xf32>
   return
 }
 
 // -----
 
-func.func @store_atomic_add_residual(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xf32>, %res: memref<1x8x8x8x64xf32>, %m0: index, %n0: index) {
-  // expected-error @+1 {{'conv3d.store_output_tile' op mode = atomic_add adds partial sums and cannot apply an epilogue}}
-  conv3d.store_output_tile %acc into %out[%m0, %n0] residual(%res : memref<1x8x8x8x64xf32>) mode = atomic_add : memref<64x64xf32>, memref<1x8x8x8x64xf32>
+func.func @store_partial_activation(%acc: memref<64x64xf32>, %out: memref<2x1x8x8x8x64xf32>, %m0: index, %n0: index, %s: index) {
+  // expected-error @+1 {{'conv3d.store_output_tile' op mode = partial stores partial sums and cannot apply an epilogue}}
+  conv3d.store_output_tile %acc into %out[%m0, %n0] split(%s) mode = partial activation = relu : memref<64x64xf32>, memref<2x1x8x8x8x64xf32>
   return
 }
 
 // -----
 
-func.func @store_atomic_add_activation(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xf32>, %m0: index, %n0: index) {
-  // expected-error @+1 {{'conv3d.store_output_tile' op mode = atomic_add adds partial sums and cannot apply an epilogue}}
-  conv3d.store_output_tile %acc into %out[%m0, %n0] mode = atomic_add activation = relu : memref<64x64xf32>, memref<1x8x8x8x64xf32>
+func.func @store_partial_no_split(%acc: memref<64x64xf32>, %out: memref<2x1x8x8x8x64xf32>, %m0: index, %n0: index) {
+  // expected-error @+1 {{'conv3d.store_output_tile' op mode = partial needs a split index (split(%s)): the workspace slab it writes}}
+  conv3d.store_output_tile %acc into %out[%m0, %n0] mode = partial : memref<64x64xf32>, memref<2x1x8x8x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @store_split_not_partial(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xf32>, %m0: index, %n0: index, %s: index) {
+  // expected-error @+1 {{'conv3d.store_output_tile' op a split index goes with mode = partial only}}
+  conv3d.store_output_tile %acc into %out[%m0, %n0] split(%s) mode = overwrite : memref<64x64xf32>, memref<1x8x8x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @store_partial_rank5(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xf32>, %m0: index, %n0: index, %s: index) {
+  // expected-error @+1 {{'conv3d.store_output_tile' op output must have rank 6, got rank 5}}
+  conv3d.store_output_tile %acc into %out[%m0, %n0] split(%s) mode = partial : memref<64x64xf32>, memref<1x8x8x8x64xf32>
   return
 }
 

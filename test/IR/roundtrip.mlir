@@ -226,7 +226,7 @@ func.func @epilogue_memref(%sum: memref<?x8x8x8x32xf32>, %bias: memref<32xf16>,
 //===----------------------------------------------------------------------===//
 
 // CHECK-LABEL: func.func @tile_ops
-//  CHECK-SAME:   (%[[IN:.*]]: memref<1x10x32x32x96xbf16>, %[[W:.*]]: memref<3x3x3x96x96xbf16>, %[[WF:.*]]: memref<96x3x3x3x96xbf16>, %[[A:.*]]: memref<64x32xbf16>, %[[B:.*]]: memref<32x64xbf16>, %[[ACC:.*]]: memref<64x64xf32>, %[[OUT:.*]]: memref<1x8x32x32x96xbf16>, %[[OUT32:.*]]: memref<1x8x32x32x96xf32>, %[[BIAS:.*]]: memref<96xf32>, %[[RES:.*]]: memref<1x8x32x32x96xbf16>, %[[AMAX:.*]]: f32, %[[M0:.*]]: index, %[[K0:.*]]: index, %[[N0:.*]]: index, %[[K:.*]]: index)
+//  CHECK-SAME:   (%[[IN:.*]]: memref<1x10x32x32x96xbf16>, %[[W:.*]]: memref<3x3x3x96x96xbf16>, %[[WF:.*]]: memref<96x3x3x3x96xbf16>, %[[A:.*]]: memref<64x32xbf16>, %[[B:.*]]: memref<32x64xbf16>, %[[ACC:.*]]: memref<64x64xf32>, %[[OUT:.*]]: memref<1x8x32x32x96xbf16>, %[[OUT32:.*]]: memref<2x1x8x32x32x96xf32>, %[[BIAS:.*]]: memref<96xf32>, %[[RES:.*]]: memref<1x8x32x32x96xbf16>, %[[AMAX:.*]]: f32, %[[M0:.*]]: index, %[[K0:.*]]: index, %[[N0:.*]]: index, %[[K:.*]]: index)
 //       CHECK:   conv3d.load_im2col_tile %[[IN]][%[[M0]], %[[K0]]] limit %[[K]] into %[[A]] window = [3, 3, 3] padding = [2, 0, 1, 1, 1, 1] : memref<1x10x32x32x96xbf16>, memref<64x32xbf16>{{$}}
 //       CHECK:   conv3d.load_im2col_tile %[[IN]][%[[M0]], %[[K0]]] limit %[[K]] into %[[A]] quantize(#conv3d.nvfp4<block_size = 32>, %[[AMAX]]) window = [1, 3, 3] strides = [1, 2, 2] dilations = [1, 2, 2] : memref<1x10x32x32x96xbf16>, memref<64x32xbf16>{{$}}
 //       CHECK:   conv3d.load_im2col_tile %[[IN]][%[[M0]], %[[K0]]] limit %[[K]] into %[[A]] window = [1, 1, 1] : memref<1x10x32x32x96xbf16>, memref<64x32xbf16>{{$}}
@@ -236,7 +236,7 @@ func.func @epilogue_memref(%sum: memref<?x8x8x8x32xf32>, %bias: memref<32xf16>,
 //       CHECK:   conv3d.store_output_tile %[[ACC]] into %[[OUT]][%[[M0]], %[[N0]]] mode = overwrite : memref<64x64xf32>, memref<1x8x32x32x96xbf16>{{$}}
 //       CHECK:   conv3d.store_output_tile %[[ACC]] into %[[OUT]][%[[M0]], %[[N0]]] bias(%[[BIAS]] : memref<96xf32>) residual(%[[RES]] : memref<1x8x32x32x96xbf16>) mode = overwrite activation = relu : memref<64x64xf32>, memref<1x8x32x32x96xbf16>{{$}}
 //       CHECK:   conv3d.store_output_tile %[[ACC]] into %[[OUT]][%[[M0]], %[[N0]]] bias(%[[BIAS]] : memref<96xf32>) mode = accumulate activation = silu : memref<64x64xf32>, memref<1x8x32x32x96xbf16>{{$}}
-//       CHECK:   conv3d.store_output_tile %[[ACC]] into %[[OUT32]][%[[M0]], %[[N0]]] mode = atomic_add : memref<64x64xf32>, memref<1x8x32x32x96xf32>{{$}}
+//       CHECK:   conv3d.store_output_tile %[[ACC]] into %[[OUT32]][%[[M0]], %[[N0]]] split(%[[M0]]) mode = partial : memref<64x64xf32>, memref<2x1x8x32x32x96xf32>{{$}}
 //  CHECK-NEXT:   return
 // GENERIC-LABEL: sym_name = "tile_ops"
 //       GENERIC: "conv3d.load_im2col_tile"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{dilations = array<i64: 1, 1, 1>, input_activation = #conv3d<activation none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>, padding = array<i64: 2, 0, 1, 1, 1, 1>, strides = array<i64: 1, 1, 1>, window = array<i64: 3, 3, 3>}>
@@ -244,12 +244,12 @@ func.func @epilogue_memref(%sum: memref<?x8x8x8x32xf32>, %bias: memref<32xf16>,
 //       GENERIC: "conv3d.load_filter_tile"({{.*}}) <{filter_layout = #conv3d<filter_layout qrscf>}>
 //       GENERIC: "conv3d.load_filter_tile"({{.*}}) <{filter_layout = #conv3d<filter_layout fqrsc>}>
 //       GENERIC: "conv3d.tile_mma"({{.*}}) : (memref<64x32xbf16>, memref<32x64xbf16>, memref<64x64xf32>) -> ()
-//       GENERIC: "conv3d.store_output_tile"({{.*}}) <{activation = #conv3d<activation none>, mode = #conv3d<store_mode overwrite>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>}>
+//       GENERIC: "conv3d.store_output_tile"({{.*}}) <{activation = #conv3d<activation none>, mode = #conv3d<store_mode overwrite>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>}>
 func.func @tile_ops(%in: memref<1x10x32x32x96xbf16>, %w: memref<3x3x3x96x96xbf16>,
                     %wf: memref<96x3x3x3x96xbf16>, %a: memref<64x32xbf16>,
                     %b: memref<32x64xbf16>, %acc: memref<64x64xf32>,
                     %out: memref<1x8x32x32x96xbf16>,
-                    %out32: memref<1x8x32x32x96xf32>, %bias: memref<96xf32>,
+                    %out32: memref<2x1x8x32x32x96xf32>, %bias: memref<96xf32>,
                     %res: memref<1x8x32x32x96xbf16>, %amax: f32,
                     %m0: index, %k0: index, %n0: index, %k: index) {
   conv3d.load_im2col_tile %in[%m0, %k0] limit %k into %a
@@ -279,8 +279,8 @@ func.func @tile_ops(%in: memref<1x10x32x32x96xbf16>, %w: memref<3x3x3x96x96xbf16
   conv3d.store_output_tile %acc into %out[%m0, %n0]
       bias(%bias : memref<96xf32>) mode = accumulate activation = silu
       : memref<64x64xf32>, memref<1x8x32x32x96xbf16>
-  conv3d.store_output_tile %acc into %out32[%m0, %n0] mode = atomic_add
-      : memref<64x64xf32>, memref<1x8x32x32x96xf32>
+  conv3d.store_output_tile %acc into %out32[%m0, %n0] split(%m0) mode = partial
+      : memref<64x64xf32>, memref<2x1x8x32x32x96xf32>
   return
 }
 

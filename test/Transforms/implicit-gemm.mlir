@@ -205,27 +205,28 @@ func.func @qslice_outer_only_halo(%x: memref<1x2x4x4x16xf32>, %w: memref<3x1x1x1
 
 // -----
 
-// split_k = 2: a third grid dimension for the split, partial sums added
-// atomically into a zeroed f32 workspace, and one conv3d.epilogue after the
-// grid with the bias and activation. K = 27*16 = 432 is 7 tiles of 64;
-// split s takes tiles [4s, min(4s + 4, 7)).
+// split_k = 2: a third grid dimension for the split, each split's partial
+// sums stored into its own slab of an f32 workspace (no zeroing, no
+// atomics), and one conv3d.epilogue after the grid that adds the slabs in
+// order and applies the bias and activation. K = 27*16 = 432 is 7 tiles of
+// 64; split s takes tiles [4s, min(4s + 4, 7)).
 
 // CHECK-LABEL: func.func @split_k
 // CHECK-SAME: (%[[X:.*]]: memref<1x4x4x4x16xbf16>, %[[W:.*]]: memref<3x3x3x16x8xbf16>, %[[B:.*]]: memref<8xf32>, %[[O:.*]]: memref<1x2x2x2x8xbf16>)
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: %[[WS:.*]] = memref.alloc() : memref<1x2x2x2x8xf32>
-// CHECK-NEXT: linalg.fill ins(%[[ZERO]] : f32) outs(%[[WS]] : memref<1x2x2x2x8xf32>)
-// CHECK-NEXT: scf.forall (%[[S:.*]], %[[TM:.*]], %[[TN:.*]]) in (2, 1, 1) {
+// CHECK: %[[WS:.*]] = memref.alloc() : memref<2x1x2x2x2x8xf32>
+// CHECK-NOT: linalg.fill {{.*}}outs(%[[WS]]
+// CHECK: scf.forall (%[[S:.*]], %[[TM:.*]], %[[TN:.*]]) in (2, 1, 1) {
 // CHECK: %[[BEGIN:.*]] = arith.muli %[[S]], %[[C4]] : index
 // CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[BEGIN]], %[[C4]] : index
 // CHECK-NEXT: %[[END:.*]] = arith.minui %[[NEXT]], %[[C7]] : index
 // CHECK-NEXT: scf.for %{{.*}} = %[[BEGIN]] to %[[END]] step
-// CHECK: conv3d.store_output_tile %{{.*}} into %[[WS]][%{{.*}}, %{{.*}}] mode = atomic_add : memref<8x8xf32>, memref<1x2x2x2x8xf32>
+// CHECK: conv3d.store_output_tile %{{.*}} into %[[WS]][%{{.*}}, %{{.*}}] split(%[[S]]) mode = partial : memref<8x8xf32>, memref<2x1x2x2x2x8xf32>
 // CHECK: } {conv3d.igemm_config = #conv3d.igemm_config<tile_m = 8, tile_n = 8, tile_k = 64, split_k = 2>}
-// CHECK-NEXT: conv3d.epilogue ins(%[[WS]] : memref<1x2x2x2x8xf32>) bias(%[[B]] : memref<8xf32>) outs(%[[O]] : memref<1x2x2x2x8xbf16>) overwrite activation = relu
-// CHECK-NEXT: memref.dealloc %[[WS]] : memref<1x2x2x2x8xf32>
+// CHECK-NEXT: conv3d.epilogue ins(%[[WS]] : memref<2x1x2x2x2x8xf32>) bias(%[[B]] : memref<8xf32>) outs(%[[O]] : memref<1x2x2x2x8xbf16>) overwrite activation = relu
+// CHECK-NEXT: memref.dealloc %[[WS]] : memref<2x1x2x2x2x8xf32>
 func.func @split_k(%x: memref<1x4x4x4x16xbf16>, %w: memref<3x3x3x16x8xbf16>, %b: memref<8xf32>, %o: memref<1x2x2x2x8xbf16>) {
   conv3d.conv ins(%x, %w : memref<1x4x4x4x16xbf16>, memref<3x3x3x16x8xbf16>) bias(%b : memref<8xf32>) outs(%o : memref<1x2x2x2x8xbf16>) overwrite activation = relu config = #conv3d.igemm_config<tile_m = 8, tile_n = 8, tile_k = 64, split_k = 2>
   return
@@ -238,10 +239,10 @@ func.func @split_k(%x: memref<1x4x4x4x16xbf16>, %w: memref<3x3x3x16x8xbf16>, %b:
 
 // CHECK-LABEL: func.func @split_k_accumulate
 // CHECK-SAME: %[[R:[^:]*]]: memref<1x2x2x2x8xf32>, %[[O:[^:]*]]: memref<1x2x2x2x8xf32>)
-// CHECK: %[[WS:.*]] = memref.alloc() : memref<1x2x2x2x8xf32>
+// CHECK: %[[WS:.*]] = memref.alloc() : memref<3x1x2x2x2x8xf32>
 // CHECK: scf.forall ({{.*}}) in (3, 1, 1)
-// CHECK: conv3d.store_output_tile %{{.*}} into %[[WS]][{{.*}}] mode = atomic_add :
-// CHECK: conv3d.epilogue ins(%[[WS]] : memref<1x2x2x2x8xf32>) residual(%[[R]] : memref<1x2x2x2x8xf32>) outs(%[[O]] : memref<1x2x2x2x8xf32>){{$}}
+// CHECK: conv3d.store_output_tile %{{.*}} into %[[WS]][{{.*}}] split({{.*}}) mode = partial :
+// CHECK: conv3d.epilogue ins(%[[WS]] : memref<3x1x2x2x2x8xf32>) residual(%[[R]] : memref<1x2x2x2x8xf32>) outs(%[[O]] : memref<1x2x2x2x8xf32>){{$}}
 func.func @split_k_accumulate(%x: memref<1x4x4x4x16xbf16>, %w: memref<3x3x3x16x8xbf16>, %r: memref<1x2x2x2x8xf32>, %o: memref<1x2x2x2x8xf32>) {
   conv3d.conv ins(%x, %w : memref<1x4x4x4x16xbf16>, memref<3x3x3x16x8xbf16>) residual(%r : memref<1x2x2x2x8xf32>) outs(%o : memref<1x2x2x2x8xf32>) config = #conv3d.igemm_config<tile_m = 8, tile_n = 8, tile_k = 64, split_k = 3>
   return

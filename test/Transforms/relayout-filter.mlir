@@ -60,3 +60,47 @@ func.func @memref(%x: memref<1x6x8x8x64xbf16>, %w: memref<3x3x3x64x96xbf16>, %o:
   conv3d.conv ins(%x, %w : memref<1x6x8x8x64xbf16>, memref<3x3x3x64x96xbf16>) outs(%o : memref<1x4x6x6x96xbf16>) overwrite
   return
 }
+
+// -----
+
+// C = 921 (not a multiple of 8: TMA cannot stride over its rows): the
+// input and the FQRSC filter get 7 zero channels, and the sm90 kernel
+// takes the 928-channel convolution.
+// CHECK-LABEL: func.func @pad_channels
+// CHECK-SAME: (%[[X:.*]]: tensor<2x2x7x7x921xbf16>, %[[W:.*]]: tensor<512x3x1x1x921xbf16>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : bf16
+// CHECK-DAG: %[[XP:.*]] = tensor.pad %[[X]] low[0, 0, 0, 0, 0] high[0, 0, 0, 0, 7]
+// CHECK-DAG: %[[WP:.*]] = tensor.pad %[[W]] low[0, 0, 0, 0, 0] high[0, 0, 0, 0, 7]
+// CHECK: tensor.yield %[[ZERO]] : bf16
+// CHECK: conv3d.conv ins(%[[XP]], %[[WP]] : tensor<2x2x7x7x928xbf16>, tensor<512x3x1x1x928xbf16>)
+// SM80-LABEL: func.func @pad_channels
+// SM80-NOT: tensor.pad
+func.func @pad_channels(%x: tensor<2x2x7x7x921xbf16>, %w: tensor<512x3x1x1x921xbf16>, %o: tensor<2x2x7x7x512xbf16>) -> tensor<2x2x7x7x512xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<2x2x7x7x921xbf16>, tensor<512x3x1x1x921xbf16>) outs(%o : tensor<2x2x7x7x512xbf16>) overwrite padding = [1, 1, 0, 0, 0, 0] filter_layout = fqrsc -> tensor<2x2x7x7x512xbf16>
+  return %y : tensor<2x2x7x7x512xbf16>
+}
+
+// -----
+
+// A QRSCF filter of C = 230 is transposed to FQRSC, then both operands are
+// padded to 232 channels.
+// CHECK-LABEL: func.func @transpose_then_pad
+// CHECK: linalg.transpose {{.*}} permutation = [4, 0, 1, 2, 3]
+// CHECK: tensor.pad
+// CHECK: tensor.pad
+// CHECK: conv3d.conv ins(%{{.*}}, %{{.*}} : tensor<1x4x8x8x232xbf16>, tensor<64x1x3x3x232xbf16>)
+func.func @transpose_then_pad(%x: tensor<1x4x8x8x230xbf16>, %w: tensor<1x3x3x230x64xbf16>, %o: tensor<1x4x8x8x64xbf16>) -> tensor<1x4x8x8x64xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x4x8x8x230xbf16>, tensor<1x3x3x230x64xbf16>) outs(%o : tensor<1x4x8x8x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] -> tensor<1x4x8x8x64xbf16>
+  return %y : tensor<1x4x8x8x64xbf16>
+}
+
+// -----
+
+// C = 45 pads to 48, under one 64-channel TMA box: the sm80 kernel reads
+// narrow channels as they are.
+// CHECK-LABEL: func.func @narrow_unpadded
+// CHECK-NOT: tensor.pad
+func.func @narrow_unpadded(%x: tensor<1x4x8x8x45xbf16>, %w: tensor<64x1x3x3x45xbf16>, %o: tensor<1x4x8x8x64xbf16>) -> tensor<1x4x8x8x64xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x4x8x8x45xbf16>, tensor<64x1x3x3x45xbf16>) outs(%o : tensor<1x4x8x8x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc -> tensor<1x4x8x8x64xbf16>
+  return %y : tensor<1x4x8x8x64xbf16>
+}

@@ -50,8 +50,9 @@ def Conv3d_StoreMode : I32EnumAttr<"StoreMode",
       I32EnumAttrCase<"overwrite", 0>,
       // out = epilogue(out + acc)
       I32EnumAttrCase<"accumulate", 1>,
-      // out += acc, atomically (split-K partial sums; no epilogue)
-      I32EnumAttrCase<"atomic_add", 2>
+      // out[split] = acc: one split-K partial sum per slab of an f32
+      // workspace (no epilogue); conv3d.epilogue adds the slabs in order
+      I32EnumAttrCase<"partial", 2>
     ]> {
   let cppNamespace = "::mlir::conv3d";
   let genSpecializedAttr = 0;

@@ -344,9 +344,13 @@ def Conv3d_EpilogueOp : Conv3d_DpsOp<"epilogue", [AttrSizedOperandSegments]> {
   let description = [{
     Elementwise `init = cast(act(acc + bias[f]) + residual)` with
     `acc = (overwrite ? 0 : init) + sum`, where `sum` is an f32 NDHWF
-    accumulator produced elsewhere (the Q-slice `separate` strategy and
-    split-K produce one). It has exactly the epilogue semantics of
-    `conv3d.conv`.
+    accumulator produced elsewhere (the Q-slice `separate` strategy
+    produces one). It has exactly the epilogue semantics of `conv3d.conv`.
+
+    `sum` may also be an f32 S x N x D x H x W x F stack of split-K partial
+    sums (`conv3d.store_output_tile ... mode = partial`): then
+    `sum = ((s_0 + s_1) + s_2) + ... + s_{S-1}`, added in that order, so
+    the result does not depend on how the partial sums were scheduled.
 
     ```mlir
     %y = conv3d.epilogue ins(%acc : tensor<1x8x8x8x32xf32>)

@@ -180,11 +180,18 @@ def Conv3d_StoreOutputTileOp
     where m indexes the positions (n, do, ho, wo) of the NDHWF `output`:
     - `overwrite`: `out = cast(act(acc + bias[f]) + residual)`;
     - `accumulate`: the same with `acc + out` in place of `acc`;
-    - `atomic_add`: `out += acc` atomically (f32 output, no epilogue).
+    - `partial`: `out[split, n, do, ho, wo, f] = acc`, into an f32
+      S x N x Do x Ho x Wo x F workspace, one slab per split-K index
+      (no epilogue). Every element of a slab is written by exactly one
+      tile, so the slabs need no zeroing, and `conv3d.epilogue` adds them
+      in the order of `split`: the result is the same bits run to run,
+      whatever order the tiles ran in (no atomics).
 
     ```mlir
     conv3d.store_output_tile %acc into %out[%m0, %n0] mode = overwrite
         activation = relu : memref<64x64xf32>, memref<1x8x32x32x96xbf16>
+    conv3d.store_output_tile %acc into %ws[%m0, %n0] split(%s) mode = partial
+        : memref<64x64xf32>, memref<4x1x8x32x32x96xf32>
     ```
   }];
 
@@ -192,6 +199,7 @@ def Conv3d_StoreOutputTileOp
     Arg<AnyMemRef, "accumulator", [MemRead]>:$acc,
     Arg<AnyMemRef, "NDHWF output", [MemRead, MemWrite]>:$output,
     Index:$m0, Index:$n0,
+    Optional<Index>:$split,
     Arg<Optional<AnyMemRef>, "bias", [MemRead]>:$bias,
     Arg<Optional<AnyMemRef>, "residual", [MemRead]>:$residual,
     Conv3d_StoreModeAttr:$mode,
@@ -201,6 +209,7 @@ def Conv3d_StoreOutputTileOp
 
   let assemblyFormat = [{
     $acc `into` $output `[` $m0 `,` $n0 `]`
+    (`split` `(` $split^ `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     `mode` `=` custom<EnumKeyword>($mode)

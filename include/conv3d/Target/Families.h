@@ -82,13 +82,16 @@ public:
 
   /// The kernel plan of `config` for `problem`, the output's and epilogue
   /// operands' facts given (`outputTakesTmaStore`: the TMA-store epilogue
-  /// may store it; `epilogueAlignment`: elements); or why it cannot be
-  /// built.
+  /// may store it; `epilogueAlignment`: elements;
+  /// `reduceSplitsInCluster`: split-K partial sums are reduced across a
+  /// cluster in the kernel, SM90KernelPlan::splitCluster); or why it cannot
+  /// be built.
   std::optional<std::string> plan(const ConvProblem &problem,
                                   IGemmConfigAttr config,
                                   int64_t epilogueAlignment,
                                   bool outputTakesTmaStore,
-                                  sm90::SM90KernelPlan &plan) const;
+                                  sm90::SM90KernelPlan &plan,
+                                  bool reduceSplitsInCluster = false) const;
 };
 
 /// One TMA im2col load per filter tap and 64 channels.

@@ -60,7 +60,8 @@ void populatePlaceProloguePatterns(RewritePatternSet &patterns,
 //===----------------------------------------------------------------------===//
 
 /// For `target` = sm90: convolutions on tensors with a QRSCF filter that the
-/// sm90 kernel could otherwise take get their filter transposed to FQRSC.
+/// sm90 kernel could otherwise take get their filter transposed to FQRSC,
+/// and channel counts TMA cannot stride over are padded with zeros.
 void populateFilterRelayoutPatterns(RewritePatternSet &patterns, Target target);
 
 //===----------------------------------------------------------------------===//

@@ -114,7 +114,11 @@ def Conv3dRelayoutFilter : Pass<"conv3d-relayout-filter"> {
     that the sm90 kernel could otherwise take gets a `linalg.transpose` of
     its filter to FQRSC (one pass over the filter, a few microseconds on
     a GPU: filters are small next to activations) instead of falling back
-    to the sm80 kernel. Other targets and convolutions are left alone.
+    to the sm80 kernel. A channel count that is not a multiple of 8 (TMA
+    strides are multiples of 16 bytes) is padded with zero channels in the
+    input and the FQRSC filter (`tensor.pad`) where the sm90 kernel then
+    takes the convolution (C >= 57; not with a history operand, an input
+    prologue or NVFP4). Other targets and convolutions are left alone.
   }];
   let options = [
     Conv3dTargetOption<"Target whose kernel the filters are laid out for">

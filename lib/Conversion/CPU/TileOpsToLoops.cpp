@@ -398,7 +398,11 @@ struct LowerStoreOutputTile : OpRewritePattern<StoreOutputTileOp> {
   LogicalResult matchAndRewrite(StoreOutputTileOp op,
                                 PatternRewriter &rewriter) const override {
     LoopBuilder lb{rewriter, op.getLoc()};
+    // A partial sum's workspace has a leading split dimension.
+    Value split = op.getSplit();
     ArrayRef<int64_t> outShape = shapeOf(op.getOutput());
+    if (split)
+      outShape = outShape.drop_front();
     std::array<int64_t, 5> shape5 = {outShape[0], outShape[1], outShape[2],
                                      outShape[3], outShape[4]};
     int64_t m = outShape[0] * outShape[1] * outShape[2] * outShape[3];
@@ -418,10 +422,10 @@ struct LowerStoreOutputTile : OpRewritePattern<StoreOutputTileOp> {
         SmallVector<Value> indices = {pos[0], pos[1], pos[2], pos[3], f};
         Value acc = memref::LoadOp::create(rewriter, lb.loc, op.getAcc(),
                                            ValueRange{i, j});
-        if (op.getMode() == StoreMode::atomic_add) {
-          memref::AtomicRMWOp::create(rewriter, lb.loc,
-                                      arith::AtomicRMWKind::addf, acc,
-                                      op.getOutput(), indices);
+        if (split) {
+          indices.insert(indices.begin(), split);
+          memref::StoreOp::create(rewriter, lb.loc, acc, op.getOutput(),
+                                  indices);
           return;
         }
         if (op.getMode() == StoreMode::accumulate) {
@@ -451,6 +455,29 @@ struct LowerStoreOutputTile : OpRewritePattern<StoreOutputTileOp> {
   }
 };
 
+/// The slabs of a rank-6 stack of split-K partial sums as rank-5 views, in
+/// split order; a rank-5 sum alone.
+SmallVector<Value> sumSlabs(OpBuilder &b, Location loc, Value sum) {
+  auto type = cast<MemRefType>(sum.getType());
+  if (type.getRank() == 5)
+    return {sum};
+  SmallVector<Value> slabs;
+  SmallVector<int64_t> sizes(type.getShape());
+  sizes[0] = 1;
+  SmallVector<int64_t> offsets(6, 0), strides(6, 1);
+  for (int64_t s = 0; s < type.getDimSize(0); ++s) {
+    offsets[0] = s;
+    auto slabType = memref::SubViewOp::inferRankReducedResultType(
+        type.getShape().drop_front(), type, offsets, sizes, strides);
+    slabs.push_back(memref::SubViewOp::create(
+        b, loc, cast<MemRefType>(slabType), sum,
+        getAsIndexOpFoldResult(b.getContext(), offsets),
+        getAsIndexOpFoldResult(b.getContext(), sizes),
+        getAsIndexOpFoldResult(b.getContext(), strides)));
+  }
+  return slabs;
+}
+
 /// conv3d.epilogue on memrefs (split-K's final step) as a linalg.generic.
 struct LowerEpilogueOnMemrefs : OpRewritePattern<EpilogueOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -460,8 +487,10 @@ struct LowerEpilogueOnMemrefs : OpRewritePattern<EpilogueOp> {
     if (op.hasTensorSemantics())
       return rewriter.notifyMatchFailure(op, "tensor form: conv3d-to-linalg");
     AffineMap id = rewriter.getMultiDimIdentityMap(5);
-    SmallVector<Value> inputs = {op.getSum()};
-    SmallVector<AffineMap> maps = {id};
+    // A stack of split-K partial sums: one input per slab, added in order.
+    SmallVector<Value> inputs = sumSlabs(rewriter, op.getLoc(), op.getSum());
+    int64_t slabs = inputs.size();
+    SmallVector<AffineMap> maps(slabs, id);
     if (op.getBias()) {
       inputs.push_back(op.getBias());
       maps.push_back(AffineMap::get(5, 0, rewriter.getAffineDimExpr(4)));
@@ -481,13 +510,16 @@ struct LowerEpilogueOnMemrefs : OpRewritePattern<EpilogueOp> {
         SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange args) {
           Value acc = args[0];
+          for (int64_t s = 1; s < slabs; ++s)
+            acc = arith::AddFOp::create(b, loc, acc, args[s]);
           if (accumulate)
             acc = arith::AddFOp::create(
                 b, loc, acc,
                 emitFloatCast(b, loc, args.back(), b.getF32Type()));
-          Value y = emitEpilogue(b, loc, acc, bias ? args[1] : Value(),
-                                 residual ? args[bias ? 2 : 1] : Value(),
-                                 activation, outElem);
+          Value y =
+              emitEpilogue(b, loc, acc, bias ? args[slabs] : Value(),
+                           residual ? args[slabs + (bias ? 1 : 0)] : Value(),
+                           activation, outElem);
           linalg::YieldOp::create(b, loc, y);
         });
     rewriter.eraseOp(op);

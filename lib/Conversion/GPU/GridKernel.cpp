@@ -215,7 +215,11 @@ mlir::conv3d::flattenOperands(OpBuilder &b, Location loc,
   ops.normScale = *normScale;
   ops.normGamma = *normGamma;
   ops.normBeta = *normBeta;
-  ops.outputShape = getShape5(kernel.store.getOutput().getType());
+  // A split-K workspace (mode = partial) stacks one NDHWF slab per split:
+  // the positions are its slabs'.
+  ArrayRef<int64_t> outShape =
+      cast<MemRefType>(kernel.store.getOutput().getType()).getShape();
+  llvm::copy(outShape.take_back(5), ops.outputShape.begin());
   return ops;
 }
 

@@ -206,6 +206,9 @@ struct StagedTile {
   /// The first row past the tile's own (null: M); rows from there on are
   /// not stored.
   Value rowEnd = {};
+  /// StoreMode::partial: the tile's split-K index, its slab of the f32
+  /// workspace (ops.output, S x N x Do x Ho x Wo x F).
+  Value split = {};
 };
 
 /// Stores one pair of adjacent accumulators at (row, col) of the staging
@@ -215,9 +218,10 @@ void stageAccumulatorPair(KernelMath &math, const StagedTile &tile, Value row,
 
 /// The coalesced pass from the staging tile to the output: bias, residual
 /// and the old output read, the epilogue applied (ScalarEmitters', as on
-/// every target) and the result written, `outputVector` channels a thread,
-/// or atomically added (split-K partial sums). The caller orders the staging
-/// writes before it (a barrier).
+/// every target) and the result written, `outputVector` channels a thread;
+/// or, for StoreMode::partial, the f32 partial sums written to the tile's
+/// slab (`tile.split`) of the split-K workspace. The caller orders the
+/// staging writes before it (a barrier).
 void emitStagedEpilogue(KernelMath &math, const StagedTile &tile,
                         const ConvGeometry &geometry, const KernelOperands &ops,
                         StoreMode mode, Activation activation, Type outElem);

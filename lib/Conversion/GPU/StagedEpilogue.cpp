@@ -81,15 +81,15 @@ void mlir::conv3d::emitStagedEpilogue(KernelMath &math, const StagedTile &tile,
       false, alignmentOf(width, f32));
   auto pos = decomposeOutputPosition(math, m, ops.outputShape);
   SmallVector<Value> coords = {pos[0], pos[1], pos[2], pos[3], f};
-  Value outIndex = flatIndex(math, ops.output, coords);
 
-  if (mode == StoreMode::atomic_add) {
-    for (int64_t e = 0; e < width; ++e) {
-      Value value = vector::ExtractOp::create(b, loc, acc, e);
-      memref::AtomicRMWOp::create(
-          b, loc, arith::AtomicRMWKind::addf, value, ops.output.memref,
-          ValueRange{math.toIndex(math.add(outIndex, math.constant(e)))});
-    }
+  if (mode == StoreMode::partial) {
+    // Slab `split` of the workspace: plain stores, each element once.
+    SmallVector<Value> slabCoords = {tile.split};
+    slabCoords.append(coords);
+    vector::StoreOp::create(
+        b, loc, acc, ops.output.memref,
+        ValueRange{math.toIndex(flatIndex(math, ops.output, slabCoords))},
+        false, alignmentOf(width, f32));
     return;
   }
 
@@ -100,6 +100,7 @@ void mlir::conv3d::emitStagedEpilogue(KernelMath &math, const StagedTile &tile,
                ValueRange{math.toIndex(index)}, false, alignmentOf(width, elem))
         .getResult();
   };
+  Value outIndex = flatIndex(math, ops.output, coords);
   Value old = mode == StoreMode::accumulate ? loadVector(ops.output, outIndex)
                                             : Value();
   Value bias = ops.bias ? loadVector(ops.bias, math.mul(f, ops.bias.strides[0]))

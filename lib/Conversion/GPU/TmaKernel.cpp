@@ -93,6 +93,8 @@ TileOrigin mlir::conv3d::tileOrigin(TmaKernel &k, Value tile) {
   if (pairs > 1)
     tm = m.add(m.mul(tm, pairs), k.ctaRank);
   auto splitIndex = [&] {
+    if (k.ring.splitCluster > 1)
+      return k.ctaRank;
     return k.ring.splitK > 1 ? m.div(rest, rowsOfTiles) : Value();
   };
   if (k.ring.form == TmaIm2colForm::volume)

@@ -54,6 +54,11 @@ struct TmaRing {
   /// Per depth slice, both tiles of a pair lie in one output depth slice
   /// (tilesPerSlice), whose valid depth taps are the pair's K steps.
   int64_t multicastB = 1;
+  /// Over 1: the split-K blocks of one tile form a cluster of this many
+  /// (the sm90 kernel's in-cluster reduction): `tile` indexes the clusters'
+  /// tiles (k.numTiles counts tiles, not splits) and a block's split index
+  /// is its rank in the cluster.
+  int64_t splitCluster = 1;
   /// How the activation tiles are loaded. depthSlices: every tile lies in
   /// one output depth slice (tileOrigin), its K steps are only the depth
   /// taps that read inside the input (tileStepRange), and each load names
@@ -96,7 +101,8 @@ struct TmaKernel {
   Value dynamicSmem = {};       ///< memref<?xi8, workgroup>
   Value descA = {}, descB = {}; ///< generic pointers to the TMA descriptors
   Value descHistory = {};       ///< the history's, with ring.historyBatchSlices
-  Value ctaRank = {}; ///< i32 rank in the cluster (ctaGroup or multicastB 2)
+  /// i32 rank in the cluster (ctaGroup or multicastB 2, splitCluster)
+  Value ctaRank = {};
 
   TmaKernel(OpBuilder &b, Location loc, const ConvGeometry &g, TmaRing ring)
       : b(b), loc(loc), g(g), ring(ring) {}

@@ -202,7 +202,9 @@ void emitEpilogue(SM100Kernel &k, Value warp, Value lane) {
           toKernel(epilogueTid),
           kEpilogueThreads,
           toKernel(rowOffset ? m.add(tile.m0, rowOffset) : tile.m0),
-          toKernel(m.add(tile.n0, m.constant(c * plan.chunkColumns)))};
+          toKernel(m.add(tile.n0, m.constant(c * plan.chunkColumns))),
+          /*rowEnd=*/Value(),
+          tile.split ? toKernel(tile.split) : Value()};
       // The previous pass (of this tile or the last) read the staging.
       epilogueBarrier();
       for (int64_t j = 0; j < plan.chunkColumns; j += plan.loadColumns) {

@@ -26,7 +26,9 @@ void mlir::conv3d::sm80::emitEpilogueStore(KernelContext &ctx,
                   ctx.tid,
                   plan.threads,
                   ctx.m0,
-                  ctx.n0};
+                  ctx.n0,
+                  /*rowEnd=*/Value(),
+                  ctx.split};
   for (int64_t mi = 0; mi < plan.mmaTilesM; ++mi)
     for (int64_t ni = 0; ni < plan.mmaTilesN; ++ni)
       for (int64_t e = 0; e < 4; e += 2) {

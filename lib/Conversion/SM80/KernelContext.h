@@ -44,6 +44,7 @@ struct KernelContext {
   Value tid, lane;
   Value warpRow, warpCol; ///< tile-relative origin of this warp's tile
   Value m0, n0;           ///< origin of this block's tile in the GEMM
+  Value split;            ///< split-K index (null without split-K)
   Value smemA, smemB;     ///< the operand rings (1-D, workgroup space)
   Value staging;          ///< the epilogue's f32 tile (aliases the rings)
 

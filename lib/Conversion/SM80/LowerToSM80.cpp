@@ -72,6 +72,7 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
   Value rest = math.div(block, numNT);
   Value tm = math.rem(rest, numMT);
   Value split = plan.splitK > 1 ? math.div(rest, numMT) : Value();
+  ctx.split = split;
   ctx.m0 = math.mul(tm, plan.tileM);
   ctx.n0 = math.mul(tn, plan.tileN);
 

@@ -61,6 +61,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -101,6 +102,63 @@ bool outputTakesTmaStore(const GridKernel &kernel) {
   return strides[3] % 8 == 0 && elementAlignment(output) >= 8;
 }
 
+/// Split-K whose partial sums the kernel can reduce in a cluster: the
+/// grid's workspace (an allocation it writes through StoreMode::partial)
+/// is read only by the conv3d.epilogue that follows the grid, and freed
+/// after it. That epilogue then runs in the kernel (SM90KernelPlan::
+/// splitCluster) and the workspace goes away.
+struct SplitEpilogue {
+  EpilogueOp epilogue;
+  memref::AllocOp workspace;
+  memref::DeallocOp dealloc;
+};
+
+std::optional<SplitEpilogue> findSplitEpilogue(const GridKernel &kernel) {
+  StoreOutputTileOp store = kernel.store;
+  if (store.getMode() != StoreMode::partial)
+    return std::nullopt;
+  auto alloc = store.getOutput().getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return std::nullopt;
+  SplitEpilogue found{{}, alloc, {}};
+  for (Operation *user : alloc->getUsers()) {
+    if (user == store)
+      continue;
+    if (auto epilogue = dyn_cast<EpilogueOp>(user);
+        epilogue && !found.epilogue && epilogue.getSum() == alloc.getResult())
+      found.epilogue = epilogue;
+    else if (auto dealloc = dyn_cast<memref::DeallocOp>(user);
+             dealloc && !found.dealloc)
+      found.dealloc = dealloc;
+    else
+      return std::nullopt;
+  }
+  // The epilogue must directly follow the grid (nothing in between may
+  // read its operands or the output before the kernel has written them).
+  if (!found.epilogue || found.epilogue->getPrevNode() != kernel.grid ||
+      !found.epilogue.hasPureBufferSemantics())
+    return std::nullopt;
+  return found;
+}
+
+/// Once the kernel reduced the splits and applied the epilogue: the
+/// epilogue, the workspace and what still reads it (its free, and the flat
+/// view the operand analysis made of it, now dead) go.
+void eraseWorkspace(RewriterBase &rewriter, const SplitEpilogue &split) {
+  rewriter.eraseOp(split.epilogue);
+  if (split.dealloc)
+    rewriter.eraseOp(split.dealloc);
+  // The views of the workspace, dead now, last ones first.
+  SetVector<Operation *> views;
+  getForwardSlice(split.workspace->getResult(0), &views);
+  for (Operation *op : llvm::reverse(views))
+    if (isOpTriviallyDead(op))
+      rewriter.eraseOp(op);
+  // Every remaining user reads the workspace for real: keep it then.
+  if (split.workspace->use_empty())
+    rewriter.eraseOp(split.workspace);
+}
+
 } // namespace
 
 LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
@@ -134,12 +192,26 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
       config.getMainloop() == Mainloop::halo
           ? static_cast<const SM90Family &>(getSM90HaloFamily())
           : getSM90Im2colFamily();
+  // Split-K over a cluster of blocks reduces in the kernel where it can;
+  // otherwise each split stores into its workspace slab.
+  std::optional<SplitEpilogue> splitEpilogue = findSplitEpilogue(kernel);
+  if (splitEpilogue &&
+      SM90KernelPlan::splitClusterProblem(
+          config.getSplitK(), config.getSchedule(), config.getClusterM(),
+          config.getMainloop()))
+    splitEpilogue.reset();
+  if (splitEpilogue) {
+    EpilogueOp epilogue = splitEpilogue->epilogue;
+    epilogueAlignment = std::min({elementAlignment(epilogue.getInit()),
+                                  elementAlignment(epilogue.getResidual()),
+                                  elementAlignment(epilogue.getBias())});
+  }
   SM90KernelPlan plan;
   if (std::optional<std::string> problem = family.plan(
           kernel.problem(), config, epilogueAlignment,
           config.getMainloop() == Mainloop::halo ? outputTakesTmaStore(kernel)
                                                  : tmaStore,
-          plan))
+          plan, /*reduceSplitsInCluster=*/splitEpilogue.has_value()))
     return grid.emitError()
            << "cannot lower " << config << " to the sm90 kernel: " << *problem;
 
@@ -149,6 +221,28 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   if (failed(flat))
     return grid.emitError("sm90 needs operands with static strides");
   KernelOperands &ops = *flat;
+  // The in-cluster reduction writes the epilogue's destination.
+  StoreMode mode = kernel.store.getMode();
+  Activation activation = kernel.store.getActivation();
+  Type outElem = kernel.outputElementType();
+  if (splitEpilogue) {
+    EpilogueOp epilogue = splitEpilogue->epilogue;
+    FailureOr<FlatOperand> output =
+        flattenOperand(rewriter, loc, epilogue.getInit());
+    FailureOr<FlatOperand> bias =
+        flattenOperand(rewriter, loc, epilogue.getBias());
+    FailureOr<FlatOperand> residual =
+        flattenOperand(rewriter, loc, epilogue.getResidual());
+    if (failed(output) || failed(bias) || failed(residual))
+      return grid.emitError("sm90 needs operands with static strides");
+    ops.output = *output;
+    ops.bias = *bias;
+    ops.residual = *residual;
+    mode = epilogue.getOverwrite() ? StoreMode::overwrite
+                                   : StoreMode::accumulate;
+    activation = epilogue.getActivation();
+    outElem = getElementTypeOrSelf(epilogue.getInit().getType());
+  }
   bool narrowIndices = fitsI32Indices(ops, g, plan.tileM, kChannelBlock);
 
   int64_t numMT = numRowTiles(g, plan.tileM, form, plan.clusterM);
@@ -161,7 +255,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
       plan.halo ? g.batch * g.outputSize(kDepth) *
                       ceilDiv(g.outputSize(kHeight), plan.haloOutRows) *
                       ceilDiv(g.outputSize(kWidth), kWgmmaM) * numNT
-                : ceilDiv(numMT, plan.clusterM) * numNT * plan.splitK;
+                : ceilDiv(numMT, plan.clusterM) * numNT *
+                      (plan.splitCluster > 1 ? 1 : plan.splitK);
   // Tile indices and rows are i32 in the kernel.
   if (std::optional<std::string> problem =
           tileIndexProblem(g, plan.tileM, numTiles))
@@ -171,9 +266,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                          const TmaDescriptors &descriptors) {
     Type indexType = narrowIndices ? Type(rewriter.getI32Type())
                                    : Type(rewriter.getIndexType());
-    SM90Kernel k(rewriter, loc, plan, g, inElem, kernel.outputElementType(),
-                 ops, kernel.store.getMode(), kernel.store.getActivation(),
-                 indexType);
+    SM90Kernel k(rewriter, loc, plan, g, inElem, outElem, ops, mode,
+                 activation, indexType);
     k.descA = descriptors.input;
     k.descB = descriptors.filter;
     k.descC = descriptors.output;
@@ -219,9 +313,12 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   if (failed(createTmaLaunch(rewriter, grid, "conv3d-lower-to-sm90", kernel,
                              ops, plan.tileM, plan.tileN / plan.clusterM,
                              numTiles, plan.threads, plan.sharedBytes,
-                             outputStore, buildKernel, plan.clusterM, form)))
+                             outputStore, buildKernel,
+                             plan.clusterM * plan.splitCluster, form)))
     return failure();
   rewriter.eraseOp(grid);
+  if (splitEpilogue)
+    eraseWorkspace(rewriter, *splitEpilogue);
   return success();
 }
 

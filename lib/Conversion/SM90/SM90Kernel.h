@@ -59,6 +59,7 @@ struct SM90Kernel : TmaKernel {
     ring.kOrder = plan.kOrder;
     ring.splitK = plan.splitK;
     ring.multicastB = plan.clusterM;
+    ring.splitCluster = plan.splitCluster;
     return ring;
   }
 
@@ -147,6 +148,27 @@ std::array<Value, 3> emitHaloDescriptors(OpBuilder &b, Location loc,
 /// (TileQuantization.cpp).
 void emitQuantizeStage(SM90Kernel &k, Value stage, Value groupRow,
                        Value groupTid);
+
+/// The in-cluster split-K reduction of one staged column chunk
+/// (plan.splitCluster, SplitClusterReduction.cpp). Every block of the
+/// cluster has staged its partial sums of the chunk in `staged` (and synced
+/// its consumer threads); this block announces it to the cluster, waits for
+/// the others, adds the rows it owns from every block's staging in split
+/// order into its own staging, tells every block it is done reading theirs,
+/// and returns its rows as a staged tile for the epilogue. `iteration`
+/// counts this block's staged chunks (the barriers' phases); `isIssuer` is
+/// the one consumer thread that signals; `barrier` syncs the consumers.
+StagedTile emitSplitClusterReduction(SM90Kernel &k, const StagedTile &staged,
+                                     Value stagingOffset, Value tileRowEnd,
+                                     Value iteration, Value isIssuer,
+                                     function_ref<void()> barrier);
+/// Before a block overwrites its staging with the next chunk's partial
+/// sums: waits until every block of the cluster has read the previous one
+/// (no-op for the first chunk, iteration 0).
+void emitSplitClusterStagingWait(SM90Kernel &k, Value iteration);
+/// The ready and free mbarriers of the in-cluster reduction.
+Value splitReadyBarrier(SM90Kernel &k);
+Value splitFreeBarrier(SM90Kernel &k);
 
 /// Waits, in the issuing thread, until the last TMA stores are written.
 void emitTmaStoreDrain(SM90Kernel &k, Value isIssuer);

@@ -230,7 +230,19 @@ void emitConsumer(SM90Kernel &k) {
     // (lane/4, 2*(lane%4) + {0, 1}) and the same 8 rows below, as
     // mma.sync's m16n8 fragments.
     int64_t chunk = plan.tileN / plan.epilogueChunks;
+    bool reduceInCluster = plan.splitCluster > 1;
+    // The in-cluster reduction's rows end with the tile's own.
+    Value tileRowEnd;
+    if (reduceInCluster)
+      tileRowEnd = toKernel(m.minU(
+          tile.rowEnd ? tile.rowEnd : m.constant(k.g.gemmM()),
+          m.add(tile.m0, m.constant(plan.tileM))));
     for (int64_t c = 0; c < plan.epilogueChunks; ++c) {
+      // This block's staged chunks so far (the cluster barriers' phases).
+      Value iteration =
+          reduceInCluster
+              ? m.add(m.mul(local, plan.epilogueChunks), m.constant(c))
+              : Value();
       StagedTile staged{staging,
                         plan.stagingStride,
                         plan.tileM,
@@ -240,9 +252,13 @@ void emitConsumer(SM90Kernel &k) {
                         epilogueThreads,
                         toKernel(tile.m0),
                         toKernel(m.add(tile.n0, m.constant(c * chunk))),
-                        tile.rowEnd ? toKernel(tile.rowEnd) : Value()};
-      // The previous pass (of this tile or the last) read the staging.
+                        tile.rowEnd ? toKernel(tile.rowEnd) : Value(),
+                        tile.split ? toKernel(tile.split) : Value()};
+      // The previous pass (of this tile or the last) read the staging;
+      // with the in-cluster reduction, every block of the cluster did.
       consumerBarrier();
+      if (reduceInCluster)
+        emitSplitClusterStagingWait(k, iteration);
       for (int64_t j = 0; j < plan.mmaTilesM; ++j) {
         Value tileRow =
             m.add(groupRow, m.add(m.constant(j * kWgmmaM), m.mul(warp, 16)));
@@ -260,6 +276,10 @@ void emitConsumer(SM90Kernel &k) {
         }
       }
       consumerBarrier();
+      if (reduceInCluster)
+        staged = emitSplitClusterReduction(
+            k, staged, stagingOffset, tileRowEnd, iteration, isIssuer,
+            consumerBarrier);
       emitStagedEpilogue(math, staged, k.g, k.ops, k.mode, k.activation,
                          k.outElem);
     }
@@ -277,11 +297,13 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
   const SM90KernelPlan &plan = k.plan;
   KernelMath m = k.i32();
   emitTmaKernelPrologue(k, launch);
-  if (plan.clusterM == 2) {
-    // The persistent loop walks the clusters' tile pairs.
+  // The persistent loop walks the clusters' tile pairs (cluster_m = 2) or
+  // tiles (split-K reduced in the cluster).
+  if (int64_t clusterSize = plan.clusterM * plan.splitCluster;
+      clusterSize > 1) {
     k.ctaRank = NVVM::ClusterId::create(b, loc, b.getI32Type());
-    k.blockId = m.div(k.blockId, 2);
-    k.gridSize = m.div(k.gridSize, 2);
+    k.blockId = m.div(k.blockId, clusterSize);
+    k.gridSize = m.div(k.gridSize, clusterSize);
   }
   // The output's descriptor travels as an i64 kernel argument too.
   if (k.descC)
@@ -314,6 +336,11 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
       for (int64_t group = 0; group < 2; ++group)
         NVVM::MBarrierInitOp::create(b, loc, k.orderBarrier(m.constant(group)),
                                      m.constant(4), Value());
+    // The in-cluster reduction's barriers: one arrival per block.
+    if (plan.splitCluster > 1)
+      for (Value barrier : {splitReadyBarrier(k), splitFreeBarrier(k)})
+        NVVM::MBarrierInitOp::create(b, loc, barrier,
+                                     m.constant(plan.splitCluster), Value());
     // The TMA unit (the async proxy) must see the initialized barriers.
     NVVM::FenceMbarrierInitOp::create(b, loc);
     NVVM::PrefetchOp::create(b, loc, nullptr, nullptr, k.descA, Value(),
@@ -326,8 +353,9 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
   }
   // In a cluster, the peer's barriers must be initialized before this
   // block's producer multicasts into them or its consumers arrive on them.
+  bool clustered = plan.clusterM * plan.splitCluster > 1;
   auto barrierAll = [&] {
-    if (plan.clusterM == 1) {
+    if (!clustered) {
       gpu::BarrierOp::create(b, loc);
       return;
     }
@@ -362,8 +390,8 @@ void mlir::conv3d::sm90::buildSM90Kernel(SM90Kernel &k, gpu::LaunchOp launch) {
     else
       emitConsumer(k);
   }
-  // A block may exit only once its peer no longer multicasts into its
-  // shared memory or arrives on its barriers.
-  if (plan.clusterM == 2)
+  // A block may exit only once its peers no longer multicast into its
+  // shared memory, read its staging or arrive on its barriers.
+  if (clustered)
     barrierAll();
 }

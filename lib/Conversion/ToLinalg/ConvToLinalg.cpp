@@ -567,6 +567,38 @@ struct PrologueOpToLinalg : OpRewritePattern<PrologueOp> {
   bool include;
 };
 
+/// A stack of split-K partial sums (S x N x D x H x W x F) added slab by
+/// slab in split order, as conv3d.epilogue defines it; a rank-5 sum as is.
+static Value addSplitSlabs(OpBuilder &b, Location loc, Value sum) {
+  auto type = cast<RankedTensorType>(sum.getType());
+  if (type.getRank() == 5)
+    return sum;
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, sum);
+  sizes[0] = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> offsets(6, b.getIndexAttr(0)),
+      strides(6, b.getIndexAttr(1));
+  auto slabType = RankedTensorType::get(type.getShape().drop_front(),
+                                        type.getElementType());
+  SmallVector<Value> slabs;
+  for (int64_t s = 0; s < type.getDimSize(0); ++s) {
+    offsets[0] = b.getIndexAttr(s);
+    slabs.push_back(tensor::ExtractSliceOp::create(b, loc, slabType, sum,
+                                                   offsets, sizes, strides));
+  }
+  AffineMap id = b.getMultiDimIdentityMap(5);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{slabType}, slabs,
+             ValueRange{emptyLike(b, loc, slabs[0], type.getElementType())},
+             SmallVector<AffineMap>(slabs.size() + 1, id), parallelIterators(5),
+             [](OpBuilder &nb, Location nl, ValueRange args) {
+               Value acc = args[0];
+               for (Value slab : args.drop_front().drop_back())
+                 acc = arith::AddFOp::create(nb, nl, acc, slab);
+               linalg::YieldOp::create(nb, nl, acc);
+             })
+      .getResult(0);
+}
+
 struct EpilogueOpToLinalg : OpRewritePattern<EpilogueOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -575,7 +607,7 @@ struct EpilogueOpToLinalg : OpRewritePattern<EpilogueOp> {
     if (!op.hasTensorSemantics())
       return rewriter.notifyMatchFailure(op, "memref form is not lowered");
     Location loc = op.getLoc();
-    Value acc = op.getSum();
+    Value acc = addSplitSlabs(rewriter, loc, op.getSum());
     if (!op.getOverwrite()) {
       // acc = sum + init, in f32.
       Value init =

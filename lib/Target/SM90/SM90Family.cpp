@@ -11,13 +11,14 @@ std::optional<std::string> SM90Family::plan(const ConvProblem &problem,
                                             IGemmConfigAttr config,
                                             int64_t epilogueAlignment,
                                             bool outputTakesTmaStore,
-                                            sm90::SM90KernelPlan &plan) const {
+                                            sm90::SM90KernelPlan &plan,
+                                            bool reduceSplitsInCluster) const {
   return sm90::SM90KernelPlan::build(
       problem.geometry, config.getTileM(), config.getTileN(), config.getTileK(),
       config.getStages(), config.getWarpsM(), config.getWarpsN(),
       config.getKOrder(), config.getSplitK(), epilogueAlignment, plan,
       config.getSchedule(), outputTakesTmaStore, problem.tileQuantBlockSize(),
-      config.getClusterM(), config.getMainloop());
+      config.getClusterM(), config.getMainloop(), reduceSplitsInCluster);
 }
 
 int64_t mlir::conv3d::families::sm90StagesFor(int64_t tileM, int64_t tileN,

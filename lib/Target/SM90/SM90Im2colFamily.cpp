@@ -23,7 +23,9 @@
 // The tuner times the N tile (F itself, or the largest divisor up to 128 or
 // 256, or 64), 64/128/256-row M tiles, and the cooperative or ping-pong
 // schedule (ping-pong overlaps one tile's epilogue with the next one's MMAs,
-// which pays on shapes with few K steps per tile).
+// which pays on shapes with few K steps per tile), and split-K where the
+// tiles leave multiprocessors idle (the late, low-resolution layers of real
+// networks: a few hundred rows, K in the thousands).
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +72,34 @@ FamilyChoice SM90Im2colFamily::select(MLIRContext *context,
   return choice;
 }
 
+/// Split-K configurations for convolutions whose output tiles leave most
+/// multiprocessors idle: 64- and 128-row tiles of each N tile, split 2, 4, 8
+/// or 16 ways while every split keeps at least four K steps and the blocks
+/// stay within two waves. Splits of up to kMaxSplitCluster are reduced in a
+/// cluster, more go through the workspace; both are deterministic.
+static void addSplitKCandidates(MLIRContext *context, const ConvGeometry &g,
+                                SmallVectorImpl<IGemmConfigAttr> &out) {
+  int64_t steps = g.window[0] * g.window[1] * g.window[2] *
+                  ceilDiv(g.channels, sm90::kChannelBlock);
+  for (int64_t tileN : candidateTileNs(g.gemmN(), 256)) {
+    for (int64_t tileM : {int64_t(64), int64_t(128)}) {
+      int64_t tiles = ceilDiv(g.gemmM(), tileM) * ceilDiv(g.gemmN(), tileN);
+      if (tiles >= kH100SMs)
+        continue;
+      int64_t warpsM = tileM == 64 ? 4 : 8;
+      int64_t stages = sm90StagesFor(tileM, tileN, KernelSchedule::cooperative);
+      for (int64_t split : {2, 4, 8, 16}) {
+        if (steps < 4 * split || tiles * split > 2 * kH100SMs)
+          break;
+        out.push_back(IGemmConfigAttr::get(
+            context, tileM, tileN, /*tileK=*/64, stages, warpsM,
+            /*warpsN=*/1, KOrder::taps_outer, split, Target::sm90,
+            KernelSchedule::cooperative, /*clusterM=*/1, Mainloop::im2col));
+      }
+    }
+  }
+}
+
 void SM90Im2colFamily::addCandidates(
     MLIRContext *context, const ConvProblem &problem,
     SmallVectorImpl<IGemmConfigAttr> &out) const {
@@ -95,4 +125,5 @@ void SM90Im2colFamily::addCandidates(
           shape.schedule, /*clusterM=*/1, Mainloop::im2col));
     }
   }
+  addSplitKCandidates(context, g, out);
 }

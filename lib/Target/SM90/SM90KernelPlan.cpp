@@ -114,8 +114,12 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
                       int64_t epilogueAlignment, SM90KernelPlan &plan,
                       KernelSchedule schedule, bool outputTakesTmaStore,
                       std::optional<int64_t> quantBlockSize, int64_t clusterM,
-                      Mainloop mainloop) {
+                      Mainloop mainloop, bool reduceSplitsInCluster) {
   auto fail = [](const llvm::Twine &message) { return message.str(); };
+  if (reduceSplitsInCluster)
+    if (std::optional<std::string> problem =
+            splitClusterProblem(splitK, schedule, clusterM, mainloop))
+      return problem;
   if (tileK != kChannelBlock)
     return fail(llvm::formatv("tile_k must be {0} (one 128-byte TMA row of "
                               "channels), got {1}",
@@ -177,6 +181,10 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
   plan.threads = kWarpgroupThreads * (1 + plan.consumerGroups);
   plan.kOrder = kOrder;
   plan.splitK = splitK;
+  if (reduceSplitsInCluster) {
+    plan.splitCluster = splitK;
+    plan.splitRowsPerBlock = ceilDiv(tileM, splitK);
+  }
 
   if (mainloop == Mainloop::halo)
     return buildHalo(g, outputTakesTmaStore, quantBlockSize, plan);
@@ -211,8 +219,10 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
     plan.stagingOffset = plan.pipelineBytes;
     plan.barrierOffset =
         plan.stagingOffset + stagingBytes * (plan.pingPong ? 2 : 1);
-    plan.sharedBytes = plan.barrierOffset + 2 * stages * 8 +
-                       (plan.pingPong ? 16 : 0) + kAlignmentSlack;
+    plan.splitBarrierOffset =
+        plan.barrierOffset + 2 * stages * 8 + (plan.pingPong ? 16 : 0);
+    plan.sharedBytes = plan.splitBarrierOffset +
+                       (plan.splitCluster > 1 ? 16 : 0) + kAlignmentSlack;
   };
   // TMA stores write whole boxes, so the N tile must be whole boxes (a
   // ragged one would overwrite the next tile's columns): 64 columns (one
@@ -251,6 +261,21 @@ SM90KernelPlan::build(const ConvGeometry &g, int64_t tileM, int64_t tileN,
         plan.stagingBytes * (plan.pingPong ? 2 : 1), plan.sharedBytes,
         kMaxSharedBytes));
   plan.outputVector = g.filters % 8 == 0 && epilogueAlignment % 8 == 0 ? 8 : 1;
+  return std::nullopt;
+}
+
+std::optional<std::string>
+SM90KernelPlan::splitClusterProblem(int64_t splitK, KernelSchedule schedule,
+                                    int64_t clusterM, Mainloop mainloop) {
+  if (splitK < 2 || splitK > kMaxSplitCluster)
+    return llvm::formatv("reducing split-K in a cluster needs split_k from 2 "
+                         "to {0} (a block per split), got {1}",
+                         kMaxSplitCluster, splitK)
+        .str();
+  if (schedule != KernelSchedule::cooperative || clusterM != 1 ||
+      mainloop != Mainloop::im2col)
+    return std::string("reducing split-K in a cluster needs the cooperative "
+                       "schedule, cluster_m = 1 and mainloop = im2col");
   return std::nullopt;
 }
 

@@ -38,6 +38,13 @@ inline constexpr int64_t kChannelBlock = 64;
 inline constexpr int64_t kRowBytes = 128;
 /// Rows of one wgmma (m64nNk16) and the K of one instruction.
 inline constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
+/// The most blocks of a cluster that reduce split-K partial sums among
+/// themselves. Measured on an H200 (bench/RESULTS.md, 2026-11-27): a
+/// 512-channel 2x7x7 layer in 64 x 128 tiles took 23.0 us split 4 ways in
+/// clusters, 31.5 us split 8 ways in clusters (clusters of 8 do not all fit
+/// the machine at once), 20.9 us split 16 ways through the workspace; so
+/// more splits than 4 go through the workspace.
+inline constexpr int64_t kMaxSplitCluster = 4;
 /// Dynamic shared memory an H100 block can opt into (227 KiB).
 inline constexpr int64_t kMaxSharedBytes = 232448;
 /// The 128-byte swizzle needs 1024-byte-aligned tiles; the dynamic shared
@@ -101,6 +108,20 @@ struct SM90KernelPlan {
   /// stage goes back to the producers only once both blocks' consumers
   /// released it (their empty barriers count both blocks' warps).
   int64_t clusterM = 1;
+  /// Split-K reduced in a cluster (split_k blocks a cluster, 2 to
+  /// kMaxSplitCluster): the blocks of a cluster compute one tile, block r
+  /// taking the K range of split r (its rank in the cluster). Each stages its
+  /// f32 partial sums; once every block's are staged (the `ready` mbarrier,
+  /// one arrival per block), block r adds the rows it owns
+  /// (`splitRowsPerBlock` of them) from every block's staging tile, through
+  /// distributed shared memory, in split order, and applies the epilogue to
+  /// them; the `free` mbarrier tells each block that the others are done
+  /// reading its staging. One kernel and no workspace, and the same sums,
+  /// bit for bit, as the workspace slabs conv3d.epilogue adds.
+  int64_t splitCluster = 1;
+  int64_t splitRowsPerBlock = 0;
+  /// The ready and free mbarriers (8 bytes each), after the ring's.
+  int64_t splitBarrierOffset = 0;
 
   /// NVFP4 quantization of the input in the tile, with blocks of
   /// `quantBlockSize` channels (16, 32 or 64: a block lies in one row of a
@@ -143,7 +164,9 @@ struct SM90KernelPlan {
   /// checks); the plan then stores N tiles that are whole 64-column boxes
   /// by TMA. `quantBlockSize`: the input is NVFP4-quantized in the tile
   /// with blocks of that size (the host-side check, tmaIm2colProblem,
-  /// has made sure C is a multiple of it).
+  /// has made sure C is a multiple of it). `reduceSplitsInCluster`: the
+  /// split-K partial sums are reduced in the kernel (splitCluster) rather
+  /// than stored into a workspace.
   static std::optional<std::string>
   build(const ConvGeometry &geometry, int64_t tileM, int64_t tileN,
         int64_t tileK, int64_t stages, int64_t warpsM, int64_t warpsN,
@@ -152,7 +175,14 @@ struct SM90KernelPlan {
         KernelSchedule schedule = KernelSchedule::cooperative,
         bool outputTakesTmaStore = false,
         std::optional<int64_t> quantBlockSize = std::nullopt,
-        int64_t clusterM = 1, Mainloop mainloop = Mainloop::im2col);
+        int64_t clusterM = 1, Mainloop mainloop = Mainloop::im2col,
+        bool reduceSplitsInCluster = false);
+
+  /// Why split-K partial sums of this configuration cannot be reduced in a
+  /// cluster (splitCluster), or none.
+  static std::optional<std::string>
+  splitClusterProblem(int64_t splitK, KernelSchedule schedule,
+                      int64_t clusterM, Mainloop mainloop);
 
   /// The deepest filter ring, at most `maxStages`, for which the halo
   /// mainloop's plan of `tileM` x `tileN` cooperative tiles (two consumer
