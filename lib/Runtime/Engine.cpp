@@ -10,6 +10,7 @@
 #include "conv3d/Registration.h"
 #include "conv3d/Runtime/ConvModuleBuilder.h"
 #include "conv3d/Runtime/CudaDriver.h"
+#include "conv3d/Support/IRDumps.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,7 +42,7 @@ namespace {
 class DiagnosticCollector {
 public:
   explicit DiagnosticCollector(MLIRContext &context)
-      : handler(&context, [this](Diagnostic &diag) {
+      : context(context), handler(&context, [this](Diagnostic &diag) {
           if (!text.empty())
             text += "\n";
           llvm::raw_string_ostream os(text);
@@ -51,12 +52,17 @@ public:
           return success();
         }) {}
 
-  llvm::Error error(llvm::StringRef what) const {
-    return llvm::createStringError(what.str() +
-                                   (text.empty() ? "" : ":\n" + text));
+  /// `what` failed, with the diagnostics; `hint` adds the line naming
+  /// $CONV3D_DUMP_IR_ON_ERROR when the context leaves the IR out.
+  llvm::Error error(llvm::StringRef what, bool hint = false) const {
+    std::string message = what.str() + (text.empty() ? "" : ":\n" + text);
+    if (hint && !context.shouldPrintOpOnDiagnostic())
+      message += "\n" + dumpIROnErrorHint().str();
+    return llvm::createStringError(message);
   }
 
 private:
+  MLIRContext &context;
   std::string text;
   ScopedDiagnosticHandler handler;
 };
@@ -74,7 +80,7 @@ llvm::Error runPipeline(MLIRContext &context, ModuleOp module,
   PassManager pm(&context);
   build(pm);
   if (failed(pm.run(module)))
-    return diagnostics.error(what);
+    return diagnostics.error(what, /*hint=*/true);
   return llvm::Error::success();
 }
 

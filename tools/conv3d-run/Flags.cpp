@@ -410,7 +410,9 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
       "  conv3d-run --preset=wan_mid_full --suite=bench/shapes.json\n"
       "  conv3d-run --module=f.mlir --entry=main --arg=a.npy --result=r.npy\n\n"
       "Exit status: 0 success, 1 check failed, 2 bad flags, impossible "
-      "geometry or compile error.\n");
+      "geometry or compile error.\n\n"
+      "Compile errors name their problem; CONV3D_DUMP_IR_ON_ERROR=1 adds the "
+      "IR of the operation each error is about.\n");
 
   RunRequest request;
   request.check = check;
