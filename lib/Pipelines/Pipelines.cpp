@@ -70,6 +70,12 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
                                             const PipelineOptions &options,
                                             const ConvolutionHooks &hooks) {
   Target target = options.target;
+  // The pipelines import linalg convolutions themselves (a host's
+  // shouldConvert still keeps its own), and refuse to leave one they cannot
+  // import to upstream's generic lowering.
+  Conv3dFromLinalgOptions importOptions;
+  importOptions.refuseUnconverted = true;
+  pm.addPass(createConv3dFromLinalg(importOptions, hooks.shouldConvert));
   addPipeline(pm, "canonicalize");
   pm.addPass(createConv3dPlacePrologue(
       Conv3dPlacePrologueOptions{options.prologuePlacement}));

@@ -41,6 +41,9 @@ void populateConvFromLinalgPatterns(
 /// conv3d-from-linalg importing only what `shouldConvert` accepts.
 std::unique_ptr<Pass>
 createConv3dFromLinalg(std::function<bool(Operation *)> shouldConvert);
+std::unique_ptr<Pass>
+createConv3dFromLinalg(const Conv3dFromLinalgOptions &options,
+                       std::function<bool(Operation *)> shouldConvert);
 
 /// Patterns of `conv3d-to-linalg`: the reference lowering of the tensor
 /// forms of conv3d.conv (if `includeConv`), conv3d.quantize (those with

@@ -25,12 +25,25 @@ def Conv3dFromLinalg : Pass<"conv3d-from-linalg"> {
     prologue would skip frames the graph transformed), an activation before
     a norm. Convolutions it cannot convert (other element types,
     memrefs, non-zero padding values, dynamic channel or window sizes) stay
-    untouched.
+    untouched, unless `refuse-unconverted` is set: the conv3d pipelines run
+    this pass first with it, so that a convolution never takes upstream's
+    generic lowering silently. Each one they cannot import is then an error
+    naming why, except those a host's `ConvolutionHooks::shouldConvert`
+    keeps; other linalg 3-D convolutions (depthwise, unbatched, quantized),
+    which conv3d does not compute, get a warning.
 
     Note: linalg's named convolutions accumulate in the output element type;
     `conv3d.conv` always accumulates in f32 and rounds once, so for bf16 or
     f16 outputs the imported op is more accurate than the original.
   }];
+  let options = [
+    Option<"refuseUnconverted", "refuse-unconverted", "bool",
+           /*default=*/"false",
+           "Report each linalg.conv_3d_ndhwc_dhwcf / conv_3d_ncdhw_fcdhw "
+           "left unconverted (and not kept by the host's hook) as an error "
+           "naming why, and other linalg 3-D convolutions with a warning "
+           "(the conv3d pipelines set it)">
+  ];
   let dependentDialects = [
     "::mlir::conv3d::Conv3dDialect",
     "::mlir::linalg::LinalgDialect",

@@ -77,10 +77,12 @@ def Conv3dFuseEpilogue : Pass<"conv3d-fuse-epilogue"> {
     Folds, in order, a per-channel bias add, an activation (ReLU, SiLU, GELU
     with tanh), a residual add and an f32 -> bf16/f16 cast that consume a
     single-use `conv3d.conv` on tensors. The consumers may be
-    `linalg.generic` ops (activations are recognized by evaluating their
-    scalar body, so any algebraic form of the same function matches) or
-    `linalg.add`. A consumer that would change the epilogue's order (a bias
-    after an activation, say) is not folded.
+    `linalg.generic` ops, each computing any consecutive part of the
+    epilogue (a bias add alone, `relu(x + b)` in one generic, a whole
+    `cast(act(x + b) + r)`): their scalar bodies are recognized by
+    evaluation, not by their ops, so any algebraic form of the same function
+    matches; or `linalg.add` (a residual). A consumer that would change the
+    epilogue's order (a bias after an activation, say) is not folded.
   }];
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
 }
