@@ -131,8 +131,11 @@ void mlir::conv3d::buildConv3dCpuLoweringPipeline(
   // tensor-level quantize and epilogue ops take the linalg route either way.
   // The reference lowers every quantize to linalg; the implicit-GEMM path
   // quantizes contiguous blocks (the NVFP4 prepass) in one loop over them.
+  // Convolutions of dynamic shape take the reference lowering (with a
+  // remark): the implicit GEMM tiles static shapes.
   pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{
-      /*lowerConv=*/reference, /*lowerContiguousQuantize=*/reference}));
+      /*lowerConv=*/reference, /*lowerContiguousQuantize=*/reference,
+      /*lowerDynamicConv=*/true}));
   addPipeline(pm, "canonicalize");
   buildConv3dBufferizationPipeline(pm, options);
   if (!reference) {
@@ -196,7 +199,8 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
     const ConvolutionHooks &hooks) {
   buildConv3dGraphPipeline(pm, options, hooks);
   pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{
-      /*lowerConv=*/false, /*lowerContiguousQuantize=*/false}));
+      /*lowerConv=*/false, /*lowerContiguousQuantize=*/false,
+      /*lowerDynamicConv=*/true}));
   addPipeline(pm, "canonicalize");
   buildConv3dBufferizationPipeline(pm, options);
   // Real NVFP4: the block-scaled kernel and the packing prepass of its

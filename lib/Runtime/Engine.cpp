@@ -4,6 +4,7 @@
 
 #include "EngineImpl.h"
 #include "JitFunction.h"
+#include "ModuleChecks.h"
 
 #include "conv3d/IR/Conv3dAttrs.h"
 #include "conv3d/Pipelines/Pipelines.h"
@@ -702,9 +703,10 @@ static std::optional<ElementType> toElementType(Type type) {
 }
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
-Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
-                        const CompileOptions &options,
-                        llvm::StringRef sourceName) {
+Engine::compileFunction(
+    llvm::StringRef source, llvm::StringRef entry,
+    const CompileOptions &options, llvm::StringRef sourceName,
+    llvm::ArrayRef<std::optional<std::vector<int64_t>>> argumentShapes) {
   if (isGpuTarget(options.target))
     return llvm::createStringError(
         "functions of a module run on the CPU target (--target=cpu)");
@@ -722,6 +724,10 @@ Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
   if (func.isExternal())
     return llvm::createStringError("function '" + entry.str() +
                                    "' has no body");
+  if (llvm::Error error = checkNoRecursion(func))
+    return std::move(error);
+  if (llvm::Error error = specializeArgumentShapes(func, argumentShapes))
+    return std::move(error);
   unsigned numInputs = func.getNumArguments();
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
 
@@ -749,11 +755,22 @@ Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
     arg.isResult = i >= numInputs;
     if (auto memref = dyn_cast<MemRefType>(type)) {
       std::optional<ElementType> elem = toElementType(memref.getElementType());
-      if (!elem || !memref.hasStaticShape() || !memref.getLayout().isIdentity())
+      if (elem && memref.getLayout().isIdentity() && !memref.hasStaticShape())
+        return llvm::createStringError(
+            arg.isResult
+                ? llvm::formatv("result {0} of '{1}' has type {2}: its sizes "
+                                "do not follow from the arguments' shapes",
+                                i - numInputs, entry, type)
+                      .str()
+                : llvm::formatv("argument {0} of '{1}' has type {2} and no "
+                                "shape was given for it (pass it as an .npy "
+                                "file)",
+                                i, entry, type)
+                      .str());
+      if (!elem || !memref.getLayout().isIdentity())
         return llvm::createStringError(
             llvm::formatv("argument {0} of '{1}' has type {2}; only "
-                          "static, contiguous bf16/f16/f32 buffers are "
-                          "supported",
+                          "contiguous bf16/f16/f32 buffers are supported",
                           i, entry, type)
                 .str());
       arg.type = *elem;
@@ -764,6 +781,7 @@ Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
       jitArguments.push_back({JitArgument::Kind::F32, {}});
     } else if (type.isIndex() || type.isInteger(64)) {
       arg.isBuffer = false;
+      arg.isInteger = true;
       jitArguments.push_back({JitArgument::Kind::I64, {}});
     } else {
       return llvm::createStringError(

@@ -9,7 +9,6 @@
 // RUN: conv3d-opt %s -split-input-file -conv3d-from-linalg=refuse-unconverted=1 -verify-diagnostics
 // RUN: not conv3d-opt %s -split-input-file -conv3d-cpu-pipeline 2>&1 | FileCheck %s --check-prefix=CPU
 // RUN: not conv3d-opt %s -split-input-file -conv3d-graph-pipeline 2>&1 | FileCheck %s --check-prefix=CPU
-// RUN: not conv3d-opt %s -split-input-file '-conv3d-gpu-pipeline=target=sm80 gpu-binary-format=isa' 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: error: cannot import this convolution into conv3d: conv3d computes bf16, f16 and f32 convolutions whose filter has the input's element type and whose output is f32 or the input's type; this one has a i8 input, a i8 filter and a i32 output
 
 func.func @integer_types(%x: tensor<1x6x6x6x4xi8>, %w: tensor<3x3x3x4x8xi8>,

@@ -62,7 +62,13 @@ def Conv3dToLinalg : Pass<"conv3d-to-linalg"> {
            "conv3d.quantize ops whose blocks are contiguous runs of the "
            "buffer, and conv3d.prologue (false: leave them to "
            "conv3d-quantize-to-loops after bufferization, one pass over the "
-           "tensor)">
+           "tensor)">,
+    Option<"lowerDynamicConv", "lower-dynamic-conv", "bool",
+           /*default=*/"false",
+           "With lower-conv=false: still lower each conv3d.conv of dynamic "
+           "shape (a dynamic batch or spatial size), which "
+           "conv3d-implicit-gemm cannot tile, with a remark (the "
+           "implicit-GEMM pipelines set it)">
   ];
   let summary = "Reference lowering of conv3d ops on tensors to linalg";
   let description = [{

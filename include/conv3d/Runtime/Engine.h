@@ -131,12 +131,15 @@ private:
 };
 
 /// An arbitrary function of a module, compiled for `conv3d-run --module`.
-/// Memref and tensor arguments are static-shaped buffers; results become
-/// trailing out-parameter buffers.
+/// Memref and tensor arguments are static-shaped buffers (dynamic sizes
+/// take the shapes compileFunction was given); results become trailing
+/// out-parameter buffers.
 class CompiledFunction {
 public:
   struct Argument {
     bool isBuffer = true;
+    /// Scalars: index or i64 (false: f32).
+    bool isInteger = false;
     ElementType type = ElementType::f32;
     std::vector<int64_t> shape; ///< for buffers
     bool isResult = false;      ///< an out-parameter made from a result
@@ -232,11 +235,17 @@ public:
                                              const CompileOptions &options);
 
   /// Compiles function `entry` of an MLIR module given as text;
-  /// `sourceName` names it in diagnostics.
+  /// `sourceName` names it in diagnostics. `argumentShapes` holds the shape
+  /// of each argument the function will be called with (none for scalars
+  /// or unknown): a tensor or memref argument of dynamic sizes is compiled
+  /// for that shape. Recursive functions are refused (the JIT'ed code has
+  /// no bound on its stack).
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compileFunction(llvm::StringRef source, llvm::StringRef entry,
                   const CompileOptions &options,
-                  llvm::StringRef sourceName = "<module>");
+                  llvm::StringRef sourceName = "<module>",
+                  llvm::ArrayRef<std::optional<std::vector<int64_t>>>
+                      argumentShapes = {});
 
   MLIRContext &getContext();
   const CacheOptions &getCacheOptions() const;
