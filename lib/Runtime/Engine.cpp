@@ -177,20 +177,11 @@ llvm::Error checkTarget(const CompileOptions &options, bool runs) {
 }
 
 /// GPU targets need the CUDA toolkit: libdevice for the device code's math
-/// and ptxas for cubins. Upstream's gpu-module-to-binary only warns when
-/// they are missing, and would leave undefined calls in the binary.
+/// and ptxas for cubins.
 llvm::Error checkToolkit(const CompileOptions &options, bool needsPtxas) {
   if (!isGpuTarget(options.target))
     return llvm::Error::success();
-  for (auto [path, needed] : {std::pair{libdevicePathFor(options), true},
-                              std::pair{ptxasPathFor(options), needsPtxas}})
-    if (needed && !llvm::sys::fs::exists(path))
-      return llvm::createStringError(
-          "CUDA toolkit not found at '" + cudaHomeFor(options) + "' (no " +
-          path +
-          "): set CUDA_HOME or the toolkit option (conv3d-run --cuda-home, "
-          "cuda_home in the C API)");
-  return llvm::Error::success();
+  return verifyCudaToolkit(options, needsPtxas);
 }
 
 /// Runtime symbols the JIT'ed host code of a target calls.

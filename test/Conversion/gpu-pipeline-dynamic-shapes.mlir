@@ -2,7 +2,8 @@
 // shapes, so such a convolution takes the reference lowering (device loops)
 // with a remark (issue 26, item 8; the CPU pipeline:
 // pipeline-dynamic-shapes.mlir). They import linalg convolutions and refuse
-// one they cannot import (issue 26, item 7), as the CPU pipeline does.
+// one they cannot import (issue 26, item 7), and a module lowered before
+// (item 12), as the CPU pipeline does.
 // REQUIRES: ptxas
 //
 // RUN: conv3d-opt %s -split-input-file '--conv3d-gpu-pipeline=target=sm80 gpu-binary-format=isa' -verify-diagnostics | FileCheck %s
@@ -35,4 +36,16 @@ func.func @integer_types(%x: tensor<1x6x6x6x4xi8>, %w: tensor<3x3x3x4x8xi8>,
          ins(%x, %w : tensor<1x6x6x6x4xi8>, tensor<3x3x3x4x8xi8>)
          outs(%o : tensor<1x4x4x4x8xi32>) -> tensor<1x4x4x4x8xi32>
   return %0 : tensor<1x4x4x4x8xi32>
+}
+
+// -----
+
+// A module lowered before (it frees its buffers) is refused with what the
+// pipelines take, not upstream's deallocation error.
+func.func @lowered(%x: memref<4xf32>) {
+  %a = memref.alloc() : memref<4xf32>
+  memref.copy %x, %a : memref<4xf32> to memref<4xf32>
+  // expected-error @below {{this module already frees its buffers (memref.dealloc): it was bufferized and lowered before}}
+  memref.dealloc %a : memref<4xf32>
+  return
 }

@@ -340,8 +340,9 @@ def Conv3dQuantizeToLoops : Pass<"conv3d-quantize-to-loops"> {
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"0",
-           "Byte alignment the vector loads and stores may assume (0: the "
-           "element's); the GPU pipeline uses 16 for 128-bit accesses">,
+           "Byte alignment the vector loads and stores may assume: 0 (the "
+           "element's) or a power of two up to 16, the widest access; the "
+           "GPU pipeline uses 16 for 128-bit accesses">,
     Option<"prologueLanes", "prologue-lanes", "int64_t", /*default=*/"1",
            "Iterations that share one voxel of conv3d.prologue, reducing "
            "through gpu.shuffle xor (a power of two up to 32; above 1 only "

@@ -190,6 +190,10 @@ std::string cudaHomeFor(const PipelineOptions &options);
 /// (the device code's math functions), under cudaHomeFor(options).
 std::string ptxasPathFor(const PipelineOptions &options);
 std::string libdevicePathFor(const PipelineOptions &options);
+/// An error naming the toolkit directory when libdevice (and, if
+/// `needsPtxas`, ptxas) is missing there: upstream's binary serialization
+/// only reports it and goes on, leaving undefined calls in the binary.
+llvm::Error verifyCudaToolkit(const PipelineOptions &options, bool needsPtxas);
 
 /// Registers `conv3d-cpu-pipeline`, `conv3d-gpu-pipeline` and
 /// `conv3d-graph-pipeline`.

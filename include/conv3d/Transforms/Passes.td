@@ -212,6 +212,19 @@ def Conv3dImplicitGemm : Pass<"conv3d-implicit-gemm"> {
   ];
 }
 
+def Conv3dCheckPipelineInput : Pass<"conv3d-check-pipeline-input"> {
+  let summary = "Refuse a module the conv3d pipelines cannot take";
+  let description = [{
+    The first pass of the conv3d pipelines. They take a module before
+    buffer deallocation: conv3d and upstream ops on tensors, or on memrefs
+    without deallocations. A module that already frees its buffers
+    (`memref.dealloc`, `bufferization.dealloc`: the output of a pipeline,
+    or of `buffer-deallocation-pipeline`) is an error on its first
+    deallocation saying so, instead of upstream's deallocation pass failing
+    on it with "memory free side-effect on MemRef value not supported!".
+  }];
+}
+
 def Conv3dCheckAllocations : Pass<"conv3d-check-allocations", "::mlir::ModuleOp"> {
   let summary = "Size-check the host buffers compiled code allocates";
   let description = [{
