@@ -47,13 +47,12 @@ inline ParseResult parseConvAttributeClauses(
     if (parser.parseEqual())
       return failure();
     ParseResult parsed =
-        keyword == "strides"     ? parseArray(strides)
-        : keyword == "dilations" ? parseArray(dilations)
-        : keyword == "padding"   ? parseArray(padding)
-        : keyword == "filter_layout"
-            ? parseEnumKeyword(parser, filterLayout)
-        : keyword == "activation" ? parseEnumKeyword(parser, activation)
-                                  : parser.parseAttribute(config);
+        keyword == "strides"         ? parseArray(strides)
+        : keyword == "dilations"     ? parseArray(dilations)
+        : keyword == "padding"       ? parseArray(padding)
+        : keyword == "filter_layout" ? parseEnumKeyword(parser, filterLayout)
+        : keyword == "activation"    ? parseEnumKeyword(parser, activation)
+                                     : parser.parseAttribute(config);
     if (failed(parsed))
       return failure();
   }

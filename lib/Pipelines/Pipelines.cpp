@@ -493,11 +493,11 @@ static llvm::Error verifyGpuPipelineOptions(const PipelineOptions &options) {
 /// Registers `name` with options parsed by parsePipelineOptions, so that
 /// conv3d-opt reports every bad option with its message; `verify` adds the
 /// pipeline's own checks.
-static void registerPipeline(
-    StringRef name, StringRef description,
-    void (*build)(OpPassManager &, const PipelineOptions &,
-                  const ConvolutionHooks &),
-    llvm::Error (*verify)(const PipelineOptions &) = nullptr) {
+static void
+registerPipeline(StringRef name, StringRef description,
+                 void (*build)(OpPassManager &, const PipelineOptions &,
+                               const ConvolutionHooks &),
+                 llvm::Error (*verify)(const PipelineOptions &) = nullptr) {
   registerPassPipeline(
       name, description,
       [build, verify](OpPassManager &pm, StringRef text,

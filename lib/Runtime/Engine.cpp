@@ -88,39 +88,11 @@ llvm::Error runPipeline(MLIRContext &context, ModuleOp module,
 std::vector<JitArgument> convArguments(const ConvSpec &spec) {
   std::vector<JitArgument> args;
   for (ConvParameter parameter : convParameters(spec)) {
-    switch (parameter) {
-    case ConvParameter::Input:
-      args.push_back({JitArgument::Kind::Buffer, spec.inputShape()});
-      break;
-    case ConvParameter::Filter:
-      args.push_back({JitArgument::Kind::Buffer, spec.packedFilter
-                                                     ? spec.packedFilterShape()
-                                                     : spec.filterShape()});
-      break;
-    case ConvParameter::FilterScales:
-      args.push_back({JitArgument::Kind::Buffer, spec.filterScalesShape()});
-      break;
-    case ConvParameter::FilterAmax:
+    if (std::optional<ConvBufferExtent> buffer =
+            convBufferExtent(spec, parameter))
+      args.push_back({JitArgument::Kind::Buffer, std::move(buffer->shape)});
+    else
       args.push_back({JitArgument::Kind::F32, {}});
-      break;
-    case ConvParameter::Bias:
-      args.push_back({JitArgument::Kind::Buffer, {spec.geometry.filters}});
-      break;
-    case ConvParameter::Residual:
-    case ConvParameter::Output:
-      args.push_back({JitArgument::Kind::Buffer, spec.outputShape()});
-      break;
-    case ConvParameter::Amax:
-      args.push_back({JitArgument::Kind::F32, {}});
-      break;
-    case ConvParameter::History:
-      args.push_back({JitArgument::Kind::Buffer, spec.historyShape()});
-      break;
-    case ConvParameter::NormGamma:
-    case ConvParameter::NormBeta:
-      args.push_back({JitArgument::Kind::Buffer, {spec.geometry.channels}});
-      break;
-    }
   }
   return args;
 }
@@ -213,7 +185,55 @@ CompiledConv::withStats(CompileStats newStats) const {
                                               std::move(newStats));
 }
 
-llvm::Error CompiledConv::run(const ConvArgs &args) const {
+llvm::Error CompiledConv::run(const ConvBuffers &buffers) const {
+  std::pair<ConvParameter, const ConstBufferRef *> inputs[] = {
+      {ConvParameter::Input, &buffers.input},
+      {ConvParameter::Filter, &buffers.filter},
+      {ConvParameter::FilterScales, &buffers.filterScales},
+      {ConvParameter::Bias, &buffers.bias},
+      {ConvParameter::Residual, &buffers.residual},
+      {ConvParameter::History, &buffers.history},
+      {ConvParameter::NormGamma, &buffers.normGamma},
+      {ConvParameter::NormBeta, &buffers.normBeta}};
+  auto check = [&](ConvParameter parameter, const void *data,
+                   llvm::ArrayRef<int64_t> shape,
+                   size_t elementBytes) -> llvm::Error {
+    bool used = llvm::is_contained(parameters, parameter);
+    llvm::StringRef name = convParameterName(parameter);
+    if (!used && data)
+      return llvm::createStringError(name.str() +
+                                     " buffer given, but the spec has none");
+    if (!used)
+      return llvm::Error::success();
+    if (!data)
+      return llvm::createStringError("missing " + name.str() + " buffer");
+    return checkConvBuffer(spec, parameter, shape, elementBytes);
+  };
+  for (auto [parameter, buffer] : inputs)
+    if (llvm::Error error =
+            check(parameter, buffer->data, buffer->shape, buffer->elementBytes))
+      return error;
+  if (llvm::Error error =
+          check(ConvParameter::Output, buffers.output.data,
+                buffers.output.shape, buffers.output.elementBytes))
+    return error;
+  ConvArgs args;
+  args.input = buffers.input.data;
+  args.filter = buffers.filter.data;
+  args.filterScales = buffers.filterScales.data;
+  args.bias = buffers.bias.data;
+  args.residual = buffers.residual.data;
+  args.history = buffers.history.data;
+  args.normGamma = buffers.normGamma.data;
+  args.normBeta = buffers.normBeta.data;
+  args.output = buffers.output.data;
+  args.amax = buffers.amax;
+  args.filterAmax = buffers.filterAmax;
+  args.stream = buffers.stream;
+  return runUnchecked(args);
+}
+
+llvm::Error CompiledConv::runUnchecked(const ConvArgs &args) const {
   auto missing = [](const char *name) {
     return llvm::createStringError(std::string("missing ") + name + " buffer");
   };
@@ -693,8 +713,7 @@ static std::optional<ElementType> toElementType(Type type) {
   return std::nullopt;
 }
 
-llvm::Expected<std::unique_ptr<CompiledFunction>>
-Engine::compileFunction(
+llvm::Expected<std::unique_ptr<CompiledFunction>> Engine::compileFunction(
     llvm::StringRef source, llvm::StringRef entry,
     const CompileOptions &options, llvm::StringRef sourceName,
     llvm::ArrayRef<std::optional<std::vector<int64_t>>> argumentShapes) {

@@ -34,7 +34,8 @@ llvm::Error mlir::conv3d::checkNoRecursion(func::FuncOp entry) {
       if (isa<func::CallIndirectOp>(op) && indirectCaller.empty())
         indirectCaller = quoted(func);
       if (auto call = dyn_cast<CallOpInterface>(op))
-        if (auto callee = dyn_cast_or_null<func::FuncOp>(call.resolveCallable()))
+        if (auto callee =
+                dyn_cast_or_null<func::FuncOp>(call.resolveCallable()))
           frame.callees.push_back(callee);
     });
     return frame;

@@ -30,10 +30,9 @@ llvm::Error checkNoRecursion(func::FuncOp entry);
 /// through the body, and results that become static are returned as such
 /// (when no other function calls `func`). An error names an argument whose
 /// rank or static sizes differ from its shape.
-llvm::Error
-specializeArgumentShapes(func::FuncOp func,
-                         llvm::ArrayRef<std::optional<std::vector<int64_t>>>
-                             shapes);
+llvm::Error specializeArgumentShapes(
+    func::FuncOp func,
+    llvm::ArrayRef<std::optional<std::vector<int64_t>>> shapes);
 
 } // namespace mlir::conv3d
 

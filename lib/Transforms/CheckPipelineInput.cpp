@@ -21,8 +21,7 @@ using namespace mlir;
 
 namespace {
 struct CheckPipelineInputPass
-    : mlir::conv3d::impl::Conv3dCheckPipelineInputBase<
-          CheckPipelineInputPass> {
+    : mlir::conv3d::impl::Conv3dCheckPipelineInputBase<CheckPipelineInputPass> {
   void runOnOperation() override {
     WalkResult result = getOperation()->walk([](Operation *op) {
       if (!isa<memref::DeallocOp, bufferization::DeallocOp>(op))

@@ -48,7 +48,6 @@ int main(int argc, char **argv) {
                         "operation each error is about.\n",
                         registry);
   if (llvm::failed(result) && ownDefault)
-    llvm::errs() << "conv3d-opt: " << mlir::conv3d::dumpIROnErrorHint()
-                 << "\n";
+    llvm::errs() << "conv3d-opt: " << mlir::conv3d::dumpIROnErrorHint() << "\n";
   return mlir::asMainReturnCode(result);
 }

@@ -251,7 +251,11 @@ cl::opt<bool> json("json", cl::desc("Print one JSON result line"),
                    cl::cat(runCategory));
 cl::opt<unsigned long long> seed("seed", cl::desc("Random data seed"),
                                  cl::init(1), cl::cat(runCategory));
-cl::opt<bool> quiet("quiet", cl::desc("No progress messages on stderr"),
+cl::opt<bool> quiet("quiet",
+                    cl::desc("No progress messages on stderr, and of the "
+                             "result only its last line (the check's "
+                             "verdict, or the run time without a check; "
+                             "nothing in module mode); errors still print"),
                     cl::cat(runCategory));
 
 cl::opt<std::string> moduleFile("module",

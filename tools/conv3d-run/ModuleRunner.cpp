@@ -169,7 +169,7 @@ int conv3d_run::runModule(const RunRequest &request) {
     llvm::outs() << llvm::formatv("{{\"status\":\"ok\",\"entry\":\"{0}\","
                                   "\"compile_ms\":{1},\"run_ms\":{2}}\n",
                                   request.entry, compileMillis, median(times));
-  else
+  else if (!request.quiet)
     llvm::outs() << llvm::formatv("{0}: compile {1:f1} ms, run {2:f3} ms "
                                   "(median of {3})\n",
                                   request.entry, compileMillis, median(times),

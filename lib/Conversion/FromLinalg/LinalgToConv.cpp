@@ -213,10 +213,10 @@ FailureOr<ImportedConv> analyzeImport(LinalgConvOp op,
     return llvm::map_to_vector(layout.toConvOrder,
                                [&](int64_t dim) { return shape[dim]; });
   };
-  if (std::optional<std::string> problem = whyNotExpressible(
-          inConvOrder(conv.input), inConvOrder(conv.filter),
-          layout.filterLayout, conv.strides, conv.dilations, conv.padding,
-          inConvOrder(conv.init))) {
+  if (std::optional<std::string> problem =
+          whyNotExpressible(inConvOrder(conv.input), inConvOrder(conv.filter),
+                            layout.filterLayout, conv.strides, conv.dilations,
+                            conv.padding, inConvOrder(conv.init))) {
     why = *problem;
     return failure();
   }
@@ -551,8 +551,7 @@ struct Conv3dFromLinalgPass
       std::string why;
       if (succeeded(analyzeAnyImport(op, why)))
         why = "it was left unconverted";
-      op->emitError() << "cannot import this convolution into conv3d: "
-                      << why
+      op->emitError() << "cannot import this convolution into conv3d: " << why
                       << " (the conv3d pipelines do not hand a convolution to "
                          "upstream's generic lowering)";
       refused = true;

@@ -718,8 +718,8 @@ struct Conv3dToLinalgPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateConv3dToLinalgPatterns(patterns, lowerConv,
-                                   lowerContiguousQuantize, lowerDynamicConv);
+    populateConv3dToLinalgPatterns(patterns, lowerConv, lowerContiguousQuantize,
+                                   lowerDynamicConv);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // Anything left is a form the reference lowering does not handle.
