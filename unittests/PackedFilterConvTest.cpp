@@ -63,18 +63,20 @@ TEST(PackedFilterConv, FakeModeEqualsTheFakeQuantizedFilterOnCpu) {
         HostTensor::zeros(ElementType::f32, spec.outputShape());
     fillPoison(fromPacked);
     fillPoison(fromFake);
-    ConvArgs args;
-    args.input = x.data();
-    args.filter = packed->codes.data();
-    args.filterScales = packed->scales.data();
+    ConvBuffers args;
+    args.input = x;
+    args.filter = {packed->codes.data(), packedSpec.packedFilterShape()};
+    args.filterScales = {packed->scales.data(), packedSpec.filterScalesShape()};
     args.filterAmax = amax;
-    args.output = fromPacked.data();
-    ASSERT_FALSE(bool((*packedConv)->run(args)));
-    ConvArgs fakeArgs;
-    fakeArgs.input = x.data();
-    fakeArgs.filter = fake->data();
-    fakeArgs.output = fromFake.data();
-    ASSERT_FALSE(bool((*fakeConv)->run(fakeArgs)));
+    args.output = fromPacked;
+    llvm::Error packedRun = (*packedConv)->run(args);
+    ASSERT_FALSE(bool(packedRun)) << llvm::toString(std::move(packedRun));
+    ConvBuffers fakeArgs;
+    fakeArgs.input = x;
+    fakeArgs.filter = *fake;
+    fakeArgs.output = fromFake;
+    llvm::Error fakeRun = (*fakeConv)->run(fakeArgs);
+    ASSERT_FALSE(bool(fakeRun)) << llvm::toString(std::move(fakeRun));
     EXPECT_EQ(
         std::memcmp(fromPacked.data(), fromFake.data(), fromFake.bytes.size()),
         0)
@@ -226,7 +228,7 @@ TEST(PackedFilterConv, RunNeedsTheScales) {
   args.input = x.data();
   args.filter = codes.data();
   args.output = out.data();
-  llvm::Error error = (*conv)->run(args);
+  llvm::Error error = (*conv)->runUnchecked(args);
   ASSERT_TRUE(bool(error));
   EXPECT_NE(llvm::toString(std::move(error)).find("filter scales"),
             std::string::npos);

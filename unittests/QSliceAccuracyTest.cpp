@@ -38,11 +38,12 @@ double runError(Engine &engine, const ConvSpec &spec, const char *qslice,
     return INFINITY;
   HostTensor output = HostTensor::zeros(spec.outputType, spec.outputShape());
   fillPoison(output);
-  ConvArgs args;
-  args.input = input.data();
-  args.filter = filter.data();
-  args.output = output.data();
-  EXPECT_FALSE(static_cast<bool>((*conv)->run(args)));
+  ConvBuffers args;
+  args.input = input;
+  args.filter = filter;
+  args.output = output;
+  llvm::Error error = (*conv)->run(args);
+  EXPECT_FALSE(static_cast<bool>(error)) << llvm::toString(std::move(error));
   return relativeL2Error(reference, output);
 }
 

@@ -274,7 +274,7 @@ int main(int argc, char **argv) {
 
   std::string firstError;
   auto run = [&]() -> bool {
-    if (Error e = (*conv)->run(args)) {
+    if (Error e = (*conv)->runUnchecked(args)) {
       firstError = toString(std::move(e));
       return false;
     }

@@ -22,9 +22,11 @@
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/TargetSelect.h"
@@ -80,6 +82,20 @@ int main(int argc, char **argv) {
       function.getNumResults() != 1) {
     llvm::errs() << "expected func.func @conv(input, filter) -> output\n";
     return 1;
+  }
+  // Its buffers and the direct loops it compares with are f32: a function
+  // of another element type would read them as garbage (a bf16 module gave
+  // "rel_l2 = nan: FAIL").
+  for (Type type : llvm::concat<const Type>(function.getArgumentTypes(),
+                                            function.getResultTypes())) {
+    auto shaped = llvm::dyn_cast<RankedTensorType>(type);
+    if (!shaped || shaped.getRank() != 5 || !shaped.getElementType().isF32() ||
+        !shaped.hasStaticShape()) {
+      llvm::errs() << "host-jit runs f32 convolutions of static shape "
+                      "(its buffers and its check are f32); @conv has a "
+                   << type << "\n";
+      return 1;
+    }
   }
   // Shapes before lowering: NDHWC input, DHWCF (QRSCF) filter, NDHWF result.
   auto inShape = shapeOf(function.getArgumentTypes()[0]);

@@ -9,7 +9,6 @@
 
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Runtime/Engine.h"
-#include "conv3d/Runtime/HostRunner.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -52,14 +51,23 @@ int main() {
   fillRandomNormal(bias, seed + 2);
   fillPoison(output);
 
-  HostConvBuffers buffers;
-  buffers.input = &input;
-  buffers.filter = &filter;
-  buffers.bias = &bias;
-  buffers.output = &output;
-  ReferenceConvProblem problem = referenceProblem(spec, buffers, nullptr);
+  // Each buffer with its extents: run() checks them against the spec (an
+  // output of the wrong shape or element size is an error, never a write
+  // past its end). HostTensors carry their shape and type; raw pointers
+  // take {data, shape} (elements of sizeof(*data) bytes).
+  ConvBuffers buffers;
+  buffers.input = input;
+  buffers.filter = filter;
+  buffers.bias = bias;
+  buffers.output = output;
+  ReferenceConvProblem problem;
+  problem.geometry = g;
+  problem.input = &input;
+  problem.filter = &filter;
+  problem.bias = &bias;
+  problem.activation = spec.activation;
   std::vector<double> expected = referenceConv(problem);
-  if (llvm::Error e = runWithHostBuffers(**conv, buffers)) {
+  if (llvm::Error e = (*conv)->run(buffers)) {
     llvm::errs() << "run failed: " << llvm::toString(std::move(e)) << "\n";
     return 1;
   }

@@ -227,7 +227,7 @@ extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
   args.amax = amax;
   args.output = output;
   args.stream = stream;
-  if (llvm::Error e = conv->conv->run(args))
+  if (llvm::Error e = conv->conv->runUnchecked(args))
     return failRun(error, errorSize, llvm::toString(std::move(e)));
   return 0;
 }
@@ -421,7 +421,7 @@ extern "C" int conv3d_run_ext(const conv3d_conv *conv, const void *input,
   args.amax = amax;
   args.output = output;
   args.stream = stream;
-  if (llvm::Error e = conv->conv->run(args)) {
+  if (llvm::Error e = conv->conv->runUnchecked(args)) {
     setError(error, errorSize, llvm::toString(std::move(e)));
     return 1;
   }
@@ -678,7 +678,7 @@ extern "C" int conv3d_run_packed_filter(const conv3d_run_args *args,
   run.amax = args->amax;
   run.output = args->output;
   run.stream = args->stream;
-  if (llvm::Error e = args->conv->conv->run(run)) {
+  if (llvm::Error e = args->conv->conv->runUnchecked(run)) {
     setError(args->error, args->error_size, llvm::toString(std::move(e)));
     return 1;
   }

@@ -58,6 +58,11 @@ LogicalResult IGemmConfigAttr::verify(
   if (stages > 8)
     return emitError() << "igemm_config stages must be at most 8, got "
                        << stages;
+  // More K ranges than any convolution has K tiles would only be clamped.
+  constexpr int64_t kMaxSplitK = 4096;
+  if (splitK > kMaxSplitK)
+    return emitError() << "igemm_config split_k must be from 1 to "
+                       << kMaxSplitK << ", got " << splitK;
   if (tileM % warpsM != 0 || tileN % warpsN != 0)
     return emitError() << "igemm_config warp layout " << warpsM << "x" << warpsN
                        << " does not divide the " << tileM << "x" << tileN

@@ -1,5 +1,6 @@
 //===- ConvOp.cpp - conv3d.conv verifier, effects, canonicalization -------===//
 
+#include "ConvAttributeClauses.h"
 #include "EnumKeyword.h"
 #include "OpVerification.h"
 

@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -94,6 +95,13 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
                                             const PipelineOptions &options,
                                             const ConvolutionHooks &hooks) {
   Target target = options.target;
+  // The pipelines import linalg convolutions themselves (a host's
+  // shouldConvert still keeps its own), and refuse to leave one they cannot
+  // import to upstream's generic lowering.
+  pm.addPass(createConv3dCheckPipelineInput());
+  Conv3dFromLinalgOptions importOptions;
+  importOptions.refuseUnconverted = true;
+  pm.addPass(createConv3dFromLinalg(importOptions, hooks.shouldConvert));
   addPipeline(pm, "canonicalize");
   pm.addPass(createConv3dPlacePrologue(
       Conv3dPlacePrologueOptions{options.prologuePlacement}));
@@ -149,8 +157,11 @@ void mlir::conv3d::buildConv3dCpuLoweringPipeline(
   // tensor-level quantize and epilogue ops take the linalg route either way.
   // The reference lowers every quantize to linalg; the implicit-GEMM path
   // quantizes contiguous blocks (the NVFP4 prepass) in one loop over them.
+  // Convolutions of dynamic shape take the reference lowering (with a
+  // remark): the implicit GEMM tiles static shapes.
   pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{
-      /*lowerConv=*/reference, /*lowerContiguousQuantize=*/reference}));
+      /*lowerConv=*/reference, /*lowerContiguousQuantize=*/reference,
+      /*lowerDynamicConv=*/true}));
   addPipeline(pm, "canonicalize");
   buildConv3dBufferizationPipeline(pm, options);
   if (!reference) {
@@ -214,7 +225,8 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
     const ConvolutionHooks &hooks) {
   buildConv3dGraphPipeline(pm, options, hooks);
   pm.addPass(createConv3dToLinalg(Conv3dToLinalgOptions{
-      /*lowerConv=*/false, /*lowerContiguousQuantize=*/false}));
+      /*lowerConv=*/false, /*lowerContiguousQuantize=*/false,
+      /*lowerDynamicConv=*/true}));
   addPipeline(pm, "canonicalize");
   buildConv3dBufferizationPipeline(pm, options);
   // Real NVFP4: the block-scaled kernel and the packing prepass of its
@@ -510,19 +522,50 @@ mlir::conv3d::parsePipelineOptions(llvm::StringRef text) {
   return options;
 }
 
+llvm::Error mlir::conv3d::verifyCudaToolkit(const PipelineOptions &options,
+                                            bool needsPtxas) {
+  for (auto [path, needed] : {std::pair{libdevicePathFor(options), true},
+                              std::pair{ptxasPathFor(options), needsPtxas}})
+    if (needed && !llvm::sys::fs::exists(path))
+      return llvm::createStringError(
+          "CUDA toolkit not found at '" + cudaHomeFor(options) + "' (no " +
+          path +
+          "): set CUDA_HOME or the toolkit option (cuda-home=, conv3d-run "
+          "--cuda-home, cuda_home in the C API)");
+  return llvm::Error::success();
+}
+
+/// What conv3d-gpu-pipeline needs beyond valid options: a GPU target, and
+/// the toolkit (upstream's gpu-module-to-binary reports a missing one as an
+/// error but succeeds, so the tool would exit 0).
+static llvm::Error verifyGpuPipelineOptions(const PipelineOptions &options) {
+  if (options.target == Target::cpu)
+    return llvm::createStringError(
+        "target=cpu is not a GPU target: conv3d-gpu-pipeline compiles for "
+        "target=sm80, sm90 or sm100 (conv3d-cpu-pipeline compiles for the "
+        "CPU)");
+  return verifyCudaToolkit(options,
+                           /*needsPtxas=*/options.gpuBinaryFormat == "bin");
+}
+
 /// Registers `name` with options parsed by parsePipelineOptions, so that
-/// conv3d-opt reports every bad option with its message.
-static void registerPipeline(StringRef name, StringRef description,
-                             void (*build)(OpPassManager &,
-                                           const PipelineOptions &,
-                                           const ConvolutionHooks &)) {
+/// conv3d-opt reports every bad option with its message; `verify` adds the
+/// pipeline's own checks.
+static void
+registerPipeline(StringRef name, StringRef description,
+                 void (*build)(OpPassManager &, const PipelineOptions &,
+                               const ConvolutionHooks &),
+                 llvm::Error (*verify)(const PipelineOptions &) = nullptr) {
   registerPassPipeline(
       name, description,
-      [build](OpPassManager &pm, StringRef text,
-              function_ref<LogicalResult(const Twine &)> errorHandler) {
+      [build, verify](OpPassManager &pm, StringRef text,
+                      function_ref<LogicalResult(const Twine &)> errorHandler) {
         llvm::Expected<PipelineOptions> options = parsePipelineOptions(text);
         if (!options)
           return errorHandler(llvm::toString(options.takeError()));
+        if (verify)
+          if (llvm::Error error = verify(*options))
+            return errorHandler(llvm::toString(std::move(error)));
         // Tuning runs candidate kernels; a pass pipeline only compiles.
         if (options->tune)
           return errorHandler("tune=true is an option of the engine "
@@ -545,7 +588,7 @@ void mlir::conv3d::registerConv3dPipelines() {
   registerPipeline("conv3d-gpu-pipeline",
                    "Lower conv3d ops on tensors to GPU kernels (binary "
                    "embedded) and host code in the LLVM dialect",
-                   buildConv3dGpuPipeline);
+                   buildConv3dGpuPipeline, verifyGpuPipelineOptions);
   registerPipeline("conv3d-graph-pipeline",
                    "The tensor-level conv3d passes (fusion, Q-slices, config)",
                    buildConv3dGraphPipeline);

@@ -2,6 +2,7 @@
 
 #include "conv3d/Runtime/BenchmarkSuite.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -88,10 +89,20 @@ mlir::conv3d::loadBenchmarkSuite(llvm::StringRef path) {
     return llvm::createStringError("suite '" + path.str() +
                                    "' has no \"shapes\" array");
   std::vector<BenchmarkShape> result;
+  // A preset is looked up by name: two shapes of one name would make the
+  // second unreachable.
+  llvm::StringMap<size_t> indexOfName;
   for (auto [i, value] : llvm::enumerate(*shapes)) {
     llvm::Expected<BenchmarkShape> shape = parseShape(value, i);
     if (!shape)
       return shape.takeError();
+    auto [it, inserted] = indexOfName.try_emplace(shape->name, i);
+    if (!inserted)
+      return llvm::createStringError(
+          llvm::formatv("suite '{0}': shapes #{1} and #{2} are both named "
+                        "'{3}'; names must be unique",
+                        path, it->second, i, shape->name)
+              .str());
     result.push_back(std::move(*shape));
   }
   return result;

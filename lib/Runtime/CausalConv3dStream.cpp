@@ -216,7 +216,7 @@ llvm::Error CausalConv3dStream::updateDeviceCache(const void *chunk,
     args.normBeta = deviceBeta;
     args.output = dst;
     args.stream = stream;
-    if (llvm::Error error = transform->run(args))
+    if (llvm::Error error = transform->runUnchecked(args))
       return error;
   }
   // Without a stream, a device-to-device cuMemcpy may return before it
@@ -448,7 +448,7 @@ llvm::Error CausalConv3dStream::step(const void *chunk, int64_t length,
       args.normBeta = deviceBeta;
       args.output = output;
       args.stream = stream;
-      if (llvm::Error error = (*conv)->run(args))
+      if (llvm::Error error = (*conv)->runUnchecked(args))
         return error;
     } else if (residual) {
       return streamError("a residual was given for a chunk without output "
@@ -527,7 +527,7 @@ llvm::Error CausalConv3dStream::step(const void *chunk, int64_t length,
     args.normGamma = spec.hasNorm ? normGamma.data() : nullptr;
     args.normBeta = spec.hasNormBeta ? normBeta.data() : nullptr;
     args.output = output;
-    if (llvm::Error error = (*conv)->run(args))
+    if (llvm::Error error = (*conv)->runUnchecked(args))
       return error;
   } else if (residual) {
     return streamError("a residual was given for a chunk without output "

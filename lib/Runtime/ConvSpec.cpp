@@ -177,3 +177,90 @@ mlir::conv3d::convParameters(const ConvSpec &spec) {
   parameters.push_back(ConvParameter::Output);
   return parameters;
 }
+
+std::optional<ConvBufferExtent>
+mlir::conv3d::convBufferExtent(const ConvSpec &spec, ConvParameter parameter) {
+  size_t input = elementSize(spec.inputType);
+  size_t output = elementSize(spec.outputType);
+  constexpr size_t kF32 = 4, kByte = 1;
+  switch (parameter) {
+  case ConvParameter::Input:
+    return ConvBufferExtent{spec.inputShape(), input};
+  case ConvParameter::Filter:
+    return spec.packedFilter ? ConvBufferExtent{spec.packedFilterShape(), kByte}
+                             : ConvBufferExtent{spec.filterShape(), input};
+  case ConvParameter::FilterScales:
+    return ConvBufferExtent{spec.filterScalesShape(), kByte};
+  case ConvParameter::Bias:
+    return ConvBufferExtent{{spec.geometry.filters}, kF32};
+  case ConvParameter::Residual:
+  case ConvParameter::Output:
+    return ConvBufferExtent{spec.outputShape(), output};
+  case ConvParameter::History:
+    return ConvBufferExtent{spec.historyShape(), input};
+  case ConvParameter::NormGamma:
+  case ConvParameter::NormBeta:
+    return ConvBufferExtent{{spec.geometry.channels}, kF32};
+  case ConvParameter::FilterAmax:
+  case ConvParameter::Amax:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+llvm::StringRef mlir::conv3d::convParameterName(ConvParameter parameter) {
+  switch (parameter) {
+  case ConvParameter::Input:
+    return "input";
+  case ConvParameter::Filter:
+    return "filter";
+  case ConvParameter::FilterScales:
+    return "filter scales";
+  case ConvParameter::FilterAmax:
+    return "filter amax";
+  case ConvParameter::Bias:
+    return "bias";
+  case ConvParameter::Residual:
+    return "residual";
+  case ConvParameter::Amax:
+    return "amax";
+  case ConvParameter::Output:
+    return "output";
+  case ConvParameter::History:
+    return "history";
+  case ConvParameter::NormGamma:
+    return "norm gamma";
+  case ConvParameter::NormBeta:
+    return "norm beta";
+  }
+  return "?";
+}
+
+static std::string formatExtent(llvm::ArrayRef<int64_t> shape,
+                                size_t elementBytes) {
+  std::string text;
+  for (int64_t size : shape)
+    text += (text.empty() ? "" : "x") + std::to_string(size);
+  return (text.empty() ? "a scalar" : text) + " elements of " +
+         std::to_string(elementBytes) + " bytes";
+}
+
+llvm::Error mlir::conv3d::checkConvBuffer(const ConvSpec &spec,
+                                          ConvParameter parameter,
+                                          llvm::ArrayRef<int64_t> shape,
+                                          size_t elementBytes) {
+  std::optional<ConvBufferExtent> expected = convBufferExtent(spec, parameter);
+  if (!expected)
+    return llvm::createStringError(convParameterName(parameter).str() +
+                                   " is a scalar, not a buffer");
+  if (llvm::ArrayRef<int64_t>(expected->shape) == shape &&
+      expected->elementBytes == elementBytes)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::formatv("{0} buffer: the convolution takes {1}; the buffer given "
+                    "holds {2}",
+                    convParameterName(parameter),
+                    formatExtent(expected->shape, expected->elementBytes),
+                    formatExtent(shape, elementBytes))
+          .str());
+}

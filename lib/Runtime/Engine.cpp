@@ -4,12 +4,14 @@
 
 #include "EngineImpl.h"
 #include "JitFunction.h"
+#include "ModuleChecks.h"
 
 #include "conv3d/IR/Conv3dAttrs.h"
 #include "conv3d/Pipelines/Pipelines.h"
 #include "conv3d/Registration.h"
 #include "conv3d/Runtime/ConvModuleBuilder.h"
 #include "conv3d/Runtime/CudaDriver.h"
+#include "conv3d/Support/IRDumps.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,7 +43,7 @@ namespace {
 class DiagnosticCollector {
 public:
   explicit DiagnosticCollector(MLIRContext &context)
-      : handler(&context, [this](Diagnostic &diag) {
+      : context(context), handler(&context, [this](Diagnostic &diag) {
           if (!text.empty())
             text += "\n";
           llvm::raw_string_ostream os(text);
@@ -51,12 +53,17 @@ public:
           return success();
         }) {}
 
-  llvm::Error error(llvm::StringRef what) const {
-    return llvm::createStringError(what.str() +
-                                   (text.empty() ? "" : ":\n" + text));
+  /// `what` failed, with the diagnostics; `hint` adds the line naming
+  /// $CONV3D_DUMP_IR_ON_ERROR when the context leaves the IR out.
+  llvm::Error error(llvm::StringRef what, bool hint = false) const {
+    std::string message = what.str() + (text.empty() ? "" : ":\n" + text);
+    if (hint && !context.shouldPrintOpOnDiagnostic())
+      message += "\n" + dumpIROnErrorHint().str();
+    return llvm::createStringError(message);
   }
 
 private:
+  MLIRContext &context;
   std::string text;
   ScopedDiagnosticHandler handler;
 };
@@ -74,46 +81,18 @@ llvm::Error runPipeline(MLIRContext &context, ModuleOp module,
   PassManager pm(&context);
   build(pm);
   if (failed(pm.run(module)))
-    return diagnostics.error(what);
+    return diagnostics.error(what, /*hint=*/true);
   return llvm::Error::success();
 }
 
 std::vector<JitArgument> convArguments(const ConvSpec &spec) {
   std::vector<JitArgument> args;
   for (ConvParameter parameter : convParameters(spec)) {
-    switch (parameter) {
-    case ConvParameter::Input:
-      args.push_back({JitArgument::Kind::Buffer, spec.inputShape()});
-      break;
-    case ConvParameter::Filter:
-      args.push_back({JitArgument::Kind::Buffer, spec.packedFilter
-                                                     ? spec.packedFilterShape()
-                                                     : spec.filterShape()});
-      break;
-    case ConvParameter::FilterScales:
-      args.push_back({JitArgument::Kind::Buffer, spec.filterScalesShape()});
-      break;
-    case ConvParameter::FilterAmax:
+    if (std::optional<ConvBufferExtent> buffer =
+            convBufferExtent(spec, parameter))
+      args.push_back({JitArgument::Kind::Buffer, std::move(buffer->shape)});
+    else
       args.push_back({JitArgument::Kind::F32, {}});
-      break;
-    case ConvParameter::Bias:
-      args.push_back({JitArgument::Kind::Buffer, {spec.geometry.filters}});
-      break;
-    case ConvParameter::Residual:
-    case ConvParameter::Output:
-      args.push_back({JitArgument::Kind::Buffer, spec.outputShape()});
-      break;
-    case ConvParameter::Amax:
-      args.push_back({JitArgument::Kind::F32, {}});
-      break;
-    case ConvParameter::History:
-      args.push_back({JitArgument::Kind::Buffer, spec.historyShape()});
-      break;
-    case ConvParameter::NormGamma:
-    case ConvParameter::NormBeta:
-      args.push_back({JitArgument::Kind::Buffer, {spec.geometry.channels}});
-      break;
-    }
   }
   return args;
 }
@@ -170,20 +149,11 @@ llvm::Error checkTarget(const CompileOptions &options, bool runs) {
 }
 
 /// GPU targets need the CUDA toolkit: libdevice for the device code's math
-/// and ptxas for cubins. Upstream's gpu-module-to-binary only warns when
-/// they are missing, and would leave undefined calls in the binary.
+/// and ptxas for cubins.
 llvm::Error checkToolkit(const CompileOptions &options, bool needsPtxas) {
   if (!isGpuTarget(options.target))
     return llvm::Error::success();
-  for (auto [path, needed] : {std::pair{libdevicePathFor(options), true},
-                              std::pair{ptxasPathFor(options), needsPtxas}})
-    if (needed && !llvm::sys::fs::exists(path))
-      return llvm::createStringError(
-          "CUDA toolkit not found at '" + cudaHomeFor(options) + "' (no " +
-          path +
-          "): set CUDA_HOME or the toolkit option (conv3d-run --cuda-home, "
-          "cuda_home in the C API)");
-  return llvm::Error::success();
+  return verifyCudaToolkit(options, needsPtxas);
 }
 
 /// Runtime symbols the JIT'ed host code of a target calls.
@@ -227,7 +197,55 @@ CompiledConv::withStats(CompileStats newStats) const {
                                               std::move(newStats));
 }
 
-llvm::Error CompiledConv::run(const ConvArgs &args) const {
+llvm::Error CompiledConv::run(const ConvBuffers &buffers) const {
+  std::pair<ConvParameter, const ConstBufferRef *> inputs[] = {
+      {ConvParameter::Input, &buffers.input},
+      {ConvParameter::Filter, &buffers.filter},
+      {ConvParameter::FilterScales, &buffers.filterScales},
+      {ConvParameter::Bias, &buffers.bias},
+      {ConvParameter::Residual, &buffers.residual},
+      {ConvParameter::History, &buffers.history},
+      {ConvParameter::NormGamma, &buffers.normGamma},
+      {ConvParameter::NormBeta, &buffers.normBeta}};
+  auto check = [&](ConvParameter parameter, const void *data,
+                   llvm::ArrayRef<int64_t> shape,
+                   size_t elementBytes) -> llvm::Error {
+    bool used = llvm::is_contained(parameters, parameter);
+    llvm::StringRef name = convParameterName(parameter);
+    if (!used && data)
+      return llvm::createStringError(name.str() +
+                                     " buffer given, but the spec has none");
+    if (!used)
+      return llvm::Error::success();
+    if (!data)
+      return llvm::createStringError("missing " + name.str() + " buffer");
+    return checkConvBuffer(spec, parameter, shape, elementBytes);
+  };
+  for (auto [parameter, buffer] : inputs)
+    if (llvm::Error error =
+            check(parameter, buffer->data, buffer->shape, buffer->elementBytes))
+      return error;
+  if (llvm::Error error =
+          check(ConvParameter::Output, buffers.output.data,
+                buffers.output.shape, buffers.output.elementBytes))
+    return error;
+  ConvArgs args;
+  args.input = buffers.input.data;
+  args.filter = buffers.filter.data;
+  args.filterScales = buffers.filterScales.data;
+  args.bias = buffers.bias.data;
+  args.residual = buffers.residual.data;
+  args.history = buffers.history.data;
+  args.normGamma = buffers.normGamma.data;
+  args.normBeta = buffers.normBeta.data;
+  args.output = buffers.output.data;
+  args.amax = buffers.amax;
+  args.filterAmax = buffers.filterAmax;
+  args.stream = buffers.stream;
+  return runUnchecked(args);
+}
+
+llvm::Error CompiledConv::runUnchecked(const ConvArgs &args) const {
   auto missing = [](const char *name) {
     return llvm::createStringError(std::string("missing ") + name + " buffer");
   };
@@ -707,10 +725,10 @@ static std::optional<ElementType> toElementType(Type type) {
   return std::nullopt;
 }
 
-llvm::Expected<std::unique_ptr<CompiledFunction>>
-Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
-                        const CompileOptions &options,
-                        llvm::StringRef sourceName) {
+llvm::Expected<std::unique_ptr<CompiledFunction>> Engine::compileFunction(
+    llvm::StringRef source, llvm::StringRef entry,
+    const CompileOptions &options, llvm::StringRef sourceName,
+    llvm::ArrayRef<std::optional<std::vector<int64_t>>> argumentShapes) {
   if (isGpuTarget(options.target))
     return llvm::createStringError(
         "functions of a module run on the CPU target (--target=cpu)");
@@ -728,6 +746,10 @@ Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
   if (func.isExternal())
     return llvm::createStringError("function '" + entry.str() +
                                    "' has no body");
+  if (llvm::Error error = checkNoRecursion(func))
+    return std::move(error);
+  if (llvm::Error error = specializeArgumentShapes(func, argumentShapes))
+    return std::move(error);
   unsigned numInputs = func.getNumArguments();
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
 
@@ -755,11 +777,22 @@ Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
     arg.isResult = i >= numInputs;
     if (auto memref = dyn_cast<MemRefType>(type)) {
       std::optional<ElementType> elem = toElementType(memref.getElementType());
-      if (!elem || !memref.hasStaticShape() || !memref.getLayout().isIdentity())
+      if (elem && memref.getLayout().isIdentity() && !memref.hasStaticShape())
+        return llvm::createStringError(
+            arg.isResult
+                ? llvm::formatv("result {0} of '{1}' has type {2}: its sizes "
+                                "do not follow from the arguments' shapes",
+                                i - numInputs, entry, type)
+                      .str()
+                : llvm::formatv("argument {0} of '{1}' has type {2} and no "
+                                "shape was given for it (pass it as an .npy "
+                                "file)",
+                                i, entry, type)
+                      .str());
+      if (!elem || !memref.getLayout().isIdentity())
         return llvm::createStringError(
             llvm::formatv("argument {0} of '{1}' has type {2}; only "
-                          "static, contiguous bf16/f16/f32 buffers are "
-                          "supported",
+                          "contiguous bf16/f16/f32 buffers are supported",
                           i, entry, type)
                 .str());
       arg.type = *elem;
@@ -770,6 +803,7 @@ Engine::compileFunction(llvm::StringRef source, llvm::StringRef entry,
       jitArguments.push_back({JitArgument::Kind::F32, {}});
     } else if (type.isIndex() || type.isInteger(64)) {
       arg.isBuffer = false;
+      arg.isInteger = true;
       jitArguments.push_back({JitArgument::Kind::I64, {}});
     } else {
       return llvm::createStringError(

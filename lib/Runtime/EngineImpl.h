@@ -10,6 +10,7 @@
 
 #include "conv3d/Registration.h"
 #include "conv3d/Runtime/Engine.h"
+#include "conv3d/Support/IRDumps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -33,7 +34,10 @@ struct Engine::Impl {
   }
 
   explicit Impl(CacheOptions cacheOptions)
-      : context(makeRegistry()), cacheOptions(std::move(cacheOptions)) {}
+      : context(makeRegistry()), cacheOptions(std::move(cacheOptions)) {
+    // Errors carry the IR of the operation they are about only on request.
+    context.printOpOnDiagnostic(dumpIROnErrorRequested());
+  }
 
   MLIRContext context;
   CacheOptions cacheOptions;

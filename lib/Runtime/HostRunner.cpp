@@ -32,7 +32,7 @@ llvm::Expected<double> timeRuns(const CompiledConv &conv, const ConvArgs &args,
   for (int i = 0; i < repeat; ++i) {
     if (!driver) {
       auto start = std::chrono::steady_clock::now();
-      if (llvm::Error error = conv.run(args))
+      if (llvm::Error error = conv.runUnchecked(args))
         return std::move(error);
       times.push_back(std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
@@ -41,7 +41,7 @@ llvm::Expected<double> timeRuns(const CompiledConv &conv, const ConvArgs &args,
     }
     if (llvm::Error e = driver->recordEvent(begin, args.stream))
       return std::move(e);
-    if (llvm::Error e = conv.run(args))
+    if (llvm::Error e = conv.runUnchecked(args))
       return std::move(e);
     if (llvm::Error e = driver->recordEvent(end, args.stream))
       return std::move(e);
@@ -177,7 +177,7 @@ llvm::Expected<double> ConvRunSession::run(const CompiledConv &conv, int repeat,
     // The CPU target runs on the host tensors: the output starts from its
     // initial contents each time.
     *buffers.output = initialOutput;
-    if (llvm::Error error = conv.run(args))
+    if (llvm::Error error = conv.runUnchecked(args))
       return std::move(error);
     if (result && result != buffers.output)
       *result = *buffers.output;
@@ -191,7 +191,7 @@ llvm::Expected<double> ConvRunSession::run(const CompiledConv &conv, int repeat,
   if (llvm::Error error =
           driver.copy(args.output, device->initial, bytes, device->stream))
     return std::move(error);
-  if (llvm::Error error = conv.run(args))
+  if (llvm::Error error = conv.runUnchecked(args))
     return std::move(error);
   if (llvm::Error error = driver.synchronize(device->stream))
     return std::move(error);

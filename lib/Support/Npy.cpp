@@ -141,14 +141,10 @@ private:
 };
 } // namespace
 
-llvm::Expected<HostTensor> mlir::conv3d::readNpy(StringRef path,
-                                                 ElementType target) {
-  auto bufferOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                              /*RequiresNullTerminator=*/false);
-  if (!bufferOr)
-    return makeError(path, "cannot open: " + bufferOr.getError().message());
-  StringRef file = (*bufferOr)->getBuffer();
-
+/// The header of the .npy file `file` (read from `path`) and the offset of
+/// its data.
+static llvm::Expected<std::pair<NpyHeader, size_t>>
+parseFileHeader(StringRef path, StringRef file) {
   if (file.size() < kMagicSize + 2 || !file.starts_with(StringRef(kMagic, 6)))
     return makeError(path, "not a .npy file (bad magic string)");
   uint8_t major = file[6], minor = file[7];
@@ -179,6 +175,39 @@ llvm::Expected<HostTensor> mlir::conv3d::readNpy(StringRef path,
     return makeError(path, "Fortran-order (column-major) arrays are not "
                            "supported; save a C-order array "
                            "(numpy.ascontiguousarray)");
+  return std::pair{std::move(header), prefix + headerLength};
+}
+
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+openNpy(StringRef path) {
+  auto bufferOr = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+  if (!bufferOr)
+    return makeError(path, "cannot open: " + bufferOr.getError().message());
+  return std::move(*bufferOr);
+}
+
+llvm::Expected<std::vector<int64_t>>
+mlir::conv3d::readNpyShape(StringRef path) {
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = openNpy(path);
+  if (!buffer)
+    return buffer.takeError();
+  auto parsed = parseFileHeader(path, (*buffer)->getBuffer());
+  if (!parsed)
+    return parsed.takeError();
+  return std::move(parsed->first.shape);
+}
+
+llvm::Expected<HostTensor> mlir::conv3d::readNpy(StringRef path,
+                                                 ElementType target) {
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = openNpy(path);
+  if (!buffer)
+    return buffer.takeError();
+  StringRef file = (*buffer)->getBuffer();
+  auto parsed = parseFileHeader(path, file);
+  if (!parsed)
+    return parsed.takeError();
+  auto &[header, dataOffset] = *parsed;
   size_t itemSize;
   if (header.descr == "<f4")
     itemSize = 4;
@@ -197,7 +226,7 @@ llvm::Expected<HostTensor> mlir::conv3d::readNpy(StringRef path,
     count *= uint64_t(size);
   }
   uint64_t dataBytes = count * itemSize;
-  uint64_t available = file.size() - prefix - headerLength;
+  uint64_t available = file.size() - dataOffset;
   if (available != dataBytes)
     return makeError(path, llvm::formatv("{0}: expected {1} data bytes for "
                                          "{2} elements, found {3}",
@@ -207,7 +236,7 @@ llvm::Expected<HostTensor> mlir::conv3d::readNpy(StringRef path,
                                          dataBytes, count, available));
 
   HostTensor tensor = HostTensor::zeros(target, header.shape);
-  const char *data = file.data() + prefix + headerLength;
+  const char *data = file.data() + dataOffset;
   for (uint64_t i = 0; i < count; ++i) {
     double value;
     if (itemSize == 4) {

@@ -1,15 +1,18 @@
 //===- FuseEpilogue.cpp - conv3d-fuse-epilogue ----------------------------===//
 //
 // Folds the elementwise consumers of a convolution into its epilogue
-// `cast(act(acc + bias) + residual)`, one consumer at a time and only in that
-// order, so the folded convolution computes exactly what the consumers did
-// (with f32 intermediates instead of whatever the consumers rounded to).
+// `cast(act(acc + bias) + residual)`, each consumer any consecutive part of
+// it (a bias add, `relu(x + b)` in one generic, a whole epilogue) and only
+// in that order, so the folded convolution computes exactly what the
+// consumers did (with f32 intermediates instead of whatever the consumers
+// rounded to).
 //
 // Front ends spell activations in many algebraic forms (x * sigmoid(x),
-// x / (1 + exp(-x)), 0.5x(1 + tanh(...)) with the constants folded or not).
-// Instead of matching op trees, a body is recognized by evaluating it: it
-// must be a pure function of its one input built from a small set of
-// arithmetic ops, and agree with the activation at sample points spread
+// x / (1 + exp(-x)), 0.5x(1 + tanh(...)) with the constants folded or not),
+// and group the epilogue's parts into generics as they like. Instead of
+// matching op trees or counting ops, a body is recognized by evaluating it:
+// it must be a pure function of its inputs built from a small set of
+// arithmetic ops, and agree with `act(x + b) + r` at sample points spread
 // over the range that matters (|x| up to 9) to 1e-5. GELU with erf differs
 // from the tanh form by about 1e-3 there and is not mistaken for it.
 //
@@ -181,50 +184,59 @@ std::optional<Activation> mlir::conv3d::matchActivationBody(Block &body) {
 
 namespace {
 
-enum class EpilogueStep { Bias, Activation, Residual, Cast };
-
-/// What a consumer of the convolution adds to its epilogue.
+/// What one elementwise consumer of a convolution adds to its epilogue
+/// `cast(act(acc + bias) + residual)`: any of its parts, in that order
+/// (`y = x + b`, `y = relu(x + b)`, `y = act(x) + r`, ... one generic or
+/// several).
 struct Step {
-  EpilogueStep kind;
-  Value operand; ///< bias or residual
+  Value bias, residual;
   Activation activation = Activation::none;
+  bool cast = false; ///< the consumer's result type differs from the conv's
 };
 
-/// The single block argument a yield operand reads, looking through extf
-/// (a consumer may widen its bias or residual before adding).
-static std::optional<unsigned> argumentNumber(Value value, Block &body) {
-  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
-    value = ext.getIn();
-  auto arg = dyn_cast<BlockArgument>(value);
-  if (!arg || arg.getOwner() != &body)
-    return std::nullopt;
-  return arg.getArgNumber();
+/// Whether `body` computes `act(x + b) + r` of its arguments (x at
+/// `convArg`; b and r where given, zero otherwise), checked by evaluation
+/// at sample points spread over the range that matters.
+static bool bodyComputes(Block &body, unsigned numInputs, unsigned convArg,
+                         std::optional<unsigned> biasArg,
+                         std::optional<unsigned> residualArg,
+                         Activation activation) {
+  static constexpr double kX[] = {-9,   -3.5, -1.3, -0.7, -0.25, -0.01, 0,
+                                  0.01, 0.25, 0.7,  1.3,  3.5,   9};
+  static constexpr double kOther[] = {0, -1.25, 0.5, 2.75};
+  for (double x : kX) {
+    // b and r take each sample value, in different pairs.
+    for (size_t i = 0; i < std::size(kOther); ++i) {
+      double b = biasArg ? kOther[i] : 0.0;
+      double r = residualArg ? kOther[(i + 1) % std::size(kOther)] : 0.0;
+      SmallVector<double> args(numInputs, 0.0);
+      args[convArg] = x;
+      if (biasArg)
+        args[*biasArg] = b;
+      if (residualArg)
+        args[*residualArg] = r;
+      std::optional<double> y = evaluateScalarBody(body, args);
+      double expected = referenceActivation(activation, x + b) + r;
+      if (!y || !std::isfinite(*y) ||
+          std::fabs(*y - expected) > 1e-5 * (1.0 + std::fabs(expected)))
+        return false;
+    }
+  }
+  return true;
 }
 
-/// Whether `body` yields addf of its arguments `a` and `b` (either order).
-static bool isAddOf(Block &body, unsigned a, unsigned b) {
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || body.getOperations().size() > 4)
-    return false;
-  std::optional<unsigned> lhs = argumentNumber(add.getLhs(), body),
-                          rhs = argumentNumber(add.getRhs(), body);
-  return lhs && rhs && ((*lhs == a && *rhs == b) || (*lhs == b && *rhs == a));
-}
-
-/// Classifies an elementwise consumer `generic` of convolution result `conv`.
+/// Classifies an elementwise consumer `generic` of convolution result
+/// `conv`: its inputs are the convolution (identity map), at most one bias
+/// (indexed by the filter dimension alone) and at most one residual (the
+/// convolution's shape), and its body is recognized by evaluating it, not by
+/// counting its ops, so `relu(x + b)` in one generic folds as bias and
+/// activation at once.
 static std::optional<Step> classify(linalg::GenericOp generic, Value conv) {
   if (generic.getNumDpsInits() != 1 || generic.getNumResults() != 1 ||
       generic.getNumParallelLoops() != generic.getNumLoops() ||
       generic.getNumLoops() != 5 ||
       !generic.getIndexingMapsArray().back().isIdentity())
     return std::nullopt;
-  Block &body = generic.getRegion().front();
-  SmallVector<OpOperand *> inputs = llvm::to_vector(llvm::map_range(
-      generic.getDpsInputOperands(), [](OpOperand *o) { return o; }));
-  auto mapOf = [&](OpOperand *operand) {
-    return generic.getMatchingIndexingMap(operand);
-  };
   // linalg.generic does not check that static shapes agree with its maps: a
   // consumer whose result, residual or bias does not have the
   // convolution's shape is not an epilogue (folding it would make an
@@ -235,41 +247,45 @@ static std::optional<Step> classify(linalg::GenericOp generic, Value conv) {
   ArrayRef<int64_t> convShape = shapeOf(conv);
   if (shapeOf(generic.getResult(0)) != convShape)
     return std::nullopt;
-  int convIndex = -1;
-  for (auto [i, operand] : llvm::enumerate(inputs))
-    if (operand->get() == conv && mapOf(operand).isIdentity())
-      convIndex = i;
-  if (convIndex < 0)
-    return std::nullopt;
-  Type convElem = getElementTypeOrSelf(conv.getType());
-  Type outElem = getElementTypeOrSelf(generic.getResult(0).getType());
-
-  if (inputs.size() == 1) {
-    auto yield = cast<linalg::YieldOp>(body.getTerminator());
-    // A cast: yield truncf(arg0).
-    if (auto trunc = yield.getOperand(0).getDefiningOp<arith::TruncFOp>())
-      if (trunc.getIn() == body.getArgument(0) && outElem != convElem &&
-          body.getOperations().size() == 2)
-        return Step{EpilogueStep::Cast, Value()};
-    if (outElem != convElem)
+  std::optional<unsigned> convArg, biasArg, residualArg;
+  Step step;
+  AffineExpr filterDim = getAffineDimExpr(4, generic.getContext());
+  for (OpOperand *operand : generic.getDpsInputOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(operand);
+    unsigned arg = operand->getOperandNumber();
+    Value value = operand->get();
+    if (value == conv && map.isIdentity() && !convArg) {
+      convArg = arg;
+    } else if (map.isIdentity() && shapeOf(value) == convShape &&
+               !residualArg) {
+      residualArg = arg;
+      step.residual = value;
+    } else if (map.getNumResults() == 1 && map.getResult(0) == filterDim &&
+               shapeOf(value) == convShape.take_back() && !biasArg) {
+      biasArg = arg;
+      step.bias = value;
+    } else {
       return std::nullopt;
-    if (std::optional<Activation> activation = matchActivationBody(body))
-      return Step{EpilogueStep::Activation, Value(), *activation};
-    return std::nullopt;
+    }
   }
-  if (inputs.size() != 2 || outElem != convElem)
+  if (!convArg)
     return std::nullopt;
-  unsigned other = 1 - convIndex;
-  if (!isAddOf(body, convIndex, other))
-    return std::nullopt;
-  OpOperand *operand = inputs[other];
-  AffineMap map = mapOf(operand);
-  if (map.isIdentity() && shapeOf(operand->get()) == convShape)
-    return Step{EpilogueStep::Residual, operand->get()};
-  if (map.getNumResults() == 1 && map.getResult(0).isFunctionOfDim(4) &&
-      map.getResult(0) == getAffineDimExpr(4, generic.getContext()) &&
-      shapeOf(operand->get()) == convShape.take_back())
-    return Step{EpilogueStep::Bias, operand->get()};
+  step.cast = getElementTypeOrSelf(generic.getResult(0).getType()) !=
+              getElementTypeOrSelf(conv.getType());
+  Block &body = generic.getRegion().front();
+  unsigned numInputs = generic.getNumDpsInputs();
+  for (Activation activation : {Activation::none, Activation::relu,
+                                Activation::silu, Activation::gelu_tanh}) {
+    if (!bodyComputes(body, numInputs, *convArg, biasArg, residualArg,
+                      activation))
+      continue;
+    step.activation = activation;
+    bool changes = step.bias || step.residual || step.cast ||
+                   activation != Activation::none;
+    if (!changes)
+      return std::nullopt; // a copy
+    return step;
+  }
   return std::nullopt;
 }
 
@@ -290,49 +306,37 @@ struct FoldConsumerIntoEpilogue : OpRewritePattern<linalg::GenericOp> {
 
     // Keep the epilogue's order: bias, activation, residual, cast.
     bool hasActivation = conv.getActivation() != Activation::none;
-    Type outElem = getElementTypeOrSelf(conv.getInit().getType());
-    switch (step->kind) {
-    case EpilogueStep::Bias:
-      if (conv.getBias() || hasActivation || conv.getResidual() ||
-          !isSupportedComputeType(
-              getElementTypeOrSelf(step->operand.getType())))
-        return failure();
-      break;
-    case EpilogueStep::Activation:
-      if (hasActivation || conv.getResidual())
-        return failure();
-      break;
-    case EpilogueStep::Residual:
-      if (conv.getResidual() || !isSupportedComputeType(getElementTypeOrSelf(
-                                    step->operand.getType())))
-        return failure();
-      break;
-    case EpilogueStep::Cast: {
+    auto supported = [](Value value) {
+      return isSupportedComputeType(getElementTypeOrSelf(value.getType()));
+    };
+    if (step->bias && (conv.getBias() || hasActivation || conv.getResidual() ||
+                       !supported(step->bias)))
+      return rewriter.notifyMatchFailure(generic, "bias out of order");
+    if (step->activation != Activation::none &&
+        (hasActivation || conv.getResidual()))
+      return rewriter.notifyMatchFailure(generic, "activation out of order");
+    if (step->residual && (conv.getResidual() || !supported(step->residual)))
+      return rewriter.notifyMatchFailure(generic, "residual out of order");
+    if (step->cast) {
       // The conv must not read its f32 destination, since the destination
       // becomes the cast's; and it can only produce f32 or its input type.
+      Type outElem = getElementTypeOrSelf(conv.getInit().getType());
       Type castElem = getElementTypeOrSelf(generic.getResult(0).getType());
       Type inElem = getElementTypeOrSelf(conv.getInput().getType());
       if (!conv.getOverwrite() || !outElem.isF32() || castElem != inElem)
-        return failure();
-      break;
-    }
+        return rewriter.notifyMatchFailure(generic, "cast not foldable");
     }
 
     rewriter.modifyOpInPlace(conv, [&] {
-      switch (step->kind) {
-      case EpilogueStep::Bias:
-        conv.getBiasMutable().assign(step->operand);
-        break;
-      case EpilogueStep::Activation:
+      if (step->bias)
+        conv.getBiasMutable().assign(step->bias);
+      if (step->activation != Activation::none)
         conv.setActivation(step->activation);
-        break;
-      case EpilogueStep::Residual:
-        conv.getResidualMutable().assign(step->operand);
-        break;
-      case EpilogueStep::Cast:
+      if (step->residual)
+        conv.getResidualMutable().assign(step->residual);
+      if (step->cast) {
         conv.getInitMutable().assign(generic.getDpsInits()[0]);
         conv.getResult()[0].setType(generic.getResult(0).getType());
-        break;
       }
     });
     // The conv now produces what the consumer did.

@@ -83,6 +83,20 @@ func.func private @config_split_k() attributes {c = #conv3d.igemm_config<tile_m 
 
 // -----
 
+// expected-error @+1 {{igemm_config split_k must be from 1 to 4096, got 4611686018427387904}}
+func.func private @config_split_k_huge() attributes {c = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 32, split_k = 4611686018427387904>}
+
+// -----
+
+// expected-error @+1 {{igemm_config split_k must be from 1 to 4096, got 4097}}
+func.func private @config_split_k_beyond() attributes {c = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 32, split_k = 4097>}
+
+// -----
+
+func.func private @config_split_k_largest() attributes {c = #conv3d.igemm_config<tile_m = 64, tile_n = 64, tile_k = 32, split_k = 4096>}
+
+// -----
+
 // expected-error @+1 {{igemm_config tiles larger than 1048576 elements are not supported (tile_m = 2048, tile_n = 1024, tile_k = 32)}}
 func.func private @config_tile_mn_too_large() attributes {c = #conv3d.igemm_config<tile_m = 2048, tile_n = 1024, tile_k = 32>}
 

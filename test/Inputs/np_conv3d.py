@@ -86,11 +86,17 @@ def main():
     p.add_argument("--dilation", default="1,1,1")
     p.add_argument("--padding", default="0,0,0,0,0,0")
     p.add_argument("--filter-layout", default="qrscf")
+    p.add_argument("--bias", help="a per-filter bias .npy added to the sum")
+    p.add_argument("--activation", default="none", choices=["none", "relu"])
     p.add_argument("--tol", type=float, default=1e-5)
     a = p.parse_args()
     expected = conv3d(np.load(a.input), np.load(a.filter),
                       ints(a.stride, 3), ints(a.dilation, 3),
                       ints(a.padding, 6), a.filter_layout)
+    if a.bias:
+        expected = expected + np.load(a.bias).astype(np.float64)
+    if a.activation == "relu":
+        expected = np.maximum(expected, 0.0)
     actual = np.load(a.output)
     err = rel_l2(expected, actual)
     ok = np.all(np.isfinite(actual)) and err <= a.tol

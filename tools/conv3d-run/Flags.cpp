@@ -267,7 +267,11 @@ cl::opt<bool> json("json", cl::desc("Print one JSON result line"),
                    cl::cat(runCategory));
 cl::opt<unsigned long long> seed("seed", cl::desc("Random data seed"),
                                  cl::init(1), cl::cat(runCategory));
-cl::opt<bool> quiet("quiet", cl::desc("No progress messages on stderr"),
+cl::opt<bool> quiet("quiet",
+                    cl::desc("No progress messages on stderr, and of the "
+                             "result only its last line (the check's "
+                             "verdict, or the run time without a check; "
+                             "nothing in module mode); errors still print"),
                     cl::cat(runCategory));
 
 cl::opt<std::string> moduleFile("module",
@@ -426,7 +430,9 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
       "  conv3d-run --preset=wan_mid_full --suite=bench/shapes.json\n"
       "  conv3d-run --module=f.mlir --entry=main --arg=a.npy --result=r.npy\n\n"
       "Exit status: 0 success, 1 check failed, 2 bad flags, impossible "
-      "geometry or compile error.\n");
+      "geometry or compile error.\n\n"
+      "Compile errors name their problem; CONV3D_DUMP_IR_ON_ERROR=1 adds the "
+      "IR of the operation each error is about.\n");
 
   RunRequest request;
   request.check = check;

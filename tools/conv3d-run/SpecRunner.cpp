@@ -205,6 +205,22 @@ static void printResult(const RunRequest &request, const Measurement &m) {
     llvm::outs() << llvm::json::Value(std::move(object)) << "\n";
     return;
   }
+  auto printRun = [&] {
+    llvm::outs() << llvm::formatv("run: {0:f3} ms (median of {1}), {2:f2} "
+                                  "GFLOP/s\n",
+                                  m.runMillis, request.repeat, gflops);
+  };
+  auto printCheck = [&] {
+    llvm::outs() << llvm::formatv(
+        "check: rel. L2 error {0:e3} vs reference (tolerance {1:e1}): {2}\n",
+        *m.relativeError, m.tolerance, m.passed ? "PASS" : "FAIL");
+  };
+  // --quiet: the result's last line only (the check's verdict, or the run
+  // time without a check).
+  if (request.quiet) {
+    m.relativeError ? printCheck() : printRun();
+    return;
+  }
   llvm::outs() << "conv: " << spec.describe() << "\n";
   llvm::outs() << "options: " << request.options.describe() << "\n";
   llvm::outs() << llvm::formatv("compile: {0:f1} ms", m.compileMillis);
@@ -217,13 +233,9 @@ static void printResult(const RunRequest &request, const Measurement &m) {
         m.tuneRemembered
             ? "remembered"
             : llvm::formatv("tuned in {0:f0} ms", m.tuneMillis).str());
-  llvm::outs() << llvm::formatv("run: {0:f3} ms (median of {1}), {2:f2} "
-                                "GFLOP/s\n",
-                                m.runMillis, request.repeat, gflops);
+  printRun();
   if (m.relativeError)
-    llvm::outs() << llvm::formatv(
-        "check: rel. L2 error {0:e3} vs reference (tolerance {1:e1}): {2}\n",
-        *m.relativeError, m.tolerance, m.passed ? "PASS" : "FAIL");
+    printCheck();
 }
 
 int conv3d_run::runSpec(const RunRequest &request) {

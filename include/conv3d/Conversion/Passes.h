@@ -41,13 +41,22 @@ void populateConvFromLinalgPatterns(
 /// conv3d-from-linalg importing only what `shouldConvert` accepts.
 std::unique_ptr<Pass>
 createConv3dFromLinalg(std::function<bool(Operation *)> shouldConvert);
+std::unique_ptr<Pass>
+createConv3dFromLinalg(const Conv3dFromLinalgOptions &options,
+                       std::function<bool(Operation *)> shouldConvert);
 
 /// Patterns of `conv3d-to-linalg`: the reference lowering of the tensor
-/// forms of conv3d.conv (if `includeConv`), conv3d.quantize (those with
+/// forms of conv3d.conv (if `includeConv`; else, if `includeDynamicConv`,
+/// of those of dynamic shape, with a remark), conv3d.quantize (those with
 /// contiguous blocks if `includeContiguousQuantize`) and conv3d.epilogue.
 void populateConv3dToLinalgPatterns(RewritePatternSet &patterns,
                                     bool includeConv = true,
-                                    bool includeContiguousQuantize = true);
+                                    bool includeContiguousQuantize = true,
+                                    bool includeDynamicConv = false);
+
+/// Whether conv3d-implicit-gemm cannot tile `conv` for its dynamic shape
+/// (a dynamic batch, spatial size or destination).
+bool hasDynamicConvShape(ConvOp conv);
 
 /// Whether the blocks of `op` are contiguous runs of block_size elements
 /// of its row-major operands: the block axes are the trailing axes, with a

@@ -25,12 +25,25 @@ def Conv3dFromLinalg : Pass<"conv3d-from-linalg"> {
     prologue would skip frames the graph transformed), an activation before
     a norm. Convolutions it cannot convert (other element types,
     memrefs, non-zero padding values, dynamic channel or window sizes) stay
-    untouched.
+    untouched, unless `refuse-unconverted` is set: the conv3d pipelines run
+    this pass first with it, so that a convolution never takes upstream's
+    generic lowering silently. Each one they cannot import is then an error
+    naming why, except those a host's `ConvolutionHooks::shouldConvert`
+    keeps; other linalg 3-D convolutions (depthwise, unbatched, quantized),
+    which conv3d does not compute, get a warning.
 
     Note: linalg's named convolutions accumulate in the output element type;
     `conv3d.conv` always accumulates in f32 and rounds once, so for bf16 or
     f16 outputs the imported op is more accurate than the original.
   }];
+  let options = [
+    Option<"refuseUnconverted", "refuse-unconverted", "bool",
+           /*default=*/"false",
+           "Report each linalg.conv_3d_ndhwc_dhwcf / conv_3d_ncdhw_fcdhw "
+           "left unconverted (and not kept by the host's hook) as an error "
+           "naming why, and other linalg 3-D convolutions with a warning "
+           "(the conv3d pipelines set it)">
+  ];
   let dependentDialects = [
     "::mlir::conv3d::Conv3dDialect",
     "::mlir::linalg::LinalgDialect",
@@ -49,7 +62,13 @@ def Conv3dToLinalg : Pass<"conv3d-to-linalg"> {
            "conv3d.quantize ops whose blocks are contiguous runs of the "
            "buffer, and conv3d.prologue (false: leave them to "
            "conv3d-quantize-to-loops after bufferization, one pass over the "
-           "tensor)">
+           "tensor)">,
+    Option<"lowerDynamicConv", "lower-dynamic-conv", "bool",
+           /*default=*/"false",
+           "With lower-conv=false: still lower each conv3d.conv of dynamic "
+           "shape (a dynamic batch or spatial size), which "
+           "conv3d-implicit-gemm cannot tile, with a remark (the "
+           "implicit-GEMM pipelines set it)">
   ];
   let summary = "Reference lowering of conv3d ops on tensors to linalg";
   let description = [{
@@ -321,8 +340,9 @@ def Conv3dQuantizeToLoops : Pass<"conv3d-quantize-to-loops"> {
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"0",
-           "Byte alignment the vector loads and stores may assume (0: the "
-           "element's); the GPU pipeline uses 16 for 128-bit accesses">,
+           "Byte alignment the vector loads and stores may assume: 0 (the "
+           "element's) or a power of two up to 16, the widest access; the "
+           "GPU pipeline uses 16 for 128-bit accesses">,
     Option<"prologueLanes", "prologue-lanes", "int64_t", /*default=*/"1",
            "Iterations that share one voxel of conv3d.prologue, reducing "
            "through gpu.shuffle xor (a power of two up to 32; above 1 only "

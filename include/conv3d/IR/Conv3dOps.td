@@ -90,6 +90,10 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
     Element types: input and filter bf16, f16 or f32 (the same; i8 codes
     for a `filter_quant` filter); init f32 or the input type.
 
+    The clauses after `outs(...)` (`overwrite`, `strides`, `dilations`,
+    `padding`, `filter_layout`, `activation`, `config`) may come in any
+    order, each at most once; they print in that order, defaults omitted.
+
     Example (a causal 3x3x3 convolution of a video VAE):
 
     ```mlir
@@ -168,13 +172,8 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
     (`filter_quant` `(` qualified($filter_quant)^ `,` $filter_scales `:`
        type($filter_scales) `,` $filter_amax `)`)?
     `outs` `(` $init `:` type($init) `)`
-    (`overwrite` $overwrite^)?
-    (`strides` `=` $strides^)?
-    (`dilations` `=` $dilations^)?
-    (`padding` `=` $padding^)?
-    (`filter_layout` `=` custom<EnumKeyword>($filter_layout)^)?
-    (`activation` `=` custom<EnumKeyword>($activation)^)?
-    (`config` `=` qualified($config)^)?
+    ``custom<ConvAttributeClauses>($overwrite, $strides, $dilations, $padding,
+                                   $filter_layout, $activation, $config)
     attr-dict (`->` type($result)^)?
   }];
 

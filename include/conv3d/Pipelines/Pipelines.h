@@ -134,8 +134,9 @@ llvm::Error verifyPipelineOptions(const PipelineOptions &options);
 /// printed pipeline.
 struct ConvolutionHooks {
   /// Called on each `linalg.conv_3d_ndhwc_dhwcf` / `linalg.conv_3d_ncdhw_fcdhw`
-  /// that conv3d-from-linalg can import; false leaves the op untouched for
-  /// the host's own lowering. Default: import every one.
+  /// conv3d-from-linalg meets; false leaves the op untouched for the host's
+  /// own lowering. Default: import every one (and, in the pipelines, refuse
+  /// one that cannot be imported).
   std::function<bool(Operation *)> shouldConvert;
   /// The tile configuration of a convolution that carries none; a null
   /// attribute keeps the target's heuristic (and its sm80 fallback).
@@ -154,8 +155,12 @@ struct ConvolutionHooks {
 void buildConv3dImportPipeline(OpPassManager &pm,
                                const ConvolutionHooks &hooks = {});
 
-/// The tensor-level graph passes: quant fusion, epilogue fusion, Q-slice
-/// decomposition and config selection (`hooks.selectConfig` first).
+/// The tensor-level graph passes: the import of linalg convolutions
+/// (conv3d-from-linalg with `hooks.shouldConvert`; one it cannot import and
+/// the hook does not keep is an error naming why, never left to upstream's
+/// generic lowering), quant fusion, epilogue fusion, Q-slice decomposition
+/// and config selection (`hooks.selectConfig` first). Every pipeline below
+/// starts with it.
 void buildConv3dGraphPipeline(OpPassManager &pm, const PipelineOptions &options,
                               const ConvolutionHooks &hooks = {});
 
@@ -199,6 +204,10 @@ std::string cudaHomeFor(const PipelineOptions &options);
 /// (the device code's math functions), under cudaHomeFor(options).
 std::string ptxasPathFor(const PipelineOptions &options);
 std::string libdevicePathFor(const PipelineOptions &options);
+/// An error naming the toolkit directory when libdevice (and, if
+/// `needsPtxas`, ptxas) is missing there: upstream's binary serialization
+/// only reports it and goes on, leaving undefined calls in the binary.
+llvm::Error verifyCudaToolkit(const PipelineOptions &options, bool needsPtxas);
 
 /// Registers `conv3d-cpu-pipeline`, `conv3d-gpu-pipeline` and
 /// `conv3d-graph-pipeline`.

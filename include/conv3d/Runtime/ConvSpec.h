@@ -109,6 +109,28 @@ enum class ConvParameter {
 /// and CompiledConv::run follow it).
 llvm::SmallVector<ConvParameter, 9> convParameters(const ConvSpec &spec);
 
+/// What a buffer parameter of a spec's function holds: a row-major,
+/// contiguous tensor of `shape` whose elements take `elementBytes` bytes.
+struct ConvBufferExtent {
+  std::vector<int64_t> shape;
+  size_t elementBytes = 0;
+};
+
+/// The buffer `parameter` passes for `spec`; none for the scalars (amax,
+/// filter amax). With convParameters, the calling convention.
+std::optional<ConvBufferExtent> convBufferExtent(const ConvSpec &spec,
+                                                 ConvParameter parameter);
+
+/// The parameter's name in messages: "input", "filter", "filter scales",
+/// "bias", "residual", "output", "history", "norm gamma", "norm beta"...
+llvm::StringRef convParameterName(ConvParameter parameter);
+
+/// An error naming `parameter` and both extents when a buffer of `shape`
+/// with elements of `elementBytes` bytes is not the one `spec` passes for
+/// it (convBufferExtent).
+llvm::Error checkConvBuffer(const ConvSpec &spec, ConvParameter parameter,
+                            llvm::ArrayRef<int64_t> shape, size_t elementBytes);
+
 /// How a spec is compiled: the pipeline options (target, lowering, tile
 /// configuration, Q-slice strategy, quantization placement).
 using CompileOptions = PipelineOptions;

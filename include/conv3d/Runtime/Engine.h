@@ -37,9 +37,58 @@ namespace mlir::conv3d {
 class JitFunction;
 struct Explanation; // conv3d/Runtime/Explain.h
 
+/// A buffer of the caller's with the extents it holds: a row-major,
+/// contiguous tensor of `shape` whose elements take `elementBytes` bytes
+/// (2 for bf16 and f16, 4 for f32, 1 for packed NVFP4 codes and scales).
+/// CompiledConv::run checks both against the spec before the compiled code
+/// touches the memory.
+template <typename Pointer> struct BufferRefOf {
+  Pointer data = nullptr;
+  llvm::SmallVector<int64_t, 5> shape;
+  size_t elementBytes = 0;
+
+  BufferRefOf() = default;
+  BufferRefOf(Pointer data, llvm::ArrayRef<int64_t> shape, size_t elementBytes)
+      : data(data), shape(shape), elementBytes(elementBytes) {}
+  /// `shape` elements of T (uint16_t for bf16 and f16, float, uint8_t).
+  template <typename T>
+  BufferRefOf(T *data, llvm::ArrayRef<int64_t> shape)
+      : BufferRefOf(data, shape, sizeof(T)) {}
+  /// A host tensor's data with its shape and element size.
+  template <typename Tensor,
+            typename = decltype(std::declval<Tensor &>().sizeInBytes())>
+  BufferRefOf(Tensor &tensor)
+      : BufferRefOf(tensor.data(), tensor.shape, elementSize(tensor.type)) {}
+};
+using ConstBufferRef = BufferRefOf<const void *>;
+using BufferRef = BufferRefOf<void *>;
+
+/// The caller's buffers with their extents, for CompiledConv::run to check
+/// (the checked form of ConvArgs): host memory for the CPU target, device
+/// memory for GPU targets, in the layouts of the spec. Buffers the spec has
+/// no use for stay empty.
+struct ConvBuffers {
+  ConstBufferRef input;
+  ConstBufferRef filter;       ///< with spec.packedFilter: the i8 codes
+  ConstBufferRef filterScales; ///< with spec.packedFilter
+  ConstBufferRef bias;
+  ConstBufferRef residual;
+  ConstBufferRef history;
+  ConstBufferRef normGamma;
+  ConstBufferRef normBeta;
+  BufferRef output;
+  float amax = 0.0f;       ///< when spec.inputQuantBlockSize
+  float filterAmax = 0.0f; ///< when spec.packedFilter
+  /// As ConvArgs::stream.
+  void *stream = nullptr;
+};
+
 /// Pointers to the caller's buffers, in the layouts of the spec (NDHWC input,
 /// QRSCF/FQRSC filter, NDHWF output and residual, F-element f32 bias): host
-/// memory for the CPU target, device memory for GPU targets.
+/// memory for the CPU target, device memory for GPU targets. Without
+/// extents nothing can be checked: CompiledConv::runUnchecked takes it,
+/// for callers that have checked the buffers themselves; others use
+/// ConvBuffers and CompiledConv::run.
 struct ConvArgs {
   const void *input = nullptr;
   const void *filter = nullptr;   ///< with spec.packedFilter: the i8 codes
@@ -116,8 +165,17 @@ public:
   const CompileOptions &getOptions() const { return options; }
   const CompileStats &getStats() const { return stats; }
 
-  /// Runs the convolution on the caller's buffers.
-  llvm::Error run(const ConvArgs &args) const;
+  /// Runs the convolution on the caller's buffers after checking each one's
+  /// extents against the spec (convBufferExtent): a missing buffer, one of
+  /// another shape or element size, or one the spec has no use for is an
+  /// error naming it, never a run past the end of a buffer.
+  llvm::Error run(const ConvBuffers &buffers) const;
+
+  /// Runs the convolution on buffers the caller vouches for: each pointer
+  /// must hold what convBufferExtent says (the C API and Python check the
+  /// extents themselves; the streaming decoder and the host runner own
+  /// their buffers). Only missing buffers are detected.
+  llvm::Error runUnchecked(const ConvArgs &args) const;
 
   /// The same compiled code with other stats (a cache hit).
   std::shared_ptr<const CompiledConv> withStats(CompileStats stats) const;
@@ -132,12 +190,15 @@ private:
 };
 
 /// An arbitrary function of a module, compiled for `conv3d-run --module`.
-/// Memref and tensor arguments are static-shaped buffers; results become
-/// trailing out-parameter buffers.
+/// Memref and tensor arguments are static-shaped buffers (dynamic sizes
+/// take the shapes compileFunction was given); results become trailing
+/// out-parameter buffers.
 class CompiledFunction {
 public:
   struct Argument {
     bool isBuffer = true;
+    /// Scalars: index or i64 (false: f32).
+    bool isInteger = false;
     ElementType type = ElementType::f32;
     std::vector<int64_t> shape; ///< for buffers
     bool isResult = false;      ///< an out-parameter made from a result
@@ -240,11 +301,15 @@ public:
                                              const CompileOptions &options);
 
   /// Compiles function `entry` of an MLIR module given as text;
-  /// `sourceName` names it in diagnostics.
-  llvm::Expected<std::unique_ptr<CompiledFunction>>
-  compileFunction(llvm::StringRef source, llvm::StringRef entry,
-                  const CompileOptions &options,
-                  llvm::StringRef sourceName = "<module>");
+  /// `sourceName` names it in diagnostics. `argumentShapes` holds the shape
+  /// of each argument the function will be called with (none for scalars
+  /// or unknown): a tensor or memref argument of dynamic sizes is compiled
+  /// for that shape. Recursive functions are refused (the JIT'ed code has
+  /// no bound on its stack).
+  llvm::Expected<std::unique_ptr<CompiledFunction>> compileFunction(
+      llvm::StringRef source, llvm::StringRef entry,
+      const CompileOptions &options, llvm::StringRef sourceName = "<module>",
+      llvm::ArrayRef<std::optional<std::vector<int64_t>>> argumentShapes = {});
 
   MLIRContext &getContext();
   const CacheOptions &getCacheOptions() const;

@@ -24,6 +24,9 @@ namespace mlir::conv3d {
 /// through f32 first).
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path, ElementType target);
 
+/// The shape in the header of a .npy file (its data is not read).
+llvm::Expected<std::vector<int64_t>> readNpyShape(llvm::StringRef path);
+
 /// Writes `values` (row-major, numElementsOf(shape) of them) as '<f4'.
 llvm::Error writeNpyF32(llvm::StringRef path, const std::vector<int64_t> &shape,
                         const std::vector<float> &values);

@@ -97,10 +97,12 @@ def Conv3dFuseEpilogue : Pass<"conv3d-fuse-epilogue"> {
     Folds, in order, a per-channel bias add, an activation (ReLU, SiLU, GELU
     with tanh), a residual add and an f32 -> bf16/f16 cast that consume a
     single-use `conv3d.conv` on tensors. The consumers may be
-    `linalg.generic` ops (activations are recognized by evaluating their
-    scalar body, so any algebraic form of the same function matches) or
-    `linalg.add`. A consumer that would change the epilogue's order (a bias
-    after an activation, say) is not folded.
+    `linalg.generic` ops, each computing any consecutive part of the
+    epilogue (a bias add alone, `relu(x + b)` in one generic, a whole
+    `cast(act(x + b) + r)`): their scalar bodies are recognized by
+    evaluation, not by their ops, so any algebraic form of the same function
+    matches; or `linalg.add` (a residual). A consumer that would change the
+    epilogue's order (a bias after an activation, say) is not folded.
   }];
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
 }
@@ -250,6 +252,19 @@ def Conv3dImplicitGemm : Pass<"conv3d-implicit-gemm"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect"
   ];
+}
+
+def Conv3dCheckPipelineInput : Pass<"conv3d-check-pipeline-input"> {
+  let summary = "Refuse a module the conv3d pipelines cannot take";
+  let description = [{
+    The first pass of the conv3d pipelines. They take a module before
+    buffer deallocation: conv3d and upstream ops on tensors, or on memrefs
+    without deallocations. A module that already frees its buffers
+    (`memref.dealloc`, `bufferization.dealloc`: the output of a pipeline,
+    or of `buffer-deallocation-pipeline`) is an error on its first
+    deallocation saying so, instead of upstream's deallocation pass failing
+    on it with "memory free side-effect on MemRef value not supported!".
+  }];
 }
 
 def Conv3dCheckAllocations : Pass<"conv3d-check-allocations", "::mlir::ModuleOp"> {

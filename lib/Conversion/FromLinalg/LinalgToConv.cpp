@@ -82,17 +82,25 @@ static Value foldZeroPad(Value input, ArrayRef<int64_t> spatialDims,
   return pad.getSource();
 }
 
-/// Whether conv3d.conv expresses the convolution, given shapes in its order
-/// (NDHWC input, `layout` filter, NDHWF output) and the folded padding: the
-/// channel, filter and window sizes are static and the output is exactly as
-/// large as the padded input gives. linalg also accepts an input larger than
-/// the output reads; such a convolution stays as it is.
-static bool isExpressible(ArrayRef<int64_t> inputShape,
-                          ArrayRef<int64_t> filterShape, FilterLayout layout,
-                          ArrayRef<int64_t> strides,
-                          ArrayRef<int64_t> dilations,
-                          ArrayRef<int64_t> padding,
-                          ArrayRef<int64_t> outputShape) {
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  for (int64_t size : shape)
+    text += (text.empty() ? "" : "x") +
+            (ShapedType::isDynamic(size) ? "?" : std::to_string(size));
+  return text;
+}
+
+/// Why conv3d.conv does not express the convolution, given shapes in its
+/// order (NDHWC input, `layout` filter, NDHWF output) and the folded
+/// padding; none when it does: the channel, filter and window sizes are
+/// static, the geometry valid, and the output exactly as large as the
+/// padded input gives. (linalg also accepts an input larger than the
+/// output reads.)
+static std::optional<std::string>
+whyNotExpressible(ArrayRef<int64_t> inputShape, ArrayRef<int64_t> filterShape,
+                  FilterLayout layout, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> dilations, ArrayRef<int64_t> padding,
+                  ArrayRef<int64_t> outputShape) {
   auto toArray = [](ArrayRef<int64_t> values, auto &array) {
     llvm::copy(values, array.begin());
   };
@@ -106,13 +114,17 @@ static bool isExpressible(ArrayRef<int64_t> inputShape,
   toArray(padding, pad);
   ConvGeometry g =
       ConvGeometry::fromShapes(input, filter, layout, stride, dilation, pad);
-  if (g.validate())
-    return false;
+  if (std::optional<std::string> problem = g.validate())
+    return problem;
   for (auto [expected, actual] : llvm::zip_equal(g.outputShape(), outputShape))
     if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(actual) &&
         expected != actual)
-      return false;
-  return true;
+      return "its output is " + formatShape(outputShape) +
+             " (NDHWF) where the padded input gives " +
+             formatShape(g.outputShape()) +
+             ": conv3d.conv reads the whole input, linalg only what the "
+             "output needs";
+  return std::nullopt;
 }
 
 static Value transpose(OpBuilder &b, Location loc, Value value,
@@ -128,38 +140,111 @@ static Value transpose(OpBuilder &b, Location loc, Value value,
 
 namespace {
 
-/// What both imports read from a linalg 3-D convolution on tensors with
-/// supported element types, well-formed strides and dilations, and a static
-/// filter.
+/// How the operands of one of the imported linalg convolutions map onto
+/// conv3d.conv's.
+struct LinalgConvLayout {
+  /// The input's D, H and W dimensions (those a folded tensor.pad may pad).
+  std::array<int64_t, 3> spatialDims;
+  /// conv3d.conv's dimension order (NDHWC, the filter's `filterLayout`,
+  /// NDHWF) as dimensions of the linalg operands.
+  std::array<int64_t, 5> toConvOrder;
+  FilterLayout filterLayout;
+};
+
+/// linalg.conv_3d_ndhwc_dhwcf: conv3d.conv's own layouts with QRSCF.
+constexpr LinalgConvLayout kNdhwcLayout{
+    {1, 2, 3}, {0, 1, 2, 3, 4}, FilterLayout::qrscf};
+/// linalg.conv_3d_ncdhw_fcdhw: channels move last (the filter FCDHW becomes
+/// FQRSC).
+constexpr LinalgConvLayout kNcdhwLayout{
+    {2, 3, 4}, {0, 2, 3, 4, 1}, FilterLayout::fqrsc};
+
+/// What the import reads off a linalg 3-D convolution it can take: the
+/// input (after a folded zero pad), filter and destination in the linalg
+/// op's layout, and the attributes of the conv3d.conv.
 struct ImportedConv {
   Value input, filter, init;
-  SmallVector<int64_t> strides, dilations;
+  SmallVector<int64_t> strides, dilations, padding;
 };
 
 /// The host's choice of convolutions (ConvolutionHooks::shouldConvert);
 /// null takes every one.
 using ShouldConvertFn = std::function<bool(Operation *)>;
 
+/// What conv3d.conv takes from `op`, or in `why`, why it cannot express it.
+template <typename LinalgConvOp>
+FailureOr<ImportedConv> analyzeImport(LinalgConvOp op,
+                                      const LinalgConvLayout &layout,
+                                      std::string &why) {
+  if (!op.hasPureTensorSemantics()) {
+    why = "conv3d imports convolutions on tensors, not memrefs (import "
+          "before bufferization)";
+    return failure();
+  }
+  ImportedConv conv{
+      op.getInputs()[0], op.getInputs()[1], op.getOutputs()[0], {}, {}, {}};
+  if (!hasSupportedTypes(conv.input, conv.filter, conv.init)) {
+    llvm::raw_string_ostream os(why);
+    os << "conv3d computes bf16, f16 and f32 convolutions whose filter has "
+          "the input's element type and whose output is f32 or the input's "
+          "type; this one has a "
+       << getElementTypeOrSelf(conv.input.getType()) << " input, a "
+       << getElementTypeOrSelf(conv.filter.getType()) << " filter and a "
+       << getElementTypeOrSelf(conv.init.getType()) << " output";
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> strides = getTriple(op.getStrides());
+  std::optional<SmallVector<int64_t>> dilations = getTriple(op.getDilations());
+  if (!strides || !dilations) {
+    why = "its strides and dilations must have 3 elements each";
+    return failure();
+  }
+  if (!cast<ShapedType>(conv.filter.getType()).hasStaticShape()) {
+    why = "its filter shape is dynamic; conv3d needs static window, channel "
+          "and filter sizes";
+    return failure();
+  }
+  conv.strides = std::move(*strides);
+  conv.dilations = std::move(*dilations);
+  conv.padding.assign(6, 0);
+  conv.input = foldZeroPad(conv.input, layout.spatialDims, conv.padding);
+  auto inConvOrder = [&](Value value) {
+    ArrayRef<int64_t> shape = cast<ShapedType>(value.getType()).getShape();
+    return llvm::map_to_vector(layout.toConvOrder,
+                               [&](int64_t dim) { return shape[dim]; });
+  };
+  if (std::optional<std::string> problem =
+          whyNotExpressible(inConvOrder(conv.input), inConvOrder(conv.filter),
+                            layout.filterLayout, conv.strides, conv.dilations,
+                            conv.padding, inConvOrder(conv.init))) {
+    why = *problem;
+    return failure();
+  }
+  return conv;
+}
+
+/// analyzeImport of `op` if it is one of the imported convolutions.
+static FailureOr<ImportedConv> analyzeAnyImport(Operation *op,
+                                                std::string &why) {
+  if (auto ndhwc = dyn_cast<linalg::Conv3DNdhwcDhwcfOp>(op))
+    return analyzeImport(ndhwc, kNdhwcLayout, why);
+  if (auto ncdhw = dyn_cast<linalg::Conv3DNcdhwFcdhwOp>(op))
+    return analyzeImport(ncdhw, kNcdhwLayout, why);
+  why = "not a convolution conv3d imports";
+  return failure();
+}
+
 template <typename LinalgConvOp>
 FailureOr<ImportedConv> matchImportable(LinalgConvOp op,
+                                        const LinalgConvLayout &layout,
                                         PatternRewriter &rewriter,
                                         const ShouldConvertFn &shouldConvert) {
   if (shouldConvert && !shouldConvert(op))
     return rewriter.notifyMatchFailure(op, "left to the host by its hook");
-  if (!op.hasPureTensorSemantics())
-    return rewriter.notifyMatchFailure(op, "only tensors are imported");
-  ImportedConv conv{
-      op.getInputs()[0], op.getInputs()[1], op.getOutputs()[0], {}, {}};
-  if (!hasSupportedTypes(conv.input, conv.filter, conv.init))
-    return rewriter.notifyMatchFailure(op, "unsupported element types");
-  std::optional<SmallVector<int64_t>> strides = getTriple(op.getStrides());
-  std::optional<SmallVector<int64_t>> dilations = getTriple(op.getDilations());
-  if (!strides || !dilations)
-    return rewriter.notifyMatchFailure(op, "malformed strides/dilations");
-  if (!cast<ShapedType>(conv.filter.getType()).hasStaticShape())
-    return rewriter.notifyMatchFailure(op, "dynamic filter shape");
-  conv.strides = std::move(*strides);
-  conv.dilations = std::move(*dilations);
+  std::string why;
+  FailureOr<ImportedConv> conv = analyzeImport(op, layout, why);
+  if (failed(conv))
+    return rewriter.notifyMatchFailure(op, why);
   return conv;
 }
 
@@ -171,18 +256,10 @@ struct ImportNdhwcConv : OpRewritePattern<linalg::Conv3DNdhwcDhwcfOp> {
   LogicalResult matchAndRewrite(linalg::Conv3DNdhwcDhwcfOp op,
                                 PatternRewriter &rewriter) const override {
     FailureOr<ImportedConv> matched =
-        matchImportable(op, rewriter, shouldConvert);
+        matchImportable(op, kNdhwcLayout, rewriter, shouldConvert);
     if (failed(matched))
       return failure();
-    auto [input, filter, init, strides, dilations] = *matched;
-    SmallVector<int64_t> padding(6, 0);
-    input = foldZeroPad(input, {1, 2, 3}, padding);
-    if (!isExpressible(cast<ShapedType>(input.getType()).getShape(),
-                       cast<ShapedType>(filter.getType()).getShape(),
-                       FilterLayout::qrscf, strides, dilations, padding,
-                       cast<ShapedType>(init.getType()).getShape()))
-      return rewriter.notifyMatchFailure(
-          op, "dynamic channels or an input larger than the output reads");
+    auto [input, filter, init, strides, dilations, padding] = *matched;
     rewriter.replaceOpWithNewOp<ConvOp>(
         op, TypeRange{init.getType()}, input, filter, /*bias=*/Value(),
         /*residual=*/Value(), /*amax=*/Value(), init,
@@ -208,26 +285,13 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
   LogicalResult matchAndRewrite(linalg::Conv3DNcdhwFcdhwOp op,
                                 PatternRewriter &rewriter) const override {
     FailureOr<ImportedConv> matched =
-        matchImportable(op, rewriter, shouldConvert);
+        matchImportable(op, kNcdhwLayout, rewriter, shouldConvert);
     if (failed(matched))
       return failure();
-    auto [input, filter, init, strides, dilations] = *matched;
+    auto [input, filter, init, strides, dilations, padding] = *matched;
     Location loc = op.getLoc();
-    SmallVector<int64_t> padding(6, 0);
-    input = foldZeroPad(input, {2, 3, 4}, padding);
-
-    const SmallVector<int64_t> toChannelsLast = {0, 2, 3, 4, 1};
+    ArrayRef<int64_t> toChannelsLast = kNcdhwLayout.toConvOrder;
     const SmallVector<int64_t> toChannelsFirst = {0, 4, 1, 2, 3};
-    auto channelsLastShape = [&](Value value) {
-      ArrayRef<int64_t> shape = cast<ShapedType>(value.getType()).getShape();
-      return llvm::map_to_vector(toChannelsLast,
-                                 [&](int64_t dim) { return shape[dim]; });
-    };
-    if (!isExpressible(channelsLastShape(input), channelsLastShape(filter),
-                       FilterLayout::fqrsc, strides, dilations, padding,
-                       channelsLastShape(init)))
-      return rewriter.notifyMatchFailure(
-          op, "dynamic channels or an input larger than the output reads");
     Value ndhwcInput = transpose(rewriter, loc, input, toChannelsLast);
     Value fqrscFilter = transpose(rewriter, loc, filter, toChannelsLast);
     // A zero-filled destination needs no transpose: the conv overwrites.
@@ -443,17 +507,56 @@ struct FoldRmsNormIntoPrologue : OpRewritePattern<ConvOp> {
   }
 };
 
+/// Whether `op` is a linalg 3-D convolution conv3d does not compute
+/// (depthwise, unbatched, quantized: anything but the two it imports).
+static bool isOtherLinalgConv3d(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return isa<linalg::LinalgOp>(op) &&
+         !isa<linalg::Conv3DNdhwcDhwcfOp, linalg::Conv3DNcdhwFcdhwOp>(op) &&
+         (name.starts_with("linalg.conv_3d") ||
+          name.starts_with("linalg.depthwise_conv_3d"));
+}
+
 struct Conv3dFromLinalgPass
     : mlir::conv3d::impl::Conv3dFromLinalgBase<Conv3dFromLinalgPass> {
-  Conv3dFromLinalgPass() = default;
-  explicit Conv3dFromLinalgPass(ShouldConvertFn shouldConvert)
-      : shouldConvert(std::move(shouldConvert)) {}
+  using Base::Base;
+  Conv3dFromLinalgPass(const Conv3dFromLinalgOptions &options,
+                       ShouldConvertFn shouldConvert)
+      : Base(options), shouldConvert(std::move(shouldConvert)) {}
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateConvFromLinalgPatterns(patterns, shouldConvert);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    if (refuseUnconverted && failed(refuseLeftovers()))
+      return signalPassFailure();
+  }
+
+  /// The pipelines' guarantee: no convolution reaches upstream's generic
+  /// lowering unnoticed (it accumulates bf16 in bf16, and runs far slower).
+  LogicalResult refuseLeftovers() {
+    bool refused = false;
+    getOperation()->walk([&](Operation *op) {
+      if (isOtherLinalgConv3d(op)) {
+        op->emitWarning() << "conv3d does not compute " << op->getName()
+                          << " (it imports linalg.conv_3d_ndhwc_dhwcf and "
+                             "linalg.conv_3d_ncdhw_fcdhw); upstream's "
+                             "generic lowering computes it";
+        return;
+      }
+      if (!isa<linalg::Conv3DNdhwcDhwcfOp, linalg::Conv3DNcdhwFcdhwOp>(op) ||
+          (shouldConvert && !shouldConvert(op)))
+        return;
+      std::string why;
+      if (succeeded(analyzeAnyImport(op, why)))
+        why = "it was left unconverted";
+      op->emitError() << "cannot import this convolution into conv3d: " << why
+                      << " (the conv3d pipelines do not hand a convolution to "
+                         "upstream's generic lowering)";
+      refused = true;
+    });
+    return failure(refused);
   }
 
   ShouldConvertFn shouldConvert;
@@ -472,5 +575,13 @@ void mlir::conv3d::populateConvFromLinalgPatterns(
 
 std::unique_ptr<Pass>
 mlir::conv3d::createConv3dFromLinalg(ShouldConvertFn shouldConvert) {
-  return std::make_unique<Conv3dFromLinalgPass>(std::move(shouldConvert));
+  return createConv3dFromLinalg(Conv3dFromLinalgOptions{},
+                                std::move(shouldConvert));
+}
+
+std::unique_ptr<Pass>
+mlir::conv3d::createConv3dFromLinalg(const Conv3dFromLinalgOptions &options,
+                                     ShouldConvertFn shouldConvert) {
+  return std::make_unique<Conv3dFromLinalgPass>(options,
+                                                std::move(shouldConvert));
 }

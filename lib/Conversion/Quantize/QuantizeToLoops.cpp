@@ -270,10 +270,15 @@ struct QuantizeToLoopsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (alignment < 0 || (alignment & (alignment - 1)) != 0) {
+    // The widest access is 16 bytes (elementsPerAccess): a larger alignment
+    // would be claimed for accesses that do not have it.
+    constexpr int64_t kMaxAlignment = 16;
+    if (alignment < 0 || alignment > kMaxAlignment ||
+        (alignment & (alignment - 1)) != 0) {
       emitError(getOperation()->getLoc())
           << "conv3d-quantize-to-loops: alignment must be 0 or a power of "
-             "two, got "
+             "two up to "
+          << kMaxAlignment << " (bytes, the widest access), got "
           << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }

@@ -453,7 +453,10 @@ static Value buildIm2colConv(OpBuilder &b, Location loc, Type elem,
 namespace {
 
 struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
-  using OpRewritePattern::OpRewritePattern;
+  /// `onlyDynamic`: the implicit-GEMM pipelines' fallback, for convolutions
+  /// of dynamic shape only, each reported with a remark.
+  ConvOpToLinalg(MLIRContext *context, bool onlyDynamic)
+      : OpRewritePattern(context), onlyDynamic(onlyDynamic) {}
 
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
@@ -461,6 +464,8 @@ struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(op, "memref form is not lowered");
     if (op.hasPackedFilter())
       return rewriter.notifyMatchFailure(op, "a packed NVFP4 filter");
+    if (onlyDynamic && !hasDynamicConvShape(op))
+      return rewriter.notifyMatchFailure(op, "left to the implicit GEMM");
     ConvGeometry g = op.getGeometry();
     std::optional<NVFP4Attr> quant = op.getInputQuant();
     bool gathered = quant || op.hasHistoryOrPrologue();
@@ -468,6 +473,11 @@ struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(
           op, "input quantization, a history operand or an input prologue "
               "needs static shapes");
+    if (onlyDynamic)
+      op->emitRemark("conv3d-implicit-gemm tiles convolutions of static "
+                     "shape: this one (input ")
+          << op.getInput().getType()
+          << ") takes the reference lowering (direct loops) instead";
     Location loc = op.getLoc();
     Value acc =
         initialAccumulator(rewriter, loc, op.getInit(), op.getOverwrite());
@@ -519,6 +529,8 @@ struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
                                          op.getInit()));
     return success();
   }
+
+  bool onlyDynamic;
 };
 
 struct QuantizeOpToLinalg : OpRewritePattern<QuantizeOp> {
@@ -629,6 +641,8 @@ struct EpilogueOpToLinalg : OpRewritePattern<EpilogueOp> {
                                          op.getInit()));
     return success();
   }
+
+  bool onlyDynamic;
 };
 
 //===----------------------------------------------------------------------===//
@@ -645,15 +659,21 @@ struct EpilogueOpToLinalg : OpRewritePattern<EpilogueOp> {
 /// either: unless tensors are read from it elsewhere, the materialization is
 /// `restrict`, and empty-tensor elimination computes the result in place.
 template <typename OpTy> struct BufferFormOnTensors : OpRewritePattern<OpTy> {
-  BufferFormOnTensors(MLIRContext *context, bool includeContiguousQuantize)
+  BufferFormOnTensors(MLIRContext *context, bool includeContiguousQuantize,
+                      bool onlyDynamicConv = false)
       : OpRewritePattern<OpTy>(context),
-        includeContiguousQuantize(includeContiguousQuantize) {}
+        includeContiguousQuantize(includeContiguousQuantize),
+        onlyDynamicConv(onlyDynamicConv) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     auto dps = cast<DestinationStyleOpInterface>(op.getOperation());
     if (!dps.hasPureBufferSemantics())
       return rewriter.notifyMatchFailure(op, "not the memref form");
+    if constexpr (std::is_same_v<OpTy, ConvOp>) {
+      if (onlyDynamicConv && !hasDynamicConvShape(op))
+        return rewriter.notifyMatchFailure(op, "left to the implicit GEMM");
+    }
     if constexpr (std::is_same_v<OpTy, QuantizeOp>) {
       if (!includeContiguousQuantize && hasContiguousQuantBlocks(op))
         return rewriter.notifyMatchFailure(
@@ -721,6 +741,7 @@ template <typename OpTy> struct BufferFormOnTensors : OpRewritePattern<OpTy> {
   }
 
   bool includeContiguousQuantize;
+  bool onlyDynamicConv;
 };
 
 struct Conv3dToLinalgPass
@@ -729,21 +750,23 @@ struct Conv3dToLinalgPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateConv3dToLinalgPatterns(patterns, lowerConv,
-                                   lowerContiguousQuantize);
+    populateConv3dToLinalgPatterns(patterns, lowerConv, lowerContiguousQuantize,
+                                   lowerDynamicConv);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // Anything left is a form the reference lowering does not handle.
     WalkResult result = getOperation()->walk([&](Operation *op) {
+      auto conv = dyn_cast<ConvOp>(op);
       if (!isa<ConvOp, QuantizeOp, EpilogueOp, PrologueOp>(op) ||
-          (isa<ConvOp>(op) && !lowerConv) ||
+          (conv && !lowerConv &&
+           !(lowerDynamicConv && hasDynamicConvShape(conv))) ||
           (isa<PrologueOp>(op) && !lowerContiguousQuantize))
         return WalkResult::advance();
       if (auto quantize = dyn_cast<QuantizeOp>(op);
           quantize && !lowerContiguousQuantize &&
           hasContiguousQuantBlocks(quantize))
         return WalkResult::advance();
-      if (auto conv = dyn_cast<ConvOp>(op); conv && conv.hasPackedFilter()) {
+      if (conv && conv.hasPackedFilter()) {
         op->emitError("conv3d-to-linalg does not lower a packed NVFP4 filter "
                       "(filter_quant): conv3d-apply-nvfp4-mode unpacks it "
                       "first (nvfp4-mode=fake)");
@@ -762,14 +785,20 @@ struct Conv3dToLinalgPass
 
 } // namespace
 
+bool mlir::conv3d::hasDynamicConvShape(ConvOp conv) {
+  return !conv.getGeometry().hasStaticShape() ||
+         !cast<ShapedType>(conv.getInit().getType()).hasStaticShape();
+}
+
 void mlir::conv3d::populateConv3dToLinalgPatterns(
     RewritePatternSet &patterns, bool includeConv,
-    bool includeContiguousQuantize) {
+    bool includeContiguousQuantize, bool includeDynamicConv) {
   MLIRContext *context = patterns.getContext();
-  if (includeConv) {
-    patterns.add<ConvOpToLinalg>(context);
-    patterns.add<BufferFormOnTensors<ConvOp>>(context,
-                                              includeContiguousQuantize);
+  if (includeConv || includeDynamicConv) {
+    bool onlyDynamic = !includeConv;
+    patterns.add<ConvOpToLinalg>(context, onlyDynamic);
+    patterns.add<BufferFormOnTensors<ConvOp>>(
+        context, includeContiguousQuantize, onlyDynamic);
   }
   patterns.add<QuantizeOpToLinalg, BufferFormOnTensors<QuantizeOp>>(
       context, includeContiguousQuantize);
