@@ -19,7 +19,8 @@
 # Leak suppressions: scripts/sanitizers/lsan.supp (why each one is there).
 #
 # Environment: CONV3D_SANITIZE_BUILD_DIR (default build-sanitize),
-# CONV3D_JOBS, CUDA_HOME.
+# CONV3D_JOBS, CUDA_HOME, CONV3D_SKIP_APT=1 (libclang-rt-22-dev, the
+# sanitizer runtimes, is installed already).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,6 +31,10 @@ mode="${1:-all}"
 [[ $# -gt 0 ]] && shift
 
 log() { printf '[sanitize] %s\n' "$*"; }
+
+# The sanitizer and libFuzzer runtimes (CONV3D_SKIP_APT=1: installed already).
+source "$root/scripts/apt-install.sh"
+apt_install sanitize libclang-rt-22-dev
 
 # The options every sanitized process runs with (lit passes them on).
 export ASAN_OPTIONS="${ASAN_OPTIONS:-allow_user_poisoning=0:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1}"
