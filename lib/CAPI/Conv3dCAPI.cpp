@@ -5,8 +5,10 @@
 #include "conv3d/Runtime/CausalConv3dStream.h"
 #include "conv3d/Runtime/CudaDriver.h"
 #include "conv3d/Runtime/Engine.h"
+#include "conv3d/Support/HostTensor.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
 
@@ -374,12 +376,38 @@ extern "C" int conv3d_run_ext(const conv3d_conv *conv, const void *input,
   return 0;
 }
 
-extern "C" conv3d_causal_stream *
-conv3d_causal_stream_create(conv3d_engine *engine, const conv3d_spec *spec,
-                            const conv3d_input_ext *ext, const char *options,
-                            const void *filter, const void *bias,
-                            const void *norm_gamma, const void *norm_beta,
-                            char *error, size_t errorSize) {
+/// A copy of the weight `what` a causal stream reads (`shape` of `type`), from
+/// the caller's `data` of `size` bytes; none when the spec has none. An error
+/// naming it when it is missing, given without the spec having it, or of
+/// another size than the copy reads (checked before anything is read).
+static llvm::Expected<std::optional<HostTensor>>
+copyWeight(llvm::StringRef what, bool used, const void *data, size_t size,
+           ElementType type, std::vector<int64_t> shape) {
+  if (used != (data != nullptr))
+    return llvm::createStringError(
+        "the " + what +
+        (used ? " is missing" : " is given but the spec has none"));
+  if (!used)
+    return std::nullopt;
+  int64_t count = numElementsOf(shape);
+  size_t needed = size_t(count) * elementSize(type);
+  if (size != needed)
+    return llvm::createStringError(
+        llvm::formatv(
+            "the {0} has {1} bytes; the spec reads {2} ({3} {4} values)", what,
+            size, needed, count, stringifyElementType(type))
+            .str());
+  HostTensor tensor = HostTensor::zeros(type, std::move(shape));
+  std::memcpy(tensor.data(), data, needed);
+  return tensor;
+}
+
+extern "C" conv3d_causal_stream *conv3d_causal_stream_create(
+    conv3d_engine *engine, const conv3d_spec *spec, const conv3d_input_ext *ext,
+    const char *options, const void *filter, size_t filterSize,
+    const void *bias, size_t biasSize, const void *norm_gamma,
+    size_t normGammaSize, const void *norm_beta, size_t normBetaSize,
+    char *error, size_t errorSize) {
   if (!engine || !spec || !filter) {
     setError(error, errorSize,
              "conv3d_causal_stream_create: null engine, spec or filter");
@@ -396,45 +424,42 @@ conv3d_causal_stream_create(conv3d_engine *engine, const conv3d_spec *spec,
     setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
     return nullptr;
   }
-  // The weights are copied into tensors of the spec's shapes.
-  auto copyOf = [](const void *data, ElementType type,
-                   std::vector<int64_t> shape) {
-    HostTensor tensor = HostTensor::zeros(type, std::move(shape));
-    std::memcpy(tensor.data(), data, tensor.sizeInBytes());
-    return tensor;
-  };
+  // The weights are copied into tensors of the spec's shapes, each after
+  // its caller-given size is checked against the bytes the copy reads.
   const ConvSpec &s = *parsed;
-  HostTensor filterCopy = copyOf(filter, s.inputType, s.filterShape());
-  std::optional<HostTensor> biasCopy, gammaCopy, betaCopy;
-  struct {
-    bool used;
-    const void *data;
-    std::optional<HostTensor> *copy;
-    const char *what;
-    int64_t size;
-  } vectors[] = {
-      {s.hasBias, bias, &biasCopy, "bias", s.geometry.filters},
-      {s.hasNorm, norm_gamma, &gammaCopy, "norm gamma", s.geometry.channels},
-      {s.hasNormBeta, norm_beta, &betaCopy, "norm beta", s.geometry.channels}};
-  for (auto &vector : vectors) {
-    if (vector.used != (vector.data != nullptr)) {
-      setError(error, errorSize,
-               std::string("conv3d_causal_stream_create: the ") + vector.what +
-                   (vector.used ? " is missing"
-                                : " is given but the spec "
-                                  "has none"));
-      return nullptr;
-    }
-    if (vector.used)
-      *vector.copy = copyOf(vector.data, ElementType::f32, {vector.size});
-  }
-  CausalConvWeights weights;
-  weights.filter = &filterCopy;
-  weights.bias = biasCopy ? &*biasCopy : nullptr;
-  weights.normGamma = gammaCopy ? &*gammaCopy : nullptr;
-  weights.normBeta = betaCopy ? &*betaCopy : nullptr;
-  auto stream =
-      CausalConv3dStream::create(engine->engine, s, *parsedOptions, weights);
+  const int64_t filters = s.geometry.filters, channels = s.geometry.channels;
+  auto refuse = [&](llvm::Error reason) -> conv3d_causal_stream * {
+    setError(error, errorSize,
+             "conv3d_causal_stream_create: " +
+                 llvm::toString(std::move(reason)));
+    return nullptr;
+  };
+  auto filterCopy = copyWeight("filter", true, filter, filterSize, s.inputType,
+                               s.filterShape());
+  if (!filterCopy)
+    return refuse(filterCopy.takeError());
+  auto biasCopy = copyWeight("bias", s.hasBias, bias, biasSize,
+                             ElementType::f32, {filters});
+  if (!biasCopy)
+    return refuse(biasCopy.takeError());
+  auto gammaCopy = copyWeight("norm gamma", s.hasNorm, norm_gamma,
+                              normGammaSize, ElementType::f32, {channels});
+  if (!gammaCopy)
+    return refuse(gammaCopy.takeError());
+  auto betaCopy = copyWeight("norm beta", s.hasNormBeta, norm_beta,
+                             normBetaSize, ElementType::f32, {channels});
+  if (!betaCopy)
+    return refuse(betaCopy.takeError());
+  auto pointer = [](std::optional<HostTensor> &copy) {
+    return copy ? &*copy : nullptr;
+  };
+  CausalConvWeights causalWeights;
+  causalWeights.filter = pointer(*filterCopy);
+  causalWeights.bias = pointer(*biasCopy);
+  causalWeights.normGamma = pointer(*gammaCopy);
+  causalWeights.normBeta = pointer(*betaCopy);
+  auto stream = CausalConv3dStream::create(engine->engine, s, *parsedOptions,
+                                           causalWeights);
   if (!stream) {
     setError(error, errorSize, llvm::toString(stream.takeError()));
     return nullptr;

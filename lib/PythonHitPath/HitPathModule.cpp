@@ -47,7 +47,7 @@ struct State {
   PyObject *checkOut = nullptr;       // _hit._check_out
   PyObject *checkAddresses = nullptr; // _hit._check_addresses
   PyObject *failed = nullptr;         // _hit._failed
-  PyObject *argumentsKey = nullptr;   // _functional._arguments_key
+  PyObject *argumentsKey = nullptr;   // _plan._arguments_key
   int (*runPacked)(const conv3d_run_args *) = nullptr;
   // Interned attribute names.
   PyObject *dtype = nullptr, *layout = nullptr, *device = nullptr,

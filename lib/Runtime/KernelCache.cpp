@@ -2,11 +2,13 @@
 
 #include "conv3d/Runtime/KernelCache.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -18,7 +20,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -112,14 +116,64 @@ llvm::StringRef mlir::conv3d::stringifyCacheSource(CacheSource source) {
   return "unknown";
 }
 
+/// The GNU build ID of the loaded object whose segments hold `address`, in
+/// hex; "" when it has none.
+static std::string buildIdOf(const void *address) {
+  struct Search {
+    uintptr_t address;
+    std::string id;
+  } search{reinterpret_cast<uintptr_t>(address), {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) -> int {
+        auto &search = *static_cast<Search *>(data);
+        auto segments = llvm::ArrayRef(info->dlpi_phdr, info->dlpi_phnum);
+        bool holds = llvm::any_of(segments, [&](const ElfW(Phdr) & segment) {
+          uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+          return segment.p_type == PT_LOAD && search.address >= start &&
+                 search.address - start < segment.p_memsz;
+        });
+        if (!holds)
+          return 0;
+        for (const ElfW(Phdr) & segment : segments) {
+          if (segment.p_type != PT_NOTE)
+            continue;
+          const char *note =
+              reinterpret_cast<const char *>(info->dlpi_addr + segment.p_vaddr);
+          const char *end = note + segment.p_memsz;
+          while (end - note >= ptrdiff_t(sizeof(ElfW(Nhdr)))) {
+            const auto *header = reinterpret_cast<const ElfW(Nhdr) *>(note);
+            const char *name = note + sizeof(ElfW(Nhdr));
+            const char *desc = name + llvm::alignTo(header->n_namesz, 4);
+            const char *next = desc + llvm::alignTo(header->n_descsz, 4);
+            if (next > end)
+              break;
+            if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 &&
+                std::memcmp(name, "GNU", 4) == 0) {
+              search.id = llvm::toHex(llvm::StringRef(desc, header->n_descsz),
+                                      /*LowerCase=*/true);
+              return 1;
+            }
+            note = next;
+          }
+        }
+        return 1;
+      },
+      &search);
+  return search.id;
+}
+
 llvm::StringRef mlir::conv3d::compilerIdentity() {
   static const std::string identity = [] {
     std::string text = "llvm " LLVM_VERSION_STRING "\n";
-    // The library (or executable) holding this code: its bytes change with
-    // every change to the compiler.
-    Dl_info info;
-    if (dladdr(reinterpret_cast<void *>(&compilerIdentity), &info) &&
-        info.dli_fname) {
+    // The library (or executable) holding this code. Its build ID, which the
+    // linker derives from everything it links, survives what installing and
+    // staging do to the file (RPATH rewriting, stripping): a configuration
+    // tuned through one copy of a build (the Python package's) is found
+    // through another (conv3d-run's). Without one, the file's bytes.
+    auto *self = reinterpret_cast<void *>(&compilerIdentity);
+    if (std::string id = buildIdOf(self); !id.empty()) {
+      text += "build-id " + id + "\n";
+    } else if (Dl_info info; dladdr(self, &info) && info.dli_fname) {
       if (auto buffer = llvm::MemoryBuffer::getFile(info.dli_fname))
         text += "code " + hashHex((*buffer)->getBuffer()) + "\n";
       else

@@ -18,12 +18,18 @@ The lower level compiles a Spec and runs it on raw addresses::
 
 The package talks to libConv3d.so through its C API (ctypes), so it works
 with any Python 3 without compiled bindings. The library is found through
-$CONV3D_LIB, the install prefix, a build tree or the loader's path
-(_library_candidates); `python -m conv3d --info` shows which.
+$CONV3D_LIB, the copy a wheel ships inside the package, the install prefix,
+a build tree or the loader's path (_capi.library_candidates); `python -m
+conv3d --info` shows which. _capi holds the C API's ctypes side.
 """
 
 import ctypes
-import os
+
+from ._capi import (ACTIVATIONS as _ACTIVATIONS, DTYPES as _DTYPES, LAYOUTS as _LAYOUTS,
+                    STREAM_LEGACY as _STREAM_LEGACY, Conv3dError, DeviceInfo, FilterExt,
+                    RunArgs, SpecFields)
+from . import _capi
+from ._capi import library as _library
 
 __all__ = ["Engine", "Conv", "Spec", "Conv3dError", "conv3d", "clear_cache",
            "cached_plans", "library_path", "library_version", "cuda_device",
@@ -33,31 +39,18 @@ __all__ = ["Engine", "Conv", "Spec", "Conv3dError", "conv3d", "clear_cache",
 # the CMake project version, and `python -m conv3d --info` shows both.
 __version__ = "0.1.0"
 
-_DTYPES = {"bf16": 0, "f16": 1, "f32": 2}
-_LAYOUTS = {"qrscf": 0, "fqrsc": 1}
-_ACTIVATIONS = {"none": 0, "relu": 1, "silu": 2, "gelu_tanh": 3}
-# CU_STREAM_LEGACY (CONV3D_STREAM_LEGACY): what a 0 CUstream means to CUDA.
-_STREAM_LEGACY = 1
+
+def _choice(table, value, what):
+    """table[value] for an enum argument, ValueError naming the choices."""
+    try:
+        return table[value]
+    except (KeyError, TypeError):
+        raise ValueError("%s must be one of %s, got %r"
+                         % (what, ", ".join(table), value)) from None
 
 
-class Conv3dError(RuntimeError):
-    """An error reported by the engine (bad spec, compile or run failure)."""
-
-
-class Spec(ctypes.Structure):
-    """conv3d_spec of conv3d/CAPI/conv3d.h."""
-
-    _fields_ = [
-        ("batch", ctypes.c_int64), ("depth", ctypes.c_int64),
-        ("height", ctypes.c_int64), ("width", ctypes.c_int64),
-        ("channels", ctypes.c_int64), ("window", ctypes.c_int64 * 3),
-        ("filters", ctypes.c_int64), ("strides", ctypes.c_int64 * 3),
-        ("dilations", ctypes.c_int64 * 3), ("padding", ctypes.c_int64 * 6),
-        ("filter_layout", ctypes.c_int32), ("input_type", ctypes.c_int32),
-        ("output_type", ctypes.c_int32), ("has_bias", ctypes.c_int32),
-        ("has_residual", ctypes.c_int32), ("accumulate", ctypes.c_int32),
-        ("activation", ctypes.c_int32), ("quant_block_size", ctypes.c_int32),
-    ]
+class Spec(SpecFields):
+    """conv3d_spec of conv3d/CAPI/conv3d.h (the fields: _capi.SpecFields)."""
 
     @classmethod
     def from_shapes(cls, input_shape, filter_shape, strides=(1, 1, 1),
@@ -65,7 +58,9 @@ class Spec(ctypes.Structure):
                     dtype="bf16", output_dtype=None, bias=False, residual=False,
                     accumulate=False, activation="none", quant_block_size=0):
         """input_shape = (N, D, H, W, C); filter_shape = (Q, R, S, C, F)
-        whatever the layout; padding = (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi)."""
+        whatever the layout; padding = (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi).
+        dtype, output_dtype: "bf16", "f16" or "f32" (ValueError naming the
+        choices otherwise; output_dtype None: dtype's)."""
         n, d, h, w, c = input_shape
         q, r, s, fc, f = filter_shape
         if fc != c:
@@ -77,12 +72,13 @@ class Spec(ctypes.Structure):
         spec.strides[:] = strides
         spec.dilations[:] = dilations
         spec.padding[:] = padding
-        spec.filter_layout = _LAYOUTS[filter_layout]
-        spec.input_type = _DTYPES[dtype]
-        spec.output_type = _DTYPES[output_dtype or dtype]
+        spec.filter_layout = _choice(_LAYOUTS, filter_layout, "filter_layout")
+        spec.input_type = _choice(_DTYPES, dtype, "dtype")
+        spec.output_type = _choice(_DTYPES, dtype if output_dtype is None else output_dtype,
+                                   "output_dtype")
         spec.has_bias, spec.has_residual = int(bias), int(residual)
         spec.accumulate = int(accumulate)
-        spec.activation = _ACTIVATIONS[activation]
+        spec.activation = _choice(_ACTIVATIONS, activation, "activation")
         spec.quant_block_size = quant_block_size
         return spec
 
@@ -105,131 +101,9 @@ class Spec(ctypes.Structure):
         return self._geometry()[1]
 
 
-class RunArgs(ctypes.Structure):
-    """conv3d_run_args of conv3d/CAPI/conv3d.h (conv3d_run_packed)."""
-
-    _fields_ = [("conv", ctypes.c_void_p), ("input", ctypes.c_void_p),
-                ("filter", ctypes.c_void_p), ("bias", ctypes.c_void_p),
-                ("residual", ctypes.c_void_p), ("output", ctypes.c_void_p),
-                ("stream", ctypes.c_void_p), ("error", ctypes.c_void_p),
-                ("error_size", ctypes.c_size_t), ("amax", ctypes.c_float)]
-
-
-class FilterExt(ctypes.Structure):
-    """conv3d_filter_ext of conv3d/CAPI/conv3d.h."""
-
-    _fields_ = [("packed_filter", ctypes.c_int32)]
-
-
-_LIBRARY_NAME = "libConv3d.so"
-
-
-def _library_candidates():
-    """Where libConv3d.so is looked for, in order: $CONV3D_LIB (the file, or
-    a folder holding it); the install prefix the package sits in
-    (PREFIX/lib/libConv3d.so for PREFIX/lib/python3.../conv3d, as
-    `cmake --install` and `pip install --prefix` lay them out); a build tree
-    beside a source checkout (python/conv3d -> build/lib); then the system's
-    loader path (LD_LIBRARY_PATH, ldconfig)."""
-    env = os.environ.get("CONV3D_LIB", "")
-    if env:
-        yield os.path.join(env, _LIBRARY_NAME) if os.path.isdir(env) else env
-        return
-    folder = os.path.dirname(os.path.abspath(__file__))
-    while True:
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-        yield os.path.join(folder, "lib", _LIBRARY_NAME)
-        yield os.path.join(folder, "build", "lib", _LIBRARY_NAME)
-        yield os.path.join(folder, ".gpu-carry", "lib", _LIBRARY_NAME)
-    yield _LIBRARY_NAME
-
-
-def _find_library():
-    tried = []
-    for path in _library_candidates():
-        if os.sep not in path or os.path.exists(path):
-            try:
-                return ctypes.CDLL(path), os.path.abspath(path) if os.sep in path else path
-            except OSError as e:
-                tried.append(f"{path} ({e})")
-        else:
-            tried.append(path)
-    raise Conv3dError("libConv3d.so not found (set CONV3D_LIB to its path); tried: "
-                      + "; ".join(tried))
-
-
-_lib = None
-_lib_path = None
-
-
-class DeviceInfo(ctypes.Structure):
-    """conv3d_device_info of conv3d/CAPI/conv3d.h."""
-
-    _fields_ = [("ordinal", ctypes.c_int32), ("cc_major", ctypes.c_int32),
-                ("cc_minor", ctypes.c_int32), ("multiprocessors", ctypes.c_int32),
-                ("name", ctypes.c_char * 256)]
-
-
-def _library():
-    global _lib, _lib_path
-    if _lib is None:
-        lib, path = _find_library()
-        lib.conv3d_version.restype = ctypes.c_char_p
-        lib.conv3d_version.argtypes = []
-        lib.conv3d_cuda_device.restype = ctypes.c_int
-        lib.conv3d_cuda_device.argtypes = [ctypes.POINTER(DeviceInfo), ctypes.c_char_p,
-                                           ctypes.c_size_t]
-        lib.conv3d_engine_create.restype = ctypes.c_void_p
-        lib.conv3d_engine_create_with_cache.restype = ctypes.c_void_p
-        lib.conv3d_engine_create_with_cache.argtypes = [ctypes.c_char_p]
-        lib.conv3d_engine_destroy.argtypes = [ctypes.c_void_p]
-        lib.conv3d_spec_geometry.restype = ctypes.c_int
-        lib.conv3d_spec_geometry.argtypes = [ctypes.POINTER(Spec), ctypes.POINTER(ctypes.c_int64),
-                                             ctypes.POINTER(ctypes.c_double), ctypes.c_char_p,
-                                             ctypes.c_size_t]
-        lib.conv3d_compile.restype = ctypes.c_void_p
-        lib.conv3d_compile.argtypes = [ctypes.c_void_p, ctypes.POINTER(Spec),
-                                       ctypes.c_char_p, ctypes.c_char_p,
-                                       ctypes.c_size_t]
-        lib.conv3d_compile_millis.restype = ctypes.c_double
-        lib.conv3d_compile_millis.argtypes = [ctypes.c_void_p]
-        lib.conv3d_compile_source.restype = ctypes.c_int
-        lib.conv3d_compile_source.argtypes = [ctypes.c_void_p]
-        lib.conv3d_conv_config.restype = ctypes.c_char_p
-        lib.conv3d_conv_config.argtypes = [ctypes.c_void_p]
-        lib.conv3d_conv_destroy.argtypes = [ctypes.c_void_p]
-        lib.conv3d_run.restype = ctypes.c_int
-        lib.conv3d_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p] * 4 + [
-            ctypes.c_float, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
-            ctypes.c_size_t]
-        lib.conv3d_run_packed.restype = ctypes.c_int
-        lib.conv3d_run_packed.argtypes = [ctypes.POINTER(RunArgs)]
-        p, size_t = ctypes.c_void_p, ctypes.c_size_t
-        lib.conv3d_packed_filter_sizes.restype = ctypes.c_int
-        lib.conv3d_packed_filter_sizes.argtypes = [
-            ctypes.POINTER(Spec), ctypes.POINTER(size_t), ctypes.POINTER(size_t),
-            ctypes.c_char_p, size_t]
-        lib.conv3d_quantize_filter.restype = ctypes.c_int
-        lib.conv3d_quantize_filter.argtypes = [
-            p, ctypes.POINTER(Spec), p, ctypes.c_float, ctypes.c_char_p, p, size_t, p,
-            size_t, ctypes.c_char_p, size_t]
-        lib.conv3d_compile_filter_ext.restype = p
-        lib.conv3d_compile_filter_ext.argtypes = [
-            p, ctypes.POINTER(Spec), p, ctypes.POINTER(FilterExt), ctypes.c_char_p,
-            ctypes.c_char_p, size_t]
-        lib.conv3d_run_packed_filter.restype = ctypes.c_int
-        lib.conv3d_run_packed_filter.argtypes = [ctypes.POINTER(RunArgs), p, ctypes.c_float]
-        _lib, _lib_path = lib, path
-    return _lib
-
-
 def library_path():
-    """The libConv3d.so this package uses (see _library_candidates)."""
-    _library()
-    return _lib_path
+    """The libConv3d.so this package uses (see _capi.library_candidates)."""
+    return _capi.library_path()
 
 
 def library_version():
@@ -297,9 +171,11 @@ class Conv:
         if status:
             raise Conv3dError(error.value.decode())
 
-    def __del__(self):
-        if self._handle and _lib is not None:
-            _lib.conv3d_conv_destroy(self._handle)
+    def __del__(self, _loaded=_capi.loaded):
+        # (_loaded bound at definition: module globals may be gone at exit.)
+        lib = _loaded()
+        if self._handle and lib is not None:
+            lib.conv3d_conv_destroy(self._handle)
             self._handle = None
 
 
@@ -365,7 +241,7 @@ class Engine:
         The packing kernel runs on `target` (the host for "cpu"); the arrays
         are host memory either way."""
         import numpy
-        from ._arrays import _numpy_dtype_name, numpy_address
+        from ._arrays import _numpy_dtype_name, numpy_address, numpy_dtype
         if not isinstance(w, numpy.ndarray):
             raise TypeError("quantize_filter takes a NumPy array, got %s"
                             % type(w).__name__)
@@ -377,8 +253,14 @@ class Engine:
             raise Conv3dError(error.value.decode())
         dtype = {v: k for k, v in _DTYPES.items()}[spec.input_type]
         if _numpy_dtype_name(w.dtype) != dtype:
-            raise TypeError("the filter is %s, the spec's dtype %s"
-                            % (_numpy_dtype_name(w.dtype), dtype))
+            hint = ""
+            if dtype == "bf16":
+                try:
+                    numpy_dtype(dtype)
+                except TypeError as e:
+                    hint = " (%s)" % e
+            raise TypeError("the filter is %s, the spec's dtype %s%s"
+                            % (_numpy_dtype_name(w.dtype), dtype, hint))
         shape = (spec.filters, spec.window[0], spec.window[1], spec.window[2],
                  spec.channels)
         if tuple(w.shape) != shape:
@@ -398,9 +280,10 @@ class Engine:
             raise Conv3dError(error.value.decode())
         return codes, scales
 
-    def __del__(self):
-        if self._handle and _lib is not None:
-            _lib.conv3d_engine_destroy(self._handle)
+    def __del__(self, _loaded=_capi.loaded):
+        lib = _loaded()
+        if self._handle and lib is not None:
+            lib.conv3d_engine_destroy(self._handle)
             self._handle = None
 
 

@@ -11,7 +11,7 @@ def _info():
     try:
         path = conv3d.library_path()
     except conv3d.Conv3dError as e:
-        print("library: not found: %s" % e)
+        print("library: %s" % e)
         return 1
     print("library: %s" % path)
     print("library version: %s" % conv3d.library_version())
@@ -24,6 +24,7 @@ def _info():
         native = _torch_native.load()
         print("torch-native hit path: %s" % (native.__file__ if native else
                                              "not used: %s" % _torch_native.status))
+    print("NumPy bfloat16: %s" % _ml_dtypes())
     print("targets: cpu, sm80 (CUDA compute capability 8.0+), sm90 (9.0: H100, H200)")
     try:
         device = conv3d.cuda_device()
@@ -36,6 +37,16 @@ def _info():
         print("CUDA device: none (%s); host arrays run on the cpu target"
               % str(e).splitlines()[0])
     return 0
+
+
+def _ml_dtypes():
+    """Where bfloat16 NumPy arrays come from: ml_dtypes, or what to install."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        from conv3d._arrays import ML_DTYPES_MISSING
+        return "unavailable: " + ML_DTYPES_MISSING
+    return "ml_dtypes %s" % getattr(ml_dtypes, "__version__", "(version unknown)")
 
 
 def _importable(name):

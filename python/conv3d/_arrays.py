@@ -225,6 +225,42 @@ def read_dlpack(a):
             (t.data or 0) + t.byte_offset, capsule)
 
 
+def is_dense(shape, strides, order=None):
+    """Whether `strides` (elements) are those of a dense array whose
+    dimensions, from outermost to innermost in memory, are `order` (default:
+    row-major). The one layout test of the package: a dimension of extent 1
+    may have any stride (NumPy, PyTorch and DLPack call such arrays
+    contiguous: x[:, 2:5] of a batch-1 array keeps its batch stride), and an
+    array without elements is dense in every order (NumPy gives it zero
+    strides)."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for dim in reversed(range(len(shape)) if order is None else order):
+        if shape[dim] != 1 and strides[dim] != expected:
+            return False
+        expected *= shape[dim]
+    return True
+
+
+def numpy_dtype(name):
+    """The NumPy dtype of element type `name` ("bf16", "f16", "f32"):
+    bfloat16 is ml_dtypes' (NumPy has none); TypeError naming ml_dtypes when
+    it is not installed."""
+    numpy = sys.modules.get("numpy") or __import__("numpy")
+    if name == "bf16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise TypeError(ML_DTYPES_MISSING) from None
+        return numpy.dtype(ml_dtypes.bfloat16)
+    return numpy.dtype(_NUMPY_NAMES[name])
+
+
+ML_DTYPES_MISSING = ("bfloat16 NumPy arrays need the ml_dtypes package (NumPy has no "
+                     "bfloat16), which is not installed: pip install ml_dtypes")
+
+
 def _compact_strides(shape):
     strides, step = [], 1
     for extent in reversed(shape):
@@ -299,7 +335,7 @@ class Library:
         if device[0] == "cpu" and not hasattr(self.sample, "__array_namespace__"):
             # A host array of an unknown library: the result is a NumPy array.
             numpy = sys.modules.get("numpy") or __import__("numpy")
-            return numpy.empty((n, d, h, w, c), dtype=numpy.dtype(_NUMPY_NAMES[dtype])
+            return numpy.empty((n, d, h, w, c), dtype=numpy_dtype(dtype)
                                ).transpose(0, 4, 1, 2, 3)
         xp = self._namespace("allocate the output (pass out=)")
         out = xp.empty((n, d, h, w, c), dtype=self.sample.dtype, device=self.sample.device)

@@ -1,7 +1,7 @@
 """The hit path of conv3d.conv3d: a call whose signature was seen before.
 
 A call's signature is everything the checks of its first call (the miss:
-_functional's ArrayViews and _make_plan) read from it: each operand's type,
+_plan's ArrayViews and _make_plan) read from it: each operand's type,
 dtype, shape and strides (PyTorch tensors: also layout and device; CuPy
 arrays: also the device), the arguments as _arguments_key tells them apart
 (1, True and 1.0 differ), the activation and the target. Those checks
@@ -11,9 +11,9 @@ accepts. Nothing is keyed by object identity.
 
 A signature maps to an entry, a tuple unpacked in one step:
 (plan, steps, handle, alignment, empty, stream, extents) -- the
-_functional._Plan; which layout steps a hit runs (DIRECT: none; PARAMETERS:
+_plan._Plan; which layout steps a hit runs (DIRECT: none; PARAMETERS:
 only the weight's and bias's conversions, which PyTorch hits reuse while
-the tensors are unchanged (_functional._parameter_copy) and then launch
+the tensors are unchanged (_plan._parameter_copy) and then launch
 directly; ALL: copies of the input, residual or output, through the general
 route's launch); the compiled convolution's C handle; the address
 alignment the kernels need; a callable allocating the output (NDHWC memory,
@@ -48,7 +48,7 @@ capsule, so each operand's is made and read on every call (the signature
 is the producer's type and what the capsule says), but no ArrayView, plan
 table key or Library is made; a hit with out= launches directly, one
 without allocates through the general route's Library. Other calls take
-_functional's general route, which finds its plan by the operands'
+the general route (_plan.py), which finds its plan by the operands'
 ArrayViews and launches the same way.
 """
 
@@ -57,13 +57,14 @@ import functools
 import struct
 import sys
 
-from . import _arrays
-from . import _functional as _f
-from . import Conv3dError, RunArgs, _library
-from ._functional import _arguments_key, _check_address, _parameter_copy, _span
+from . import _arrays, _plan
+from ._capi import Conv3dError, RunArgs
+from ._capi import library as _library
+from ._plan import (_arguments_key, _check_address, _check_alignment, _overlaps,
+                    _parameter_copy, _span, _view_or_none)
 
 __all__ = ["MISS", "signatures", "paths", "path_for", "clear", "run_packed",
-           "pack_run_args", "last_error", "torch_signature", "extension",
+           "pack_run_args", "last_error", "run_views", "torch_signature", "extension",
            "extension_status"]
 
 # A hit function's answer for a call it leaves to the general route.
@@ -129,14 +130,63 @@ def run_packed(record):
 
 def last_error():
     """conv3d_last_error(): the calling thread's last failed run's message."""
-    lib = _library()
-    lib.conv3d_last_error.restype = ctypes.c_char_p
-    lib.conv3d_last_error.argtypes = []
-    return lib.conv3d_last_error().decode(errors="replace")
+    return _library().conv3d_last_error().decode(errors="replace")
 
 
 def _failed():
     return Conv3dError(last_error())
+
+
+def run_views(plan, input, weight, bias, residual, out, views=None, steps_done=False):
+    """Runs `plan` (checked for these operands) on any DLPack arrays through
+    their views: the layout steps (unless `steps_done`: the operands are
+    their results), the output allocation, the address checks and the
+    launch (as a hit launches: run_packed)."""
+    x, w, b, res, o = views or (
+        _arrays.view(input, "input"), _arrays.view(weight, "weight"),
+        _view_or_none(bias, "bias"), _view_or_none(residual, "residual"),
+        _view_or_none(out, "out"))
+    library = _arrays.Library(x.library, _arrays.array_of(x))
+    if plan.steps and not steps_done:
+        if plan.input_step:
+            x = _arrays.view(library.to_channels_last(input), "input")
+        if plan.weight_step:
+            w = _arrays.view(_parameter_copy(library, weight, library.to_channels_last,
+                                             "weight"), "weight")
+        if plan.bias_step:
+            b = _arrays.view(_parameter_copy(library, bias, library.to_float32, "bias"),
+                             "bias")
+        if plan.residual_step:
+            res = _arrays.view(library.to_channels_last(residual), "residual")
+    alignment = plan.alignment
+    if o is None:
+        result = library.empty_channels_last(plan.output_shape, x.dtype, plan.device)
+        out_ptr = library.data_ptr(result)
+        if out_ptr % alignment:
+            raise Conv3dError("the allocated output is not %d-byte aligned" % alignment)
+    else:
+        result = out
+        out_ptr = o.ptr
+        for v, what in ((x, "input"), (w, "weight"), (b, "bias"), (res, "residual")):
+            if v is not None and _overlaps(v, o):
+                raise ValueError("out overlaps %s in memory" % what)
+        _check_alignment(o, "out", alignment)
+    if x.ptr % alignment:
+        _check_alignment(x, "input", alignment)
+    if w.ptr % alignment:
+        _check_alignment(w, "weight", alignment)
+    if res is not None:
+        _check_alignment(res, "residual", alignment)
+    if b is not None:
+        _check_alignment(b, "bias", 4)
+    stream = library.stream(plan.device) if plan.gpu else 0
+    if run_packed(pack_run_args(plan.handle, x.ptr, w.ptr,
+                                          0 if b is None else b.ptr,
+                                          0 if res is None else res.ptr, out_ptr, stream)):
+        raise Conv3dError(last_error())
+    if plan.output_back:
+        result = library.to_contiguous(result)
+    return result
 
 
 # The C hit path --------------------------------------------------------------
@@ -172,7 +222,7 @@ def _load_extension():
         extension_status = "disabled by CONV3D_HIT_EXTENSION=0"
         return None
     lib = _library()
-    from . import library_path
+    from ._capi import library_path
     path = os.path.join(os.path.dirname(library_path()), _EXTENSION_FILE)
     if not os.path.exists(path):
         extension_status = "no %s beside the library" % path
@@ -279,7 +329,7 @@ def _miss(signature, library, make_entry, input, weight, bias, residual, out, st
     general route; remembered under `signature` when all operands are
     instances of `library` (their type is part of the signature). Returns
     None when they are not: the call then takes the general route."""
-    plan, views = _f._checked_plan(input, weight, bias, residual, out, stride, padding,
+    plan, views = _plan._checked_plan(input, weight, bias, residual, out, stride, padding,
                                    dilation, groups, activation, target)
     if not all(isinstance(a, library) for a in (input, weight, bias, residual, out)
                if a is not None):
@@ -368,7 +418,7 @@ def _numpy_conv3d(input, weight, bias, stride, padding, dilation, groups, activa
             return MISS
     plan, steps, handle, alignment, empty, _, extents = entry
     if steps:
-        return _f._run_views(plan, input, weight, bias, residual, out)
+        return run_views(plan, input, weight, bias, residual, out)
     address = _arrays.numpy_address
     x_ptr = address(input)
     w_ptr = address(weight)
@@ -539,7 +589,7 @@ def _torch_miss(signature, input, weight, bias, stride, padding, dilation, group
 def _torch_with_steps(plan, input, weight, bias, residual, out):
     """A hit whose plan has layout steps or copies its output back: the
     steps (PyTorch weights and biases converted once, see
-    _functional._parameter_copy), then the general route's launch."""
+    _plan._parameter_copy), then the general route's launch."""
     library = _arrays.Library("torch", input)
     if plan.input_step:
         input = library.to_channels_last(input)
@@ -549,7 +599,7 @@ def _torch_with_steps(plan, input, weight, bias, residual, out):
         bias = _parameter_copy(library, bias, library.to_float32, "bias")
     if plan.residual_step:
         residual = library.to_channels_last(residual)
-    return _f._run_views(plan, input, weight, bias, residual, out, steps_done=True)
+    return run_views(plan, input, weight, bias, residual, out, steps_done=True)
 
 
 # CuPy ------------------------------------------------------------------------
@@ -609,7 +659,7 @@ def _cupy_conv3d(input, weight, bias, stride, padding, dilation, groups, activat
             return MISS
     plan, steps, handle, alignment, empty, stream, extents = entry
     if steps:
-        return _f._run_views(plan, input, weight, bias, residual, out)
+        return run_views(plan, input, weight, bias, residual, out)
     x_ptr = input.data.ptr
     w_ptr = weight.data.ptr
     b_ptr = 0 if bias is None else bias.data.ptr
@@ -668,7 +718,7 @@ def _dlpack_conv3d(input, weight, bias, stride, padding, dilation, groups, activ
     plan, steps, handle, alignment, _, stream, extents = entry
     if steps or out is None:
         view = _arrays.dlpack_view
-        return _f._run_views(plan, input, weight, bias, residual, out, (
+        return run_views(plan, input, weight, bias, residual, out, (
             view(input, x), view(weight, w), None if b is None else view(bias, b),
             None if r is None else view(residual, r), None if o is None else view(out, o)))
     x_ptr, w_ptr, out_ptr = x[4], w[4], o[4]

@@ -21,58 +21,13 @@ host arrays either way. See CausalConv3dStream in conv3d/Runtime.
 import ctypes
 import sys
 
-from . import _ACTIVATIONS, _DTYPES, _LAYOUTS, Conv3dError, Engine, Spec, _library
+from . import Conv3dError, Engine, Spec
 from . import _arrays
+from ._capi import ACTIVATIONS as _ACTIVATIONS, DTYPES as _DTYPES, LAYOUTS as _LAYOUTS
+from ._capi import InputExt
+from ._capi import library as _lib
 
 __all__ = ["CausalConv3dStream", "InputExt", "ConvExt", "compile_ext"]
-
-
-class InputExt(ctypes.Structure):
-    """conv3d_input_ext of conv3d/CAPI/conv3d.h."""
-
-    _fields_ = [("history_depth", ctypes.c_int64), ("has_norm", ctypes.c_int32),
-                ("has_norm_beta", ctypes.c_int32), ("norm_eps", ctypes.c_float),
-                ("input_activation", ctypes.c_int32)]
-
-
-_prototypes_set = False
-
-
-def _lib():
-    global _prototypes_set
-    lib = _library()
-    if not _prototypes_set:
-        p = ctypes.c_void_p
-        lib.conv3d_causal_stream_create.restype = p
-        lib.conv3d_causal_stream_create.argtypes = [
-            p, ctypes.POINTER(Spec), ctypes.POINTER(InputExt), ctypes.c_char_p,
-            p, p, p, p, ctypes.c_char_p, ctypes.c_size_t]
-        lib.conv3d_causal_stream_output_frames.restype = ctypes.c_int64
-        lib.conv3d_causal_stream_output_frames.argtypes = [p, ctypes.c_int64]
-        lib.conv3d_causal_stream_step.restype = ctypes.c_int
-        lib.conv3d_causal_stream_step.argtypes = [p, p, ctypes.c_int64, p, p,
-                                                  ctypes.c_char_p, ctypes.c_size_t]
-        lib.conv3d_causal_stream_step_async.restype = ctypes.c_int
-        lib.conv3d_causal_stream_step_async.argtypes = [
-            p, p, ctypes.c_int64, p, p, p, ctypes.c_char_p, ctypes.c_size_t]
-        lib.conv3d_causal_stream_reset.argtypes = [p]
-        lib.conv3d_causal_stream_frames_seen.restype = ctypes.c_int64
-        lib.conv3d_causal_stream_frames_seen.argtypes = [p]
-        lib.conv3d_causal_stream_cached_frames.restype = ctypes.c_int64
-        lib.conv3d_causal_stream_cached_frames.argtypes = [p]
-        lib.conv3d_causal_stream_destroy.argtypes = [p]
-        lib.conv3d_compile_ext.restype = p
-        lib.conv3d_compile_ext.argtypes = [p, ctypes.POINTER(Spec), ctypes.POINTER(InputExt),
-                                           ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
-        lib.conv3d_run_ext.restype = ctypes.c_int
-        lib.conv3d_run_ext.argtypes = [p] + [p] * 7 + [ctypes.c_float, p, p, ctypes.c_char_p,
-                                                       ctypes.c_size_t]
-        lib.conv3d_spec_geometry_ext.restype = ctypes.c_int
-        lib.conv3d_spec_geometry_ext.argtypes = [
-            ctypes.POINTER(Spec), ctypes.POINTER(InputExt), ctypes.POINTER(ctypes.c_int64),
-            ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_size_t]
-        _prototypes_set = True
-    return lib
 
 
 class ConvExt:
@@ -102,7 +57,7 @@ class ConvExt:
     def __del__(self):
         if getattr(self, "_handle", None):
             try:
-                _library().conv3d_conv_destroy(self._handle)
+                _lib().conv3d_conv_destroy(self._handle)
             except Exception:  # noqa: BLE001 - interpreter shutdown
                 pass
             self._handle = None
@@ -142,13 +97,17 @@ def _contiguous_view(a, what, rank, device="cpu"):
                           % (what, v.device[0]))
     if len(v.shape) != rank:
         raise ValueError("%s must have rank %d, got shape %s" % (what, rank, tuple(v.shape)))
-    expected, step = [], 1
-    for size in reversed(tuple(v.shape)):
-        expected.append(step)
-        step *= size
-    if tuple(v.strides) != tuple(reversed(expected)) and step > 0:
-        raise ValueError("%s must be contiguous (row-major)" % what)
+    if not _arrays.is_dense(v.shape, v.strides):
+        raise ValueError("%s must be contiguous (row-major), got strides %s (elements) "
+                         "for shape %s" % (what, v.strides, v.shape))
     return v
+
+
+def _nbytes(v):
+    count = 1
+    for extent in v.shape:
+        count *= extent
+    return count * v.itemsize
 
 
 def _empty_like(sample, shape, dtype_name):
@@ -157,10 +116,7 @@ def _empty_like(sample, shape, dtype_name):
         dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
         return torch.empty(shape, dtype=dtypes[dtype_name], device=sample.device)
     import numpy
-    names = {"f16": numpy.float16, "f32": numpy.float32}
-    if dtype_name not in names:
-        raise Conv3dError("NumPy has no %s arrays; pass PyTorch tensors" % dtype_name)
-    return numpy.empty(shape, dtype=names[dtype_name])
+    return numpy.empty(shape, dtype=_arrays.numpy_dtype(dtype_name))
 
 
 class CausalConv3dStream:
@@ -190,14 +146,30 @@ class CausalConv3dStream:
                                  % (name, ", ".join(_ACTIVATIONS), value))
         if norm_beta is not None and norm_gamma is None:
             raise ValueError("norm_beta needs norm_gamma")
+        if output_dtype is not None and output_dtype not in _DTYPES:
+            raise ValueError("output_dtype must be None or one of %s, got %r"
+                             % (", ".join(_DTYPES), output_dtype))
         self._weight = _contiguous_view(weight, "weight", 5)
+        if self._weight.dtype not in _arrays.SUPPORTED_DTYPES:
+            raise TypeError("the weight has dtype %s: conv3d computes in bf16, f16 or f32"
+                            % self._weight.dtype)
+        shape = tuple(self._weight.shape)
+        channels, filters = (shape[3], shape[4]) if filter_layout == "qrscf" \
+            else (shape[4], shape[0])
+        # Every vector is read whole by the library: its length is checked
+        # here (and again by conv3d_causal_stream_create, which takes it).
         self._vectors = {}
-        for name, value in (("bias", bias), ("norm_gamma", norm_gamma),
-                            ("norm_beta", norm_beta)):
+        for name, value, length, per in (("bias", bias, filters, "filter"),
+                                         ("norm_gamma", norm_gamma, channels, "channel"),
+                                         ("norm_beta", norm_beta, channels, "channel")):
             if value is not None:
                 v = _contiguous_view(value, name, 1)
                 if v.dtype != "f32":
-                    raise Conv3dError("%s must be float32, got %s" % (name, v.dtype))
+                    raise TypeError("%s must be float32, got %s" % (name, v.dtype))
+                if v.shape[0] != length:
+                    raise ValueError("%s has %d values; the weight %s needs %d (one per %s)"
+                                     % (name, v.shape[0], "x".join(map(str, shape)),
+                                        length, per))
                 self._vectors[name] = v
         self._stride = _triple(stride, "stride")
         self._dilation = _triple(dilation, "dilation")
@@ -238,12 +210,14 @@ class CausalConv3dStream:
         ext = InputExt(0, int("norm_gamma" in self._vectors),
                        int("norm_beta" in self._vectors), self._norm_eps,
                        _ACTIVATIONS[self._input_activation])
-        ptr = lambda name: self._vectors[name].ptr if name in self._vectors else None  # noqa: E731
+        buffers = [self._weight.ptr, _nbytes(self._weight)]
+        for name in ("bias", "norm_gamma", "norm_beta"):
+            v = self._vectors.get(name)
+            buffers += [None, 0] if v is None else [v.ptr, _nbytes(v)]
         error = ctypes.create_string_buffer(16384)
         handle = _lib().conv3d_causal_stream_create(
             self._engine._handle, ctypes.byref(spec), ctypes.byref(ext),
-            ("target=%s" % self._target).encode(), self._weight.ptr, ptr("bias"),
-            ptr("norm_gamma"), ptr("norm_beta"), error, len(error))
+            ("target=%s" % self._target).encode(), *buffers, error, len(error))
         if not handle:
             raise Conv3dError(error.value.decode())
         self._handle, self._spec, self._dtype = handle, spec, chunk.dtype
@@ -314,7 +288,7 @@ class CausalConv3dStream:
     def __del__(self):
         if getattr(self, "_handle", None) and _arrays is not None:
             try:
-                _library().conv3d_causal_stream_destroy(self._handle)
+                _lib().conv3d_causal_stream_destroy(self._handle)
             except Exception:  # noqa: BLE001 - interpreter shutdown
                 pass
             self._handle = None

@@ -31,9 +31,10 @@ else:
 
 import weakref
 
-from . import _functional, _hit
+from . import _functional, _hit, _plan
 
-__all__ = ["conv3d", "Conv3d", "convert", "ConvertReport", "CausalConv3d"]
+__all__ = ["conv3d", "Conv3d", "convert", "ConvertReport", "CausalConv3d", "fallbacks",
+           "reset_fallbacks"]
 
 _INFERENCE_ONLY = ("conv3d.torch is inference only: the conv3d kernels have no "
                    "backward. Run the model under torch.no_grad() / "
@@ -68,6 +69,7 @@ def _prologue(x, norm_weight, norm_bias, norm_eps, activation):
     and rounded to x's dtype: RMS norm over the channels (times norm_weight,
     plus norm_bias), then the activation."""
     import torch
+    from ._torch_dropin import apply_activation
     y = x.float()
     if norm_weight is not None:
         shape = (1, -1, 1, 1, 1)
@@ -75,13 +77,7 @@ def _prologue(x, norm_weight, norm_bias, norm_eps, activation):
         y = y * norm_weight.float().reshape(shape)
         if norm_bias is not None:
             y = y + norm_bias.float().reshape(shape)
-    if activation == "relu":
-        y = torch.relu(y)
-    elif activation == "silu":
-        y = torch.nn.functional.silu(y)
-    elif activation == "gelu_tanh":
-        y = torch.nn.functional.gelu(y, approximate="tanh")
-    return y.to(x.dtype)
+    return apply_activation(y, activation).to(x.dtype)
 
 
 _compiled_prologue = None
@@ -180,6 +176,15 @@ else:
 
     _conv3d_op.register_autograd(_backward, setup_context=_setup_context)
 
+    from . import _torch_dropin
+    from ._capi import Conv3dError
+
+    fallbacks = _torch_dropin.fallbacks
+    reset_fallbacks = _torch_dropin.reset_fallbacks
+    # What a hit or the general route raises for operands the drop-in may
+    # still take (after a copy, or on PyTorch's convolution).
+    _CALL_ERRORS = (TypeError, ValueError, Conv3dError)
+
     def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
                activation=None, residual=None, target="auto"):
         """torch.nn.functional.conv3d through the conv3d custom op (see
@@ -188,21 +193,81 @@ else:
         'silu' or 'gelu_tanh' fused after the bias, residual added last).
         Eager calls with nothing for autograd to record (under no_grad() or
         inference_mode(), or no operand requiring grad) skip the op's
-        dispatch and call conv3d.conv3d directly (_direct)."""
-        if groups != 1:
-            raise ValueError("groups=%r: conv3d computes ungrouped convolutions only "
-                             "(groups=1)" % (groups,))
+        dispatch and call conv3d.conv3d directly (_direct).
+
+        A drop-in for F.conv3d: a non-dense view is copied into
+        channels_last_3d memory and an unbatched (C, D, H, W) input gets a
+        batch of one; what the kernels do not compute (groups != 1, dtypes
+        other than bfloat16, float16 and float32, float32 on CUDA, an empty
+        input) runs on PyTorch's own convolution, counted by
+        conv3d.torch.fallbacks() (_torch_dropin)."""
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError("padding must be an int, a 3-tuple, a 6-tuple, 'valid' or "
                              "'same', got %r" % padding)
-        if _direct(input, weight, bias, residual):
+        direct = _direct(input, weight, bias, residual)
+        if direct and groups == 1:
             # conv3d.conv3d's PyTorch hit function itself (the C extension's
-            # or _hit._torch_conv3d; one call less).
-            hit = _hit.paths.get(_torch.Tensor) or _hit.path_for(_torch.Tensor)
-            result = hit(input, weight, bias, stride, padding, dilation, 1, activation,
-                         residual, None, target)
-            if result is not _hit.MISS:
-                return result
+            # or _hit._torch_conv3d; one call less); what it refuses is
+            # looked at again by _dropin.
+            try:
+                hit = _hit.paths.get(_torch.Tensor) or _hit.path_for(_torch.Tensor)
+                result = hit(input, weight, bias, stride, padding, dilation, 1, activation,
+                             residual, None, target)
+                if result is not _hit.MISS:
+                    return result
+                return _functional.conv3d(input, weight, bias, stride, padding, dilation,
+                                          activation=activation, residual=residual,
+                                          target=target)
+            except _CALL_ERRORS:
+                if not _dropin_changes(input, weight, bias, residual, groups):
+                    raise
+        return _dropin(input, weight, bias, stride, padding, dilation, groups, activation,
+                       residual, target, direct)
+
+    def _graph_side_copies(weight, bias):
+        """(weight, bias) as the kernels read them (a channels_last_3d
+        weight, a float32 bias), converted in a traced graph rather than by
+        the op at run time, which would cache the copies across calls
+        (_plan._parameter_copy): a copy made while CUDA-graph trees record
+        (torch.compile's mode="reduce-overhead") lives in their memory pool
+        untracked by them, which they refuse ("Data Pointer: ...,
+        history: ...")."""
+        if bias is not None and bias.dtype != _torch.float32:
+            bias = bias.float()
+        if not weight.is_contiguous(memory_format=_torch.channels_last_3d):
+            weight = weight.contiguous(memory_format=_torch.channels_last_3d)
+        return weight, bias
+
+    def _dropin_changes(input, weight, bias, residual, groups):
+        """Whether _dropin computes the call otherwise than as given."""
+        if _torch_dropin.fallback_reason(input, weight, bias, groups) or input.dim() == 4:
+            return True
+        copies = _torch_dropin.dense(input, weight, residual)
+        return any(a is not b for a, b in zip(copies, (input, weight, residual)))
+
+    def _dropin(input, weight, bias, stride, padding, dilation, groups, activation,
+                residual, target, direct):
+        """A call as F.conv3d takes it: PyTorch's convolution for what the
+        kernels do not compute; otherwise dense operands, then conv3d.conv3d
+        (eager, `direct`) or the custom op (traced, or for autograd)."""
+        if not (isinstance(input, _torch.Tensor) and isinstance(weight, _torch.Tensor)):
+            # The op names what it does not take.
+            return _torch.ops.conv3d.conv3d(input, weight, bias, _triple(stride),
+                                            _six(padding), _triple(dilation),
+                                            activation or "none", residual, target)
+        reason = _torch_dropin.fallback_reason(input, weight, bias, groups)
+        if reason:
+            return _torch_dropin.pytorch_conv3d(reason, input, weight, bias, stride, padding,
+                                                dilation, groups, activation, residual)
+        if input.dim() == 4:  # unbatched, as F.conv3d takes it
+            return _dropin(input.unsqueeze(0), weight, bias, stride, padding, dilation,
+                           groups, activation,
+                           None if residual is None else residual.unsqueeze(0), target,
+                           direct).squeeze(0)
+        input, weight, residual = _torch_dropin.dense(input, weight, residual)
+        if _is_compiling():
+            weight, bias = _graph_side_copies(weight, bias)
+        if direct:
             return _functional.conv3d(input, weight, bias, stride, padding, dilation,
                                       activation=activation, residual=residual,
                                       target=target)
@@ -247,7 +312,52 @@ else:
             return "dtype %s (bfloat16, float16 or float32 only)" % module.weight.dtype
         if module.weight.device.type not in ("cpu", "cuda"):
             return "device %s" % module.weight.device
+        if module.weight.device.type == "cuda" and module.weight.dtype == _torch.float32:
+            return ("float32 on a CUDA device (the GPU kernels take bfloat16 or float16: "
+                    "convert after .bfloat16() or .half())")
         return None
+
+    # The methods of nn.Conv3d that conv3d's forward replaces: a subclass
+    # overriding neither computes what nn.Conv3d computes (torchvision's
+    # Conv3DSimple, Conv3DNoTemporal, ... add only static methods).
+    _REPLACED_METHODS = ("forward", "_conv_forward")
+
+    def _override(kind):
+        """'Owner.method' for the first of _REPLACED_METHODS that `kind` (a
+        subclass of nn.Conv3d) overrides, or None."""
+        for method in _REPLACED_METHODS:
+            if getattr(kind, method) is not getattr(_torch.nn.Conv3d, method):
+                owner = next(k for k in kind.__mro__ if method in vars(k))
+                return "%s.%s" % (owner.__qualname__, method)
+        return None
+
+    # (conv3d class, subclass of nn.Conv3d) -> the class a converted
+    # instance of that subclass gets (_converted_class).
+    _converted_classes = {}
+
+    def _converted_class(base, kind):
+        """The class of a converted `kind` module: `base` (conv3d.torch.Conv3d
+        or a subclass) for nn.Conv3d itself; for a subclass of nn.Conv3d, a
+        class deriving from both, made once, so that the module stays an
+        instance of its class (isinstance, its other methods and
+        attributes) and runs conv3d's forward."""
+        if kind is _torch.nn.Conv3d or issubclass(base, kind):
+            return base
+        made = _converted_classes.get((base, kind))
+        if made is None:
+            made = type(kind.__name__, (base, kind), {
+                "__module__": __name__, "__qualname__": kind.__qualname__,
+                "__doc__": "%s computed by conv3d (%s)" % (kind.__qualname__,
+                                                           base.__qualname__),
+                "_conv3d_source": (base, kind)})
+            _converted_classes[(base, kind)] = made
+        return made
+
+    def _new_converted(base, kind):
+        """An empty instance of _converted_class(base, kind), for pickle and
+        copy (the class is made at run time: pickle cannot name it)."""
+        cls = _converted_class(base, kind)
+        return cls.__new__(cls)
 
     class Conv3d(_torch.nn.Conv3d):
         """A drop-in torch.nn.Conv3d computed by conv3d: the same
@@ -283,24 +393,54 @@ else:
         @classmethod
         def from_conv(cls, module, activation=None, target="auto"):
             """Turns an nn.Conv3d into a conv3d.torch.Conv3d in place (same
-            object, parameters and hooks) and returns it."""
+            object, parameters and hooks) and returns it. A subclass of
+            nn.Conv3d that overrides neither forward nor _conv_forward is
+            converted too, staying an instance of its class
+            (_converted_class); one that overrides them is refused, naming
+            the method."""
+            kind = type(module)
+            if not isinstance(module, _torch.nn.Conv3d) or isinstance(module, Conv3d):
+                raise TypeError("from_conv takes an nn.Conv3d not yet converted, got %s"
+                                % kind.__qualname__)
+            override = _override(kind)
+            if override:
+                raise ValueError("this %s cannot run on conv3d: it overrides %s"
+                                 % (kind.__qualname__, override))
             reason = _ineligible(module)
             if reason:
                 raise ValueError("this nn.Conv3d cannot run on conv3d: %s" % reason)
-            module.__class__ = cls
+            module.__class__ = _converted_class(cls, kind)
             module._adopt(activation, target)
             return module
+
+        def __reduce_ex__(self, protocol):
+            # A converted subclass's class is made at run time: rebuild it
+            # from the classes it comes from (which pickle can name).
+            source = getattr(type(self), "_conv3d_source", None)
+            reduced = super().__reduce_ex__(protocol)
+            if source is None:
+                return reduced
+            return (_new_converted, source) + tuple(reduced[2:])
 
         def forward(self, input, residual=None):
             weight, bias = self.weight, self.bias
             if _direct(input, weight, bias, residual):
                 # As conv3d() does; its own argument checks (groups, padding
-                # strings) are the miss's too.
-                hit = _hit.paths.get(_torch.Tensor) or _hit.path_for(_torch.Tensor)
-                result = hit(input, weight, bias, self.stride, self.padding, self.dilation, 1,
-                             self.activation, residual, None, self.target)
-                if result is not _hit.MISS:
-                    return result
+                # strings) are the miss's too. What a hit refuses, conv3d()
+                # looks at again (the drop-in's copies and fallbacks).
+                try:
+                    hit = _hit.paths.get(_torch.Tensor) or _hit.path_for(_torch.Tensor)
+                    result = hit(input, weight, bias, self.stride, self.padding,
+                                 self.dilation, 1, self.activation, residual, None,
+                                 self.target)
+                    if result is not _hit.MISS:
+                        return result
+                except _CALL_ERRORS:
+                    if not _dropin_changes(input, weight, bias, residual, 1):
+                        raise
+                    return _dropin(input, weight, bias, self.stride, self.padding,
+                                   self.dilation, 1, self.activation, residual,
+                                   self.target, True)
             return conv3d(input, weight, bias, self.stride, self.padding, self.dilation,
                           activation=self.activation, residual=residual, target=self.target)
 
@@ -330,24 +470,31 @@ else:
         """Replaces every eligible torch.nn.Conv3d in `model` (in place; a
         bare nn.Conv3d is converted and returned in the report's `module`)
         by conv3d.torch.Conv3d, and reports the ones it left: grouped,
-        transposed, non-zero padding modes, unsupported dtypes or devices.
-        Returns a ConvertReport; the model's state_dict is unchanged."""
+        transposed, non-zero padding modes, unsupported dtypes or devices,
+        subclasses overriding forward or _conv_forward (named). Subclasses
+        that override neither are converted and stay instances of their
+        class (Conv3d.from_conv). Modules already on conv3d (Conv3d,
+        CausalConv3d) are left as they are, unreported. Returns a
+        ConvertReport; the model's state_dict is unchanged."""
         report = ConvertReport()
-        transposed = (_torch.nn.ConvTranspose3d,)
         for name, module in model.named_modules():
             label = name or type(model).__name__
-            if type(module) is _torch.nn.Conv3d:  # subclasses may change forward
-                reason = _ineligible(module)
-                if reason:
-                    report.skipped.append((label, reason))
-                else:
-                    Conv3d.from_conv(module, target=target)
-                    report.converted.append(label)
-            elif isinstance(module, transposed):
+            if isinstance(module, (Conv3d, CausalConv3d)):
+                continue
+            if isinstance(module, _torch.nn.ConvTranspose3d):
                 report.skipped.append((label, "transposed convolution"))
-            elif isinstance(module, _torch.nn.Conv3d) and not isinstance(module, Conv3d):
-                report.skipped.append((label, "subclass %s of nn.Conv3d"
-                                       % type(module).__name__))
+                continue
+            if not isinstance(module, _torch.nn.Conv3d):
+                continue
+            override = _override(type(module))
+            reason = ("subclass %s of nn.Conv3d overrides %s"
+                      % (type(module).__qualname__, override)) if override \
+                else _ineligible(module)
+            if reason:
+                report.skipped.append((label, reason))
+            else:
+                Conv3d.from_conv(module, target=target)
+                report.converted.append(label)
         report.module = model
         return report
 
@@ -413,12 +560,49 @@ else:
             self._plans = {}
             self._weights = {}
 
+        def _check_operands(self, x, cache, norm_weight, norm_bias, residual):
+            """Every operand against the layer and x, before any pointer is
+            handed to the library (which reads them by the spec's shapes):
+            ValueError or TypeError naming the operand."""
+            if x.dim() != 5:
+                raise ValueError("x must be NCDHW, got shape %s" % (tuple(x.shape),))
+            n, c, _, h, w = x.shape
+            if c != self.in_channels:
+                raise ValueError("x has %d channels (shape %s); this layer takes "
+                                 "in_channels=%d" % (c, tuple(x.shape), self.in_channels))
+            if x.device != self.weight.device:
+                raise ValueError("x is on %s, the layer's weight on %s"
+                                 % (x.device, self.weight.device))
+            if cache is not None:
+                if not isinstance(cache, _torch.Tensor) or cache.dim() != 5 \
+                        or (cache.shape[0], cache.shape[1], cache.shape[3],
+                            cache.shape[4]) != (n, c, h, w):
+                    raise ValueError(
+                        "cache has shape %s; this layer (in_channels=%d) with x of shape "
+                        "%s takes a cache of shape (%d, %d, T, %d, %d): N, C, H and W "
+                        "of x" % (tuple(getattr(cache, "shape", ())), self.in_channels,
+                                  tuple(x.shape), n, c, h, w))
+                if cache.dtype != x.dtype:
+                    raise TypeError("cache has dtype %s, x %s: they must match (the "
+                                    "cache is the previous chunk's frames)"
+                                    % (cache.dtype, x.dtype))
+                if cache.device != x.device:
+                    raise ValueError("cache is on %s, x on %s" % (cache.device, x.device))
+            for name, vector in (("norm_weight", norm_weight), ("norm_bias", norm_bias)):
+                if vector is None:
+                    continue
+                if tuple(vector.shape) != (c,):
+                    raise ValueError("%s has shape %s; the norm over %d channels takes "
+                                     "shape (%d,)" % (name, tuple(vector.shape), c, c))
+                if vector.device != x.device:
+                    raise ValueError("%s is on %s, x on %s" % (name, vector.device, x.device))
+            if residual is not None and residual.device != x.device:
+                raise ValueError("residual is on %s, x on %s" % (residual.device, x.device))
+
         def _history(self, cache):
             front = self.causal_padding[0]
-            if cache is None or front == 0:
+            if cache is None or front == 0 or cache.shape[2] == 0:
                 return None, front
-            if cache.dim() != 5:
-                raise ValueError("cache must be NCDHW, got shape %s" % (tuple(cache.shape),))
             if cache.shape[2] > front:
                 cache = cache[:, :, cache.shape[2] - front:]
             return cache, front - cache.shape[2]
@@ -428,8 +612,7 @@ else:
                     return_cache=False):
             if _torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad):
                 raise RuntimeError(_INFERENCE_ONLY)
-            if x.dim() != 5:
-                raise ValueError("x must be NCDHW, got shape %s" % (tuple(x.shape),))
+            self._check_operands(x, cache, norm_weight, norm_bias, residual)
             if norm_bias is not None and norm_weight is None:
                 raise ValueError("norm_bias needs norm_weight")
             if input_activation not in (None, "relu", "silu", "gelu_tanh"):
@@ -515,7 +698,7 @@ else:
                  placement):
             device = ("cpu", -1) if x.device.type == "cpu" else (
                 x.device.type, x.device.index if x.device.index is not None else 0)
-            target = _functional._resolve_target(self.target, device)
+            target = _plan._resolve_target(self.target, device)
             dtype = _TORCH_DTYPE_NAMES.get(x.dtype)
             if dtype is None or weight.dtype != x.dtype:
                 raise TypeError("x and the weight must have the same dtype, bfloat16, "
@@ -554,6 +737,11 @@ else:
             hi = cl(history.to(x.dtype)) if history is not None else None
             conv = lambda t: self._converted(t) if t is not None else None  # noqa: E731
             gamma, beta, bias = conv(norm_weight), conv(norm_bias), conv(bias)
+            if residual is not None:
+                on, od, oh, ow, of = plan.output_shape
+                if tuple(residual.shape) != (on, of, od, oh, ow):
+                    raise ValueError("residual has shape %s; the output's is %s"
+                                     % (tuple(residual.shape), (on, of, od, oh, ow)))
             res = cl(residual.to(x.dtype)) if residual is not None else None
             out = _torch.empty(plan.output_shape, dtype=x.dtype, device=x.device)
             ptr = lambda t: t.data_ptr() if t is not None else None  # noqa: E731

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see scripts/gpu/stage.sh). Usage:
-#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|tmafp4|overhead|all
+#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|large|bench|networks|torch|tmafp4|overhead|all
 # TARGET=sm90 makes `sweep` and `sanitize` exercise the sm90 kernel (H100);
 # `large` runs tensors over 2^31 elements through TARGETS (default: sm80
 # sm90); `sweep` logs its seed (SEED, default 1) and target; `torch` checks
-# the PyTorch path (conv3d.conv3d, conv3d.torch).
+# the PyTorch path (conv3d.conv3d, conv3d.torch); `networks [flags]` runs
+# bench/networks.py (real networks, --random N, --candidates) against cuDNN.
 # Logs go to $OUT (when set) so they come back from the device tool.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -159,6 +160,11 @@ run_overhead() {
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 }
 run_bench() { step benchmark; python3 bench/run_bench.py --out "$out" "$@" || status=1; }
+run_networks() {
+  step "networks against cuDNN: bench/networks.py $*"
+  python3 bench/networks.py --out "$out" "$@" 2>&1 | tee "$out/networks.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+}
 
 case "${1:-all}" in
   info) run_info ;;
@@ -169,10 +175,11 @@ case "${1:-all}" in
   smoke) run_smoke ;;
   large) run_large ;;
   bench) shift; run_bench "$@" ;;
+  networks) shift; run_networks "$@" ;;
   torch) run_torch ;;
   tmafp4) run_tma_fp4 ;;
   overhead) run_overhead ;;
   all) run_info; run_unit; run_lit; run_sweep "${2:-120}"; run_sanitize ;;
-  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|large|bench|torch|tmafp4|overhead|all"; exit 2 ;;
+  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|large|bench|networks|torch|tmafp4|overhead|all"; exit 2 ;;
 esac
 exit $status

@@ -33,6 +33,24 @@ if any step failed.
      Python) give bit-identical results on fresh random data (int and tuple
      arguments, residual, converted weights and biases), raise the same
      error for a misaligned input, and clear_cache() leaves none stale.
+ 12. convert() on torchvision's r3d_18, mc3_18 and r2plus1d_18 (random
+     weights): every Conv3d converted, the Conv3DSimple / Conv3DNoTemporal
+     subclasses included and still instances of their classes; the bf16
+     networks against float32 cuDNN, next to cuDNN in bf16.
+ 13. CUDA graphs: torch.compile(mode="reduce-overhead") (CUDA-graph trees) of
+     a converted bf16 network, channels_last and NCDHW input, fresh parameters and
+     inputs, against float32 cuDNN; before them, a torch.cuda.graph capture
+     whose output (so its TMA descriptors) is new inside the capture,
+     replayed on fresh data into a poisoned output.
+ 14. conv3d.torch as a drop-in for F.conv3d on CUDA: an empty batch, a
+     channel slice (computed by conv3d), float64, float32 and groups (on
+     cuDNN, counted by conv3d.torch.fallbacks()); conv3d.conv3d's errors.
+ 15. A configuration tuned through the Python package (Engine.compile
+     tune=True, sm90) is remembered by conv3d-run for the same convolution.
+ 16. Diagnostic (INFO, last: it may leave CUDA unusable): step 13's
+     reduce-overhead without the graph-side parameter conversions.
+
+CONV3D_TORCH_STEPS=12,13,1 runs those steps, in that order.
 """
 
 import copy
@@ -533,6 +551,199 @@ def check_hit_paths():
         report("after clear_cache(): same results", all(torch.equal(before, a) for a in again))
 
 
+@step("12. convert() on torchvision's video networks")
+def check_torchvision():
+    try:
+        from torchvision.models import video
+    except ImportError:
+        print("SKIP torchvision: not installed")
+        return
+    ct.reset_fallbacks()
+    for name in ("r3d_18", "mc3_18", "r2plus1d_18"):
+        torch.manual_seed(3)
+        net = getattr(video, name)(weights=None).cuda().eval()
+        reference_net = copy.deepcopy(net).float()
+        cudnn = copy.deepcopy(net).bfloat16()
+        ours = copy.deepcopy(net).bfloat16()
+        originals = [(m, type(m)) for m in ours.modules() if isinstance(m, torch.nn.Conv3d)]
+        converted = ct.convert(ours)
+        kept = all(isinstance(m, ct.Conv3d) and isinstance(m, kind) for m, kind in originals)
+        report("%s: convert() converts all %d Conv3d (%s), subclasses kept" % (
+            name, len(originals), ", ".join(sorted({k.__name__ for _, k in originals}))),
+            len(converted.converted) == len(originals) and not converted.skipped and kept,
+            str(converted).splitlines()[0])
+        x = torch.randn(1, 3, 8, 112, 112, device="cuda")
+        with torch.no_grad():
+            ref = reference_net(x)
+            ours_err = rel_l2(ours(x.bfloat16()), ref)
+            cudnn_err = rel_l2(cudnn(x.bfloat16()), ref)
+        torch.cuda.synchronize()
+        report("%s: converted bf16 network vs float32 cuDNN" % name,
+               ours_err < max(2 * cudnn_err, 2 * BF16_TOL),
+               "ours %.2e, cuDNN bf16 %.2e" % (ours_err, cudnn_err))
+    report("no fallbacks in the networks", not ct.fallbacks(), str(ct.fallbacks()))
+
+
+def _reduce_overhead_errors(net, reference_net, layout, calls=4):
+    """rel_l2 of each call of torch.compile(copy of net,
+    mode="reduce-overhead") on fresh inputs (each output cloned before the
+    next call replays the graph); fresh parameters (a copy), so no
+    converted copy made by an earlier eager call exists."""
+    torch._dynamo.reset()
+    model = copy.deepcopy(net)
+    compiled = torch.compile(model, mode="reduce-overhead")
+    fmt = torch.channels_last_3d if layout == "channels_last" else torch.contiguous_format
+    errors = []
+    with torch.no_grad():
+        for _ in range(calls):
+            x = torch.randn(2, 3, 8, 32, 32, device="cuda").bfloat16().contiguous(
+                memory_format=fmt)
+            y = compiled(x).clone()
+            errors.append(rel_l2(y, reference_net(x.float())))
+    torch.cuda.synchronize()
+    return errors
+
+
+def _video_net_pair():
+    """A converted bf16 VideoNet (bf16 biases: converted to float32) and its
+    float32 original."""
+    torch.manual_seed(4)
+    net = VideoNet().cuda().bfloat16().eval()
+    reference_net = copy.deepcopy(net).float()
+    ct.convert(net)
+    return net, reference_net
+
+
+@step("13. CUDA graphs: torch.cuda.graph and torch.compile(mode='reduce-overhead')")
+def check_reduce_overhead():
+    # A manual capture whose output, so its TMA maps, is new inside the
+    # capture (the graph's pool): the maps are uploaded outside the graph.
+    torch.manual_seed(int(time.time()))
+    w = random_cl(64, 64, 3, 3, 3, scale=1 / 40)
+    b = torch.randn(64, device="cuda")
+    static_x = random_cl(1, 64, 6, 16, 16)
+    try:
+        with torch.no_grad():
+            conv3d.conv3d(static_x, w, b, padding=1)  # compiled and loaded outside
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                static_y = conv3d.conv3d(static_x, w, b, padding=1)
+            errors = []
+            for _ in range(3):
+                static_x.copy_(random_cl(1, 64, 6, 16, 16))
+                static_y.fill_(float("nan"))
+                graph.replay()
+                torch.cuda.synchronize()
+                errors.append(rel_l2(static_y, torch_reference(
+                    static_x, w, b, (1, 1, 1), (1,) * 6, (1, 1, 1))))
+        report("torch.cuda.graph capture with a new output, 3 replays (fresh data, "
+               "poisoned output)", all(e < BF16_TOL for e in errors),
+               ", ".join("%.1e" % e for e in errors))
+    except Exception as e:  # noqa: BLE001 - reported
+        report("torch.cuda.graph capture with a new output", False,
+               "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300]))
+        return
+    net, reference_net = _video_net_pair()
+    for layout in ("channels_last", "contiguous"):
+        start = time.perf_counter()
+        try:
+            errors = _reduce_overhead_errors(net, reference_net, layout)
+            report("reduce-overhead, %s input: 4 calls" % layout,
+                   all(e < 2 * BF16_TOL for e in errors),
+                   "rel_l2 %s (%.0f s with compilation)" % (
+                       ", ".join("%.1e" % e for e in errors), time.perf_counter() - start))
+        except Exception as e:  # noqa: BLE001 - reported
+            report("reduce-overhead, %s input" % layout, False,
+                   "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300]))
+
+
+@step("16. diagnostic: reduce-overhead without the graph-side conversions")
+def check_reduce_overhead_cause():
+    # The first cause, shown (INFO; it may leave CUDA unusable, so it runs
+    # last): without the conversions in the graph, the op caches a float32
+    # copy of each bias, made in the CUDA-graph pool.
+    net, reference_net = _video_net_pair()
+    saved = ct._graph_side_copies
+    ct._graph_side_copies = lambda weight, bias: (weight, bias)
+    try:
+        _reduce_overhead_errors(net, reference_net, "channels_last")
+        print("INFO without the graph-side conversions: no error")
+    except Exception as e:  # noqa: BLE001 - the diagnostic's answer
+        print("INFO without the graph-side conversions: %s: %s" % (
+            type(e).__name__, " ".join(str(e).split())[:400]))
+    finally:
+        ct._graph_side_copies = saved
+        torch._dynamo.reset()
+
+
+@step("14. conv3d.torch as a drop-in for F.conv3d on CUDA")
+def check_dropin():
+    ct.reset_fallbacks()
+    torch.manual_seed(int(time.time()))
+    x = random_cl(2, 32, 4, 9, 10)
+    w = random_cl(48, 32, 3, 3, 3, scale=1 / 30)
+    b = torch.randn(48, device="cuda").bfloat16()
+    with torch.no_grad():
+        empty = ct.conv3d(x[:0], w, b, padding=1)
+        report("empty batch: an empty output", tuple(empty.shape) == (0, 48, 4, 9, 10),
+               str(tuple(empty.shape)))
+        base = random_cl(2, 64, 4, 9, 10)
+        sliced = base[:, 16:48]
+        before = ct.fallbacks()
+        y = ct.conv3d(sliced, w, b, padding=1)
+        err = rel_l2(y, torch_reference(sliced, w, b, (1, 1, 1), (1,) * 6, (1, 1, 1)))
+        report("channel slice (not dense): computed by conv3d", err < BF16_TOL and
+               ct.fallbacks() == before, "%.2e, fallbacks before %s, after %s"
+               % (err, before, ct.fallbacks()))
+        for name, args in (("float64", (x.double(), w.double(), b.double())),
+                           ("float32 on a CUDA device", (x.float(), w.float(), b.float()))):
+            y = ct.conv3d(*args, padding=1)
+            ref = F.conv3d(*args, padding=1)
+            report("%s: PyTorch's convolution" % name, torch.equal(y, ref))
+        wg = random_cl(48, 16, 3, 3, 3, scale=1 / 20)
+        report("groups=2: PyTorch's convolution",
+               torch.equal(ct.conv3d(x, wg, b, padding=1, groups=2),
+                           F.conv3d(x, wg, b, padding=1, groups=2)))
+    expected = {"empty input": 1, "float64": 1, "float32 on a CUDA device": 1,
+                "groups != 1": 1}
+    report("fallbacks() counts them by reason", ct.fallbacks() == expected,
+           str(ct.fallbacks()))
+    for name, args in (("empty batch", (x[:0], w)), ("channel slice", (sliced, w)),
+                       ("float64", (x.double(), w.double())),
+                       ("float32 on a CUDA device", (x.float(), w.float()))):
+        try:
+            conv3d.conv3d(*args, padding=1)
+            report("conv3d.conv3d refuses the %s" % name, False, "no error")
+        except (TypeError, ValueError, conv3d.Conv3dError) as e:
+            report("conv3d.conv3d refuses the %s" % name, True, str(e).splitlines()[0])
+
+
+@step("15. a configuration tuned from Python is remembered by conv3d-run")
+def check_tuning_key():
+    import shutil
+    import subprocess
+    import tempfile
+    tool = shutil.which("conv3d-run")
+    if tool is None:
+        print("SKIP conv3d-run: not on PATH (scripts/gpu/env.sh puts it there)")
+        return
+    flags = ["--input-shape=1,4,16,16,64", "--filter-shape=3,3,3,64,64",
+             "--padding=1,1,1,1,1,1", "--filter-layout=fqrsc", "--dtype=bf16",
+             "--target=sm90", "--tune"]
+    with tempfile.TemporaryDirectory() as cache:
+        spec = conv3d.Spec.from_shapes((1, 4, 16, 16, 64), (3, 3, 3, 64, 64),
+                                       padding=(1,) * 6, filter_layout="fqrsc")
+        start = time.perf_counter()
+        conv = conv3d.Engine(cache).compile(spec, target="sm90", tune=True)
+        print("tuned from Python in %.1f s: %s" % (time.perf_counter() - start, conv.config))
+        run = subprocess.run([tool, "--cache-dir=" + cache] + flags, capture_output=True,
+                             text=True)
+        line = next((l for l in run.stdout.splitlines() if "tuned config" in l), run.stderr)
+        report("conv3d-run --tune finds it", run.returncode == 0 and "(remembered)" in line
+               and conv.config in line, line.strip())
+
+
 def _call(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
           activation=None, residual=None, out=None, target="auto"):
     """A hit function's positional arguments, from conv3d.conv3d's."""
@@ -549,10 +760,14 @@ def main():
         torch.backends.cudnn.version()))
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    for check in (check_against_cudnn, check_opcheck, check_network, check_stream,
-                  check_backward_state, check_overhead, check_cupy, check_layout_cost,
-                  check_parameter_cache, check_direct, check_hit_paths):
-        check()
+    checks = (check_against_cudnn, check_opcheck, check_network, check_stream,
+              check_backward_state, check_overhead, check_cupy, check_layout_cost,
+              check_parameter_cache, check_direct, check_hit_paths, check_torchvision,
+              check_reduce_overhead, check_dropin, check_tuning_key,
+              check_reduce_overhead_cause)
+    chosen = os.environ.get("CONV3D_TORCH_STEPS")
+    for number in (chosen.split(",") if chosen else range(1, len(checks) + 1)):
+        checks[int(number) - 1]()
     print("\n%d failed: %s" % (len(failures), ", ".join(failures) or "none"))
     return 1 if failures else 0
 

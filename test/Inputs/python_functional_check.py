@@ -18,6 +18,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import np_conv3d  # noqa: E402
 import conv3d  # noqa: E402
+from dlpack_only import DLPackOnly  # noqa: E402
+from conv3d import _arrays  # noqa: E402
 
 rng = np.random.default_rng(int(os.environ.get("SEED", "20261124")))
 TOL = {"float32": 1e-5, "float16": 1e-3}
@@ -130,20 +132,6 @@ def case_same_valid():
           np.float32)
 
 
-class DLPackOnly:
-    """A producer known to conv3d only through the DLPack protocol."""
-
-    def __init__(self, array, device=None):
-        self._array = array
-        self._device = device
-
-    def __dlpack__(self, stream=None):
-        return self._array.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self._device or self._array.__dlpack_device__()
-
-
 def case_generic_dlpack():
     x = channels_last(data((1, 4, 4, 5, 6), np.float32))
     w = channels_last(data((5, 4, 1, 3, 3), np.float32, 0.3))
@@ -249,6 +237,54 @@ def case_errors():
     check("read-only NumPy operands", f(ro_x, ro_w), reference(x, w), np.float32)
 
 
+def case_size_one_and_empty():
+    """Strides of extent-1 dimensions are ignored (x[:, 2:5] of a batch-1
+    array keeps the batch stride of the whole array: NumPy, PyTorch and
+    DLPack call it contiguous); an array without elements (NumPy gives it
+    zero strides) gets the library's geometry error, not a layout one."""
+    whole = data((1, 9, 4, 5, 6), np.float32)
+    x = whole[:, 2:6]  # NCDHW, batch stride 9*4*5*6 (canonical: 4*4*5*6)
+    assert x.flags.c_contiguous and x.strides[0] != x[0].size * 4
+    w = channels_last(data((5, 4, 3, 3, 3), np.float32, 0.3))
+    check("a channel slice of a batch-1 array (NCDHW)", conv3d.conv3d(x, w, padding=1),
+          reference(np.ascontiguousarray(x), w, padding=(1,) * 6), np.float32)
+    frames = channels_last(data((1, 4, 7, 5, 6), np.float32))[:, :, 2:6]  # NDHWC
+    assert frames.strides[0] != frames[0].size * 4
+    check("frames of a batch-1 channels_last array, through DLPack",
+          conv3d.conv3d(DLPackOnly(frames), DLPackOnly(w), padding=1),
+          reference(frames, w, padding=(1,) * 6), np.float32)
+    odd = np.lib.stride_tricks.as_strided(x, x.shape, (12345 * 4,) + x.strides[1:])
+    check("an arbitrary batch stride of a batch-1 array", conv3d.conv3d(odd, w, padding=1),
+          reference(np.ascontiguousarray(x), w, padding=(1,) * 6), np.float32)
+    empty = np.zeros((0, 4, 4, 5, 6), np.float32)
+    assert empty.strides == (0,) * 5, empty.strides
+    expect(conv3d.Conv3dError, "batch size must be positive",
+           lambda: conv3d.conv3d(empty, w, padding=1))
+
+
+def case_spec_arguments():
+    """Spec.from_shapes names a bad element type, layout or activation (no
+    bare KeyError); NumPy bfloat16 without ml_dtypes names the package."""
+    shapes = ((1, 4, 4, 4, 8), (3, 3, 3, 8, 4))
+    for kwargs in ({"dtype": "f64"}, {"output_dtype": "float"}, {"filter_layout": "fcqrs"},
+                   {"activation": "tanh"}):
+        expect(ValueError, "must be one of",
+               lambda: conv3d.Spec.from_shapes(*shapes, **kwargs))
+    hidden = sys.modules.get("ml_dtypes", None)
+    sys.modules["ml_dtypes"] = None  # as if it were not installed
+    try:
+        expect(TypeError, "pip install ml_dtypes", lambda: _arrays.numpy_dtype("bf16"))
+        spec = conv3d.Spec.from_shapes((1, 4, 4, 4, 16), (3, 3, 3, 16, 16),
+                                       filter_layout="fqrsc", dtype="bf16")
+        expect(TypeError, "ml_dtypes", lambda: conv3d.Engine(None).quantize_filter(
+            spec, np.zeros((16, 3, 3, 3, 16), np.float32), 1.0))
+    finally:
+        if hidden is None:
+            del sys.modules["ml_dtypes"]
+        else:
+            sys.modules["ml_dtypes"] = hidden
+
+
 def main():
     print("library:", conv3d.library_path())
     assert conv3d.library_version() == conv3d.__version__, (
@@ -261,6 +297,8 @@ def main():
     case_generic_dlpack()
     case_plan_cache()
     case_errors()
+    case_size_one_and_empty()
+    case_spec_arguments()
     print("FUNCTIONAL-OK")
     return 0
 

@@ -20,7 +20,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import np_conv3d  # noqa: E402
 import conv3d  # noqa: E402
-from conv3d import _arrays, _functional, _hit  # noqa: E402
+from dlpack_only import DLPackOnly  # noqa: E402
+from conv3d import _arrays, _hit, _plan  # noqa: E402
 
 rng = np.random.default_rng(int(os.environ.get("SEED", "20261124")))
 TOL = {np.float32: 1e-5, np.float16: 1e-3}
@@ -70,7 +71,7 @@ class Counter:
         setattr(self.module, self.name, self.original)
 
 
-misses = Counter(_functional, "_checked_plan")
+misses = Counter(_plan, "_checked_plan")
 views = Counter(_arrays, "view")
 
 
@@ -161,17 +162,6 @@ def case_changes_miss():
 
 class Sub(np.ndarray):
     pass
-
-
-class DLPackOnly:
-    def __init__(self, array):
-        self._array = array
-
-    def __dlpack__(self, stream=None):
-        return self._array.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
 
 
 def expect(exception, fragment, call):
@@ -282,7 +272,7 @@ def case_dlpack_repeated():
     and refuse odd addresses and overlaps; without out= the hit allocates
     through the general route."""
     conv3d.clear_cache()
-    made = Counter(_functional, "_make_plan")
+    made = Counter(_plan, "_make_plan")
     try:
         w = data((6, 5, 3, 3, 3), scale=0.2)
         b = data((6,), layout=lambda a: a)

@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(HERE, "torch_stub"))
 import torch  # noqa: E402  (the stand-in)
 
 import conv3d  # noqa: E402
-from conv3d import _functional, _hit  # noqa: E402
+from conv3d import _hit, _plan  # noqa: E402
 
 assert torch.__file__.startswith(os.path.join(HERE, "torch_stub")), torch.__file__
 rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
@@ -63,14 +63,14 @@ wc = torch.Tensor(np.ascontiguousarray(w.a))
 b16 = torch.Tensor(b.a.astype(np.float16))
 ref16 = conv3d.conv3d(x.a, w.a, b16.a.astype(np.float32), 1, 1)
 results = [conv3d.conv3d(x, wc, b16, 1, 1) for _ in range(3)]
-copies = {key[1]: entry[2] for key, entry in _functional._converted.items()
+copies = {key[1]: entry[2] for key, entry in _plan._converted.items()
           if entry[0]() in (wc, b16)}
 print("converted weight and bias, hits:", all(np.array_equal(r.a, ref16) for r in results),
       sorted(copies), _hit.signatures[_hit.torch_signature(
           x, wc, b16, None, None, 1, 1, 1, 1, None, "auto")][1] == _hit.PARAMETERS)
 y = conv3d.conv3d(x, wc, b16, 1, 1)
 print("the copies are reused:", all(
-    _functional._converted[(id(t), what)][2] is copies[what]
+    _plan._converted[(id(t), what)][2] is copies[what]
     for t, what in ((wc, "weight"), (b16, "bias"))))
 out = torch.Tensor(channels_last(np.full(ref.shape, np.nan, np.float32)))
 for _ in range(2):

@@ -10,6 +10,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conv3d  # noqa: E402
+from dlpack_only import DLPackOnly  # noqa: E402
 from np_causal_block import causal_step  # noqa: E402
 from np_conv3d import rel_l2  # noqa: E402
 
@@ -106,4 +107,35 @@ try:
                               norm_eps=0.0).step(x)
 except conv3d.Conv3dError as e:
     print("Conv3dError:", e)
+
+# A chunk that is a view of a batch-1 sequence, x[:, 2:5]: contiguous, the
+# batch stride is the whole sequence's (extent-1 strides are ignored; a
+# generic DLPack producer's too): the same output as contiguous copies.
+seq = rng.standard_normal((1, 8, 4, 4, 8)).astype(np.float32)
+view = seq[:, 2:5]
+assert view.flags.c_contiguous and view.strides[0] != view[0].size * 4
+copies, views = (conv3d.CausalConv3dStream(wt, padding_hw=(1, 1, 1, 1)) for _ in range(2))
+
+
+same = all(np.array_equal(copies.step(np.ascontiguousarray(seq[:, a:b])),
+                          views.step(seq[:, a:b] if i % 2 else DLPackOnly(seq[:, a:b])))
+           for i, (a, b) in enumerate(((0, 2), (2, 5), (5, 8))))
+print("chunks x[:, a:b] of a batch-1 sequence (NumPy and DLPack): same output:", same)
+
+# Every vector the library reads whole is checked against the weight; bad
+# dtypes and output_dtype are named (no bare KeyError).
+bad = (("bias of 3 values", dict(bias=np.zeros(3, np.float32))),
+       ("norm_gamma of 4 values", dict(norm_gamma=np.zeros(4, np.float32))),
+       ("norm_beta of 9 values", dict(norm_gamma=np.ones(8, np.float32),
+                                      norm_beta=np.zeros(9, np.float32))),
+       ("float64 norm_gamma", dict(norm_gamma=np.ones(8))),
+       ("a bogus output_dtype", dict(output_dtype="f64")),
+       ("float64 weights", dict(weight=wt.astype(np.float64))))
+for name, kwargs in bad:
+    weight = kwargs.pop("weight", wt)
+    try:
+        conv3d.CausalConv3dStream(weight, **kwargs).step(x)
+        print("%s: no error" % name)
+    except (TypeError, ValueError, conv3d.Conv3dError) as e:
+        print("%s: %s: %s" % (name, type(e).__name__, e))
 print("STREAM-OK")

@@ -188,6 +188,14 @@ cl::opt<bool> tune(
              "the disk cache, so later runs compile it directly. Exclusive "
              "with --config"),
     cl::cat(compileCategory));
+cl::opt<bool> listConfigs(
+    "list-configs",
+    cl::desc("Instead of running: print the heuristic's tile configuration "
+             "(as the graph pipeline attaches it) and the other candidates "
+             "--tune would time, one key=value configuration a line (with "
+             "--json: one JSON object); needs no GPU. Each can be given to "
+             "--config"),
+    cl::cat(compileCategory));
 cl::opt<std::string> qslice("qslice",
                             cl::desc("Q-slice decomposition: auto (fused when "
                                      "depth padding makes slices skippable), "
@@ -450,6 +458,11 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   if (options.tune && !emit.empty())
     return flagError("tune", "times kernels and cannot be combined with "
                              "--emit");
+  if (listConfigs && (options.tune || !options.config.empty() || !emit.empty()))
+    return flagError("list-configs",
+                     "lists the configurations instead of compiling one; "
+                     "drop --tune, --config and --emit");
+  request.listConfigs = listConfigs;
 
   if (!moduleFile.empty()) {
     // Flags that describe a convolution have no meaning for a module.
@@ -461,7 +474,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
         &filterAmax,    &preset,      &inputFile,       &filterFile,
         &outputFile,    &emit,        &historyDepth,    &rmsNorm,
         &normBeta,      &normEps,     &inputActivation, &packNVFP4,
-        &packedFilter};
+        &packedFilter,  &listConfigs};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,
@@ -535,9 +548,9 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
       return flagError("pack-nvfp4", "packs the input instead of running the "
                                      "convolution; drop --quantize-input and "
                                      "--quantize-filter");
-    if (!emit.empty() || tune)
-      return flagError("pack-nvfp4", "cannot be combined with --emit or "
-                                     "--tune");
+    if (!emit.empty() || tune || listConfigs)
+      return flagError("pack-nvfp4", "cannot be combined with --emit, "
+                                     "--tune or --list-configs");
     if (!isValidNVFP4BlockSize(blockSize))
       return flagError("block-size",
                        llvm::formatv("NVFP4 block size must be 16, 32, 64, 128 "

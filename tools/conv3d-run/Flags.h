@@ -32,6 +32,9 @@ struct RunRequest {
   /// the target and compare with the reference packer instead of running
   /// the convolution; the NVFP4 block size.
   std::optional<int64_t> packBlockSize;
+  /// --list-configs: print the heuristic's and the tuner's candidate tile
+  /// configurations instead of running.
+  bool listConfigs = false;
   // Module mode.
   std::string modulePath, entry;
   std::vector<std::string> argPaths, resultPaths;

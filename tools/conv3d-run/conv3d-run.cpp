@@ -24,6 +24,8 @@ int main(int argc, char **argv) {
   }
   if (request->isModuleMode())
     return conv3d_run::runModule(*request);
+  if (request->listConfigs)
+    return conv3d_run::runListConfigs(*request);
   if (request->packBlockSize)
     return conv3d_run::runPackNVFP4(*request);
   return conv3d_run::runSpec(*request);

@@ -191,15 +191,19 @@ int conv3d_run_ext(const conv3d_conv *conv, const void *input,
  * host buffers, copied (to the device for GPU targets); chunks, residuals
  * and outputs are host buffers for the CPU target, device buffers for GPU
  * targets (sm80; sm90 runs such convolutions on the sm80 kernel), where the
- * cache stays on the device. `engine` must outlive the stream. Null on
- * error (message in `error`). */
+ * cache stays on the device. Each weight comes with its size in bytes, which
+ * must be exactly what the spec reads (`filter`: the spec's filter in its
+ * input type; `bias`: F f32 values; `norm_gamma`, `norm_beta`: C f32 values;
+ * an absent one is null with size 0): a buffer of another size is refused,
+ * naming it, before anything is read. `engine` must outlive the stream. Null
+ * on error (message in `error`). */
 typedef struct conv3d_causal_stream conv3d_causal_stream;
-conv3d_causal_stream *
-conv3d_causal_stream_create(conv3d_engine *engine, const conv3d_spec *spec,
-                            const conv3d_input_ext *ext, const char *options,
-                            const void *filter, const void *bias,
-                            const void *norm_gamma, const void *norm_beta,
-                            char *error, size_t error_size);
+conv3d_causal_stream *conv3d_causal_stream_create(
+    conv3d_engine *engine, const conv3d_spec *spec, const conv3d_input_ext *ext,
+    const char *options, const void *filter, size_t filter_size,
+    const void *bias, size_t bias_size, const void *norm_gamma,
+    size_t norm_gamma_size, const void *norm_beta, size_t norm_beta_size,
+    char *error, size_t error_size);
 /* The output frames (depth of the output) the next chunk of `length`
  * frames gives (0 is possible with a depth stride over 1). */
 int64_t conv3d_causal_stream_output_frames(const conv3d_causal_stream *stream,

@@ -67,8 +67,10 @@ llvm::Expected<uint64_t> parseCacheMaxMB(llvm::StringRef text);
 enum class CacheSource { Compiled, Memory, Disk };
 llvm::StringRef stringifyCacheSource(CacheSource source);
 
-/// A hash of the compiler itself: the code of the library this function is
-/// in and the LLVM version. Computed once per process.
+/// A hash of the compiler itself: the LLVM version and the library this
+/// function is in (its GNU build ID, else its bytes), so that copies of one
+/// build (installed with a rewritten RPATH, stripped) share cache entries.
+/// Computed once per process.
 llvm::StringRef compilerIdentity();
 
 /// Identity of a file the compilation runs (ptxas): path, size and

@@ -100,7 +100,9 @@
   X(cuTensorMapEncodeIm2col)                                                   \
   X(cuMemAllocHost)                                                            \
   X(cuEventQuery)                                                              \
-  X(cuCtxSynchronize)
+  X(cuCtxSynchronize)                                                          \
+  X(cuStreamIsCapturing)                                                       \
+  X(cuThreadExchangeStreamCaptureMode)
 
 // A named namespace, not an anonymous one: CudaDriver::Impl has external
 // linkage and holds a DriverApi, so the type must be the same one in every
@@ -180,6 +182,10 @@ struct CudaDriver::Impl {
     CUstream stream = nullptr;
   };
   std::vector<PendingUpload> mapUploads;
+  /// A non-blocking stream of the runtime's own, which maps are uploaded on
+  /// (and waited for) while the launch's stream is being captured into a CUDA
+  /// graph (CudaDriverTensorMaps.cpp); created on first need.
+  CUstream captureUploadStream = nullptr;
 };
 
 namespace cuda {

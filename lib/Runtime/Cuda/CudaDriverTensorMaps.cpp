@@ -266,6 +266,50 @@ Expected<size_t> uploadIntoNewSlot(CudaDriver::Impl &impl, const DriverApi &api,
   return slot;
 }
 
+/// Whether `stream` is being captured into a CUDA graph; false for the
+/// legacy and per-thread default streams (which cannot be) and when the
+/// driver cannot tell.
+bool isCapturing(const DriverApi &api, CUstream stream) {
+  if (!stream || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD ||
+      !api.cuStreamIsCapturing)
+    return false;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return api.cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS &&
+         status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+/// The calling thread's stream capture mode set to relaxed for a scope, so
+/// that the driver calls of a map lookup (event queries and waits, the
+/// slots' first allocation) do not invalidate a capture in progress.
+class RelaxedCaptureMode {
+public:
+  explicit RelaxedCaptureMode(const DriverApi &api) : api(api) {
+    swapped = api.cuThreadExchangeStreamCaptureMode &&
+              api.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode &) = delete;
+  ~RelaxedCaptureMode() {
+    if (swapped)
+      (void)api.cuThreadExchangeStreamCaptureMode(&mode);
+  }
+
+private:
+  const DriverApi &api;
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  bool swapped = false;
+};
+
+/// The runtime's own non-blocking stream, which maps are uploaded on while
+/// the launch's stream is being captured. Called with impl.mutex held.
+Expected<CUstream> captureUploadStream(CudaDriver::Impl &impl,
+                                       const DriverApi &api) {
+  if (!impl.captureUploadStream)
+    if (Error err = CONV3D_CU(cuStreamCreate, &impl.captureUploadStream,
+                              unsigned(CU_STREAM_NON_BLOCKING)))
+      return std::move(err);
+  return impl.captureUploadStream;
+}
+
 /// The device copy of the map that `encode` produces, found by `key` (the
 /// encoding parameters) without encoding when it is held.
 template <typename EncodeFn>
@@ -286,8 +330,26 @@ Expected<void *> deviceMapFor(CudaDriver::Impl &impl, llvm::StringRef key,
   }
   return withContext(impl, [&](const DriverApi &api) -> Expected<void *> {
     std::lock_guard<std::mutex> lock(impl.mutex);
+    // While `cuStream` is being captured into a CUDA graph (torch.compile's
+    // mode="reduce-overhead", torch.cuda.graph), an upload or an event
+    // recorded on it would land in the graph, and querying such an event,
+    // or any event in the default capture modes, invalidates the capture.
+    // The maps must be in device memory before any replay: during a capture
+    // they are uploaded on the runtime's own stream and waited for on the
+    // host, with the thread's capture mode relaxed meanwhile.
+    bool capturing = isCapturing(api, cuStream);
+    std::optional<RelaxedCaptureMode> relaxed;
+    CUstream uploadStream = cuStream, waitStream = cuStream;
+    if (capturing) {
+      relaxed.emplace(api);
+      Expected<CUstream> own = captureUploadStream(impl, api);
+      if (!own)
+        return own.takeError();
+      uploadStream = *own;
+      waitStream = nullptr; // readyFor waits on the host
+    }
     if (std::optional<size_t> slot = impl.mapSlots.lookup(key)) {
-      if (Error err = readyFor(impl, api, *slot, cuStream))
+      if (Error err = readyFor(impl, api, *slot, waitStream))
         return std::move(err);
       known = !impl.mapUploads[*slot].event;
       return slotAddress(impl, *slot);
@@ -299,14 +361,17 @@ Expected<void *> deviceMapFor(CudaDriver::Impl &impl, llvm::StringRef key,
     keyOf(*map, content);
     std::optional<size_t> slot = impl.mapSlots.lookup(content);
     if (slot) {
-      if (Error err = readyFor(impl, api, *slot, cuStream))
+      if (Error err = readyFor(impl, api, *slot, waitStream))
         return std::move(err);
     } else {
-      Expected<size_t> fresh = uploadIntoNewSlot(impl, api, *map, cuStream);
+      Expected<size_t> fresh = uploadIntoNewSlot(impl, api, *map, uploadStream);
       if (!fresh)
         return fresh.takeError();
       slot = *fresh;
       impl.mapSlots.alias(content, *slot);
+      if (capturing)
+        if (Error err = readyFor(impl, api, *slot, waitStream))
+          return std::move(err);
     }
     if (key != content)
       impl.mapSlots.alias(key, *slot);
