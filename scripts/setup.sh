@@ -22,11 +22,12 @@ build="${CONV3D_BUILD_DIR:-$root/build}"
 jobs="${CONV3D_JOBS:-$(nproc)}"
 llvm=/usr/lib/llvm-22
 
-# python3-dev: the C hit path of the Python package; setuptools, pip and
-# wheel: its `pip install` (test/Python/pip-install.test).
+# python3-dev: the C hit path of the Python package; python3-pip: its
+# `pip install` (test/Python/pip-install.test; the package's build backend
+# is its own, so nothing else).
 packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
           ninja-build cmake libgtest-dev
-          python3 python3-dev python3-numpy python3-setuptools python3-pip python3-wheel)
+          python3 python3-dev python3-numpy python3-pip)
 
 log() { printf '[setup] %s\n' "$*"; }
 phase_start=$(date +%s)
