@@ -17,6 +17,8 @@
 # (test/Install), which load the library from python3 or build consumers
 # without the sanitizer runtime.
 # Leak suppressions: scripts/sanitizers/lsan.supp (why each one is there).
+# Built without the precompiled header (CONV3D_PRECOMPILED_HEADERS=OFF), so
+# that CI also checks that every file includes what it uses.
 #
 # Environment: CONV3D_SANITIZE_BUILD_DIR (default build-sanitize),
 # CONV3D_JOBS, CUDA_HOME, CONV3D_SKIP_APT=1 (libclang-rt-22-dev, the
@@ -53,7 +55,8 @@ if [[ "$mode" == all || "$mode" == build ]]; then
       -DLLVM_USE_LINKER=lld \
       -DPython3_EXECUTABLE=/usr/bin/python3 \
       -DCONV3D_CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}" \
-      -DCONV3D_SANITIZE=ON >/dev/null
+      -DCONV3D_SANITIZE=ON \
+      -DCONV3D_PRECOMPILED_HEADERS=OFF >/dev/null
   fi
   log "building with $jobs jobs"
   start=$(date +%s)
