@@ -17,9 +17,12 @@
 # (test/Install), which load the library from python3 or build consumers
 # without the sanitizer runtime.
 # Leak suppressions: scripts/sanitizers/lsan.supp (why each one is there).
+# Built without the precompiled header (CONV3D_PRECOMPILED_HEADERS=OFF), so
+# that CI also checks that every file includes what it uses.
 #
 # Environment: CONV3D_SANITIZE_BUILD_DIR (default build-sanitize),
-# CONV3D_JOBS, CUDA_HOME.
+# CONV3D_JOBS, CUDA_HOME, CONV3D_SKIP_APT=1 (libclang-rt-22-dev, the
+# sanitizer runtimes, is installed already).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,6 +33,10 @@ mode="${1:-all}"
 [[ $# -gt 0 ]] && shift
 
 log() { printf '[sanitize] %s\n' "$*"; }
+
+# The sanitizer and libFuzzer runtimes (CONV3D_SKIP_APT=1: installed already).
+source "$root/scripts/apt-install.sh"
+apt_install sanitize libclang-rt-22-dev
 
 # The options every sanitized process runs with (lit passes them on).
 export ASAN_OPTIONS="${ASAN_OPTIONS:-allow_user_poisoning=0:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1}"
@@ -48,7 +55,8 @@ if [[ "$mode" == all || "$mode" == build ]]; then
       -DLLVM_USE_LINKER=lld \
       -DPython3_EXECUTABLE=/usr/bin/python3 \
       -DCONV3D_CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}" \
-      -DCONV3D_SANITIZE=ON >/dev/null
+      -DCONV3D_SANITIZE=ON \
+      -DCONV3D_PRECOMPILED_HEADERS=OFF >/dev/null
   fi
   log "building with $jobs jobs"
   start=$(date +%s)

@@ -10,7 +10,15 @@
 #               alone, not on later chips
 #   cupy        with cuda-driver: CuPy is importable (python-cupy.test)
 #   layer-link-check  the layers are linked as checked shared objects
+#   long-tests  the run includes the long tests (below)
+#
+# Long tests (`REQUIRES: long-tests`: consumers of the installed package,
+# emulated GPU kernels, long sweeps) stay out of check-conv3d, the README's
+# test command, and run in check-conv3d-long; CI runs both. The lit
+# parameter conv3d_tests selects: `short` (the default: the long tests are
+# reported unsupported), `long` (only the long tests), `all`.
 import os
+import re
 import shutil
 import subprocess
 
@@ -88,6 +96,28 @@ if cc is not None:
             config.available_features.add("cupy")
     except (OSError, subprocess.SubprocessError):
         pass
+
+LONG_MARKER = re.compile(r"REQUIRES:.*\blong-tests\b")
+tests_mode = lit_config.params.get("conv3d_tests", "short")
+if tests_mode not in ("short", "long", "all"):
+    lit_config.fatal("conv3d_tests must be short, long or all, not %r" % tests_mode)
+if tests_mode != "short":
+    config.available_features.add("long-tests")
+if tests_mode == "long":
+    # lit excludes by file name: every test that is not long, found by its
+    # marker (a name shared by a long and a short test would be ambiguous).
+    long_names, short_names = set(), set()
+    for folder, dirs, files in os.walk(config.test_source_root):
+        dirs[:] = [d for d in dirs if d not in config.excludes]
+        for name in files:
+            if os.path.splitext(name)[1] not in config.suffixes or name in config.excludes:
+                continue
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                (long_names if LONG_MARKER.search(f.read()) else short_names).add(name)
+    if long_names & short_names:
+        lit_config.fatal("long and short tests share the names %s"
+                         % ", ".join(sorted(long_names & short_names)))
+    config.excludes = list(config.excludes) + sorted(short_names)
 
 # The libFuzzer targets exist in the sanitizer build (CONV3D_SANITIZE).
 if os.path.exists(os.path.join(config.conv3d_tools_dir, "conv3d-pass-fuzzer")):

@@ -9,3 +9,21 @@ config.test_source_root = config.unittests_dir
 config.test_exec_root = config.unittests_dir
 # Tests compile what they test: no disk cache unless a test names one.
 config.environment["CONV3D_CACHE_DIR"] = "off"
+
+# Long cases: the units whose replays take seconds each run in
+# check-conv3d-long only (lit parameter conv3d_tests, as in test/lit.cfg.py:
+# short, the default, leaves them out; long runs only them; all runs
+# everything). gtest reads GTEST_FILTER when run without --gtest_filter.
+LONG_UNIT_TESTS = [
+    "SM100BlockScaledModel.CausalThreeByThreeTwoChannelBlocks",
+    "SM100BlockScaledModel.MutationsFail",
+    "SM100BlockScaledModel.ViaTmaCausalTwoStepsBatchWrap",
+    "SM100BlockScaledModel.ViaTmaCorruptMapsFail",
+]
+tests_mode = lit_config.params.get("conv3d_tests", "short")
+if tests_mode == "short":
+    config.environment["GTEST_FILTER"] = "-" + ":".join(LONG_UNIT_TESTS)
+elif tests_mode == "long":
+    config.environment["GTEST_FILTER"] = ":".join(LONG_UNIT_TESTS)
+elif tests_mode != "all":
+    lit_config.fatal("conv3d_tests must be short, long or all, not %r" % tests_mode)
