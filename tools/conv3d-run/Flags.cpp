@@ -253,6 +253,14 @@ cl::opt<unsigned long long> seed("seed", cl::desc("Random data seed"),
                                  cl::init(1), cl::cat(runCategory));
 cl::opt<bool> quiet("quiet", cl::desc("No progress messages on stderr"),
                     cl::cat(runCategory));
+cl::opt<bool> emulate(
+    "emulate",
+    cl::desc("Run the GPU target's kernels in the PTX emulator on the host "
+             "(no GPU: the emulated driver lib/libconv3d-emulated-cuda.so, "
+             "kernels compiled to PTX); sm90 and sm100 included. Hazards the "
+             "emulator finds (races, data read before its TMA load landed, "
+             "phase misuse) fail the run"),
+    cl::cat(runCategory));
 
 cl::opt<std::string> moduleFile("module",
                                 cl::desc("Run a function of this .mlir file"),
@@ -432,6 +440,13 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   if (llvm::Error e = parseCompileOptions(request.options))
     return std::move(e);
   CompileOptions &options = request.options;
+  if (emulate) {
+    if (llvm::Error e = enableEmulation(options, argv[0]))
+      return flagError("emulate", llvm::toString(std::move(e)));
+    // The checked run only: timing emulated kernels means nothing.
+    if (!repeat.getNumOccurrences())
+      request.repeat = 0;
+  }
   request.cache = CacheOptions::fromEnvironment();
   if (cacheDir.getNumOccurrences())
     request.cache.directory = cacheDir;

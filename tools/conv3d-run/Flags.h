@@ -48,6 +48,12 @@ struct RunRequest {
   bool isModuleMode() const { return !modulePath.empty(); }
 };
 
+/// --emulate: makes the runtime open the emulated driver beside this tool
+/// (lib/libconv3d-emulated-cuda.so, presenting a device of the target's
+/// architecture) and compiles kernels to PTX, which it runs (Emulate.cpp).
+llvm::Error enableEmulation(mlir::conv3d::CompileOptions &options,
+                            const char *argv0);
+
 /// Parses argv (llvm::cl) into a request; errors name the offending flag.
 llvm::Expected<RunRequest> parseCommandLine(int argc, char **argv);
 
