@@ -180,7 +180,9 @@ struct Measurement {
 
 static void printResult(const RunRequest &request, const Measurement &m) {
   const ConvSpec &spec = request.spec;
-  double gflops = spec.geometry.flops() / (m.runMillis * 1e6);
+  // No timed run (--emulate): no rate.
+  double gflops =
+      m.runMillis > 0 ? spec.geometry.flops() / (m.runMillis * 1e6) : 0.0;
   if (request.json) {
     llvm::json::Object object{
         {"status", m.passed ? "ok" : "check_failed"},

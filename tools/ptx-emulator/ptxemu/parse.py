@@ -252,7 +252,9 @@ def _shared_var(m):
 
 def _param(text):
     text = ' '.join(text.split())
-    m = re.match(r'^\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+(?:\.ptr\s+\.\w+\s+(?:\.align\s+\d+\s+)?)?([\w$]+)(?:\[(\d+)\])?$', text)
+    m = re.match(r'^\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+'
+                 r'(?:\.ptr(?:\s+\.(?:global|shared|const|local))?(?:\s+\.align\s+\d+)?\s+)?'
+                 r'([\w$]+)(?:\[(\d+)\])?$', text)
     if not m:
         raise EmulatorError('cannot parse kernel parameter: ' + text)
     elem = _TYPE_BYTES[m.group(2)]
