@@ -6,8 +6,9 @@ here by the same counter-based hash.
 
   wgmma_numerics_fit.py OUT.bin [--mma-sync] [MODEL ...]
 
---mma-sync fits the mma.sync.m16n8k16 results instead of wgmma's. MODEL: a name of mma_model.MODELS or block:bits:rz|rn; without one, a
-sweep of blocks 4, 8, 16 and 23..28 kept bits with both roundings. Prints,
+--mma-sync fits the mma.sync.m16n8k16 results instead of wgmma's. MODEL: a name of mma_model.MODELS or block:bits:rz|rn[:lead]; without one,
+a sweep of blocks 4, 8, 16, 23..28 kept bits, both roundings and both
+alignments. Prints,
 per model, the mismatching results per input type and distribution; exit
 status 0 if the first model given matches everything.
 """
@@ -135,7 +136,7 @@ def predict(model, t, d, trial):
     use_c = DISTS[d] != 'no-c'
     D = C
     for k0 in range(0, kt, K):     # one wgmma per k16, chained through f32
-        D = model.mma(D, A[:, k0:k0 + K], B[:, k0:k0 + K], use_c or k0 > 0)
+        D = model.mma(D, A[:, k0:k0 + K], B[:, k0:k0 + K], use_c or k0 > 0, TYPES[t])
     return D
 
 
@@ -157,8 +158,8 @@ def main(argv):
           % (trials, 2, len(DISTS), which))
     names = argv[1:]
     if not names:
-        names = ['%d:%d:%s' % (blk, bits, r) for blk in (16, 8, 4) for bits in range(23, 29)
-                 for r in ('rz', 'rn')]
+        names = ['%d:%d:%s%s' % (blk, bits, r, a) for blk in (16, 8, 4) for bits in range(23, 29)
+                 for r in ('rz', 'rn') for a in ('', ':lead')]
     first_ok = None
     limit = int(os.environ.get('FIT_TRIALS', trials))
     for name in names:

@@ -1,51 +1,74 @@
 """The arithmetic of the tensor cores' f32-accumulating MMAs.
 
-The PTX ISA defines the products and the f32 result but not the order or
-precision of the sums inside one MMA. The models here are parametrized the
-way the hardware literature describes tensor cores (products exact; a
-block of products and the addend aligned to the largest exponent among
-them, with a fixed number of bits kept below it and the rest truncated;
-the exact sum of the aligned terms rounded once to f32), and the default
-is the one that reproduces the H100 bit for bit on the probe data of
-scripts/gpu/wgmma_numerics.cu (see README.md).
+The PTX ISA defines the products and the f32 result of wgmma and mma.sync
+with bf16/f16 inputs but not the order or precision of the sums inside
+one instruction. What the H100 does, found by scripts/gpu/wgmma_numerics.cu
+(2.9 million results of wgmma.m64n16k16 and mma.sync.m16n8k16, bf16 and
+f16, seven input distributions: normal, wide exponent ranges, cancelling,
+tiny and huge addends, chained instructions, no addend) and matched bit
+for bit by the 'h100' model below (scripts/gpu/wgmma_numerics_fit.py):
+
+- the 16 products of a k16 step and the addend C are one fused sum;
+- each product is placed by the sum of its factors' exponents (not by its
+  own leading bit: a product of two significands in [1, 2) may reach 4x
+  that), C by its exponent; the largest of these, e, fixes a grid of
+  2^(e - 25), and every term is truncated toward zero to that grid;
+- the exact sum of the truncated terms is rounded to f32 toward zero;
+- a K = 32 product of two instructions (or of chained k16 steps) is two
+  such sums, the first rounded to f32 before the second adds to it.
+
+Both instructions behave the same. Not covered by the probe: subnormal
+inputs (placed here at their format's minimum exponent, as an exponent
+field of 0 reads), infinities and NaNs (summed in f64, giving IEEE's
+results), and a negative zero sum (given as +0).
 
 A model: `block` products fused per step with the running sum, `bits`
-significand bits kept per aligned term (counting the leading bit of the
-largest term), `rounding` of each step's sum ('rz' or 'rn').
+kept below the largest exponent, `rounding` of each step's sum ('rz' or
+'rn'), `align` 'exponents' (as above) or 'lead' (by each term's leading
+bit).
 """
 import numpy as np
 
 from . import numerics as fp
 from .errors import EmulatorError
 
+EMIN = {'bf16': -126, 'f16': -14}
+
 
 class Model:
-    def __init__(self, name, block=16, bits=25, rounding='rz'):
-        self.name, self.block, self.bits, self.rounding = name, block, bits, rounding
+    def __init__(self, name, block=16, bits=25, rounding='rz', align='exponents'):
+        self.name, self.block, self.bits = name, block, bits
+        self.rounding, self.align = rounding, align
 
-    def mma(self, C, A, B, use_c):
+    def mma(self, C, A, B, use_c, dtype='bf16'):
         """D (f32 bits, M x N) = C (f32 bits) + A (M x K, f64) * B^T (N x K)."""
         acc = fp.f32(C).astype(np.float64) if use_c else np.zeros(C.shape, dtype=np.float64)
+        emin = EMIN.get(dtype, -126)
+        ea, eb = _exponents(A, emin), _exponents(B, emin)
         K = A.shape[1]
-        At, Bt = A.T, B.T
+        At, Bt, eat, ebt = A.T, B.T, ea.T, eb.T
         for k0 in range(0, K, self.block):
+            ks = slice(k0, k0 + self.block)
             # (k, M, N): one plane per product, reductions across planes
-            prods = At[k0:k0 + self.block, :, None] * Bt[k0:k0 + self.block, None, :]
-            acc = self.fused_sum(prods, acc)
+            prods = At[ks, :, None] * Bt[ks, None, :]
+            if self.align == 'exponents':
+                place = (eat[ks, :, None] + ebt[ks, None, :]).max(axis=0)
+            else:
+                place = _exponents(np.abs(prods).max(axis=0), -100000)
+            acc = self.fused_sum(prods, acc, place)
         return _as_f32_bits(acc)
 
-    def fused_sum(self, prods, acc):
-        """One step: the products (k, M, N) and the running sum (M, N) as
-        aligned fixed-point terms, summed exactly, rounded to f32 (returned
-        as exactly representable f64)."""
+    def fused_sum(self, prods, acc, place):
+        """One step: products (k, M, N) and the running sum (M, N) on the
+        grid 2^(max(place, exponent of acc) - bits), truncated, summed
+        exactly, rounded to f32 (returned as exactly representable f64)."""
         with np.errstate(all='ignore'):
-            big = np.maximum(np.abs(prods).max(axis=0), np.abs(acc))
-            finite = np.isfinite(big) & np.isfinite(prods).all(axis=0) & np.isfinite(acc)
-            _, e = np.frexp(np.where(finite, big, 1.0))
-            # the grid: `bits` bits from the largest term's leading bit
+            finite = np.isfinite(prods).all(axis=0) & np.isfinite(acc)
+            e = np.maximum(place, _exponents(acc, -100000))
+            e = np.where(finite & (e > -100000), e, 0)
             scale = np.ldexp(1.0, self.bits - e)
             q = np.trunc(prods * scale).sum(axis=0) + np.trunc(acc * scale)
-            exact = q / scale            # exact: |q| < 2^(bits + 5)
+            exact = q / scale            # exact: |q| < 2^(bits + 7)
         r = fp.round_f64_to_f32(exact, self.rounding)
         out = fp.f32(r).astype(np.float64)
         if not finite.all():
@@ -55,6 +78,14 @@ class Model:
         return out
 
 
+def _exponents(x, emin):
+    """floor(log2 |x|), at least emin; a very small number for zeros."""
+    with np.errstate(all='ignore'):
+        _, e = np.frexp(np.where(np.isfinite(x), x, 1.0))
+    e = np.maximum(e - 1, emin)
+    return np.where(x == 0, -100000, e)
+
+
 def _as_f32_bits(acc):
     with np.errstate(all='ignore'):
         bits = acc.astype(np.float32).view(np.uint32)
@@ -62,10 +93,10 @@ def _as_f32_bits(acc):
 
 
 MODELS = {
-    # the default: the probe's verdict on the H100 (README: "wgmma numerics")
-    'h100': Model('h100', block=16, bits=25, rounding='rz'),
-    # nearly exact sums (48 bits below the largest term), rounded once
-    'exact-rn': Model('exact-rn', block=16, bits=48, rounding='rn'),
+    # The H100's (module docstring), for wgmma and mma.sync alike.
+    'h100': Model('h100', block=16, bits=25, rounding='rz', align='exponents'),
+    # Nearly exact sums (48 bits below the largest term), rounded once.
+    'exact-rn': Model('exact-rn', block=16, bits=48, rounding='rn', align='lead'),
 }
 
 
@@ -74,12 +105,14 @@ def get(name, instruction):
         name = 'h100'
     if name in MODELS:
         return MODELS[name]
-    # "block:bits:rounding", e.g. 8:26:rz
+    # "block:bits:rounding[:lead]", e.g. 8:26:rz
     try:
-        block, bits, rounding = name.split(':')
-        if int(bits) > 48 or rounding not in ('rz', 'rn'):
+        parts = name.split(':')
+        block, bits, rounding = parts[:3]
+        align = parts[3] if len(parts) > 3 else 'exponents'
+        if int(bits) > 48 or rounding not in ('rz', 'rn') or align not in ('exponents', 'lead'):
             raise ValueError(name)
-        return Model(name, int(block), int(bits), rounding)
+        return Model(name, int(block), int(bits), rounding, align)
     except ValueError:
-        raise EmulatorError('unknown MMA model %r (known: %s, or block:bits:rz|rn)'
+        raise EmulatorError('unknown MMA model %r (known: %s, or block:bits:rz|rn[:lead])'
                             % (name, ', '.join(MODELS)))

@@ -17,7 +17,7 @@ wgmma .m64nNk16"): thread t of the warpgroup, warp w = t / 32, lane l,
 register i: row 16w + l / 4 + 8 * ((i % 4) / 2), column 8 * (i / 4) +
 2 * (l % 4) + i % 2.
 
-Arithmetic: see mma_model.py.
+Arithmetic: mma_model.py (the H100's, found by scripts/gpu/wgmma_numerics.cu).
 """
 import numpy as np
 
@@ -172,7 +172,7 @@ class Wgmma:
                     if ctx.opt.check_registers and not wm[idx].all():
                         ctx.hz.add('reads of unwritten registers', '%s in %s' % (names[i], what))
                     C[row[:, i], col[:, i]] = reg[idx]
-            D = model.mma(C, A, B, use_c)
+            D = model.mma(C, A, B, use_c, aty)
             for i, (reg, wm) in enumerate(zip(regs, wms)):
                 reg[idx] = D[row[:, i], col[:, i]]
                 wm[idx] = True
