@@ -25,8 +25,8 @@ APPROXIMATE = set()
 
 
 def compile_kernel(ctx):
-    from . import sync, tma, wgmma, tcgen05
-    for ext in (sync, tma, wgmma, tcgen05):
+    from . import ampere, sync, tcgen05, tma, wgmma
+    for ext in (sync, tma, wgmma, ampere, tcgen05):
         ext.install(ctx)
     code = []
     for i, inst in enumerate(ctx.kernel.insts):

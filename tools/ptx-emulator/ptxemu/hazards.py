@@ -132,7 +132,7 @@ class SharedShadow:
                    int(race.sum()))
         if self.pending_w[offsets].any():
             i = int(np.flatnonzero(self.pending_w[offsets])[0])
-            hz.add('accesses to TMA destinations before the load completed',
+            hz.add('accesses to async-copy destinations before the copy completed',
                    '%s at smem+%d' % (what, int(offsets[i])))
         if write:
             ra = self.r_agent[offsets]
