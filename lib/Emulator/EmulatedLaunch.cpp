@@ -268,9 +268,11 @@ CUresult conv3d_emulator::launch(Function *function, const unsigned grid[3],
     }
     return fail(CUDA_ERROR_LAUNCH_FAILED, report);
   }
-  return fail(CUDA_ERROR_LAUNCH_FAILED, "the PTX emulator stopped in " + where +
-                                            ": " +
-                                            jsonField(result, "message"));
+  std::string before = listLines(jsonField(result, "hazards"));
+  return fail(CUDA_ERROR_LAUNCH_FAILED,
+              "the PTX emulator stopped in " + where + ": " +
+                  jsonField(result, "message") +
+                  (before.empty() ? "" : "\nhazards found before:" + before));
 }
 
 //===----------------------------------------------------------------------===//

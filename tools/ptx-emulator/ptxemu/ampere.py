@@ -103,7 +103,7 @@ class Ampere:
                     ctx.hz.add('accesses to async-copy destinations before the copy completed',
                                '%s at smem+%d' % (what, o))
                 sh.pending_w[offsets] += 1
-                agent, epoch, vc = ctx.clocks.issue(t)
+                agent, epoch, vc = ctx.clocks.issue(t, 'load')
                 self.uncommitted.setdefault(t, []).append((r, offsets, data, agent, epoch, vc, what))
         return Compiled('alu', inst, fn=copy)
 

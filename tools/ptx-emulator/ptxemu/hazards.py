@@ -45,14 +45,22 @@ class Hazards:
 
 
 class Clocks:
-    """Vector clocks of `n` threads and their `n` async agents (agent
-    n + t is the async operations thread t issues)."""
+    """Vector clocks of `n` threads over the threads and their async agents.
+
+    Agent n * (1 + k) + t is the async operations of kind k that thread t
+    issues: 0 TMA loads and cp.async copies, 1 bulk stores (TMA stores),
+    2 MMAs (wgmma, tcgen05). Each kind completes through its own mechanism
+    (mbarriers, bulk groups, wgmma groups), so a thread that waited for one
+    kind is not taken to have waited for another."""
+
+    KINDS = {'load': 0, 'store': 1, 'mma': 2}
 
     def __init__(self, n):
         self.n = n
-        self.vc = np.zeros((2 * n, 2 * n), dtype=np.int32)
-        self.vc[np.arange(2 * n), np.arange(2 * n)] = 1
-        self.async_count = np.zeros(n, dtype=np.int32)
+        self.width = n * (1 + len(self.KINDS))
+        self.vc = np.zeros((n, self.width), dtype=np.int32)
+        self.vc[np.arange(n), np.arange(n)] = 1
+        self.async_count = np.zeros(self.width, dtype=np.int32)
 
     def epoch(self, agents):
         return self.vc[agents, agents]
@@ -74,17 +82,17 @@ class Clocks:
         joined = self.release(threads)
         self.acquire(threads, joined)
 
-    def issue(self, thread):
+    def issue(self, thread, kind='load'):
         """A new async operation of `thread`: (its agent, its epoch, the
         clock it happens after). Its agent component is what the thread
         has acquired of its own earlier operations, not the new one, so two
         operations of one thread are unordered until it waits for them."""
-        n = self.n
-        self.async_count[thread] += 1
-        epoch = int(self.async_count[thread])
+        agent = self.n * (1 + self.KINDS[kind]) + thread
+        self.async_count[agent] += 1
+        epoch = int(self.async_count[agent])
         vc = self.vc[thread].copy()
         self.vc[thread, thread] += 1
-        return n + thread, epoch, vc
+        return agent, epoch, vc
 
     @staticmethod
     def completion(agent, epoch, vc):
@@ -184,4 +192,5 @@ def _agent(a, n):
     a = int(a)
     if a < n:
         return 'thread %d' % a
-    return 'an async operation of thread %d' % (a - n)
+    kind = ('a TMA load or cp.async', 'a TMA store', 'an MMA')[a // n - 1]
+    return '%s of thread %d' % (kind, a % n)

@@ -13,6 +13,7 @@ found, and the approximate instructions the kernel used.
 """
 import json
 import os
+import re
 import sys
 import time
 
@@ -23,14 +24,47 @@ from .memory import GlobalMemory
 from .parse import parse_module
 
 
+def apply_edits(text, spec):
+    """The PTX with the edits of $CONV3D_EMULATOR_PTX_EDIT applied: a JSON
+    list of [pattern, replacement, count, skip] (Python regular
+    expressions, multiline; count, optional: at most that many
+    replacements, 0 for all; skip, optional: leave the first `skip`
+    matches alone), for tests that break a kernel on purpose and expect the
+    emulator to report it. Returns (text, replacements made)."""
+    if not spec:
+        return text, 0
+    try:
+        edits = json.loads(spec)
+    except ValueError as e:
+        raise EmulatorError('CONV3D_EMULATOR_PTX_EDIT is not JSON: %s' % e)
+    made = 0
+    for edit in edits:
+        pattern, replacement = edit[0], edit[1]
+        count = edit[2] if len(edit) > 2 else 0
+        skip = edit[3] if len(edit) > 3 else 0
+        seen = [0]
+
+        def replace(m):
+            seen[0] += 1
+            if seen[0] <= skip or (count and seen[0] > skip + count):
+                return m.group(0)
+            return m.expand(replacement)
+        text, n = re.subn(pattern, replace, text, flags=re.M)
+        made += max(0, min(n - skip, count or n))
+    return text, made
+
+
 def run_launch(desc, memory=None, log=None):
     """Runs the launch `desc` (a dict as in LAUNCH.json); returns the result
     dict."""
     start = time.time()
     result = {'status': 'ok', 'hazards': [], 'message': ''}
+    ctx = None
     try:
         with open(desc['ptx']) as f:
-            kernels = parse_module(f.read())
+            text = f.read()
+        text, result['edits'] = apply_edits(text, os.environ.get('CONV3D_EMULATOR_PTX_EDIT'))
+        kernels = parse_module(text)
         name = desc['kernel']
         if name not in kernels:
             raise EmulatorError('no kernel %s in the module' % name)
@@ -51,6 +85,8 @@ def run_launch(desc, memory=None, log=None):
                                           [tuple(a) for a in desc.get('allocations', [])])
         memory.new_launch()
         opts = dict(desc.get('options', {}))
+        if os.environ.get('CONV3D_EMULATOR_SCHEDULE'):
+            opts['schedule'] = os.environ['CONV3D_EMULATOR_SCHEDULE']
         options = Options(arch=desc.get('arch', 90), **opts)
         cluster = tuple(desc.get('cluster') or (1, 1, 1))
         if kernel.cluster_dim and cluster == (1, 1, 1):
@@ -83,6 +119,9 @@ def run_launch(desc, memory=None, log=None):
     except EmulatorError as e:
         result['status'] = 'error'
         result['message'] = str(e)
+        if ctx is not None and ctx.hz:
+            # what went wrong before it stopped, often the cause
+            result['hazards'] = ctx.hz.report()
     result['seconds'] = round(time.time() - start, 3)
     return result
 

@@ -42,6 +42,11 @@ class Options:
         self.check_registers = True
         self.arch = 90
         self.max_steps = 50_000_000
+        # lowest-pc: the runnable threads of the lowest PC run first (warps
+        # of structured code stay converged); warpgroups[:SEED]: a random
+        # warpgroup's lowest PC, so that warpgroups drift apart and
+        # synchronization that only holds in lockstep shows as races
+        self.schedule = 'lowest-pc'
         self.__dict__.update(kw)
 
 
@@ -455,6 +460,14 @@ class Context:
         code = self.code
         pc, state = self.pc, self.state
         run_end = self.run_end
+        rng = None
+        if self.opt.schedule != 'lowest-pc':
+            import random
+            kind, _, seed = self.opt.schedule.partition(':')
+            if kind != 'warpgroups':
+                raise EmulatorError('schedule %r: lowest-pc or warpgroups[:SEED]'
+                                    % self.opt.schedule)
+            rng = random.Random('%s/%d' % (seed, self.cluster_index))
         while True:
             self.steps += 1
             if self.steps > self.opt.max_steps:
@@ -471,17 +484,22 @@ class Context:
                     continue
                 self.deadlock()
             pcs = pc[running]
-            p = int(pcs.min())
+            if rng is None:
+                p = int(pcs.min())
+            else:
+                # a random warpgroup's lowest PC: warpgroups drift apart
+                wg = self.warpgroup[running]
+                pick = rng.choice(np.unique(wg).tolist())
+                p = int(pcs[wg == pick].min())
             here = pcs == p
             idx = running[here]
             c = code[p]
             if c.kind == 'alu':
                 end = int(run_end[p])
                 if idx.size != running.size:
-                    others = pcs[~here]
-                    nxt = int(others.min())
-                    if nxt <= end:
-                        end = nxt - 1
+                    later = pcs[(pcs > p) & (pcs <= end)]
+                    if later.size:
+                        end = int(later.min()) - 1
                 for q in range(p, end + 1):
                     cq = code[q]
                     pred = cq.inst.pred

@@ -266,7 +266,7 @@ class Sync:
         if bar.pending == 0 and bar.tx <= 0:
             if bar.tx < 0:
                 bar.tx = 0
-            bar.cum_vc = np.maximum(bar.cum_vc, bar.vc)
+            bar.cum_vc = bar.vc   # the phase just completed
             bar.vc = np.zeros_like(bar.vc)
             bar.phase += 1
             bar.pending = bar.count
@@ -289,7 +289,7 @@ class Sync:
                         ctx.hz.add('mbarriers re-initialized while in use', what)
                     if c < 1 or c >= (1 << 20):
                         raise EmulatorError('%s: count %d' % (what, c))
-                    self.barriers[key] = MBarrier(key, c, 2 * ctx.N, t, int(ctx.clocks.vc[t, t]))
+                    self.barriers[key] = MBarrier(key, c, ctx.clocks.width, t, int(ctx.clocks.vc[t, t]))
                     ctx.shadow[key[0]].barrier[key[1]:key[1] + 8] = True
                     ctx.shadow[key[0]].written[key[1]:key[1] + 8] = True
             return Compiled('alu', inst, fn=init)

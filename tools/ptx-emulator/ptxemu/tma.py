@@ -281,7 +281,7 @@ class Tma:
         op = Op()
         op.kind = 'load'
         op.issuer = t
-        op.agent, op.epoch, op.vc = ctx.clocks.issue(t)
+        op.agent, op.epoch, op.vc = ctx.clocks.issue(t, 'load')
         op.what = what
         op.writes = []
         op.barriers = []
@@ -395,7 +395,7 @@ class Tma:
         offsets = addrs - ctx.smem_base
         if offsets.min() < 0 or offsets.max() >= ctx.smem_size:
             raise EmulatorError('%s: the box overflows shared memory' % what)
-        agent, epoch, vc = ctx.clocks.issue(t)
+        agent, epoch, vc = ctx.clocks.issue(t, 'store')
         sh = ctx.shadow[rank]
         sh.access(ctx.hz, offsets, np.full(n, agent, np.int32), np.full(n, epoch, np.int32),
                   lambda pa: vc[pa], False, what, async_read=True)

@@ -158,7 +158,7 @@ class Wgmma:
             if len(set(da.tolist())) != 1 or len(set(db.tolist())) != 1 or len(set(sc.tolist())) != 1:
                 raise EmulatorError('%s: descriptors or scale-d differ across the warpgroup' % what)
             rank = int(ctx.rank[first])
-            agent, epoch, vc = ctx.clocks.issue(first)
+            agent, epoch, vc = ctx.clocks.issue(first, 'mma')
             a_addr = kmajor_addresses(da[0], 64, k, esize, what)
             b_addr = kmajor_addresses(db[0], n, k, esize, what)
             a_vals, a_off = self._fetch(rank, a_addr, esize, agent, epoch, vc, what)
