@@ -173,6 +173,8 @@ def parse_operand(text, rename):
         inner = parse_operand(text[1:], rename)
         inner.name = '!' + inner.name
         return inner
+    if '|' in text:
+        return Operand('reg', name='|'.join(rename(t.strip()) for t in text.split('|')))
     name = rename(text)
     if name.startswith('%') or name.endswith('$local'):
         return Operand('reg', name=name)

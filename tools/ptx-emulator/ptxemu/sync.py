@@ -67,6 +67,8 @@ class Sync:
     def compile(self, inst):
         m = inst.mods
         what = repr(inst)
+        if m[0] == 'bar' and len(m) > 1 and m[1] == 'warp':
+            return self._bar_warp(inst, what)
         if m[0] in ('bar', 'barrier') and (len(m) < 2 or m[1] != 'cluster'):
             return self._bar(inst, what)
         if m[0] == 'barrier' and m[1] == 'cluster':
@@ -478,10 +480,38 @@ class Sync:
         return Compiled('coll', inst, fn=vote, unit='warp')
 
     def _elect(self, inst, what):
+        """elect.sync d|p, membermask: the lowest lane of the mask that
+        executes it is the leader (p true there), every lane gets its id."""
         ctx = self.ctx
         d = inst.args[0]
-        outs = d.name.split('|') if d.kind == 'reg' else [d.name]
-        raise EmulatorError('instruction not emulated: %s' % what)
+        if d.kind != 'reg' or '|' not in d.name:
+            raise EmulatorError('%s: expected d|p' % what)
+        rname, pname = d.name.split('|')
+        from .parse import Operand
+        wr = ctx.writer(Operand('reg', name=rname), what) if rname != '_' else None
+        wp = ctx.writer(Operand('reg', name=pname), what)
+        rm = ctx.reader(inst.args[1], 32, what)
+
+        def elect(idx):
+            lanes = ctx.laneid[idx]
+            mask = int(rm(idx)[0])
+            members = [l for l in lanes.tolist() if (mask >> l) & 1]
+            if not members:
+                raise EmulatorError('%s: no lane of the mask executes it' % what)
+            leader = min(members)
+            if wr is not None:
+                wr(idx, np.full(idx.size, leader, dtype=np.uint32))
+            wp(idx, lanes == leader)
+        return Compiled('coll', inst, fn=elect, unit='warp')
+
+    def _bar_warp(self, inst, what):
+        """bar.warp.sync membermask: the warp's lanes meet (a barrier of the
+        warp for the memory model too)."""
+        ctx = self.ctx
+
+        def sync(idx):
+            ctx.clocks.sync(idx)
+        return Compiled('coll', inst, fn=sync, unit='warp')
 
     def _setmaxnreg(self, inst, what):
         ctx = self.ctx
