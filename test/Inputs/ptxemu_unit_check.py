@@ -190,6 +190,12 @@ def check_mma_model():
     C[0, 0] = f32bits(2.0 ** -30)
     D = mma_model.get('h100', 'wgmma').mma(C, A, B, True, 'bf16')
     check('MMA model: terms below 2^(e-25) are truncated', fp.f32(D)[0, 0] == 1.0)
+    # A row of zeros (a padding pixel) against B values >= 1, no addend:
+    # zero products never set the grid (no 0 x inf NaN), the sum is +0
+    A = np.zeros((64, 16))
+    B = np.full((16, 16), 6.0)
+    D = mma_model.get('h100', 'wgmma').mma(np.zeros((64, 16), np.uint32), A, B, False, 'bf16')
+    check('MMA model: zero rows give zeros', (D == 0).all())
 
 
 if __name__ == '__main__':

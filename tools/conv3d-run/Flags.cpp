@@ -441,6 +441,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     return std::move(e);
   CompileOptions &options = request.options;
   if (emulate) {
+    request.emulate = true;
     if (llvm::Error e = enableEmulation(options, argv[0]))
       return flagError("emulate", llvm::toString(std::move(e)));
     // The checked run only: timing emulated kernels means nothing.

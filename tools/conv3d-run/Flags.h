@@ -42,6 +42,8 @@ struct RunRequest {
   int repeat = 1;
   bool json = false;
   std::string emit;
+  /// --emulate: the kernels run in the PTX emulator (sm100's included).
+  bool emulate = false;
   uint64_t seed = 0;
   bool quiet = false;
 

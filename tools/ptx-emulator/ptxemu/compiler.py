@@ -17,7 +17,7 @@ FLOATS = ('f16', 'bf16', 'f32', 'f64')
 TYPE_WIDTH = {'b8': 8, 'u8': 8, 's8': 8, 'b16': 16, 'u16': 16, 's16': 16,
               'f16': 16, 'bf16': 16, 'b32': 32, 'u32': 32, 's32': 32,
               'f32': 32, 'b64': 64, 'u64': 64, 's64': 64, 'f64': 64,
-              'pred': 1, 'f16x2': 32, 'bf16x2': 32, 'b128': 128}
+              'pred': 1, 'f16x2': 32, 'bf16x2': 32, 'f32x2': 64, 'b128': 128}
 
 # Instructions that approximate (the ISA bounds their error, it does not
 # define their bits): computed correctly rounded here, and listed.
@@ -311,6 +311,8 @@ def _cvt_float_float(ctx, src, wr, aty, dty, rnd, ftz, sat, satfinite, relu, wha
 def _arith(ctx, inst, what):
     op = inst.mods[0]
     ty = _type(inst)
+    if ty == 'f32x2':
+        return _f32x2_arith(ctx, inst, what, op)
     if ty in FLOATS or ty in ('f16x2', 'bf16x2'):
         return _float_arith(ctx, inst, what, op, ty)
     return _int_arith(ctx, inst, what, op, ty)
@@ -403,9 +405,14 @@ def _int_arith(ctx, inst, what, op, ty):
         return lambda idx: wr(idx, divrem(idx))
     if op in ('min', 'max'):
         g = np.minimum if op == 'min' else np.maximum
-        if signed:
-            return lambda idx: wr(idx, g(rs[0](idx).view(st), rs[1](idx).view(st)).view(dt))
-        return lambda idx: wr(idx, g(rs[0](idx), rs[1](idx)))
+
+        def minmax(idx):
+            vals = [r(idx).view(st) if signed else r(idx) for r in rs]
+            out = vals[0]
+            for v in vals[1:]:
+                out = g(out, v)
+            return out.view(dt) if signed else out
+        return lambda idx: wr(idx, minmax(idx))
     if op == 'abs':
         return lambda idx: wr(idx, np.abs(rs[0](idx).view(st)).view(dt))
     if op == 'neg':
@@ -510,8 +517,15 @@ def _float_arith(ctx, inst, what, op, ty):
         if op == 'neg':
             return lambda idx: wr(idx, (fp.ftz32(rs[0](idx)) if ftz else rs[0](idx)) ^ fp.F32_SIGN)
         if op in ('min', 'max'):
+            # sm_100's three-input form folds left: max(max(a, b), c)
             nanp = 'NaN' in mods
-            return lambda idx: wr(idx, fp.minmax32(op, rs[0](idx), rs[1](idx), nanp, ftz))
+
+            def minmax(idx):
+                r = fp.minmax32(op, rs[0](idx), rs[1](idx), nanp, ftz)
+                for extra in rs[2:]:
+                    r = fp.minmax32(op, r, extra(idx), nanp, ftz)
+                return r
+            return lambda idx: wr(idx, minmax(idx))
         if op == 'copysign':
             return lambda idx: wr(idx, (rs[0](idx) & fp.F32_SIGN) | (rs[1](idx) & fp.F32_ABS))
         if op in ('rcp', 'sqrt', 'rsqrt', 'ex2', 'lg2', 'sin', 'cos', 'tanh'):
@@ -530,6 +544,35 @@ def _float_arith(ctx, inst, what, op, ty):
         if op == 'abs':
             return lambda idx: wr(idx, rs[0](idx) & np.uint64((1 << 63) - 1))
     raise EmulatorError('instruction not emulated: %s' % what)
+
+
+def _f32x2_arith(ctx, inst, what, op):
+    """sm_100's packed pairs of f32 (add/sub/mul/fma .f32x2 on 64-bit
+    registers): each 32-bit half as its own f32 operation."""
+    mods = inst.mods
+    rnd = [m for m in mods if m in ROUNDINGS]
+    mode = rnd[0] if rnd else 'rn'
+    ftz = 'ftz' in mods
+    wr = ctx.writer(inst.args[0], what)
+    rs = [ctx.reader(a, 64, what) for a in inst.args[1:]]
+    lo32, hi = np.uint64(0xFFFFFFFF), np.uint64(32)
+
+    def halves(v):
+        return (v & lo32).astype(np.uint32), (v >> hi).astype(np.uint32)
+
+    def f(idx):
+        parts = [halves(r(idx)) for r in rs]
+        out = []
+        for i in range(2):
+            xs = [p[i] for p in parts]
+            if op in ('add', 'sub', 'mul'):
+                out.append(fp.binop32(op, xs[0], xs[1], mode, ftz))
+            elif op in ('fma', 'mad'):
+                out.append(fp.fma32(xs[0], xs[1], xs[2], mode, ftz))
+            else:
+                raise EmulatorError('instruction not emulated: %s' % what)
+        wr(idx, out[0].astype(np.uint64) | (out[1].astype(np.uint64) << hi))
+    return f
 
 
 def _unary_f32(ctx, inst, what, op, mode, ftz, src, wr):

@@ -121,7 +121,8 @@ class SharedShadow:
         self.unfenced = np.zeros(size, dtype=bool)
         self.barrier = np.zeros(size, dtype=bool)
 
-    def access(self, hz, offsets, agents, epochs, hb, write, what, async_read=False):
+    def access(self, hz, offsets, agents, epochs, hb, write, what, async_read=False,
+               uninit_ok=False):
         """Checks and records an access of bytes `offsets` by `agents`
         (per byte) at `epochs`; hb(prev_agents) gives, per byte, the
         accessor's clock of those agents. `what` names the instruction."""
@@ -168,7 +169,9 @@ class SharedShadow:
             self.written[offsets] = True
             self.unfenced[offsets] = agents < self.n
         else:
-            if not self.written[offsets].all():
+            # (uninit_ok: a copy that carries the unwritten marks along,
+            # reported where its destination's bytes are used)
+            if not uninit_ok and not self.written[offsets].all():
                 i = int(np.flatnonzero(~self.written[offsets])[0])
                 hz.add('reads of unwritten shared memory', '%s at smem+%d' % (what, int(offsets[i])))
             if async_read:

@@ -54,7 +54,7 @@ class Model:
             if self.align == 'exponents':
                 place = (eat[ks, :, None] + ebt[ks, None, :]).max(axis=0)
             else:
-                place = _exponents(np.abs(prods).max(axis=0), -100000)
+                place = _exponents(np.abs(prods).max(axis=0), 0)
             acc = self.fused_sum(prods, acc, place)
         return _as_f32_bits(acc)
 
@@ -64,8 +64,9 @@ class Model:
         exactly, rounded to f32 (returned as exactly representable f64)."""
         with np.errstate(all='ignore'):
             finite = np.isfinite(prods).all(axis=0) & np.isfinite(acc)
-            e = np.maximum(place, _exponents(acc, -100000))
-            e = np.where(finite & (e > -100000), e, 0)
+            e = np.maximum(place, _exponents(acc, -1000))
+            # all terms zero (every placement at ZERO or below): any grid
+            e = np.where(finite & (e > ZERO // 2), e, 0)
             scale = np.ldexp(1.0, self.bits - e)
             q = np.trunc(prods * scale).sum(axis=0) + np.trunc(acc * scale)
             exact = q / scale            # exact: |q| < 2^(bits + 7)
@@ -78,12 +79,17 @@ class Model:
         return out
 
 
+# The placement of a zero: far below any sum of two real exponents, so that
+# a product with a zero factor never sets the grid.
+ZERO = -(1 << 30)
+
+
 def _exponents(x, emin):
-    """floor(log2 |x|), at least emin; a very small number for zeros."""
+    """floor(log2 |x|), at least emin; ZERO for zeros."""
     with np.errstate(all='ignore'):
         _, e = np.frexp(np.where(np.isfinite(x), x, 1.0))
-    e = np.maximum(e - 1, emin)
-    return np.where(x == 0, -100000, e)
+    e = np.maximum(e.astype(np.int64) - 1, emin)
+    return np.where(x == 0, ZERO, e)
 
 
 def _as_f32_bits(acc):

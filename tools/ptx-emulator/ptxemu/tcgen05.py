@@ -307,9 +307,11 @@ class Tcgen05:
         self.issued.setdefault(t, []).append(op)
         return op
 
-    def _smem_read(self, op, rank, addrs, what):
+    def _smem_read(self, op, rank, addrs, what, carry_unwritten=False):
         """Bytes at shared addresses (low 24 bits, any shape) of CTA
-        `rank`, read by the async proxy for op."""
+        `rank`, read by the async proxy for op (carry_unwritten: the
+        unwritten bytes are not reported here, their marks are returned as
+        the second result, for the copy's destination)."""
         ctx = self.ctx
         offs = addrs.ravel().astype(np.int64) - ctx.smem_base
         if offs.min() < 0 or offs.max() >= ctx.smem_size:
@@ -318,10 +320,13 @@ class Tcgen05:
         n = offs.size
         vc = op.vc
         sh.access(ctx.hz, offs, np.full(n, op.agent, np.int32), np.full(n, op.epoch, np.int32),
-                  lambda pa: vc[pa], False, what, async_read=True)
+                  lambda pa: vc[pa], False, what, async_read=True, uninit_ok=carry_unwritten)
         sh.pending_r[offs] += 1
         op.smem.append((rank, offs))
-        return ctx.smem[rank][offs].reshape(addrs.shape)
+        data = ctx.smem[rank][offs].reshape(addrs.shape)
+        if carry_unwritten:
+            return data, sh.written[offs].reshape(addrs.shape)
+        return data
 
     def _tmem_read(self, op, rank, lanes, cols, what):
         """TMEM words read by an async operation (D when accumulating,
@@ -329,7 +334,8 @@ class Tcgen05:
         t = self.tmem[rank]
         self._check_allocated(rank, cols, what)
         if not t.written[lanes, cols].all():
-            self.ctx.hz.add('reads of unwritten tensor memory', what)
+            self.ctx.hz.add('reads of unwritten tensor memory (or of copies of unwritten '
+                            'shared memory)', what)
         seen = op.vc[t.w_agent[lanes, cols]]
         if (t.w_clock[lanes, cols] > seen).any():
             # earlier operations of the same thread come first (pipelined)
@@ -339,11 +345,11 @@ class Tcgen05:
                                 what)
         return t.data[lanes, cols]
 
-    def _tmem_write(self, op, rank, lanes, cols, values, what):
+    def _tmem_write(self, op, rank, lanes, cols, values, what, written=True):
         t = self.tmem[rank]
         self._check_allocated(rank, cols, what)
         t.data[lanes, cols] = values
-        t.written[lanes, cols] = True
+        t.written[lanes, cols] = written
         t.pending[lanes, cols] += 1
         op.tmem.append((rank, lanes, cols))
 
@@ -481,12 +487,14 @@ class Tcgen05:
                     raise EmulatorError('%s: a swizzled source is not emulated' % what)
                 r = np.arange(32)[:, None]
                 addrs = f['start'] + (r // 8) * f['sbo'] + (r % 8) * 16 + np.arange(16)[None, :]
-                raw = self._smem_read(op, rank, addrs, what).astype(np.uint32)
+                raw, written = self._smem_read(op, rank, addrs, what, carry_unwritten=True)
+                raw = raw.astype(np.uint32)
                 words = raw[:, 0::4] | (raw[:, 1::4] << 8) | (raw[:, 2::4] << 16) | (raw[:, 3::4] << 24)
+                complete = written.reshape(32, 4, 4).all(axis=2)
                 for q in range(4):
                     lanes = np.repeat(np.arange(32) + 32 * q, 4).reshape(32, 4)
                     cols = np.tile(col0 + np.arange(4), (32, 1))
-                    self._tmem_write(op, rank, lanes, cols, words, what)
+                    self._tmem_write(op, rank, lanes, cols, words, what, complete)
         return cp
 
     def _commit(self, inst, what):
