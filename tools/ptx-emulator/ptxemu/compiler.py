@@ -311,6 +311,9 @@ def _cvt_float_float(ctx, src, wr, aty, dty, rnd, ftz, sat, satfinite, relu, wha
 def _arith(ctx, inst, what):
     op = inst.mods[0]
     ty = _type(inst)
+    types = [m for m in inst.mods[1:] if m in TYPE_WIDTH]
+    if len(types) == 2 and types[0] == 'f32' and types[1] in ('f16', 'bf16'):
+        return _mixed_arith(ctx, inst, what, op, types[1])
     if ty == 'f32x2':
         return _f32x2_arith(ctx, inst, what, op)
     if ty in FLOATS or ty in ('f16x2', 'bf16x2'):
@@ -544,6 +547,31 @@ def _float_arith(ctx, inst, what, op, ty):
         if op == 'abs':
             return lambda idx: wr(idx, rs[0](idx) & np.uint64((1 << 63) - 1))
     raise EmulatorError('instruction not emulated: %s' % what)
+
+
+def _mixed_arith(ctx, inst, what, op, atype):
+    """sm_100's mixed-precision add/sub/fma .f32.{f16,bf16}: the 16-bit
+    operands (a; a and b for fma) converted to f32 (exactly), then the f32
+    operation: d = cvt(a) + c, cvt(a) - c, cvt(a) * cvt(b) + c."""
+    mods = inst.mods
+    rnd = [m for m in mods if m in ROUNDINGS]
+    mode = rnd[0] if rnd else 'rn'
+    sat = 'sat' in mods
+    wr = ctx.writer(inst.args[0], what)
+    to32 = fp.bf16_to_f32 if atype == 'bf16' else fp.f16_to_f32
+    narrow = 2 if op in ('fma', 'mad') else 1
+    rs = [ctx.reader(a, 16 if i < narrow else 32, what) for i, a in enumerate(inst.args[1:])]
+
+    def f(idx):
+        vals = [to32(r(idx)) if i < narrow else r(idx) for i, r in enumerate(rs)]
+        if op in ('add', 'sub'):
+            out = fp.binop32(op, vals[0], vals[1], mode)
+        elif op in ('fma', 'mad'):
+            out = fp.fma32(vals[0], vals[1], vals[2], mode)
+        else:
+            raise EmulatorError('instruction not emulated: %s' % what)
+        wr(idx, _sat32(out) if sat else out)
+    return f
 
 
 def _f32x2_arith(ctx, inst, what, op):

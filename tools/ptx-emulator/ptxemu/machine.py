@@ -224,7 +224,7 @@ class Context:
             if inflight and name in inflight:
                 busy = inflight[name][idx]
                 if busy.any():
-                    hz.add('accesses to wgmma accumulators before wgmma.wait_group',
+                    hz.add('accesses to registers an asynchronous MMA or TMEM load has not delivered yet (before wgmma.wait_group, tcgen05.wait::ld)',
                            '%s in %s' % (name, what))
             v = arr[idx]
             if v.dtype != dt:
@@ -247,7 +247,7 @@ class Context:
 
         def write(idx, values):
             if inflight and name in inflight and inflight[name][idx].any():
-                hz.add('accesses to wgmma accumulators before wgmma.wait_group',
+                hz.add('accesses to registers an asynchronous MMA or TMEM load has not delivered yet (before wgmma.wait_group, tcgen05.wait::ld)',
                        '%s in %s' % (name, what))
             if arr.dtype == np.bool_:
                 arr[idx] = values
