@@ -10,6 +10,8 @@
 #               alone, not on later chips
 #   cupy        with cuda-driver: CuPy is importable (python-cupy.test)
 #   layer-link-check  the layers are linked as checked shared objects
+#   ptx-emulator the PTX emulator (conv3d-run --emulate) can run: its Python
+#               package is built and the tests' Python has NumPy
 #   long-tests  the run includes the long tests (below)
 #
 # Long tests (`REQUIRES: long-tests`: consumers of the installed package,
@@ -58,6 +60,18 @@ if getattr(config, "cmake_command", None):
     config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(
     ("%conv3d_lib", os.path.join(os.path.dirname(config.conv3d_tools_dir), "lib", "libConv3d.so")))
+
+# The PTX emulator's package, where the emulated driver finds it (lib/../share).
+ptxemu_dir = os.path.join(os.path.dirname(config.conv3d_tools_dir), "share", "conv3d", "ptx-emulator")
+config.substitutions.append(("%ptxemu_dir", ptxemu_dir))
+config.substitutions.append(
+    ("%emulated_cuda", os.path.join(os.path.dirname(config.conv3d_tools_dir), "lib",
+                                    "libconv3d-emulated-cuda.so")))
+config.substitutions.append(
+    ("%ptxemu", "env PYTHONPATH=%s %s -m ptxemu" % (ptxemu_dir, config.python_executable)))
+if os.path.isdir(ptxemu_dir) and subprocess.run(
+        [config.python_executable, "-c", "import numpy"], capture_output=True).returncode == 0:
+    config.available_features.add("ptx-emulator")
 
 ptxas = os.path.join(config.cuda_home, "bin", "ptxas")
 if os.path.exists(ptxas):

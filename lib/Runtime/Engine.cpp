@@ -126,6 +126,23 @@ void buildPipeline(OpPassManager &pm, const CompileOptions &options) {
     buildConv3dCpuPipeline(pm, options);
 }
 
+/// Whether the driver's device is an sm_100 one: only the PTX emulator's
+/// driver presents one here (conv3d-run --emulate); no sm_100 GPU has run
+/// the sm100 kernels.
+bool hasSm100Device() {
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver) {
+    llvm::consumeError(driver.takeError());
+    return false;
+  }
+  llvm::Expected<DeviceInfo> info = driver->deviceInfo();
+  if (!info) {
+    llvm::consumeError(info.takeError());
+    return false;
+  }
+  return info->ccMajor == 10;
+}
+
 /// Whether `options` name a target and chip that can be compiled, and for
 /// `runs`, run.
 llvm::Error checkTarget(const CompileOptions &options, bool runs) {
@@ -140,11 +157,12 @@ llvm::Error checkTarget(const CompileOptions &options, bool runs) {
     return llvm::createStringError(
         "the sm100 kernel uses sm_100a instructions (tcgen05); --gpu-chip=" +
         options.gpuChip + " cannot run it (use sm_100a, or --target=sm80)");
-  if (options.target == Target::sm100 && runs)
+  if (options.target == Target::sm100 && runs && !hasSm100Device())
     return llvm::createStringError(
         "target 'sm100' is generated and assembled, never run: no sm_100 GPU "
-        "has executed its code; emit it (--emit=mlir, lowered, llvm or ptx) "
-        "or run --target=sm90 (H100/H200), sm80 (any sm_80+ GPU) or cpu");
+        "has executed its code; emit it (--emit=mlir, lowered, llvm or ptx), "
+        "run it in the PTX emulator (conv3d-run --emulate) or run "
+        "--target=sm90 (H100/H200), sm80 (any sm_80+ GPU) or cpu");
   return llvm::Error::success();
 }
 

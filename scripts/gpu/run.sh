@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (see scripts/gpu/stage.sh). Usage:
-#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|large|bench|networks|torch|tmafp4|overhead|all
+#   scripts/gpu/run.sh info|unit|lit|sweep N|sanitize|smoke|large|bench|networks|torch|tmafp4|overhead|emulator|all
 # TARGET=sm90 makes `sweep` and `sanitize` exercise the sm90 kernel (H100);
 # `large` runs tensors over 2^31 elements through TARGETS (default: sm80
 # sm90); `sweep` logs its seed (SEED, default 1) and target; `torch` checks
@@ -159,6 +159,7 @@ run_overhead() {
   python3 scripts/gpu/hit_path.py 2>&1 | tee -a "$out/overhead.log"
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 }
+run_emulator() { step "PTX emulator vs. the H100"; bash scripts/gpu/emulator_check.sh || status=1; }
 run_bench() { step benchmark; python3 bench/run_bench.py --out "$out" "$@" || status=1; }
 run_networks() {
   step "networks against cuDNN: bench/networks.py $*"
@@ -179,7 +180,8 @@ case "${1:-all}" in
   torch) run_torch ;;
   tmafp4) run_tma_fp4 ;;
   overhead) run_overhead ;;
+  emulator) run_emulator ;;
   all) run_info; run_unit; run_lit; run_sweep "${2:-120}"; run_sanitize ;;
-  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|large|bench|networks|torch|tmafp4|overhead|all"; exit 2 ;;
+  *) echo "usage: $0 info|unit|lit|sweep N|sanitize|smoke|large|bench|networks|torch|tmafp4|overhead|emulator|all"; exit 2 ;;
 esac
 exit $status

@@ -5,6 +5,7 @@
 #   debs/   Debian's LLVM/MLIR runtime libraries (libllvm22, libmlir-22,
 #           libz3-4), unpacked there with dpkg -x
 #   bin/ lib/ unittests/   the project's binaries, stripped
+#   share/conv3d/ptx-emulator   the PTX emulator (conv3d-run --emulate)
 #   tools/  FileCheck, not, count and lit (for the GPU lit tests)
 # The carry limit is 64 MiB for everything; this prints the total.
 set -euo pipefail
@@ -21,6 +22,10 @@ for tool in conv3d-run conv3d-sweep conv3d-opt conv3d-gpu-info conv3d-host-overh
   install -m 755 "$build/bin/$tool" "$out/bin/$tool"
 done
 install -m 755 "$build/lib/libConv3d.so" "$out/lib/libConv3d.so"
+# The PTX emulator (conv3d-run --emulate): its driver and Python package.
+install -m 755 "$build/lib/libconv3d-emulated-cuda.so" "$out/lib/libconv3d-emulated-cuda.so"
+rm -rf "$out/share/conv3d/ptx-emulator" && mkdir -p "$out/share/conv3d" &&
+  cp -r "$build/share/conv3d/ptx-emulator" "$out/share/conv3d/ptx-emulator"
 install -m 755 "$build/unittests/Conv3dUnitTests" "$out/unittests/Conv3dUnitTests"
 strip --strip-unneeded "$out"/bin/* "$out"/lib/*.so "$out"/unittests/*
 for tool in FileCheck not count; do

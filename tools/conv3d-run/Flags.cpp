@@ -273,6 +273,14 @@ cl::opt<bool> quiet("quiet",
                              "verdict, or the run time without a check; "
                              "nothing in module mode); errors still print"),
                     cl::cat(runCategory));
+cl::opt<bool> emulate(
+    "emulate",
+    cl::desc("Run the GPU target's kernels in the PTX emulator on the host "
+             "(no GPU: the emulated driver lib/libconv3d-emulated-cuda.so, "
+             "kernels compiled to PTX); sm90 and sm100 included. Hazards the "
+             "emulator finds (races, data read before its TMA load landed, "
+             "phase misuse) fail the run"),
+    cl::cat(runCategory));
 
 cl::opt<std::string> moduleFile("module",
                                 cl::desc("Run a function of this .mlir file"),
@@ -454,6 +462,14 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   if (llvm::Error e = parseCompileOptions(request.options))
     return std::move(e);
   CompileOptions &options = request.options;
+  if (emulate) {
+    request.emulate = true;
+    if (llvm::Error e = enableEmulation(options, argv[0]))
+      return flagError("emulate", llvm::toString(std::move(e)));
+    // The checked run only: timing emulated kernels means nothing.
+    if (!repeat.getNumOccurrences())
+      request.repeat = 0;
+  }
   request.cache = CacheOptions::fromEnvironment();
   if (cacheDir.getNumOccurrences())
     request.cache.directory = cacheDir;

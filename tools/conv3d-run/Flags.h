@@ -47,11 +47,19 @@ struct RunRequest {
   std::string emit;
   /// --explain: print the kernel choice and why instead of running.
   bool explain = false;
+  /// --emulate: the kernels run in the PTX emulator (sm100's included).
+  bool emulate = false;
   uint64_t seed = 0;
   bool quiet = false;
 
   bool isModuleMode() const { return !modulePath.empty(); }
 };
+
+/// --emulate: makes the runtime open the emulated driver beside this tool
+/// (lib/libconv3d-emulated-cuda.so, presenting a device of the target's
+/// architecture) and compiles kernels to PTX, which it runs (Emulate.cpp).
+llvm::Error enableEmulation(mlir::conv3d::CompileOptions &options,
+                            const char *argv0);
 
 /// Parses argv (llvm::cl) into a request; errors name the offending flag.
 llvm::Expected<RunRequest> parseCommandLine(int argc, char **argv);

@@ -180,7 +180,9 @@ struct Measurement {
 
 static void printResult(const RunRequest &request, const Measurement &m) {
   const ConvSpec &spec = request.spec;
-  double gflops = spec.geometry.flops() / (m.runMillis * 1e6);
+  // No timed run (--emulate): no rate.
+  double gflops =
+      m.runMillis > 0 ? spec.geometry.flops() / (m.runMillis * 1e6) : 0.0;
   if (request.json) {
     llvm::json::Object object{
         {"status", m.passed ? "ok" : "check_failed"},
@@ -343,10 +345,11 @@ int conv3d_run::runSpec(const RunRequest &request) {
     progress(request, "filter packing matches the reference bit for bit");
     // Only the sm100 block-scaled kernel multiplies the codes themselves,
     // and conv3d-run does not run sm100 code (it is assembled only).
-    if (request.options.nvfp4Mode == NVFP4Mode::Real)
+    if (request.options.nvfp4Mode == NVFP4Mode::Real && !request.emulate)
       return fail("a packed NVFP4 filter is multiplied only by the sm100 "
                   "block-scaled kernel, which conv3d-run compiles "
-                  "(--emit=ptx) but does not run: no sm_100 GPU has run it");
+                  "(--emit=ptx) and runs in the PTX emulator (--emulate) "
+                  "only: no sm_100 GPU has run it");
     packedFilter = std::move(*packed);
     *filter = referenceQuantize(*filter, 16, packedFilterAmax, 1, 4);
   } else if (request.filterQuantBlockSize) {

@@ -118,9 +118,25 @@ Expected<int> deviceOrdinalFromEnvironment() {
   return ordinal;
 }
 
-/// Opens the driver, looks up its functions and retains the primary context
-/// of device `ordinal` (-1: from the environment).
+Expected<std::unique_ptr<CudaDriver::Impl>> openDriverLibrary(void *library,
+                                                              int ordinal);
+
+/// Opens the driver ($CONV3D_CUDA_DRIVER, else libcuda), looks up its
+/// functions and retains the primary context of device `ordinal` (-1: from
+/// the environment).
 Expected<std::unique_ptr<CudaDriver::Impl>> openDriver(int ordinal) {
+  // Another implementation of the driver API, such as the PTX emulator's
+  // (lib/Emulator, which conv3d-run --emulate selects).
+  if (const char *path = std::getenv("CONV3D_CUDA_DRIVER"); path && *path) {
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      const char *reason = dlerror();
+      return makeError(llvm::Twine("CONV3D_CUDA_DRIVER='") + path +
+                       "' cannot be opened: " +
+                       (reason ? reason : "unknown reason"));
+    }
+    return openDriverLibrary(library, ordinal);
+  }
   void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char *reason = dlerror();
@@ -130,7 +146,13 @@ Expected<std::unique_ptr<CudaDriver::Impl>> openDriver(int ordinal) {
       return makeError("no CUDA driver: libcuda.so.1 not found (" +
                        firstReason + ")");
   }
+  return openDriverLibrary(library, ordinal);
+}
 
+/// Looks up the driver's functions in the opened `library` and retains the
+/// primary context of device `ordinal` (-1: from the environment).
+Expected<std::unique_ptr<CudaDriver::Impl>> openDriverLibrary(void *library,
+                                                              int ordinal) {
   auto impl = std::make_unique<CudaDriver::Impl>();
   impl->library = library;
   DriverApi &api = impl->api;
