@@ -129,6 +129,8 @@ def run_shape(engine, shape, args):
     # The first target is "ours"; the others are timed beside it.
     variants = [("ours", dict(), None, args.targets[0])]
     variants += [(t, dict(), None, t) for t in args.targets[1:]]
+    if args.heuristic:
+        variants.append(("heuristic", dict(), None, args.targets[0]))
     if args.nvfp4:
         # The compiler's placement (cost model) and both forced placements
         # (what the cost model's rates are calibrated from).
@@ -143,7 +145,8 @@ def run_shape(engine, shape, args):
         try:
             t0 = time.time()
             conv = engine.compile(vspec, target=target, config=args.config,
-                                  quant_placement=placement, tune=tune)
+                                  quant_placement=placement, tune=tune,
+                                  selection="heuristic" if label == "heuristic" else None)
             if tune:
                 result["tune_s"] = time.time() - t0
                 result["ours_config"] = conv.config
@@ -193,6 +196,9 @@ def main():
     parser.add_argument("--configs", nargs="*", default=None,
                         help="time each of these configurations per shape (tuning)")
     parser.add_argument("--nvfp4", action="store_true", help="also time fused NVFP4")
+    parser.add_argument("--heuristic", action="store_true",
+                        help="also time the kernel families' rules (selection=heuristic) "
+                             "beside the default cost-model pick")
     parser.add_argument("--targets", nargs="+", default=["sm90", "sm80"],
                         help="targets to time; the first is the one the table and "
                         "the NVFP4 and tuning runs use")

@@ -48,7 +48,11 @@ std::string PipelineOptions::describe() const {
   return llvm::formatv("target={0} lowering={1} config={2} qslice={3} "
                        "quant={4} nvfp4={5} prologue={6}",
                        stringifyTarget(target), stringifyCpuLowering(lowering),
-                       config.empty() ? (tune ? "tuned" : "auto") : config,
+                       !config.empty() ? config
+                       : tune          ? "tuned"
+                       : selection == SelectionPolicy::Heuristic
+                           ? "heuristic"
+                           : "auto",
                        stringifyQSliceStrategy(qslice),
                        stringifyQuantPlacement(quantPlacement),
                        stringifyNVFP4Mode(nvfp4Mode),
@@ -116,8 +120,10 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   // Configs are chosen before the Q-slice decomposition so that `fused`
   // can reorder the K loop of a forced configuration.
   pm.addPass(createConv3dSelectConfig(
-      Conv3dSelectConfigOptions{target, options.config}, hooks.selectConfig));
-  pm.addPass(createConv3dQSlice(Conv3dQSliceOptions{options.qslice, target}));
+      Conv3dSelectConfigOptions{target, options.config, options.selection},
+      hooks.selectConfig));
+  pm.addPass(createConv3dQSlice(
+      Conv3dQSliceOptions{options.qslice, target, options.selection}));
   addPipeline(pm, "canonicalize,cse");
 }
 
@@ -349,6 +355,17 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
           clEnumValN(NVFP4Mode::Fake, "fake",
                      "quantize, dequantize, bf16/f16 MMA"),
           clEnumValN(NVFP4Mode::Real, "real", "the block-scaled sm100 MMA"))};
+  Option<SelectionPolicy> selection{
+      *this, "selection",
+      llvm::cl::desc("How a configuration is chosen where none is given: "
+                     "model (sm90: the candidate the cost model predicts "
+                     "fastest among the heuristic's and the tuner's; other "
+                     "targets: the heuristic) or heuristic"),
+      llvm::cl::init(SelectionPolicy::CostModel),
+      llvm::cl::values(
+          clEnumValN(SelectionPolicy::CostModel, "model", "the cost model"),
+          clEnumValN(SelectionPolicy::Heuristic, "heuristic",
+                     "the kernel families' rules"))};
   Option<bool> resultsToOutParams{
       *this, "results-to-out-params",
       llvm::cl::desc("Turn memref results into out-parameters"),
@@ -387,6 +404,7 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
     options.qslice = qslice;
     options.quantPlacement = quantPlacement;
     options.nvfp4Mode = nvfp4Mode;
+    options.selection = selection;
     options.prologuePlacement = prologuePlacement;
     options.resultsToOutParams = resultsToOutParams;
     options.gpuChip = gpuChip;
@@ -466,6 +484,10 @@ static std::string diagnoseMalformedOptions(StringRef text) {
     } else if (key == "nvfp4-mode") {
       allowed = enumSpellings<NVFP4Mode>(
           getMaxEnumValForNVFP4Mode(), symbolizeNVFP4Mode, stringifyNVFP4Mode);
+    } else if (key == "selection") {
+      for (SelectionPolicy policy :
+           {SelectionPolicy::CostModel, SelectionPolicy::Heuristic})
+        allowed.push_back(stringifySelectionPolicy(policy).str());
     } else if (key == "lowering") {
       for (CpuLowering lowering :
            {CpuLowering::Reference, CpuLowering::ImplicitGemm})
@@ -545,7 +567,7 @@ static llvm::Error verifyGpuPipelineOptions(const PipelineOptions &options) {
         "target=sm80, sm90 or sm100 (conv3d-cpu-pipeline compiles for the "
         "CPU)");
   return verifyCudaToolkit(options,
-                           /*needsPtxas=*/options.gpuBinaryFormat == "bin");
+                           /*needsPtxas=*/options.gpuBinaryFormat == GpuBinaryFormat::Bin);
 }
 
 /// Registers `name` with options parsed by parsePipelineOptions, so that

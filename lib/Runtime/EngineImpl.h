@@ -63,11 +63,6 @@ llvm::Error runEnginePipeline(MLIRContext &context, ModuleOp module,
                               llvm::function_ref<void(OpPassManager &)> build,
                               llvm::StringRef what);
 
-/// The convolution of `spec` as its kernels see it when the tuner times
-/// candidates for it (Tuner.cpp).
-ConvProblem tuningProblem(MLIRContext *context, const ConvSpec &spec,
-                          const CompileOptions &options);
-
 } // namespace mlir::conv3d
 
 #endif // CONV3D_LIB_RUNTIME_ENGINEIMPL_H

@@ -13,6 +13,7 @@
 #include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/Pipelines/Pipelines.h"
 #include "conv3d/Runtime/ConvModuleBuilder.h"
+#include "conv3d/Runtime/TuningProblem.h"
 #include "conv3d/Runtime/Explain.h"
 #include "conv3d/Target/KernelFamily.h"
 
@@ -79,6 +80,14 @@ ConvExplanation explainSelection(const ConvProblem &problem,
     conv.prediction = PredictionReport{selection.prediction->seconds,
                                        selection.prediction->waves,
                                        selection.prediction->bytes};
+  if (selection.heuristic) {
+    conv.heuristicConfig = formatIGemmConfig(selection.heuristic);
+    if (selection.heuristicPrediction)
+      conv.heuristicPrediction =
+          PredictionReport{selection.heuristicPrediction->seconds,
+                           selection.heuristicPrediction->waves,
+                           selection.heuristicPrediction->bytes};
+  }
   conv.notes.assign(selection.notes.begin(), selection.notes.end());
   for (const FamilyVerdict &verdict : selection.verdicts)
     conv.families.push_back({verdict.family->getName().str(),
@@ -113,7 +122,8 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
   hooks.selectConfig = [&](ConvOp conv) -> IGemmConfigAttr {
     ConvProblem problem = ConvProblem::fromConv(conv);
     ConvExplanation explained = explainSelection(
-        problem, selectKernel(&context, problem, options.target));
+        problem,
+        selectKernel(&context, problem, options.target, options.selection));
     if (forced) {
       explained.forcedConfig = options.config;
       if (const KernelFamily *family =
@@ -171,8 +181,14 @@ std::string Explanation::toText() const {
                           conv.prediction->seconds * 1e3,
                           conv.prediction->waves, conv.prediction->bytes);
     else
-      os << "  predicted:     no model yet (time, waves and bytes come with "
-            "the cost model)\n";
+      os << "  predicted:     no cost model for this kernel\n";
+    if (!conv.heuristicConfig.empty()) {
+      os << "  heuristic:     " << conv.heuristicConfig;
+      if (conv.heuristicPrediction)
+        os << llvm::formatv(" (predicted {0:f3} ms)",
+                            conv.heuristicPrediction->seconds * 1e3);
+      os << ": the cost model predicts the configuration above faster\n";
+    }
     for (const std::string &note : conv.notes)
       os << "  note:          " << note << "\n";
     os << "  families of " << target << ":\n";
@@ -206,6 +222,13 @@ llvm::json::Value Explanation::toJSON() const {
       prediction = llvm::json::Object{{"seconds", conv.prediction->seconds},
                                       {"waves", conv.prediction->waves},
                                       {"bytes", conv.prediction->bytes}};
+    llvm::json::Value heuristic = nullptr;
+    if (!conv.heuristicConfig.empty())
+      heuristic = llvm::json::Object{
+          {"config", conv.heuristicConfig},
+          {"seconds", conv.heuristicPrediction
+                          ? llvm::json::Value(conv.heuristicPrediction->seconds)
+                          : nullptr}};
     llvm::json::Object object{{"problem", conv.problem},
                               {"family", conv.family},
                               {"summary", conv.summary},
@@ -215,6 +238,7 @@ llvm::json::Value Explanation::toJSON() const {
                               {"config", conv.config},
                               {"gemm_tiles", conv.tiles},
                               {"prediction", std::move(prediction)},
+                              {"heuristic", std::move(heuristic)},
                               {"notes", llvm::json::Array(conv.notes)},
                               {"families", std::move(families)}};
     if (!conv.forcedConfig.empty()) {

@@ -5,11 +5,28 @@
 #include "FamilyUtils.h"
 
 #include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/Target/CostModel.h"
 
 using namespace mlir;
 using namespace mlir::conv3d;
 
 KernelFamily::~KernelFamily() = default;
+
+std::optional<KernelPrediction>
+KernelFamily::predict(const ConvProblem &problem,
+                      IGemmConfigAttr config) const {
+  if (!config || !problem.geometry.hasStaticShape())
+    return std::nullopt;
+  std::optional<CostEstimate> estimate =
+      estimateKernelCost(problem.geometry, config, getKernel());
+  if (!estimate)
+    return std::nullopt;
+  KernelPrediction prediction;
+  prediction.seconds = estimate->milliseconds * 1e-3;
+  prediction.waves = estimate->waves;
+  prediction.bytes = estimate->dramBytes;
+  return prediction;
+}
 
 /// Whether the output of `conv` is what a TMA store writes: overwritten
 /// without a residual, 16-bit, [M][F] with 16-byte rows (F a multiple of 8)
@@ -49,6 +66,25 @@ IGemmConfigAttr mlir::conv3d::withKernel(IGemmConfigAttr config,
       config.getWarpsN(), config.getKOrder(), config.getSplitK(), kernel,
       config.getSchedule(), kernel == Target::sm90 ? config.getClusterM() : 1,
       kernel == Target::sm90 ? config.getMainloop() : Mainloop::im2col);
+}
+
+StringRef mlir::conv3d::stringifySelectionPolicy(SelectionPolicy policy) {
+  switch (policy) {
+  case SelectionPolicy::CostModel:
+    return "model";
+  case SelectionPolicy::Heuristic:
+    return "heuristic";
+  }
+  llvm_unreachable("unknown selection policy");
+}
+
+std::optional<SelectionPolicy>
+mlir::conv3d::symbolizeSelectionPolicy(StringRef text) {
+  if (text == "model")
+    return SelectionPolicy::CostModel;
+  if (text == "heuristic")
+    return SelectionPolicy::Heuristic;
+  return std::nullopt;
 }
 
 StringRef mlir::conv3d::stringifyVerdict(FamilyVerdict::Kind kind) {

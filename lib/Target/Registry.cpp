@@ -78,9 +78,61 @@ static IGemmConfigAttr forTarget(IGemmConfigAttr config,
   return config;
 }
 
+/// Whether the cost model chooses among `family`'s configurations on
+/// `target`: the sm90 kernels, on whose timings it was fitted and checked.
+static bool modelChooses(const KernelFamily &family, Target target) {
+  return target == Target::sm90 && family.getKernel() == Target::sm90;
+}
+
+/// Replaces the heuristic's configuration in `selection` with the candidate
+/// of the lowest predicted time whose plan builds, where it saves at least
+/// kModelMargin.
+static void chooseByCostModel(MLIRContext *context, const ConvProblem &problem,
+                              Target target, KernelSelection &selection) {
+  std::optional<KernelPrediction> heuristic =
+      selection.family->predict(problem, selection.config);
+  if (!heuristic)
+    return;
+  const KernelFamily *bestFamily = nullptr;
+  IGemmConfigAttr bestConfig;
+  double bestSeconds = heuristic->seconds * (1 - kModelMargin);
+  for (IGemmConfigAttr config : tuningCandidates(context, problem, target)) {
+    const KernelFamily *family = getKernelFamilyFor(config, target);
+    if (!family || !modelChooses(*family, target) ||
+        family->canImplement(problem) || family->planProblem(problem, config))
+      continue;
+    std::optional<KernelPrediction> prediction =
+        family->predict(problem, config);
+    if (prediction && prediction->seconds < bestSeconds) {
+      bestSeconds = prediction->seconds;
+      bestFamily = family;
+      bestConfig = config;
+    }
+  }
+  if (!bestFamily)
+    return;
+  selection.heuristic = selection.config;
+  selection.heuristicPrediction = heuristic;
+  // The notes describe how the heuristic's kernel reads the input.
+  if (bestFamily != selection.family)
+    selection.notes.clear();
+  for (FamilyVerdict &verdict : selection.verdicts) {
+    if (verdict.family == bestFamily) {
+      verdict.kind = FamilyVerdict::Kind::Chosen;
+      verdict.reason.clear();
+    } else if (verdict.family == selection.family) {
+      verdict.kind = FamilyVerdict::Kind::Declined;
+      verdict.reason = "the cost model predicts another kernel faster";
+    }
+  }
+  selection.family = bestFamily;
+  selection.config = bestConfig;
+}
+
 KernelSelection mlir::conv3d::selectKernel(MLIRContext *context,
                                            const ConvProblem &problem,
-                                           Target target) {
+                                           Target target,
+                                           SelectionPolicy policy) {
   KernelSelection selection;
   ArrayRef<const KernelFamily *> families = getKernelFamilies(target);
   for (const KernelFamily *family : families) {
@@ -117,6 +169,9 @@ KernelSelection mlir::conv3d::selectKernel(MLIRContext *context,
     selection.config =
         heuristicConfig(context, *families.back(), problem, target);
   }
+  if (policy == SelectionPolicy::CostModel && !selection.refused &&
+      modelChooses(*selection.family, target))
+    chooseByCostModel(context, problem, target, selection);
   selection.prediction = selection.family->predict(problem, selection.config);
   return selection;
 }

@@ -235,7 +235,8 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
       // fused (or auto): reorder the K loop of the one kernel.
       IGemmConfigAttr config = conv.getConfig()
                                    ? *conv.getConfig()
-                                   : selectIGemmConfigForConv(conv, target);
+                                   : selectIGemmConfigForConv(conv, target,
+                                                              selection);
       // Split-K ranges, the lockstep K steps of an sm90 cluster and the
       // halo mainloop's per-tile depth taps need the flat K order.
       if (config.getSplitK() > 1 || config.getClusterM() > 1 ||

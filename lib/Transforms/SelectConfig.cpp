@@ -29,9 +29,10 @@ std::optional<int64_t> mlir::conv3d::inputQuantBlockSize(ConvOp conv) {
   return std::nullopt;
 }
 
-KernelSelection mlir::conv3d::selectKernelForConv(ConvOp conv, Target target) {
-  KernelSelection selection =
-      selectKernel(conv.getContext(), ConvProblem::fromConv(conv), target);
+KernelSelection mlir::conv3d::selectKernelForConv(ConvOp conv, Target target,
+                                                  SelectionPolicy policy) {
+  KernelSelection selection = selectKernel(
+      conv.getContext(), ConvProblem::fromConv(conv), target, policy);
   if (std::optional<std::string> why = selection.fallbackReason(target))
     conv.emitRemark() << "conv3d: the " << stringifyTarget(target)
                       << " kernel cannot take this convolution (" << *why
@@ -44,8 +45,9 @@ KernelSelection mlir::conv3d::selectKernelForConv(ConvOp conv, Target target) {
 }
 
 IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
-                                                       Target target) {
-  return selectKernelForConv(conv, target).config;
+                                                       Target target,
+                                                       SelectionPolicy policy) {
+  return selectKernelForConv(conv, target, policy).config;
 }
 
 std::optional<std::string>
@@ -151,7 +153,7 @@ struct SelectConfigPass
       else if (forced)
         chosen = checkChosenConfig(conv, forced, target, "");
       else if (IGemmConfigAttr heuristic =
-                   selectIGemmConfigForConv(conv, target);
+                   selectIGemmConfigForConv(conv, target, selection);
                std::optional<std::string> problem = checkConfigForConv(
                    heuristic, geometry, inputQuantBlockSize(conv)))
         conv.emitError() << "cannot use tile configuration " << heuristic

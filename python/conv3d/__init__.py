@@ -196,7 +196,8 @@ class Engine:
 
     def compile(self, spec, target="cpu", config=None, qslice=None,
                 quant_placement=None, lowering=None, gpu_chip=None, tune=False,
-                packed_filter=False, nvfp4_mode=None, prologue_placement=None):
+                packed_filter=False, nvfp4_mode=None, prologue_placement=None,
+                selection=None):
         """Compiles `spec` (cached per spec and options). tune=True times the
         heuristic's and nearby tile configurations on the device (the host
         for "cpu") once per convolution and compiles the fastest; the choice
@@ -208,7 +209,10 @@ class Engine:
         sm100 convolution. prologue_placement: where a spec's input prologue
         (RMS norm, activation) runs, "prepass" (the default: one pass over
         the input, then a plain convolution on any kernel) or "fused" (in
-        the loads of the CPU and sm80 kernels)."""
+        the loads of the CPU and sm80 kernels). selection: how the tile
+        configuration is chosen without `config`, "model" (the default: on
+        sm90 the candidate the cost model predicts fastest) or "heuristic"
+        (the kernel families' rules)."""
         options = [f"target={target}"]
         if tune:
             options.append("tune=true")
@@ -216,7 +220,8 @@ class Engine:
                            ("quant-placement", quant_placement),
                            ("lowering", lowering), ("gpu-chip", gpu_chip),
                            ("nvfp4-mode", nvfp4_mode),
-                           ("prologue-placement", prologue_placement)):
+                           ("prologue-placement", prologue_placement),
+                           ("selection", selection)):
             if value:
                 options.append(f"{key}={value}")
         error = ctypes.create_string_buffer(16384)

@@ -6,7 +6,7 @@
 // RUN: conv3d-opt %s -split-input-file -conv3d-qslice=strategy=separate | FileCheck %s --check-prefix=SEP
 // RUN: conv3d-opt %s -split-input-file -conv3d-qslice=strategy=fused | FileCheck %s --check-prefix=FUSED
 // RUN: conv3d-opt %s -split-input-file -conv3d-qslice | FileCheck %s --check-prefix=AUTO
-// RUN: conv3d-opt %s -split-input-file -conv3d-qslice="strategy=auto target=sm90" 2>%t.remarks90 | FileCheck %s --check-prefix=AUTO90
+// RUN: conv3d-opt %s -split-input-file -conv3d-qslice="strategy=auto target=sm90 selection=heuristic" 2>%t.remarks90 | FileCheck %s --check-prefix=AUTO90
 // RUN: FileCheck %s --input-file=%t.remarks90 --check-prefix=REMARK90
 // RUN: conv3d-opt %s -split-input-file -conv3d-qslice=strategy=none | FileCheck %s --check-prefix=NONE
 

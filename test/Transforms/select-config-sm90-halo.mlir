@@ -7,7 +7,7 @@
 // (SM90KernelPlan). Everything else keeps the im2col mainloop (or the sm80
 // fallback).
 //
-// RUN: conv3d-opt %s -conv3d-select-config=target=sm90 -verify-diagnostics | FileCheck %s
+// RUN: conv3d-opt %s -conv3d-select-config="target=sm90 selection=heuristic" -verify-diagnostics | FileCheck %s
 
 // F = 64, C = 64: 8 x 16 x 14 x 1 = 1792 tiles of 4 rows x 64 columns.
 // Patches of 6 x 72 pixels x 128 bytes (55296 B), 8 filter stages of

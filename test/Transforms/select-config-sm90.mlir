@@ -9,9 +9,9 @@
 // remark. The other targets: select-config.mlir.
 //
 // RUN: split-file %s %t
-// RUN: conv3d-opt %t/heuristic.mlir -conv3d-select-config=target=sm90 -verify-diagnostics | FileCheck %s
-// RUN: conv3d-opt %t/fallback.mlir -conv3d-select-config=target=sm90 -verify-diagnostics | FileCheck %s --check-prefix=FALLBACK
-// RUN: conv3d-opt %t/slices.mlir -conv3d-select-config=target=sm90 -verify-diagnostics | FileCheck %s --check-prefix=SLICES
+// RUN: conv3d-opt %t/heuristic.mlir -conv3d-select-config="target=sm90 selection=heuristic" -verify-diagnostics | FileCheck %s
+// RUN: conv3d-opt %t/fallback.mlir -conv3d-select-config="target=sm90 selection=heuristic" -verify-diagnostics | FileCheck %s --check-prefix=FALLBACK
+// RUN: conv3d-opt %t/slices.mlir -conv3d-select-config="target=sm90 selection=heuristic" -verify-diagnostics | FileCheck %s --check-prefix=SLICES
 //
 // Shared memory (SM90KernelPlan): a stage is (tile_m + tile_n) x 128 bytes
 // (64 bf16 channels per row); the f32 staging tile is tile_m x (tile_n / c

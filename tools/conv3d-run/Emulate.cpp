@@ -48,6 +48,6 @@ llvm::Error conv3d_run::enableEmulation(CompileOptions &options,
   }
   setenv("CONV3D_EMULATOR_ARCH", arch, 0);
   // The emulator runs PTX.
-  options.gpuBinaryFormat = "isa";
+  options.gpuBinaryFormat = GpuBinaryFormat::Isa;
   return llvm::Error::success();
 }

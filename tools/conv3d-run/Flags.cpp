@@ -213,6 +213,13 @@ cl::opt<std::string> prologuePlacement(
              "convolution on any kernel) or fused (in the CPU and sm80 "
              "loads, once per filter tap and N tile)"),
     cl::init("prepass"), cl::cat(compileCategory));
+cl::opt<std::string> selection(
+    "selection",
+    cl::desc("How the tile configuration is chosen without --config: model "
+             "(the default; sm90: the candidate the cost model predicts "
+             "fastest among the heuristic's and the tuner's) or heuristic "
+             "(the kernel families' rules)"),
+    cl::init("model"), cl::cat(compileCategory));
 cl::opt<std::string> nvfp4Mode(
     "nvfp4-mode",
     cl::desc("How NVFP4 operands are multiplied: fake (quantize, dequantize, "
@@ -404,7 +411,8 @@ static llvm::Error parseCompileOptions(CompileOptions &options) {
                         {gpuChip, "gpu-chip"},
                         {cudaHome, "cuda-home"},
                         {ptxasOptions, "ptxas-options"},
-                        {nvfp4Mode, "nvfp4-mode"}};
+                        {nvfp4Mode, "nvfp4-mode"},
+                        {selection, "selection"}};
   std::string text;
   for (const Flag &flag : flags) {
     if (!flag.option.getNumOccurrences())

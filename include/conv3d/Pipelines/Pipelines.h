@@ -12,6 +12,7 @@
 #define CONV3D_PIPELINES_PIPELINES_H
 
 #include "conv3d/IR/Conv3dEnums.h"
+#include "conv3d/Target/SelectionPolicy.h"
 #include "conv3d/Transforms/AttrNames.h"
 #include "conv3d/Transforms/PassEnums.h"
 
@@ -70,6 +71,10 @@ struct PipelineOptions {
   /// Tile configuration as comma-separated key=value pairs (tile_m, tile_n,
   /// tile_k, stages, warps_m, warps_n, k_order, split_k); empty: heuristic.
   std::string config;
+  /// How a configuration is chosen where none is given: `model` (sm90: the
+  /// candidate the cost model predicts fastest among the heuristic's and
+  /// the tuner's) or `heuristic` (the families' rules).
+  SelectionPolicy selection = SelectionPolicy::CostModel;
   /// Q-slice decomposition: auto, none, fused or separate.
   QSliceStrategy qslice = QSliceStrategy::Auto;
   /// NVFP4 input quantization placement: auto (cost model), tile, prepass.

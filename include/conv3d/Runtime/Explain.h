@@ -33,7 +33,7 @@ struct FamilyReport {
   std::string reason;
 };
 
-/// The cost model's estimate (KernelPrediction): not computed yet.
+/// The cost model's estimate (KernelPrediction).
 struct PredictionReport {
   double seconds = 0, waves = 0, bytes = 0;
 };
@@ -48,14 +48,18 @@ struct ConvExplanation {
   /// No family can take it: `family` (the target's last) runs its
   /// heuristic and its lowering reports why it cannot.
   bool refused = false;
-  /// The heuristic's configuration (`key=value,...`).
+  /// The chosen configuration (`key=value,...`).
   std::string config;
+  /// Where the cost model chose another configuration than the heuristic:
+  /// the heuristic's and its estimate.
+  std::string heuristicConfig;
+  std::optional<PredictionReport> heuristicPrediction;
   /// The configuration the host's hook or config= forced instead, if any,
   /// and the family that runs it.
   std::string forcedConfig, forcedFamily;
   /// GEMM tiles of `config`: ceil(M / tile_m) x ceil(N / tile_n) x split_k.
   int64_t tiles = 0;
-  /// None: no model yet.
+  /// None: the cost model does not cover the kernel (cpu).
   std::optional<PredictionReport> prediction;
   /// The chosen family's remarks (e.g. per-depth-slice TMA descriptors).
   std::vector<std::string> notes;

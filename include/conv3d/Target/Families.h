@@ -79,6 +79,12 @@ public:
   }
   /// How its producer loads the activation.
   virtual Mainloop getMainloop() const = 0;
+  /// plan() with what the graph passes know: 16-byte epilogue operands where
+  /// F allows them, TMA stores where the output takes them, and split-K
+  /// reduced in a cluster where the lowering would reduce it there.
+  std::optional<std::string>
+  planProblem(const ConvProblem &problem,
+              IGemmConfigAttr config) const override;
 
   /// The kernel plan of `config` for `problem`, the output's and epilogue
   /// operands' facts given (`outputTakesTmaStore`: the TMA-store epilogue

@@ -16,9 +16,11 @@
 //                            declines a convolution it could compute (another
 //                            family is faster there)
 //   addCandidates(problem)   what the tuner times besides the heuristic's
-//   predict(problem, config) the cost model's time and waves: none yet. The
-//                            stub is not used for selection (the heuristics
-//                            are); the cost model of issue 21 fills it
+//   predict(problem, config) the cost model's time and waves
+//                            (CostModel.h: fitted on timings of random
+//                            layer shapes), none where it has no model
+//   planProblem(problem, c)  why the kernel's plan refuses configuration c
+//                            (shared memory, store boxes), or none
 //   plan(...)                the kernel plan its lowering consumes: typed,
 //                            on the concrete family (SM90Families.h, ...),
 //                            calling the plan builders of this layer
@@ -42,11 +44,17 @@
 // selectKernel walks the list: the first family that can implement the
 // convolution and does not decline takes it, and every family's verdict is
 // kept (conv3d-select-config remarks a fallback to another chip's kernel;
-// conv3d-run --explain prints them all). A new kernel (the split-K /
-// stream-K sm90 kernel, depthwise, dgrad, wgrad) is one more KernelFamily and
-// one more entry in its target's list (Registry.cpp). Once families predict
-// times, selectKernel can take the cheapest prediction instead of the first
-// taker; today the order and the heuristics decide, unchanged.
+// conv3d-run --explain prints them all). A new kernel (depthwise, dgrad,
+// wgrad) is one more KernelFamily and one more entry in its target's list
+// (Registry.cpp).
+//
+// With the cost model (SelectionPolicy::CostModel, the default), where the
+// taker is an sm90 family, the heuristic's configuration competes with the
+// tuner's candidates of the same families (tuningCandidates: tile shapes,
+// schedules, the halo mainloop, split-K): the one with the lowest
+// predicted time whose plan builds is taken, unless it saves less than
+// kModelMargin over the heuristic's. The model was fitted and checked on
+// sm90 timings only, so other targets keep their heuristics.
 //
 // Layers: Target is above the IR (it speaks IGemmConfigAttr and the
 // dialect's enums) and below Transforms and Conversion, which ask it; it
@@ -59,6 +67,7 @@
 
 #include "conv3d/Geometry/ConvGeometry.h"
 #include "conv3d/IR/Conv3dAttrs.h"
+#include "conv3d/Target/SelectionPolicy.h"
 
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/SmallVector.h"
@@ -145,8 +154,7 @@ struct FamilyChoice {
   }
 };
 
-/// The cost model's estimate of one configuration. Not computed yet: every
-/// family's predict() returns none, and nothing selects on it.
+/// The cost model's estimate of one configuration.
 struct KernelPrediction {
   double seconds = 0;
   /// Tiles / (multiprocessors x blocks per multiprocessor).
@@ -195,13 +203,22 @@ public:
   /// memory): the tuner skips those.
   virtual void addCandidates(MLIRContext *context, const ConvProblem &problem,
                              SmallVectorImpl<IGemmConfigAttr> &out) const = 0;
-  /// The cost model's estimate for `config`: none until the model lands
-  /// (never used for selection yet).
+  /// The cost model's estimate for `config` (estimateKernelCost for the
+  /// family's kernel), or none where the model does not cover the kernel.
   virtual std::optional<KernelPrediction>
-  predict(const ConvProblem &problem, IGemmConfigAttr config) const {
+  predict(const ConvProblem &problem, IGemmConfigAttr config) const;
+  /// Why this kernel's plan cannot be built for `config` on `problem` (the
+  /// facts the graph passes know; the lowering checks again on memrefs), or
+  /// none. The default knows no plan limits.
+  virtual std::optional<std::string>
+  planProblem(const ConvProblem &problem, IGemmConfigAttr config) const {
     return std::nullopt;
   }
 };
+
+/// The least predicted saving for which the cost model overrides the
+/// heuristic: closer calls are within the model's error.
+inline constexpr double kModelMargin = 0.05;
 
 //===----------------------------------------------------------------------===//
 // The registry
@@ -255,8 +272,12 @@ struct KernelSelection {
   SmallVector<FamilyVerdict> verdicts;
   /// The chosen family's remarks.
   SmallVector<std::string> notes;
-  /// The chosen family's estimate (none: no model yet).
+  /// The chosen family's estimate (none where the model does not cover it).
   std::optional<KernelPrediction> prediction;
+  /// Where the cost model overrode the heuristic: the heuristic's
+  /// configuration and its estimate.
+  IGemmConfigAttr heuristic;
+  std::optional<KernelPrediction> heuristicPrediction;
 
   /// The reason the target's own kernel (the family that runs a
   /// configuration without a kernel) refused, when another chip's kernel
@@ -264,10 +285,12 @@ struct KernelSelection {
   std::optional<std::string> fallbackReason(Target target) const;
 };
 
-/// The heuristic's choice of family and configuration for `problem` on
-/// `target`.
-KernelSelection selectKernel(MLIRContext *context, const ConvProblem &problem,
-                             Target target);
+/// The choice of family and configuration for `problem` on `target`: the
+/// first family that takes it, and its heuristic's configuration or, with
+/// SelectionPolicy::CostModel, the cheapest predicted candidate.
+KernelSelection
+selectKernel(MLIRContext *context, const ConvProblem &problem, Target target,
+             SelectionPolicy policy = SelectionPolicy::CostModel);
 
 /// The heuristic configuration of `family` for `problem` on `target`,
 /// whether or not it can implement it (for cost models that need a tile

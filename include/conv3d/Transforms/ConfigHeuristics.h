@@ -22,15 +22,19 @@ namespace mlir::conv3d {
 /// or none when it has none.
 std::optional<int64_t> inputQuantBlockSize(ConvOp conv);
 
-/// The kernel family and heuristic configuration of `conv` for `target`
-/// (selectKernel on the op's facts), with a remark on `conv` for each note
+/// The kernel family and configuration of `conv` for `target` (selectKernel
+/// on the op's facts, choosing by `policy`), with a remark on `conv` for each note
 /// of the chosen family and for a fallback to another chip's kernel (the
 /// sm80 kernel where the target's own cannot take the convolution), naming
 /// the reason.
-KernelSelection selectKernelForConv(ConvOp conv, Target target);
+KernelSelection
+selectKernelForConv(ConvOp conv, Target target,
+                    SelectionPolicy policy = SelectionPolicy::CostModel);
 
 /// selectKernelForConv's configuration.
-IGemmConfigAttr selectIGemmConfigForConv(ConvOp conv, Target target);
+IGemmConfigAttr
+selectIGemmConfigForConv(ConvOp conv, Target target,
+                         SelectionPolicy policy = SelectionPolicy::CostModel);
 
 /// Why `config` cannot serve `geometry` (a message), or none. Checks what
 /// the verifier cannot know in general: quantization block alignment and

@@ -12,6 +12,7 @@
 
 #include "conv3d/IR/Conv3dDialect.h"
 #include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/Target/KernelFamily.h"
 #include "conv3d/Transforms/PassEnums.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -20,6 +20,20 @@ class Conv3dTargetOption<string description>
                        "tcgen05 + TMA im2col (sm_100a)"))
       }]>;
 
+// How a kernel family's configuration is chosen (the target layer's
+// SelectionPolicy, conv3d/Target/KernelFamily.h).
+class Conv3dSelectionOption
+    : Option<"selection", "selection", "::mlir::conv3d::SelectionPolicy",
+             /*default=*/"::mlir::conv3d::SelectionPolicy::CostModel",
+             "Configuration choice: model (the cost model among the "
+             "heuristic's and the tuner's candidates, sm90) or heuristic", [{
+        ::llvm::cl::values(
+            clEnumValN(::mlir::conv3d::SelectionPolicy::CostModel, "model",
+                       "the cheapest predicted candidate (sm90)"),
+            clEnumValN(::mlir::conv3d::SelectionPolicy::Heuristic,
+                       "heuristic", "the families' rules"))
+      }]>;
+
 // The typed options of PassEnums.td, spelled as the pipelines spell them.
 class Conv3dQuantPlacementOption
     : Option<"placement", "placement", "::mlir::conv3d::QuantPlacement",
@@ -134,12 +148,16 @@ def Conv3dSelectConfig : Pass<"conv3d-select-config"> {
   let summary = "Attach an implicit-GEMM tile configuration to convolutions";
   let description = [{
     A config already on the op wins; then a config given as an option; then
-    the target's heuristic (SelectConfig.cpp documents it).
+    the target's kernel families: the first that takes the convolution,
+    with its heuristic's configuration or, with `selection=model` (the
+    default) on sm90, the candidate the cost model predicts fastest
+    (conv3d/Target/KernelFamily.h, CostModel.h).
   }];
   let options = [
     Conv3dTargetOption<"Target whose heuristic chooses the config">,
     Option<"config", "config", "std::string", /*default=*/"\"\"",
-           "Force this config (key=value pairs separated by commas)">
+           "Force this config (key=value pairs separated by commas)">,
+    Conv3dSelectionOption<>
   ];
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
 }
@@ -218,7 +236,8 @@ def Conv3dQSlice : Pass<"conv3d-qslice"> {
                        "Q convolutions accumulating in f32"))
       }]>,
     Conv3dTargetOption<"Target whose heuristic picks a config when none "
-                       "is attached">
+                       "is attached">,
+    Conv3dSelectionOption<>
   ];
   let dependentDialects = [
     "::mlir::conv3d::Conv3dDialect",

@@ -21,6 +21,25 @@ std::optional<std::string> SM90Family::plan(const ConvProblem &problem,
       config.getClusterM(), config.getMainloop(), reduceSplitsInCluster);
 }
 
+std::optional<std::string>
+SM90Family::planProblem(const ConvProblem &problem,
+                        IGemmConfigAttr config) const {
+  bool takesTmaStore = problem.outputTakesTmaStore.value_or(false);
+  // The halo mainloop stores its tiles by TMA only.
+  if (config.getMainloop() == Mainloop::halo && !takesTmaStore)
+    return std::string("the halo mainloop stores by TMA, which this output "
+                       "does not take");
+  bool inCluster =
+      config.getSplitK() > 1 &&
+      !sm90::SM90KernelPlan::splitClusterProblem(
+          config.getSplitK(), config.getSchedule(), config.getClusterM(),
+          config.getMainloop());
+  int64_t epilogueAlignment = problem.geometry.filters % 8 == 0 ? 8 : 1;
+  sm90::SM90KernelPlan unused;
+  return plan(problem, config, epilogueAlignment, takesTmaStore, unused,
+              inCluster);
+}
+
 int64_t mlir::conv3d::families::sm90StagesFor(int64_t tileM, int64_t tileN,
                                               KernelSchedule schedule) {
   int64_t stageBytes = (tileM + tileN) * 128;
