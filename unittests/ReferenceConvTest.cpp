@@ -430,6 +430,28 @@ TEST(ReferenceConv, QuantizedRowsSpanTapsAndFeedTheConvolution) {
     }
   }
   EXPECT_TRUE(changed);
+  // Real NVFP4 (roundQuantizedInput = false): the decoded values
+  // themselves, not rounded to f16.
+  p.roundQuantizedInput = false;
+  bool unrounded = false;
+  for (int64_t m = 0; m < g.gemmM(); ++m) {
+    std::vector<float> row = referenceIm2colRow(p, m);
+    std::vector<float> qrow = referenceQuantizedIm2colRow(p, m);
+    for (int64_t start = 0; start < K; start += 16) {
+      int64_t count = std::min<int64_t>(16, K - start);
+      std::vector<float> block(16, 0.0f), out(16);
+      std::copy(row.begin() + start, row.begin() + start + count,
+                block.begin());
+      nvfp4QuantizeBlock(block.data(), out.data(), 16, amax);
+      for (int64_t j = 0; j < count; ++j) {
+        ASSERT_EQ(qrow[start + j], out[j]) << m << " " << start + j;
+        unrounded |=
+            out[j] != float(roundToElementType(out[j], ElementType::f16));
+      }
+    }
+  }
+  EXPECT_TRUE(unrounded);
+  p.roundQuantizedInput = true;
   // Without quantization the rows come back unchanged.
   p.inputQuantBlockSize.reset();
   EXPECT_EQ(referenceQuantizedIm2colRow(p, 3), referenceIm2colRow(p, 3));

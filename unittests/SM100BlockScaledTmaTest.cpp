@@ -93,7 +93,7 @@ TEST(SM100BlockScaledTma, Maps) {
 // Every TMA global stride is a multiple of 16 bytes, as cuTensorMapEncode*
 // requires, for every C the maps are built for.
 TEST(SM100BlockScaledTma, StridesAreSixteenByteMultiples) {
-  for (int64_t c : {256, 512, 768, 1024, 2304}) {
+  for (int64_t c : {32, 96, 192, 256, 320, 384, 512, 768, 1024, 2304}) {
     ConvGeometry g = causalGeometry(c);
     BlockScaledPlan plan;
     ASSERT_FALSE(BlockScaledPlan::build(g, 128, 64, 2, plan));
@@ -116,16 +116,22 @@ TEST(SM100BlockScaledTma, Diagnostics) {
     BlockScaledTmaPlan tma;
     return BlockScaledTmaPlan::build(g, plan, tma).value_or("");
   };
-  // C = 96 and 320 have packed rows of codes (48, 160 bytes) TMA could load;
-  // their scale rows (6, 20 bytes) it cannot.
-  EXPECT_EQ(problem(causalGeometry(96)),
-            "C = 96 is not a multiple of 256: the block-scaled kernel loads a "
-            "voxel's scales (C / 16 = 6 bytes) by TMA, whose global strides "
-            "are multiples of 16 bytes");
-  EXPECT_EQ(problem(causalGeometry(320)),
-            "C = 320 is not a multiple of 256: the block-scaled kernel loads "
-            "a voxel's scales (C / 16 = 20 bytes) by TMA, whose global "
-            "strides are multiples of 16 bytes");
+  // C = 96 and 320 have rows of codes (48, 160 bytes) TMA loads as they
+  // are; their scales (6, 20 bytes a voxel) come in rows padded to 16 and
+  // 32 bytes.
+  EXPECT_EQ(problem(causalGeometry(96)), "");
+  EXPECT_EQ(problem(causalGeometry(320)), "");
+  EXPECT_EQ(scaleRowStride(96), 16);
+  EXPECT_EQ(scaleRowStride(256), 16);
+  EXPECT_EQ(scaleRowStride(320), 32);
+  {
+    BlockScaledPlan plan;
+    ASSERT_FALSE(BlockScaledPlan::build(causalGeometry(320), 128, 64, 2, plan));
+    BlockScaledTmaPlan tma;
+    ASSERT_FALSE(BlockScaledTmaPlan::build(causalGeometry(320), plan, tma));
+    EXPECT_EQ(tma.activationScales.globalStrides[0], 32);
+    EXPECT_EQ(tma.filterScales.globalStrides[0], 32);
+  }
   ConvGeometry padded = causalGeometry(256);
   padded.padLow[1] = padded.padHigh[1] = 20;
   EXPECT_EQ(problem(padded), "the height padding (20, 20) and window put a "

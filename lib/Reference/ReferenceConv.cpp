@@ -225,8 +225,9 @@ mlir::conv3d::referenceQuantizedIm2colRow(const ReferenceConvProblem &p,
     nvfp4QuantizeBlock(row.data() + start, quantized.data() + start, count,
                        p.inputQuantAmax);
   }
-  for (float &value : quantized)
-    value = static_cast<float>(roundToElementType(value, p.input->type));
+  if (p.roundQuantizedInput)
+    for (float &value : quantized)
+      value = static_cast<float>(roundToElementType(value, p.input->type));
   return quantized;
 }
 

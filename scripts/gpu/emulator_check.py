@@ -12,6 +12,12 @@
       with the GPU's, bit for bit
   emulator_check.py both DIR [...]
       gpu, then emulate
+  emulator_check.py sm100 DIR [--count N] [--real N] [--seed S] [--jobs J]
+      no GPU: random sm100 cases (the tcgen05 kernel; --real of them real
+      NVFP4, the block-scaled kernel) run in the emulator on an emulated
+      sm_100 device and checked against the float64 reference by
+      conv3d-run (no sm_100 GPU has run these kernels, so there are no
+      bits to compare with)
 
 The cases cover the sm90 kernel's mainloops (TMA im2col over the volume,
 per depth slice, the halo mainloop), schedules (cooperative, ping-pong,
@@ -148,6 +154,134 @@ def make_sm80_case(rng, scenario):
     return make_case(rng, scenario)
 
 
+SM100_SCENARIOS = ['base', 'f16', 'cta2', 'tile-n', 'splitk2', 'qslice', 'epilogue',
+                   'f32out', 'residual', 'accumulate', 'silu', 'gelu', 'f16-residual',
+                   'nvfp4-prepass', 'strided', 'dilated', 'rmsnorm', 'stages']
+
+
+def _tcgen05_n(rng, tile_m):
+    """A tile_n tcgen05.mma kind::f16 takes for tile_m (M = 128: N % 16,
+    M = 256: N % 32; both up to 256)."""
+    return rng.choice([n for n in (16, 32, 48, 64, 96, 128, 160, 256)
+                       if n % (16 if tile_m == 128 else 32) == 0])
+
+
+def make_sm100_case(rng, scenario):
+    """conv3d-run flags of one random case of the sm100 (tcgen05) kernel."""
+    n = rng.choice([1, 1, 2])
+    d = rng.randint(2, 4)
+    h = rng.randint(4, 8)
+    w = rng.randint(4, 8)
+    # (C >= 64: the sm100 kernel loads 64-channel TMA boxes; narrower C
+    # goes to the sm80 kernel)
+    c = rng.choice([64, 64, 72, 96, 128])
+    f = rng.choice([16, 32, 40, 64, 96])
+    q, r, s = rng.choice([(3, 3, 3), (1, 3, 3), (3, 1, 1), (2, 3, 3)])
+    stride, dil = [1, 1, 1], [1, 1, 1]
+    pad = []
+    for k in (q, r, s):
+        pad += [rng.randint(0, k - 1), rng.randint(0, k - 1)]
+    flags = []
+    dtype = 'bf16'
+    tile_m, tile_n, stages, extra = 128, rng.choice([32, 64, 128]), 4, ''
+    if scenario == 'f16':
+        dtype = 'f16'
+    elif scenario == 'cta2':
+        tile_m, tile_n = 256, _tcgen05_n(rng, 256)
+    elif scenario == 'tile-n':
+        tile_m = rng.choice([128, 256])
+        tile_n = _tcgen05_n(rng, tile_m)
+        f = rng.choice([tile_n, tile_n + 8, 2 * tile_n - 8])
+    elif scenario == 'splitk2':
+        extra = ',split_k=2'
+        flags += ['--output-dtype=f32']
+    elif scenario == 'qslice':
+        q = 3
+        pad[0], pad[1] = 2, 0
+        flags += ['--qslice=fused']
+    elif scenario == 'epilogue':
+        flags += ['--bias', '--activation=relu']
+    elif scenario == 'f32out':
+        flags += ['--output-dtype=f32', '--bias']
+    elif scenario == 'residual':
+        flags += ['--residual', '--bias']
+    elif scenario == 'accumulate':
+        flags += ['--accumulate']
+    elif scenario == 'silu':
+        flags += ['--activation=silu', '--bias']
+    elif scenario == 'gelu':
+        flags += ['--activation=gelu_tanh']
+    elif scenario == 'f16-residual':
+        dtype = 'f16'
+        flags += ['--residual', '--activation=silu']
+    elif scenario == 'nvfp4-prepass':
+        c = rng.choice([64, 96, 128])
+        flags += ['--quantize-input=nvfp4', '--quant-placement=prepass', '--block-size=16']
+    elif scenario == 'strided':
+        stride = [rng.choice([1, 2]), 2, rng.choice([1, 2])]
+    elif scenario == 'dilated':
+        dil = [rng.choice([1, 2]), 2, 2]
+        pad = [dil[0], dil[0], 2, 2, 2, 2]
+    elif scenario == 'rmsnorm':
+        flags += ['--rms-norm']
+    elif scenario == 'stages':
+        stages = rng.choice([2, 3, 6])
+    out = [(x + a + b - dd * (k - 1) - 1) // st + 1 for x, a, b, dd, k, st in
+           zip((d, h, w), pad[0::2], pad[1::2], dil, (q, r, s), stride)]
+    if min(out) < 1:
+        pad = [k - 1 for k in (q, q, r, r, s, s)]
+        dil = [1, 1, 1]
+    config = 'tile_m=%d,tile_n=%d,tile_k=64,stages=%d,warps_m=4,warps_n=1%s' % (
+        tile_m, tile_n, stages, extra)
+    return ['--input-shape=%d,%d,%d,%d,%d' % (n, d, h, w, c),
+            '--filter-shape=%d,%d,%d,%d,%d' % (q, r, s, c, f),
+            '--padding=' + ','.join(map(str, pad)),
+            '--stride=' + ','.join(map(str, stride)),
+            '--dilation=' + ','.join(map(str, dil)),
+            '--dtype=' + dtype, '--filter-layout=fqrsc', '--config=' + config] + flags
+
+
+REAL_CHANNELS = [96, 192, 384, 128, 320, 256, 32, 160, 512, 64]
+
+
+def make_real_case(rng, i):
+    """conv3d-run flags of one real-NVFP4 case (the block-scaled kernel):
+    C cycles through multiples of 32, 256 and not."""
+    c = REAL_CHANNELS[i % len(REAL_CHANNELS)]
+    n = rng.choice([1, 1, 2])
+    d, h, w = rng.randint(2, 4), rng.randint(4, 7), rng.randint(4, 7)
+    q, r, s = rng.choice([(3, 3, 3), (1, 3, 3), (1, 1, 1), (2, 3, 3)])
+    pad = []
+    for k in (q, r, s):
+        pad += [rng.randint(0, k - 1), rng.randint(0, k - 1)]
+    tile_n = rng.choice([32, 64, 96, 128, 256])
+    f = rng.choice([16, 32, 48, 64, 96])
+    flags = ['--input-shape=%d,%d,%d,%d,%d' % (n, d, h, w, c),
+             '--filter-shape=%d,%d,%d,%d,%d' % (q, r, s, c, f),
+             '--padding=' + ','.join(map(str, pad)),
+             '--quantize-input=nvfp4', '--quantize-filter=nvfp4', '--nvfp4-mode=real',
+             '--filter-layout=fqrsc',
+             '--config=tile_m=128,tile_n=%d,tile_k=64,stages=%d,warps_m=4,warps_n=1' % (
+                 tile_n, rng.choice([2, 3, 4]))]
+    extra = rng.choice([[], [], ['--bias', '--activation=relu'], ['--dtype=f32'],
+                        ['--output-dtype=f32'], ['--residual']])
+    return flags + extra
+
+
+def sm100_cases(count, real, seed):
+    rng = random.Random(seed + 100)
+    out = []
+    for i in range(count):
+        scenario = SM100_SCENARIOS[i % len(SM100_SCENARIOS)]
+        out.append({'id': i, 'scenario': scenario, 'seed': seed * 1000 + 500 + i,
+                    'target': 'sm100', 'flags': make_sm100_case(rng, scenario)})
+    for j in range(real):
+        out.append({'id': count + j, 'scenario': 'real-c%d' % REAL_CHANNELS[j % len(REAL_CHANNELS)],
+                    'seed': seed * 1000 + 500 + count + j, 'target': 'sm100',
+                    'flags': make_real_case(rng, j)})
+    return out
+
+
 def cases(count, seed, sm80_count=0):
     rng = random.Random(seed)
     out = []
@@ -229,13 +363,42 @@ def compare(directory, case):
     return (False, int(diff.sum()), int(np.abs(ia - ib)[diff].max()))
 
 
+def run_sm100(args):
+    todo = sm100_cases(args.count, args.real, args.seed)
+    with open(os.path.join(args.dir, 'cases.json'), 'w') as f:
+        json.dump(todo, f, indent=1)
+    if args.only:
+        todo = [c for c in todo if c['id'] in args.only]
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda c: run_case(c, args.dir, True, args.timeout), todo))
+    failures = []
+    for case, r in zip(todo, results):
+        j = r.get('json', {})
+        if r['code'] == 0 and j.get('status') == 'ok':
+            verdict = 'PASS rel. L2 %.3e (tolerance %.1e)' % (j.get('rel_l2', 0),
+                                                             j.get('tolerance', 0))
+        else:
+            verdict = 'FAILED (%d, %s): %s' % (r['code'], j.get('status', '-'),
+                                               r['stderr'].strip()[-400:])
+            failures.append(case['id'])
+        print('case %2d %-14s emulated in %6.1f s: %s' % (case['id'], case['scenario'],
+                                                          r['seconds'], verdict), flush=True)
+        if verdict.startswith('FAILED'):
+            print('  ' + ' '.join(case['flags']))
+    print('%d of %d sm100 cases pass the reference check in the emulator; %d failed%s' % (
+        len(todo) - len(failures), len(todo), len(failures),
+        (': ' + ' '.join(map(str, failures))) if failures else ''))
+    return 1 if failures else 0
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('mode', choices=['cases', 'gpu', 'emulate', 'both'])
+    ap.add_argument('mode', choices=['cases', 'gpu', 'emulate', 'both', 'sm100'])
     ap.add_argument('dir', nargs='?')
     ap.add_argument('--count', type=int, default=36)
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--sm80', type=int, default=0, help='sm80-kernel cases besides')
+    ap.add_argument('--real', type=int, default=10, help='sm100 mode: real-NVFP4 cases besides')
     ap.add_argument('--jobs', type=int, default=max(1, (os.cpu_count() or 2) - 1))
     ap.add_argument('--timeout', type=int, default=1800)
     ap.add_argument('--only', type=int, nargs='*')
@@ -245,6 +408,8 @@ def main(argv):
             print(case['id'], case['scenario'], ' '.join(case['flags']))
         return 0
     os.makedirs(args.dir, exist_ok=True)
+    if args.mode == 'sm100':
+        return run_sm100(args)
     listing = os.path.join(args.dir, 'cases.json')
     if args.mode in ('gpu', 'both'):
         todo = cases(args.count, args.seed, args.sm80)

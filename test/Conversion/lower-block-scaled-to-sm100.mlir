@@ -10,6 +10,7 @@
 // RUN: conv3d-opt %t/wide.mlir --conv3d-lower-block-scaled-to-sm100='tile-n=256 stages=2' | FileCheck %s --check-prefix=WIDE
 // RUN: conv3d-opt %t/plain.mlir --conv3d-lower-block-scaled-to-sm100 | FileCheck %s --check-prefix=PLAIN
 // RUN: conv3d-opt %t/config.mlir --conv3d-lower-block-scaled-to-sm100 | FileCheck %s --check-prefix=CONFIG
+// RUN: conv3d-opt %t/padded.mlir --conv3d-lower-block-scaled-to-sm100 | FileCheck %s --check-prefix=PADDED
 // RUN: conv3d-opt %t/reasons.mlir -split-input-file --conv3d-lower-block-scaled-to-sm100 -verify-diagnostics
 // RUN: not conv3d-opt %t/options.mlir --conv3d-lower-block-scaled-to-sm100='tile-n=120' 2>&1 | FileCheck %s --check-prefix=TILE120
 // RUN: not conv3d-opt %t/options.mlir --conv3d-lower-block-scaled-to-sm100='stages=1' 2>&1 | FileCheck %s --check-prefix=STAGES1
@@ -166,6 +167,36 @@ func.func @configured(%x: memref<1x6x8x8x256xbf16>, %w: memref<64x3x3x3x128xi8>,
   return
 }
 
+//--- padded.mlir
+// C = 96, not a multiple of 256: a voxel's 6 scales are read from rows
+// padded to 16 bytes (TMA's global strides), the input's written so by its
+// packing prepass, the packed filter's dense rows copied into padded ones
+// (a parallel loop over the 16-byte rows: the scale or a zero); the scale
+// maps' row strides are 16 bytes, the codes' 48.
+// PADDED-LABEL: func.func @padded
+//       PADDED:   %[[CODES:.*]] = memref.alloc() {alignment = 128 : i64} : memref<1x4x6x6x48xi8>
+//       PADDED:   %[[SCALES:.*]] = memref.alloc() {alignment = 128 : i64} : memref<1x4x6x6x16xi8>
+//       PADDED:   conv3d.pack_nvfp4 #conv3d.nvfp4<block_size = 16> ins(%arg0 : memref<1x4x6x6x96xbf16>) amax(%arg3) outs(%[[CODES]] : memref<1x4x6x6x48xi8>, %[[SCALES]] : memref<1x4x6x6x16xi8>)
+//       PADDED:   %[[FS:.*]] = memref.alloc() {alignment = 128 : i64} : memref<32x3x3x3x16xi8>
+//       PADDED:   scf.parallel (%{{.*}}) = (%{{.*}}) to (%c13824) step
+//       PADDED:     scf.if %{{.*}} -> (i8) {
+//       PADDED:       memref.load %arg2[{{.*}}] : memref<32x3x3x3x6xi8>
+//       PADDED:     memref.store %{{.*}}, %[[FS]][{{.*}}] : memref<32x3x3x3x16xi8>
+//       PADDED:   call @conv3dTmaIm2colDescriptor(%{{[0-9]+}}, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c48_i64{{[_0-9]*}}, %c6912_i64
+//       PADDED:   memref.extract_strided_metadata %[[SCALES]]
+//       PADDED:   call @conv3dTmaIm2colDescriptor(%{{[0-9]+}}, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c2304_i64{{[_0-9]*}}, %c576_i64{{[_0-9]*}}, %c96_i64{{[_0-9]*}}, %c16_i64
+//       PADDED:   call @conv3dTmaTiledDescriptor(%{{[0-9]+}}, %c0_i64{{[_0-9]*}}, %c48_i64{{[_0-9]*}}, %c27_i64{{[_0-9]*}}, %c32_i64{{[_0-9]*}}, %c48_i64{{[_0-9]*}}, %c1296_i64
+//       PADDED:   memref.extract_strided_metadata %[[FS]]
+//       PADDED:   call @conv3dTmaTiledDescriptor(%{{[0-9]+}}, %c0_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c27_i64{{[_0-9]*}}, %c32_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c432_i64
+//       PADDED:   gpu.launch async
+//       PADDED:   memref.dealloc %[[CODES]]
+//       PADDED:   memref.dealloc %[[SCALES]]
+//       PADDED:   memref.dealloc %[[FS]]
+func.func @padded(%x: memref<1x4x6x6x96xbf16>, %w: memref<32x3x3x3x48xi8>, %s: memref<32x3x3x3x6xi8>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
+  conv3d.conv ins(%x, %w : memref<1x4x6x6x96xbf16>, memref<32x3x3x3x48xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x6xi8>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc
+  return
+}
+
 //--- plain.mlir
 func.func @plain(%x: memref<1x4x6x6x64xbf16>, %w: memref<3x3x3x64x32xbf16>, %out: memref<1x2x4x4x32xf32>) {
   conv3d.conv ins(%x, %w : memref<1x4x6x6x64xbf16>, memref<3x3x3x64x32xbf16>) outs(%out : memref<1x2x4x4x32xf32>) overwrite
@@ -232,14 +263,6 @@ func.func @strided_codes(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128xi
 func.func @misaligned_scales(%x: memref<1x4x6x6x256xbf16>, %w: memref<32x3x3x3x128xi8>, %s: memref<32x3x3x3x16xi8, strided<[432, 144, 48, 16, 1], offset: 8>>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
   // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: the packed filter's scales must be a dense buffer starting at a multiple of 16 bytes (the TMA maps view them as [F][taps][bytes])}}
   conv3d.conv ins(%x, %w : memref<1x4x6x6x256xbf16>, memref<32x3x3x3x128xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x16xi8, strided<[432, 144, 48, 16, 1], offset: 8>>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc
-  return
-}
-
-// -----
-
-func.func @channels_96(%x: memref<1x4x6x6x96xbf16>, %w: memref<32x3x3x3x48xi8>, %s: memref<32x3x3x3x6xi8>, %amax: f32, %wamax: f32, %out: memref<1x2x4x4x32xf32>) {
-  // expected-error @+1 {{cannot lower to the block-scaled sm100 kernel: C = 96 is not a multiple of 256: the block-scaled kernel loads a voxel's scales (C / 16 = 6 bytes) by TMA, whose global strides are multiples of 16 bytes}}
-  conv3d.conv ins(%x, %w : memref<1x4x6x6x96xbf16>, memref<32x3x3x3x48xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<32x3x3x3x6xi8>, %wamax) outs(%out : memref<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc
   return
 }
 

@@ -53,6 +53,26 @@ func.func @pack_f32_block32(%x: memref<2x64xf32>, %amax: f32, %codes: memref<2x3
 
 // -----
 
+// Padded scale rows (C = 96, blocks of 16: 6 scales in rows of 16 bytes):
+// 2 * 6 = 12 blocks; each stores its scale at its row's place, and a row's
+// last block (6th) zeros the row's 10 bytes of padding.
+// CHECK-LABEL: func.func @pack_padded_scales
+// CHECK-DAG: %[[FS:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<2x16xi8> into memref<32xi8>
+// CHECK-DAG: %[[N:.*]] = arith.constant 12 : index
+// CHECK: scf.parallel (%[[B:.*]]) = (%{{.*}}) to (%[[N]])
+// CHECK: %[[ROW:.*]] = arith.divui %[[B]], %{{.*}} : index
+// CHECK: %[[IN:.*]] = arith.remui %[[B]], %{{.*}} : index
+// CHECK: memref.store %{{.*}}, %[[FS]][%{{.*}}] : memref<32xi8>
+// CHECK: scf.if
+// CHECK-COUNT-10: memref.store %{{.*}}, %[[FS]][%{{.*}}] : memref<32xi8>
+// CHECK: scf.reduce
+func.func @pack_padded_scales(%x: memref<2x96xbf16>, %amax: f32, %codes: memref<2x48xi8>, %scales: memref<2x16xi8>) {
+  conv3d.pack_nvfp4 #conv3d.nvfp4<block_size = 16> ins(%x : memref<2x96xbf16>) amax(%amax) outs(%codes : memref<2x48xi8>, %scales : memref<2x16xi8>)
+  return
+}
+
+// -----
+
 // A strided input has no lowering here.
 func.func @pack_strided(%x: memref<4x32xbf16, strided<[64, 1]>>, %amax: f32, %codes: memref<4x16xi8>, %scales: memref<4x2xi8>) {
   // expected-error @+1 {{conv3d-quantize-to-loops needs operands with identity layouts}}

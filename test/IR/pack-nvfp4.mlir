@@ -23,6 +23,17 @@ func.func @pack_dynamic(%x: memref<?x64xf32>, %amax: f32,
 
 // -----
 
+// Padded scale rows (C = 96: 6 scales a row in 16 bytes, TMA's stride).
+// CHECK-LABEL: func @pack_padded_scales
+// CHECK: outs(%{{.*}} : memref<1x2x3x3x48xi8>, %{{.*}} : memref<1x2x3x3x16xi8>)
+func.func @pack_padded_scales(%x: memref<1x2x3x3x96xbf16>, %amax: f32,
+                              %codes: memref<1x2x3x3x48xi8>, %scales: memref<1x2x3x3x16xi8>) {
+  conv3d.pack_nvfp4 #conv3d.nvfp4<block_size = 16> ins(%x : memref<1x2x3x3x96xbf16>) amax(%amax) outs(%codes : memref<1x2x3x3x48xi8>, %scales : memref<1x2x3x3x16xi8>)
+  return
+}
+
+// -----
+
 func.func @pack_int_input(%x: memref<4x32xi16>, %amax: f32, %codes: memref<4x16xi8>, %scales: memref<4x2xi8>) {
   // expected-error @+1 {{'conv3d.pack_nvfp4' op input element type must be bf16, f16 or f32, got 'i16'}}
   conv3d.pack_nvfp4 #conv3d.nvfp4<block_size = 16> ins(%x : memref<4x32xi16>) amax(%amax) outs(%codes : memref<4x16xi8>, %scales : memref<4x2xi8>)
@@ -95,9 +106,17 @@ func.func @pack_codes_leading(%x: memref<4x32xbf16>, %amax: f32, %codes: memref<
 
 // -----
 
-func.func @pack_scales_shape(%x: memref<4x64xbf16>, %amax: f32, %codes: memref<4x32xi8>, %scales: memref<4x4xi8>) {
-  // expected-error @+1 {{'conv3d.pack_nvfp4' op scales shape must be 4x2 (one byte per block), got 4x4}}
-  conv3d.pack_nvfp4 #conv3d.nvfp4<block_size = 32> ins(%x : memref<4x64xbf16>) amax(%amax) outs(%codes : memref<4x32xi8>, %scales : memref<4x4xi8>)
+func.func @pack_scales_shape(%x: memref<4x64xbf16>, %amax: f32, %codes: memref<4x32xi8>, %scales: memref<4x1xi8>) {
+  // expected-error @+1 {{'conv3d.pack_nvfp4' op scales shape must be 4x2 (one byte per block, or more to pad each row), got 4x1}}
+  conv3d.pack_nvfp4 #conv3d.nvfp4<block_size = 32> ins(%x : memref<4x64xbf16>) amax(%amax) outs(%codes : memref<4x32xi8>, %scales : memref<4x1xi8>)
+  return
+}
+
+// -----
+
+func.func @pack_padded_scales_leading(%x: memref<4x96xbf16>, %amax: f32, %codes: memref<4x48xi8>, %scales: memref<5x16xi8>) {
+  // expected-error @+1 {{'conv3d.pack_nvfp4' op scales shape must be 4x16 (padded rows), got 5x16}}
+  conv3d.pack_nvfp4 #conv3d.nvfp4<block_size = 16> ins(%x : memref<4x96xbf16>) amax(%amax) outs(%codes : memref<4x48xi8>, %scales : memref<5x16xi8>)
   return
 }
 

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from ptxemu import mma_model
+from ptxemu.memory import GlobalMemory
 from ptxemu import numerics as fp
 from ptxemu.tma import TensorMap, Tma, swizzle
 
@@ -198,6 +199,19 @@ def check_mma_model():
     check('MMA model: zero rows give zeros', (D == 0).all())
 
 
+def check_cross_cta_writes():
+    # Different bytes of one word written by two CTAs (a packed i8 output
+    # split across blocks) do not race; one byte written by both does.
+    mem = GlobalMemory(bytearray(1 << 12), 0x10000)
+    mem.store(np.array([0x10000, 0x10001]), np.array([1, 2]), np.uint8, 'st', writer=0)
+    mem.store(np.array([0x10002, 0x10003]), np.array([3, 4]), np.uint8, 'st', writer=1)
+    mem.store(np.array([0x10010]), np.array([5]), np.uint32, 'st', writer=0)
+    check('cross-CTA writes: different bytes of one word', not mem.conflicts)
+    mem.store(np.array([0x10013]), np.array([6]), np.uint8, 'st', writer=1)
+    check('cross-CTA writes: one byte by two CTAs',
+          [c[0] for c in mem.conflicts] == [0x10013])
+
+
 if __name__ == '__main__':
     check_fma()
     check_add_div()
@@ -205,4 +219,5 @@ if __name__ == '__main__':
     check_swizzle()
     check_im2col()
     check_mma_model()
+    check_cross_cta_writes()
     print('all checks passed')

@@ -103,15 +103,6 @@ func.func @history(%x: tensor<1x4x6x6x256xbf16>, %h: tensor<1x2x6x6x256xbf16>, %
 
 // -----
 
-// C = 96: packed rows of codes are 48 bytes, but a voxel's scales are 6.
-func.func @channels_96(%x: tensor<1x4x6x6x96xbf16>, %w: tensor<32x3x3x3x48xi8>, %s: tensor<32x3x3x3x6xi8>, %amax: f32, %wamax: f32, %init: tensor<1x2x4x4x32xf32>) -> tensor<1x2x4x4x32xf32> {
-  // expected-error @+1 {{nvfp4-mode=real: the block-scaled sm100 kernel cannot take this convolution: C = 96 is not a multiple of 256: the block-scaled kernel loads a voxel's scales (C / 16 = 6 bytes) by TMA, whose global strides are multiples of 16 bytes}}
-  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x96xbf16>, tensor<32x3x3x3x48xi8>) quantize(#conv3d.nvfp4<block_size = 16>, %amax) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : tensor<32x3x3x3x6xi8>, %wamax) outs(%init : tensor<1x2x4x4x32xf32>) overwrite filter_layout = fqrsc -> tensor<1x2x4x4x32xf32>
-  return %0 : tensor<1x2x4x4x32xf32>
-}
-
-// -----
-
 // C = 48: not even the rows of codes are multiples of 16 bytes.
 func.func @channels_48(%x: tensor<1x4x6x6x48xbf16>, %w: tensor<32x3x3x3x24xi8>, %s: tensor<32x3x3x3x3xi8>, %amax: f32, %wamax: f32, %init: tensor<1x2x4x4x32xf32>) -> tensor<1x2x4x4x32xf32> {
   // expected-error @+1 {{nvfp4-mode=real: the block-scaled sm100 kernel cannot take this convolution: C = 48 is not a multiple of 32: rows of packed FP4 codes must be multiples of 16 bytes for TMA}}

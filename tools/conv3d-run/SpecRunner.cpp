@@ -325,9 +325,12 @@ int conv3d_run::runSpec(const RunRequest &request) {
   // A packed NVFP4 filter (--packed-filter, nvfp4-mode=real): packed once
   // on the host, checked against the reference packer. The reference
   // convolution reads the values it decodes to, the reference quantizer's
-  // fake quantization of the filter (spec/nvfp4.md).
+  // fake quantization of the filter (spec/nvfp4.md), in f32 for real NVFP4.
   std::optional<Engine::PackedNVFP4> packedFilter;
   float packedFilterAmax = 0.0f;
+  // Real NVFP4 (the block-scaled sm100 kernel) multiplies the decoded
+  // values themselves; fake mode rounds them to the input type.
+  bool realNVFP4 = request.options.nvfp4Mode == NVFP4Mode::Real;
   if (spec.packedFilter) {
     packedFilterAmax =
         request.filterAmax ? *request.filterAmax : maxAbs(*filter);
@@ -345,13 +348,22 @@ int conv3d_run::runSpec(const RunRequest &request) {
     progress(request, "filter packing matches the reference bit for bit");
     // Only the sm100 block-scaled kernel multiplies the codes themselves,
     // and conv3d-run does not run sm100 code (it is assembled only).
-    if (request.options.nvfp4Mode == NVFP4Mode::Real && !request.emulate)
+    if (realNVFP4 && !request.emulate)
       return fail("a packed NVFP4 filter is multiplied only by the sm100 "
                   "block-scaled kernel, which conv3d-run compiles "
                   "(--emit=ptx) and runs in the PTX emulator (--emulate) "
                   "only: no sm_100 GPU has run it");
     packedFilter = std::move(*packed);
-    *filter = referenceQuantize(*filter, 16, packedFilterAmax, 1, 4);
+    if (realNVFP4) {
+      // The decoded values as f32: the block-scaled kernel multiplies them
+      // exactly, not rounded to the input type as fake quantization is.
+      HostTensor exact = HostTensor::zeros(ElementType::f32, filter->shape);
+      for (int64_t i = 0, e = exact.numElements(); i < e; ++i)
+        exact.set(i, filter->get(i));
+      *filter = referenceQuantize(exact, 16, packedFilterAmax, 1, 4);
+    } else {
+      *filter = referenceQuantize(*filter, 16, packedFilterAmax, 1, 4);
+    }
   } else if (request.filterQuantBlockSize) {
     float filterAmax =
         request.filterAmax ? *request.filterAmax : maxAbs(*filter);
@@ -423,21 +435,25 @@ int conv3d_run::runSpec(const RunRequest &request) {
     return fail(llvm::toString(std::move(error)));
   m.runMillis = timing.medianMillis;
 
+  // The reference problem; real NVFP4 reads the quantized input unrounded.
+  auto referenceOf = [&] {
+    ReferenceConvProblem problem = referenceProblem(spec, buffers, &init);
+    problem.roundQuantizedInput = !realNVFP4;
+    return problem;
+  };
   if (request.check && request.checkRows > 0) {
     std::vector<int64_t> rows =
         sampleRows(spec.geometry, request.checkRows, seed);
     progress(request, llvm::formatv("checking {0} output rows against the "
                                     "reference",
                                     rows.size()));
-    std::vector<double> reference =
-        referenceConvRows(referenceProblem(spec, buffers, &init), rows);
+    std::vector<double> reference = referenceConvRows(referenceOf(), rows);
     m.relativeError = relativeL2Error(reference, gatherRows(result, rows));
     m.tolerance = spec.checkTolerance();
     m.passed = *m.relativeError <= m.tolerance;
   } else if (request.check) {
     progress(request, "checking against the reference");
-    std::vector<double> reference =
-        referenceConv(referenceProblem(spec, buffers, &init));
+    std::vector<double> reference = referenceConv(referenceOf());
     m.relativeError = relativeL2Error(reference, result);
     m.tolerance = spec.checkTolerance();
     m.passed = *m.relativeError <= m.tolerance;

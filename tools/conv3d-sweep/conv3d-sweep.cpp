@@ -157,14 +157,15 @@ public:
   /// stride or dilation beyond rank 5's, or height/width padding or
   /// dilation up to rank 4's corners, read through per-depth-slice
   /// descriptors. The sm100 kernel takes the same rank-5 geometries;
-  /// `realNVFP4` draws C from the block-scaled kernel's multiples of 256.
+  /// `realNVFP4` draws C from the block-scaled kernel's multiples of 32.
   ConvGeometry sm90Geometry(bool rank4, bool realNVFP4 = false) {
     for (;;) {
       ConvGeometry g;
       g.batch = pick({1, 1, 2, 3});
-      // Real NVFP4 (the block-scaled sm100 kernel) loads a voxel's C / 16
-      // scale bytes by TMA: C a multiple of 256.
-      g.channels = realNVFP4 ? pick({256, 256, 512})
+      // Real NVFP4 (the block-scaled sm100 kernel) loads a voxel's C / 2
+      // code bytes by TMA: C a multiple of 32 (its scales are read from
+      // rows padded to 16 bytes a 256-channel block).
+      g.channels = realNVFP4 ? pick({256, 256, 512, 96, 320})
                              : pick({64, 64, 72, 96, 128, 136, 192});
       g.filters = pick({8, 16, 40, 64, 96, 128, 136, 200, 256, 264});
       int64_t cube = pick({1, 3, 3, 3, 2, 5});

@@ -306,6 +306,9 @@ def Conv3d_PackNVFP4Op : Conv3d_Op<"pack_nvfp4", [
       4, 6);
     - `scales`: i8, the last dimension divided by `block_size`; the E4M3
       bits of each block's scale `s8` (the value is `s8 * amax / 2688`).
+      A longer last dimension pads each row: its bytes past the row's
+      scales are written as 0 (the block-scaled sm100 kernel reads a
+      voxel's scales by TMA, whose row strides are multiples of 16 bytes).
 
     Each code decodes to exactly the fake-quantized f32 value (before its
     rounding to the compute type); a NaN input, which FP4 cannot hold,

@@ -39,6 +39,11 @@ struct ReferenceConvProblem {
   /// along the GEMM K order in blocks of this size, with this amax.
   std::optional<int64_t> inputQuantBlockSize;
   float inputQuantAmax = 0.f;
+  /// Whether the fake-quantized input values are rounded to the input's
+  /// element type, as fake quantization consumes them. Real NVFP4 (the
+  /// block-scaled kernel, a packed filter) multiplies the decoded values
+  /// themselves: false, and the filter given as their f32 values.
+  bool roundQuantizedInput = true;
   /// Frames preceding the input along depth (N x Dh x H x W x C), optional:
   /// the convolution reads concat(history, input). `geometry` describes the
   /// concatenation (its inputSize[0] and historyDepth count the history).
@@ -75,7 +80,8 @@ std::vector<float> referenceIm2colRow(const ReferenceConvProblem &problem,
 /// The same row as the convolution consumes it: when
 /// problem.inputQuantBlockSize is set, NVFP4 fake-quantized in blocks along
 /// k (the last block zero-filled past K) and each value rounded to the
-/// input's element type; otherwise referenceIm2colRow.
+/// input's element type (problem.roundQuantizedInput); otherwise
+/// referenceIm2colRow.
 std::vector<float>
 referenceQuantizedIm2colRow(const ReferenceConvProblem &problem, int64_t m);
 

@@ -179,7 +179,7 @@ def Conv3dApplyNVFP4Mode : Pass<"conv3d-apply-nvfp4-mode"> {
     operands NVFP4 (the input quantized with blocks of 16, fused or by a
     `conv3d.quantize` along C; the filter packed, `filter_quant`), no
     history operand, and the kernel's plan and TMA maps
-    (SM100BlockScaledPlan.h, SM100BlockScaledTma.h: C a multiple of 256, the
+    (SM100BlockScaledPlan.h, SM100BlockScaledTma.h: C a multiple of 32, the
     im2col limits). A convolution that passes gets its input quantization
     fused (a `conv3d.quantize` feeding it becomes its `quantize`, erased if
     nothing else reads it) for `conv3d-lower-block-scaled-to-sm100`, which

@@ -95,7 +95,17 @@ struct PackNVFP4ToBlockLoop : OpRewritePattern<PackNVFP4Op> {
     Value input = flat(op.getInput());
     Value codes = flat(op.getCodes());
     Value scales = flat(op.getScales());
-    Value numBlocks = memref::DimOp::create(rewriter, loc, scales, 0);
+    // Blocks per row, and the scale rows' length (longer: padded rows).
+    int64_t channels = inType.getShape().back();
+    int64_t rowBlocks = channels / blockSize;
+    int64_t scaleRow =
+        cast<MemRefType>(op.getScales().getType()).getShape().back();
+    Value numBlocks = arith::MulIOp::create(
+        rewriter, loc,
+        arith::DivUIOp::create(
+            rewriter, loc, memref::DimOp::create(rewriter, loc, scales, 0),
+            arith::ConstantIndexOp::create(rewriter, loc, scaleRow)),
+        arith::ConstantIndexOp::create(rewriter, loc, rowBlocks));
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value amax = op.getAmax();
@@ -176,9 +186,33 @@ struct PackNVFP4ToBlockLoop : OpRewritePattern<PackNVFP4Op> {
               vector::FromElementsOp::create(b, nl, codeVectorType, packed),
               codes, ValueRange{codeOffset}, /*nontemporal=*/false,
               align(codeBytes));
-          memref::StoreOp::create(b, nl,
-                                  arith::TruncIOp::create(b, nl, i8, scaleBits),
-                                  scales, ValueRange{block});
+          Value scaleBit8 = arith::TruncIOp::create(b, nl, i8, scaleBits);
+          if (scaleRow == rowBlocks) {
+            memref::StoreOp::create(b, nl, scaleBit8, scales,
+                                    ValueRange{block});
+            return;
+          }
+          // A padded row: the scale at its place, and the row's last block
+          // writes the padding's zeros.
+          auto index = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(b, nl, v).getResult();
+          };
+          Value row = arith::DivUIOp::create(b, nl, block, index(rowBlocks));
+          Value inRow = arith::RemUIOp::create(b, nl, block, index(rowBlocks));
+          Value rowStart = arith::MulIOp::create(b, nl, row, index(scaleRow));
+          memref::StoreOp::create(
+              b, nl, scaleBit8, scales,
+              ValueRange{arith::AddIOp::create(b, nl, rowStart, inRow)});
+          Value last = arith::CmpIOp::create(b, nl, arith::CmpIPredicate::eq,
+                                             inRow, index(rowBlocks - 1));
+          scf::IfOp::create(b, nl, last, [&](OpBuilder &tb, Location tl) {
+            Value zero8 = arith::ConstantIntOp::create(tb, tl, i8, 0);
+            for (int64_t j = rowBlocks; j < scaleRow; ++j)
+              memref::StoreOp::create(tb, tl, zero8, scales,
+                                      ValueRange{arith::AddIOp::create(
+                                          tb, tl, rowStart, index(j))});
+            scf::YieldOp::create(tb, tl);
+          });
         });
     rewriter.eraseOp(op);
     return success();

@@ -70,9 +70,10 @@ Value bScaleArea(SM100Kernel &k, Value stage) {
 
 /// The scale rows of a stage's area at `area` (i32 offset) for a tile of
 /// `rows` GEMM rows, as this lane holds them: rows lane + 32 i. Lanes past
-/// the tile's rows read (and later write) rows of the atoms' unused lanes,
-/// inside the area (32 ceil(rows / 32) natural rows fit ceil(rows / 128)
-/// atoms of every MMA), which the MMA never reads.
+/// the tile's rows (rows not a multiple of 32, e.g. tile_n = 16) read the
+/// tile's last row, not bytes the TMA box never wrote, and later write it
+/// to the atoms' unused lanes, inside the area (32 ceil(rows / 32) natural
+/// rows fit ceil(rows / 128) atoms of every MMA), which the MMA never reads.
 SmallVector<Value> readScaleRows(SM100Kernel &k, Value lane, Value area,
                                  int64_t rows) {
   KernelMath m = k.i32();
@@ -80,6 +81,8 @@ SmallVector<Value> readScaleRows(SM100Kernel &k, Value lane, Value area,
   SmallVector<Value> words;
   for (int64_t i = 0; i < ceilDiv(rows, kAtomLanes); ++i) {
     Value row = m.add(lane, m.constant(i * kAtomLanes));
+    if ((i + 1) * kAtomLanes > rows)
+      row = arith::MinUIOp::create(k.b, k.loc, row, m.constant(rows - 1));
     Value address = k.sharedPtr(m.add(area, m.mul(row, kAtomRowBytes)));
     words.push_back(LLVM::LoadOp::create(k.b, k.loc, rowType, address,
                                          /*alignment=*/kAtomRowBytes));

@@ -17,6 +17,7 @@
 #include "conv3d/Target/TmaChecks.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -53,6 +54,65 @@ std::optional<std::string> operandProblem(ConvOp conv) {
           .str();
   }
   return std::nullopt;
+}
+
+/// A copy of dense scale rows `scales` (i8, last dimension the row) with
+/// each row padded to `rowBytes` by zeros, made by a parallel loop (a
+/// prepass kernel once the host loops go to the GPU).
+Value emitPaddedScaleRows(OpBuilder &b, Location loc, Value scales,
+                          int64_t rowBytes, IntegerAttr alignment) {
+  auto type = cast<MemRefType>(scales.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t dense = shape.back();
+  shape.back() = rowBytes;
+  auto paddedType = MemRefType::get(shape, b.getI8Type());
+  Value padded =
+      memref::AllocOp::create(b, loc, paddedType, ValueRange{}, alignment);
+  int64_t rows = 1;
+  for (int64_t size : ArrayRef(shape).drop_back())
+    rows *= size;
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  // Over every byte of the padded rows: the dense scale or a zero.
+  scf::ParallelOp::create(
+      b, loc, ValueRange{index(0)}, ValueRange{index(rows * rowBytes)},
+      ValueRange{index(1)}, [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+        Value i = ivs[0];
+        Value rowBytesV = arith::ConstantIndexOp::create(nb, nl, rowBytes);
+        Value row = arith::DivUIOp::create(nb, nl, i, rowBytesV);
+        Value column = arith::RemUIOp::create(nb, nl, i, rowBytesV);
+        SmallVector<Value> at;
+        Value rest = row;
+        for (int64_t size : llvm::reverse(ArrayRef(shape).drop_back())) {
+          Value sizeV = arith::ConstantIndexOp::create(nb, nl, size);
+          at.push_back(arith::RemUIOp::create(nb, nl, rest, sizeV));
+          rest = arith::DivUIOp::create(nb, nl, rest, sizeV);
+        }
+        std::reverse(at.begin(), at.end());
+        Value inside = arith::CmpIOp::create(
+            nb, nl, arith::CmpIPredicate::ult, column,
+            arith::ConstantIndexOp::create(nb, nl, dense));
+        auto ifOp = scf::IfOp::create(nb, nl, nb.getI8Type(), inside,
+                                      /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(nb);
+          nb.setInsertionPointToStart(ifOp.thenBlock());
+          SmallVector<Value> src(at);
+          src.push_back(column);
+          scf::YieldOp::create(
+              nb, nl, memref::LoadOp::create(nb, nl, scales, src).getResult());
+          nb.setInsertionPointToStart(ifOp.elseBlock());
+          scf::YieldOp::create(
+              nb, nl,
+              arith::ConstantIntOp::create(nb, nl, nb.getI8Type(), 0)
+                  .getResult());
+        }
+        SmallVector<Value> dst(at);
+        dst.push_back(column);
+        memref::StoreOp::create(nb, nl, ifOp.getResult(0), padded, dst);
+      });
+  return padded;
 }
 
 /// Why the block-scaled kernel cannot take `conv` (a memref convolution
@@ -185,21 +245,33 @@ LogicalResult mlir::conv3d::lowerBlockScaledConvToSM100(RewriterBase &rewriter,
   bool narrowIndices = fitsI32Indices(ops, g, plan.tileM, nvfp4::kChannelBlock);
 
   // The packing prepass: the input's codes and scales, NDHWC with C / 2
-  // and C / 16 bytes a voxel (conv3d.pack_nvfp4's layout, the maps').
+  // bytes a voxel and scale rows of scaleRowStride(C) bytes (C / 16
+  // scales, padded with zeros to a multiple of 16 bytes: TMA's strides).
   std::array<int64_t, 5> shape = getShape5(conv.getInput().getType());
-  auto packedType = [&](int64_t divisor) {
+  int64_t scaleRow = scaleRowStride(g.channels);
+  auto packedType = [&](int64_t last) {
     SmallVector<int64_t> dims(shape.begin(), shape.end());
-    dims.back() /= divisor;
+    dims.back() = last;
     return MemRefType::get(dims, rewriter.getI8Type());
   };
   // TMA reads both from 16-byte-aligned addresses; 128 is ample.
   auto alignment = rewriter.getI64IntegerAttr(128);
-  Value codes = memref::AllocOp::create(rewriter, loc, packedType(2),
-                                        ValueRange{}, alignment);
-  Value scales = memref::AllocOp::create(rewriter, loc, packedType(kScaleBlock),
+  Value codes = memref::AllocOp::create(
+      rewriter, loc, packedType(g.channels / 2), ValueRange{}, alignment);
+  Value scales = memref::AllocOp::create(rewriter, loc, packedType(scaleRow),
                                          ValueRange{}, alignment);
   PackNVFP4Op::create(rewriter, loc, conv.getInput(), conv.getAmax(), codes,
                       scales, *conv.getInputQuant());
+  // The packed filter's scales are dense ([F][Q][R][S][C / 16]); unless
+  // that is already a multiple of 16 bytes, a prepass copies them into
+  // padded rows.
+  Value filterScales = conv.getFilterScales();
+  Value paddedFilterScales;
+  if (scaleRow != g.channels / kScaleBlock) {
+    paddedFilterScales =
+        emitPaddedScaleRows(rewriter, loc, filterScales, scaleRow, alignment);
+    filterScales = paddedFilterScales;
+  }
 
   Value descA =
       emitPackedDescriptor(rewriter, loc, module, codes, tma.activationCodes);
@@ -207,8 +279,8 @@ LogicalResult mlir::conv3d::lowerBlockScaledConvToSM100(RewriterBase &rewriter,
       emitPackedDescriptor(rewriter, loc, module, scales, tma.activationScales);
   Value descB = emitPackedDescriptor(rewriter, loc, module, conv.getFilter(),
                                      tma.filterCodes);
-  Value descBScales = emitPackedDescriptor(
-      rewriter, loc, module, conv.getFilterScales(), tma.filterScales);
+  Value descBScales = emitPackedDescriptor(rewriter, loc, module, filterScales,
+                                           tma.filterScales);
   // gsA * gsB: each global scale is amax / (6 * 448), spec/nvfp4.md.
   Value divisor = arith::ConstantOp::create(rewriter, loc,
                                             rewriter.getF32FloatAttr(2688.0f));
@@ -245,6 +317,8 @@ LogicalResult mlir::conv3d::lowerBlockScaledConvToSM100(RewriterBase &rewriter,
   rewriter.setInsertionPoint(conv);
   memref::DeallocOp::create(rewriter, loc, codes);
   memref::DeallocOp::create(rewriter, loc, scales);
+  if (paddedFilterScales)
+    memref::DeallocOp::create(rewriter, loc, paddedFilterScales);
   rewriter.eraseOp(conv);
   return success();
 }

@@ -57,21 +57,14 @@ static PackedTensorMap filterMap(const ConvGeometry &g, int64_t taps,
 std::optional<std::string>
 BlockScaledTmaPlan::build(const ConvGeometry &g, const BlockScaledPlan &plan,
                           BlockScaledTmaPlan &tma) {
-  // BlockScaledPlan::build made C a multiple of 32.
-  if (g.channels % kChannelBlock != 0)
-    return llvm::formatv(
-               "C = {0} is not a multiple of 256: the block-scaled kernel "
-               "loads a voxel's scales (C / 16 = {1} bytes) by TMA, whose "
-               "global strides are multiples of 16 bytes",
-               g.channels, g.channels / kScaleBlock)
-        .str();
-  // With C % 256 == 0 every row of codes and scales is a multiple of 16
-  // bytes; what is left are the im2col limits, as for bf16 (elementBytes
-  // only enters the row check).
+  // BlockScaledPlan::build made C a multiple of 32: rows of codes are
+  // multiples of 16 bytes; scales come in padded rows (scaleRowStride).
+  // What is left are the im2col limits, as for bf16 (elementBytes only
+  // enters the row check).
   if (std::optional<std::string> problem =
           g.tmaIm2colProblem(/*elementBytes=*/2))
     return problem;
-  int64_t codeBytes = g.channels / 2, scaleBytes = g.channels / kScaleBlock;
+  int64_t codeBytes = g.channels / 2, scaleBytes = scaleRowStride(g.channels);
   int64_t taps = g.window[0] * g.window[1] * g.window[2];
   tma.activationCodes =
       activationMap(g, codeBytes, kRowBytes, plan.tileM, /*swizzle=*/true);

@@ -108,7 +108,7 @@ def run_launch(desc, memory=None, log=None):
             if log:
                 log('cluster %d of %d done (%.1f s)' % (c + 1, clusters, time.time() - start))
         for addr, a, b in memory.conflicts[:1]:
-            ctx.hz.add('global words written by two CTAs without atomics',
+            ctx.hz.add('global bytes written by two CTAs without atomics',
                        '%#x by CTAs %d and %d' % (addr, a, b), len(memory.conflicts))
         result['hazards'] = ctx.hz.report()
         if ctx.hz:

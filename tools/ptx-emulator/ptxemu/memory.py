@@ -120,24 +120,26 @@ class GlobalMemory:
         return self.buf[o:o + n]
 
     def note_writes(self, offsets, width, writer):
-        """Records which CTA wrote each `width`-byte word (byte offsets into
-        the arena) in this launch; two CTAs writing one word without atomics
-        is reported by the caller through `conflicts`."""
+        """Records which CTA wrote each byte (`width`-byte stores at byte
+        offsets into the arena) in this launch; two CTAs writing one byte
+        without atomics is reported by the caller through `conflicts`.
+        Bytes, not words: stores of different bytes of one word by two CTAs
+        (a packed i8 output split across blocks) do not race."""
         cta = writer
-        words = np.unique((np.asarray(offsets, dtype=np.int64)[:, None]
-                           + np.arange(0, width, 4)).ravel() // 4) if width >= 4 \
-            else np.unique(np.asarray(offsets, dtype=np.int64) // 4)
-        pages = words >> 14
+        offsets = np.asarray(offsets, dtype=np.int64)
+        byte = np.unique((offsets[:, None] + np.arange(width)).ravel()) if width > 1 \
+            else np.unique(offsets)
+        pages = byte >> 16
         for page in np.unique(pages):
             arr = self.writers.get(int(page))
             if arr is None:
-                arr = np.full(1 << 14, -1, dtype=np.int32)
+                arr = np.full(1 << 16, -1, dtype=np.int32)
                 self.writers[int(page)] = arr
-            w = words[pages == page] & ((1 << 14) - 1)
+            w = byte[pages == page] & ((1 << 16) - 1)
             prev = arr[w]
             clash = (prev >= 0) & (prev != cta)
             if clash.any():
-                self.conflicts.append((int((page << 14) + w[clash][0]) * 4 + self.base,
+                self.conflicts.append((int((page << 16) + w[clash][0]) + self.base,
                                        int(prev[clash][0]), cta))
             arr[w] = cta
 

@@ -35,9 +35,10 @@
 //   model (SM100ScheduleModelTest.cpp), rearranged into the atoms by the
 //   kernel.
 //   The TMA maps that load those rows (an im2col box of 16 bytes a pixel
-//   over conv3d.pack_nvfp4's [voxel][C / 16] scales, a tiled box over the
-//   filter's) are SM100BlockScaledTma.h; they need C % 256 == 0 (16-byte
-//   TMA global strides) and refuse other C. The boxes land in the stage's
+//   over conv3d.pack_nvfp4's scales, a tiled box over the filter's) are
+//   SM100BlockScaledTma.h; TMA global strides are multiples of 16 bytes,
+//   so for C not a multiple of 256 the scales are read from rows padded to
+//   16 bytes a channel block (scaleRowStride). The boxes land in the stage's
 //   scale areas, which the natural rows fit, and are permuted into the
 //   atoms in place (scaleWordAtomOffset): one word a row and MMA.
 //

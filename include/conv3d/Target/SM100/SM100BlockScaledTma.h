@@ -9,21 +9,24 @@
 //   activation codes   rank-5 im2col over [N][D][H][W][C/2], 128 bytes
 //                      (256 channels) a pixel, tile_m pixels, 128-byte
 //                      swizzle: the ring's A rows;
-//   activation scales  rank-5 im2col over [N][D][H][W][C/16], 16 bytes
+//   activation scales  rank-5 im2col over [N][D][H][W][stride], 16 bytes
 //                      (the step's 16 scales) a pixel, tile_m pixels, no
 //                      swizzle, the same corners, coordinates and offsets;
 //   filter codes       rank-3 tiled over [F][taps][C/2], box 128 x 1 x
 //                      tile_n, 128-byte swizzle: the ring's B rows;
-//   filter scales      rank-3 tiled over [F][taps][C/16], box 16 x 1 x
+//   filter scales      rank-3 tiled over [F][taps][stride], box 16 x 1 x
 //                      tile_n.
 //
 // Each box is bounded by its pixel's (tap's) bytes, so the last channel
 // block of a C that is not a multiple of 256 reads zeros past C (zero codes
-// decode to 0), never the next pixel. The scale maps are why C must be a
-// multiple of 256: TMA global strides are multiples of 16 bytes and a
-// pixel's scales are C / 16 bytes. The filter's could be padded offline,
-// the activation's are written by the prepass with the op's dense layout;
-// other C are refused (no guessing at a padded variant).
+// decode to 0), never the next pixel. TMA global strides are multiples of
+// 16 bytes: the codes' (C / 2 bytes a pixel) need C a multiple of 32, and
+// the scales are read from rows padded to 16 bytes a channel block
+// (scaleRowStride: C / 16 rounded up to a multiple of 16), zeros past the
+// C / 16 scales. The prepass writes the activation's so (conv3d.pack_nvfp4
+// with padded scale rows); the packed filter's dense [F][taps][C / 16]
+// scales are copied into padded rows by a prepass of the convolution when
+// C is not a multiple of 256 (LowerBlockScaledToSM100.cpp).
 //
 // scripts/gpu/tma_fp4_im2col.cu encodes the two im2col maps exactly so and
 // checks the boxes byte for byte on an sm_90 GPU (TMA is the same unit on
@@ -48,6 +51,14 @@ namespace mlir::conv3d::sm100::nvfp4 {
 
 /// Bytes of one step's scales of one GEMM row (256 channels / 16).
 inline constexpr int64_t kScaleRowBytes = kChannelBlock / kScaleBlock;
+
+/// The bytes between the scale rows of consecutive pixels (filter taps) the
+/// kernel reads: a pixel's C / 16 scales padded to whole channel blocks,
+/// so that the row stride is a multiple of 16 bytes as TMA requires (C / 16
+/// itself when C is a multiple of 256).
+inline int64_t scaleRowStride(int64_t channels) {
+  return kScaleRowBytes * ((channels + kChannelBlock - 1) / kChannelBlock);
+}
 
 /// One TMA tensor map over packed bytes, dimensions innermost first.
 struct PackedTensorMap {
@@ -76,10 +87,10 @@ struct BlockScaledTmaPlan {
   /// The bytes of one K step's four loads.
   int64_t stepBytes = 0;
 
-  /// The maps for `g` and `plan`, or why TMA cannot load its packed
-  /// operands: C not a multiple of 256 (the scale maps' 16-byte global
-  /// strides) and the im2col limits of ConvGeometry::tmaIm2colProblem
-  /// (corners, offsets, element strides).
+  /// The maps for `g` and `plan` (scales in rows of scaleRowStride(C)
+  /// bytes), or why TMA cannot load its packed operands: the im2col limits
+  /// of ConvGeometry::tmaIm2colProblem (corners, offsets, element
+  /// strides). BlockScaledPlan::build made C a multiple of 32.
   static std::optional<std::string> build(const ConvGeometry &g,
                                           const BlockScaledPlan &plan,
                                           BlockScaledTmaPlan &tma);
