@@ -96,18 +96,23 @@ TEST_F(KernelFamilyTest, ConfigurationsFindTheirFamily) {
 
 TEST_F(KernelFamilyTest, SelectionKeepsEveryVerdict) {
   // F = 64, a 3x3 window, 1568 tiles: the halo mainloop.
-  KernelSelection halo = selectKernel(&context, problem(64, 64), Target::sm90);
+  // The rules' choices (the cost model's are tested below).
+  KernelSelection halo = selectKernel(&context, problem(64, 64), Target::sm90,
+                                      SelectionPolicy::Heuristic);
   EXPECT_EQ(halo.family, &getSM90HaloFamily());
   EXPECT_EQ(halo.config.getMainloop(), Mainloop::halo);
   ASSERT_EQ(halo.verdicts.size(), 3u);
   EXPECT_EQ(halo.verdicts[0].kind, FamilyVerdict::Kind::Chosen);
   EXPECT_EQ(halo.verdicts[1].kind, FamilyVerdict::Kind::NotReached);
   EXPECT_FALSE(halo.fallbackReason(Target::sm90));
-  EXPECT_FALSE(halo.prediction) << "no cost model yet";
+  ASSERT_TRUE(halo.prediction);
+  EXPECT_GT(halo.prediction->seconds, 0);
+  EXPECT_FALSE(halo.heuristic) << "the rules chose";
 
   // F = 384: the halo mainloop declines, the im2col kernel takes it.
   KernelSelection wide =
-      selectKernel(&context, problem(384, 384), Target::sm90);
+      selectKernel(&context, problem(384, 384), Target::sm90,
+                   SelectionPolicy::Heuristic);
   EXPECT_EQ(wide.family, &getSM90Im2colFamily());
   EXPECT_EQ(wide.verdicts[0].kind, FamilyVerdict::Kind::Declined);
   EXPECT_NE(wide.verdicts[0].reason.find("F = 384"), std::string::npos);
@@ -116,7 +121,8 @@ TEST_F(KernelFamilyTest, SelectionKeepsEveryVerdict) {
   // C = 16: both sm90 mainloops refuse; the sm80 kernel runs it, and the
   // fallback names the im2col kernel's reason.
   KernelSelection narrow =
-      selectKernel(&context, problem(16, 64), Target::sm90);
+      selectKernel(&context, problem(16, 64), Target::sm90,
+                   SelectionPolicy::Heuristic);
   EXPECT_EQ(narrow.family, &getSM80Family());
   EXPECT_EQ(narrow.verdicts[0].kind, FamilyVerdict::Kind::Refused);
   EXPECT_EQ(narrow.verdicts[1].kind, FamilyVerdict::Kind::Refused);
@@ -199,3 +205,44 @@ TEST_F(KernelFamilyTest, TileIndicesFit31Bits) {
 }
 
 } // namespace
+
+TEST_F(KernelFamilyTest, CostModelPicksSplitKForLateLayers) {
+  // r3d_18's last layers: M = 196 rows, K = 13824. The rules leave 2 output
+  // tiles for 132 multiprocessors; the model takes split-K, predicted
+  // faster, and keeps the rules' configuration and estimate beside it.
+  ConvProblem late;
+  late.geometry = ConvGeometry::fromShapes(
+      {2, 2, 7, 7, 512}, {3, 3, 3, 512, 512}, FilterLayout::qrscf, {1, 1, 1},
+      {1, 1, 1}, {1, 1, 1, 1, 1, 1});
+  late.filterLayout = FilterLayout::fqrsc;
+  late.inputType = BFloat16Type::get(&context);
+  KernelSelection rules =
+      selectKernel(&context, late, Target::sm90, SelectionPolicy::Heuristic);
+  KernelSelection model = selectKernel(&context, late, Target::sm90);
+  EXPECT_EQ(rules.config.getSplitK(), 1);
+  EXPECT_GT(model.config.getSplitK(), 1);
+  EXPECT_EQ(model.family, &getSM90Im2colFamily());
+  EXPECT_EQ(model.heuristic, rules.config);
+  ASSERT_TRUE(model.prediction && model.heuristicPrediction);
+  EXPECT_LT(model.prediction->seconds,
+            (1 - kModelMargin) * model.heuristicPrediction->seconds);
+  // The pick's plan builds; every target without timings keeps its rules.
+  EXPECT_FALSE(model.family->planProblem(late, model.config));
+  for (Target target : {Target::cpu, Target::sm80, Target::sm100})
+    EXPECT_EQ(selectKernel(&context, late, target).config,
+              selectKernel(&context, late, target, SelectionPolicy::Heuristic)
+                  .config);
+}
+
+TEST_F(KernelFamilyTest, PlanProblemRefusesHaloWithoutTmaStores) {
+  ConvProblem p = problem(64, 64);
+  IGemmConfigAttr halo = selectKernel(&context, p, Target::sm90,
+                                      SelectionPolicy::Heuristic)
+                             .config;
+  ASSERT_EQ(halo.getMainloop(), Mainloop::halo);
+  EXPECT_FALSE(getSM90HaloFamily().planProblem(p, halo));
+  p.outputTakesTmaStore = false;
+  std::optional<std::string> why = getSM90HaloFamily().planProblem(p, halo);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("TMA"), std::string::npos);
+}

@@ -36,8 +36,8 @@ INITIAL = dict(launch=3e-3, bw_dram=3e3, bw_l2=8e3,
 MULTIPROCESSORS = 132
 #: More splits than this go through the workspace (SM90KernelPlan.h).
 MAX_SPLIT_CLUSTER = 4
-#: wgmma accumulators a thread may hold before ptxas serializes.
-MAX_ACCUMULATORS = 192
+#: wgmma accumulators per thread the model prices (CostModel.cpp says why).
+MAX_ACCUMULATORS = 160
 
 
 def ceil_div(a, b):

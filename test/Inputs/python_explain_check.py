@@ -19,7 +19,7 @@ print("json:", report["target"], conv["family"], conv["prediction"],
 # Engine.compile's options by keyword, dashes as underscores.
 wide = conv3d.Spec.from_shapes((1, 8, 32, 32, 128), (3, 3, 3, 128, 128),
                                padding=(2, 0, 1, 1, 1, 1), filter_layout="fqrsc")
-report = conv3d.explain(wide, target="sm90", qslice="none", json=True)
+report = conv3d.explain(wide, target="sm90", qslice="none", selection="heuristic", json=True)
 print("qslice=none:", report["options"], report["compiled_configs"])
 
 for bad in (dict(target="sm70"), dict(target="cpu", qslice="halves")):

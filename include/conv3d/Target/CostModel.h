@@ -35,8 +35,8 @@ struct CostEstimate {
 /// The estimate for `config` on `geometry` when the kernel `kernel` (sm80,
 /// sm90, sm100: the configuration's kernel, resolved) runs it on a GPU of
 /// `multiprocessors`; none for kernels the model does not cover (cpu) and
-/// for sm90 tiles whose accumulators ptxas serializes (more than 192 per
-/// thread), which no candidate should be.
+/// for sm90 tiles of more than 160 accumulators per thread (256 x 192 and
+/// wider), whose register pressure it does not model.
 std::optional<CostEstimate> estimateKernelCost(const ConvGeometry &geometry,
                                                IGemmConfigAttr config,
                                                Target kernel,

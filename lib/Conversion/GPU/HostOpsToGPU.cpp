@@ -15,7 +15,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -49,6 +51,34 @@ void onStream(RewriterBase &rewriter, Location loc, BuildFn build) {
                     .getAsyncToken();
   Value done = build(start);
   gpu::WaitOp::create(rewriter, loc, Type(), ValueRange{done});
+}
+
+/// Whether a copy between `a` and `b` is one contiguous block of bytes on
+/// each side: what gpu.memcpy (cuMemcpyAsync of the byte count) copies.
+bool isByteCopy(MemRefType a, MemRefType b) {
+  return memref::isStaticShapeAndContiguousRowMajor(a) &&
+         memref::isStaticShapeAndContiguousRowMajor(b);
+}
+
+/// A host memref.copy with a strided side (into a subview of a padded
+/// buffer, out of a slice) is a linalg.copy, which hostLoopsToDeviceLoops
+/// runs as a kernel: gpu.memcpy would copy the bytes contiguously and
+/// scatter the elements (a tensor.pad's interior came out shuffled).
+void stridedCopiesToLinalg(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  SmallVector<memref::CopyOp> copies;
+  func.walk([&](memref::CopyOp copy) {
+    if (isHostOp(copy) &&
+        !isByteCopy(cast<MemRefType>(copy.getSource().getType()),
+                    cast<MemRefType>(copy.getTarget().getType())))
+      copies.push_back(copy);
+  });
+  for (memref::CopyOp copy : copies) {
+    rewriter.setInsertionPoint(copy);
+    linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(),
+                           copy.getTarget());
+    rewriter.eraseOp(copy);
+  }
 }
 
 LogicalResult moveBufferOps(func::FuncOp func) {
@@ -157,8 +187,10 @@ struct LowerHostOpsToGPUPass
       RewritePatternSet patterns(&getContext());
       populateEpilogueToLinalgPatterns(patterns);
       populateVoxelRmsScaleToLoopsPatterns(patterns);
-      if (failed(applyPatternsGreedily(func, std::move(patterns))) ||
-          failed(hostLoopsToDeviceLoops(func, blockSize)) ||
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+      stridedCopiesToLinalg(func);
+      if (failed(hostLoopsToDeviceLoops(func, blockSize)) ||
           failed(moveBufferOps(func)))
         return signalPassFailure();
     }

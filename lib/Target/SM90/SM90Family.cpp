@@ -24,7 +24,8 @@ std::optional<std::string> SM90Family::plan(const ConvProblem &problem,
 std::optional<std::string>
 SM90Family::planProblem(const ConvProblem &problem,
                         IGemmConfigAttr config) const {
-  bool takesTmaStore = problem.outputTakesTmaStore.value_or(false);
+  // Unknown (nullopt) is not checked, as everywhere in this layer.
+  bool takesTmaStore = problem.outputTakesTmaStore.value_or(true);
   // The halo mainloop stores its tiles by TMA only.
   if (config.getMainloop() == Mainloop::halo && !takesTmaStore)
     return std::string("the halo mainloop stores by TMA, which this output "
