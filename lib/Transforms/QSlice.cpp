@@ -233,14 +233,23 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
         continue;
       }
       // fused (or auto): reorder the K loop of the one kernel.
+      // Split-K ranges, the lockstep K steps of an sm90 cluster and the
+      // halo mainloop's per-tile depth taps need the flat K order.
+      auto needsFlatK = [](IGemmConfigAttr config) {
+        return config.getSplitK() > 1 || config.getClusterM() > 1 ||
+               config.getMainloop() == Mainloop::halo;
+      };
       IGemmConfigAttr config = conv.getConfig()
                                    ? *conv.getConfig()
                                    : selectIGemmConfigForConv(conv, target,
                                                               selection);
-      // Split-K ranges, the lockstep K steps of an sm90 cluster and the
-      // halo mainloop's per-tile depth taps need the flat K order.
-      if (config.getSplitK() > 1 || config.getClusterM() > 1 ||
-          config.getMainloop() == Mainloop::halo) {
+      // A forced fused strategy takes the rules' configuration where the
+      // cost model's needs the flat K order.
+      if (forced && !conv.getConfig() && needsFlatK(config) &&
+          selection == SelectionPolicy::CostModel)
+        config = selectIGemmConfigForConv(conv, target,
+                                          SelectionPolicy::Heuristic);
+      if (needsFlatK(config)) {
         if (forced) {
           conv.emitError()
               << "cannot apply the fused Q-slice strategy: the config uses "

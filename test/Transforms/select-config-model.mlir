@@ -19,3 +19,8 @@ func.func @late(%x: tensor<2x4x9x9x512xbf16>, %w: tensor<512x3x3x3x512xbf16>, %i
   %0 = conv3d.conv ins(%x, %w : tensor<2x4x9x9x512xbf16>, tensor<512x3x3x3x512xbf16>) outs(%i : tensor<2x2x7x7x512xbf16>) overwrite filter_layout = fqrsc -> tensor<2x2x7x7x512xbf16>
   return %0 : tensor<2x2x7x7x512xbf16>
 }
+
+// A forced fused Q-slice strategy needs k_order = qslice_outer: where the
+// model's pick needs the flat K order (split-K), the rules' is taken.
+// RUN: conv3d-opt %s -conv3d-qslice="strategy=fused target=sm90" | FileCheck %s --check-prefix=FUSED
+// FUSED: #conv3d.igemm_config<tile_m = 128, tile_n = 256, tile_k = 64, stages = 3, warps_m = 8, k_order = qslice_outer, kernel = sm90>
