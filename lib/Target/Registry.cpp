@@ -85,13 +85,14 @@ static bool modelChooses(const KernelFamily &family, Target target) {
 }
 
 /// Replaces the heuristic's configuration in `selection` with the candidate
-/// of the lowest predicted time whose plan builds, where it saves at least
-/// kModelMargin.
+/// of the lowest predicted time whose plan builds, where the heuristic's
+/// leaves multiprocessors idle (under one wave) and the candidate saves at
+/// least kModelMargin.
 static void chooseByCostModel(MLIRContext *context, const ConvProblem &problem,
                               Target target, KernelSelection &selection) {
   std::optional<KernelPrediction> heuristic =
       selection.family->predict(problem, selection.config);
-  if (!heuristic)
+  if (!heuristic || heuristic->waves >= kModelMaxWaves)
     return;
   const KernelFamily *bestFamily = nullptr;
   IGemmConfigAttr bestConfig;
