@@ -118,9 +118,14 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   pm.addPass(createConv3dFuseEpilogue());
   pm.addPass(createConv3dRelayoutFilter(Conv3dRelayoutFilterOptions{target}));
   // Configs are chosen before the Q-slice decomposition so that `fused`
-  // can reorder the K loop of a forced configuration.
+  // can reorder the K loop of a forced configuration. A forced `fused`
+  // needs the flat-K-free configurations of the rules: the cost model's
+  // split-K would be refused.
+  SelectionPolicy selection = options.qslice == QSliceStrategy::Fused
+                                  ? SelectionPolicy::Heuristic
+                                  : options.selection;
   pm.addPass(createConv3dSelectConfig(
-      Conv3dSelectConfigOptions{target, options.config, options.selection},
+      Conv3dSelectConfigOptions{target, options.config, selection},
       hooks.selectConfig));
   pm.addPass(createConv3dQSlice(
       Conv3dQSliceOptions{options.qslice, target, options.selection}));

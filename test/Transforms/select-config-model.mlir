@@ -24,3 +24,9 @@ func.func @late(%x: tensor<2x4x9x9x512xbf16>, %w: tensor<512x3x3x3x512xbf16>, %i
 // model's pick needs the flat K order (split-K), the rules' is taken.
 // RUN: conv3d-opt %s -conv3d-qslice="strategy=fused target=sm90" | FileCheck %s --check-prefix=FUSED
 // FUSED: #conv3d.igemm_config<tile_m = 128, tile_n = 256, tile_k = 64, stages = 3, warps_m = 8, k_order = qslice_outer, kernel = sm90>
+
+// In the pipelines, a forced fused strategy selects with the rules (the
+// conv3d-select-config before conv3d-qslice would otherwise attach split-K).
+// RUN: conv3d-opt %s --conv3d-cpu-pipeline="target=sm90 qslice=fused" --mlir-print-ir-after=conv3d-qslice 2>&1 | FileCheck %s --check-prefix=PIPE
+// PIPE: k_order = qslice_outer, kernel = sm90
+// PIPE-NOT: split_k
