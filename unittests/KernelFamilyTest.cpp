@@ -110,9 +110,8 @@ TEST_F(KernelFamilyTest, SelectionKeepsEveryVerdict) {
   EXPECT_FALSE(halo.heuristic) << "the rules chose";
 
   // F = 384: the halo mainloop declines, the im2col kernel takes it.
-  KernelSelection wide =
-      selectKernel(&context, problem(384, 384), Target::sm90,
-                   SelectionPolicy::Heuristic);
+  KernelSelection wide = selectKernel(&context, problem(384, 384), Target::sm90,
+                                      SelectionPolicy::Heuristic);
   EXPECT_EQ(wide.family, &getSM90Im2colFamily());
   EXPECT_EQ(wide.verdicts[0].kind, FamilyVerdict::Kind::Declined);
   EXPECT_NE(wide.verdicts[0].reason.find("F = 384"), std::string::npos);
@@ -120,9 +119,8 @@ TEST_F(KernelFamilyTest, SelectionKeepsEveryVerdict) {
 
   // C = 16: both sm90 mainloops refuse; the sm80 kernel runs it, and the
   // fallback names the im2col kernel's reason.
-  KernelSelection narrow =
-      selectKernel(&context, problem(16, 64), Target::sm90,
-                   SelectionPolicy::Heuristic);
+  KernelSelection narrow = selectKernel(&context, problem(16, 64), Target::sm90,
+                                        SelectionPolicy::Heuristic);
   EXPECT_EQ(narrow.family, &getSM80Family());
   EXPECT_EQ(narrow.verdicts[0].kind, FamilyVerdict::Kind::Refused);
   EXPECT_EQ(narrow.verdicts[1].kind, FamilyVerdict::Kind::Refused);
@@ -236,9 +234,9 @@ TEST_F(KernelFamilyTest, CostModelPicksSplitKForLateLayers) {
 
 TEST_F(KernelFamilyTest, PlanProblemRefusesHaloWithoutTmaStores) {
   ConvProblem p = problem(64, 64);
-  IGemmConfigAttr halo = selectKernel(&context, p, Target::sm90,
-                                      SelectionPolicy::Heuristic)
-                             .config;
+  IGemmConfigAttr halo =
+      selectKernel(&context, p, Target::sm90, SelectionPolicy::Heuristic)
+          .config;
   ASSERT_EQ(halo.getMainloop(), Mainloop::halo);
   EXPECT_FALSE(getSM90HaloFamily().planProblem(p, halo));
   p.outputTakesTmaStore = false;

@@ -54,8 +54,7 @@ int envInt(const char *name, int fallback) {
 /// The folder of this library, from dladdr.
 std::string libraryDir() {
   Dl_info info;
-  if (!dladdr(reinterpret_cast<void *>(&libraryDir), &info) ||
-      !info.dli_fname)
+  if (!dladdr(reinterpret_cast<void *>(&libraryDir), &info) || !info.dli_fname)
     return ".";
   std::string path = info.dli_fname;
   size_t slash = path.rfind('/');
@@ -154,8 +153,8 @@ CUresult cuInit(unsigned int) {
   size_t megabytes = size_t(envInt("CONV3D_EMULATOR_MEMORY_MB", 8192));
   if (!dev->arena.open(megabytes << 20, error)) {
     delete dev;
-    return fail(CUDA_ERROR_OUT_OF_MEMORY, "the emulated device's memory: " +
-                                              error);
+    return fail(CUDA_ERROR_OUT_OF_MEMORY,
+                "the emulated device's memory: " + error);
   }
   const char *python = std::getenv("CONV3D_EMULATOR_PYTHON");
   dev->python = python && *python ? python : CONV3D_EMULATOR_DEFAULT_PYTHON;
@@ -166,8 +165,8 @@ CUresult cuInit(unsigned int) {
   const char *keep = std::getenv("CONV3D_EMULATOR_KEEP");
   dev->keepFiles = keep && *keep;
   const char *tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") +
-                        "/conv3d-emulator-XXXXXX";
+  std::string pattern =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/conv3d-emulator-XXXXXX";
   if (!mkdtemp(pattern.data())) {
     delete dev;
     return fail(CUDA_ERROR_INVALID_VALUE,

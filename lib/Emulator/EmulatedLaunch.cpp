@@ -18,8 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <spawn.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,11 +61,21 @@ bool parseParams(const std::string &ptx, const std::string &name,
     if (item.find(".param") == std::string::npos)
       continue;
     size_t elem = 0;
-    for (auto [type, bytes] :
-         {std::pair{".b8", 1}, {".u8", 1}, {".s8", 1}, {".b16", 2},
-          {".u16", 2}, {".s16", 2}, {".f16", 2}, {".b32", 4}, {".u32", 4},
-          {".s32", 4}, {".f32", 4}, {".b64", 8}, {".u64", 8}, {".s64", 8},
-          {".f64", 8}})
+    for (auto [type, bytes] : {std::pair{".b8", 1},
+                               {".u8", 1},
+                               {".s8", 1},
+                               {".b16", 2},
+                               {".u16", 2},
+                               {".s16", 2},
+                               {".f16", 2},
+                               {".b32", 4},
+                               {".u32", 4},
+                               {".s32", 4},
+                               {".f32", 4},
+                               {".b64", 8},
+                               {".u64", 8},
+                               {".s64", 8},
+                               {".f64", 8}})
       if (item.find(std::string(type) + " ") != std::string::npos ||
           item.find(std::string(type) + "\t") != std::string::npos)
         elem = size_t(bytes);
@@ -168,10 +178,12 @@ int runEmulator(Device &dev, const std::string &launchPath,
     envp.push_back(s.data());
   envp.push_back(nullptr);
   std::string module = "ptxemu.launch";
-  std::vector<char *> argv = {dev.python.data(), const_cast<char *>("-m"),
+  std::vector<char *> argv = {dev.python.data(),
+                              const_cast<char *>("-m"),
                               module.data(),
                               const_cast<char *>(launchPath.c_str()),
-                              const_cast<char *>(resultPath.c_str()), nullptr};
+                              const_cast<char *>(resultPath.c_str()),
+                              nullptr};
   pid_t pid;
   if (posix_spawnp(&pid, dev.python.c_str(), nullptr, nullptr, argv.data(),
                    envp.data()) != 0)
@@ -210,15 +222,14 @@ CUresult conv3d_emulator::launch(Function *function, const unsigned grid[3],
     resultPath = dev->workDir + "/result-" + std::to_string(n) + ".json";
     json << "{\"ptx\": \"" << function->module->path << "\", \"kernel\": \""
          << function->name << "\", \"grid\": [" << grid[0] << ", " << grid[1]
-         << ", " << grid[2] << "], \"block\": [" << block[0] << ", "
-         << block[1] << ", " << block[2] << "], \"cluster\": [" << cluster[0]
-         << ", " << cluster[1] << ", " << cluster[2]
-         << "], \"smem\": " << sharedBytes
+         << ", " << grid[2] << "], \"block\": [" << block[0] << ", " << block[1]
+         << ", " << block[2] << "], \"cluster\": [" << cluster[0] << ", "
+         << cluster[1] << ", " << cluster[2] << "], \"smem\": " << sharedBytes
          << ", \"arch\": " << dev->ccMajor * 10 + dev->ccMinor
          << ", \"params\": [";
     for (size_t i = 0; i < function->paramSizes.size(); ++i)
-      json << (i ? ", " : "") << "\""
-           << hex(params[i], function->paramSizes[i]) << "\"";
+      json << (i ? ", " : "") << "\"" << hex(params[i], function->paramSizes[i])
+           << "\"";
     json << "], \"arena\": {\"fd\": " << dev->arena.fd()
          << ", \"base\": " << dev->arena.base()
          << ", \"size\": " << dev->arena.size() << "}, \"allocations\": [";
@@ -286,9 +297,11 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   if (!dev)
     return fail(CUDA_ERROR_NOT_INITIALIZED, "cuInit was not called");
   const char *text = static_cast<const char *>(image);
-  if (!text || std::memcmp(text, "\x7f"
-                                 "ELF",
-                           4) == 0 ||
+  if (!text ||
+      std::memcmp(text,
+                  "\x7f"
+                  "ELF",
+                  4) == 0 ||
       std::strstr(text, ".entry") == nullptr)
     return fail(CUDA_ERROR_INVALID_IMAGE,
                 "the emulated device runs PTX, not cubins or fatbins "
@@ -369,8 +382,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
   if (extra)
     return fail(CUDA_ERROR_NOT_SUPPORTED, "'extra' launch parameters");
   unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
-  unsigned block[3] = {config->blockDimX, config->blockDimY,
-                       config->blockDimZ};
+  unsigned block[3] = {config->blockDimX, config->blockDimY, config->blockDimZ};
   unsigned cluster[3] = {1, 1, 1};
   for (unsigned i = 0; i < config->numAttrs; ++i)
     if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {

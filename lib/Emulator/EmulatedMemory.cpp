@@ -17,7 +17,9 @@ using namespace conv3d_emulator;
 
 namespace {
 constexpr size_t kAlignment = 512; // cudaMalloc gives at least 256
-size_t alignUp(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+size_t alignUp(size_t n) {
+  return (n + kAlignment - 1) / kAlignment * kAlignment;
+}
 } // namespace
 
 bool Arena::open(size_t bytes, std::string &error) {
@@ -30,8 +32,7 @@ bool Arena::open(size_t bytes, std::string &error) {
     error = std::string("ftruncate: ") + std::strerror(errno);
     return false;
   }
-  void *p =
-      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED) {
     error = std::string("mmap: ") + std::strerror(errno);
     return false;
@@ -200,15 +201,13 @@ CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes,
 CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
   return copy(dst, reinterpret_cast<void *>(src), bytes);
 }
-CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes,
-                           CUstream) {
+CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream) {
   return cuMemcpyDtoH(dst, src, bytes);
 }
 CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n) {
   return fill<unsigned char>(dst, v, n);
 }
-CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n,
-                         CUstream) {
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream) {
   return fill<unsigned char>(dst, v, n);
 }
 CUresult cuMemsetD16(CUdeviceptr dst, unsigned short v, size_t n) {
@@ -221,8 +220,7 @@ CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n,
 CUresult cuMemsetD32(CUdeviceptr dst, unsigned int v, size_t n) {
   return fill<unsigned int>(dst, v, n);
 }
-CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n,
-                          CUstream) {
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream) {
   return fill<unsigned int>(dst, v, n);
 }
 // Host memory the device may read: kernels here only reach the arena, so

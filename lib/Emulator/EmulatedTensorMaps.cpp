@@ -64,7 +64,8 @@ CUresult common(Encoded &e, CUtensorMapDataType type, cuuint32_t rank,
   e.globalAddress = reinterpret_cast<uint64_t>(address);
   for (cuuint32_t i = 0; i < rank; ++i) {
     if (dims[i] == 0 || dims[i] > (uint64_t(1) << 32))
-      return fail(CUDA_ERROR_INVALID_VALUE, "tensor map dimension out of range");
+      return fail(CUDA_ERROR_INVALID_VALUE,
+                  "tensor map dimension out of range");
     e.dimMinusOne[i] = uint32_t(dims[i] - 1);
     uint32_t es = elementStrides ? elementStrides[i] : 1;
     if (es == 0 || es > 8)
@@ -91,8 +92,8 @@ CUresult cuTensorMapEncodeTiled(
     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
     CUtensorMapFloatOOBfill oob) {
   Encoded e;
-  if (CUresult r = common(e, type, rank, address, dims, strides,
-                          elementStrides, interleave, swizzle, l2, oob))
+  if (CUresult r = common(e, type, rank, address, dims, strides, elementStrides,
+                          interleave, swizzle, l2, oob))
     return r;
   e.kind = 1;
   for (cuuint32_t i = 0; i < rank; ++i) {
@@ -114,8 +115,8 @@ CUresult cuTensorMapEncodeIm2col(
   Encoded e;
   if (rank < 3)
     return fail(CUDA_ERROR_INVALID_VALUE, "im2col tensor map rank below 3");
-  if (CUresult r = common(e, type, rank, address, dims, strides,
-                          elementStrides, interleave, swizzle, l2, oob))
+  if (CUresult r = common(e, type, rank, address, dims, strides, elementStrides,
+                          interleave, swizzle, l2, oob))
     return r;
   e.kind = 2;
   int limit = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
@@ -127,8 +128,8 @@ CUresult cuTensorMapEncodeIm2col(
     e.lower[i] = int16_t(lower[i]);
     e.upper[i] = int16_t(upper[i]);
   }
-  if (channelsPerPixel == 0 || channelsPerPixel > 256 ||
-      pixelsPerColumn == 0 || pixelsPerColumn > 1024)
+  if (channelsPerPixel == 0 || channelsPerPixel > 256 || pixelsPerColumn == 0 ||
+      pixelsPerColumn > 1024)
     return fail(CUDA_ERROR_INVALID_VALUE,
                 "channelsPerPixel or pixelsPerColumn out of range");
   e.channelsPerPixel = channelsPerPixel;

@@ -336,7 +336,8 @@ LogicalResult EpilogueOp::verify() {
   Operation *op = getOperation();
   auto sumRanked = dyn_cast<ShapedType>(getSum().getType());
   // A stack of split-K partial sums has one more (leading) dimension.
-  bool splitStack = sumRanked && sumRanked.hasRank() && sumRanked.getRank() == 6;
+  bool splitStack =
+      sumRanked && sumRanked.hasRank() && sumRanked.getRank() == 6;
   if (failed(verifyDpsForm(op, getInit())) ||
       failed(verifyRank(op, getSum(), "sum", splitStack ? 6 : 5)) ||
       failed(verifyRank(op, getInit(), "outs", 5)) ||

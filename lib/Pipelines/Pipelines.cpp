@@ -48,11 +48,10 @@ std::string PipelineOptions::describe() const {
   return llvm::formatv("target={0} lowering={1} config={2} qslice={3} "
                        "quant={4} nvfp4={5} prologue={6}",
                        stringifyTarget(target), stringifyCpuLowering(lowering),
-                       !config.empty() ? config
-                       : tune          ? "tuned"
-                       : selection == SelectionPolicy::Heuristic
-                           ? "heuristic"
-                           : "auto",
+                       !config.empty()                           ? config
+                       : tune                                    ? "tuned"
+                       : selection == SelectionPolicy::Heuristic ? "heuristic"
+                                                                 : "auto",
                        stringifyQSliceStrategy(qslice),
                        stringifyQuantPlacement(quantPlacement),
                        stringifyNVFP4Mode(nvfp4Mode),
@@ -572,7 +571,8 @@ static llvm::Error verifyGpuPipelineOptions(const PipelineOptions &options) {
         "target=sm80, sm90 or sm100 (conv3d-cpu-pipeline compiles for the "
         "CPU)");
   return verifyCudaToolkit(options,
-                           /*needsPtxas=*/options.gpuBinaryFormat == GpuBinaryFormat::Bin);
+                           /*needsPtxas=*/options.gpuBinaryFormat ==
+                               GpuBinaryFormat::Bin);
 }
 
 /// Registers `name` with options parsed by parsePipelineOptions, so that

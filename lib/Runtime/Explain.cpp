@@ -13,8 +13,8 @@
 #include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/Pipelines/Pipelines.h"
 #include "conv3d/Runtime/ConvModuleBuilder.h"
-#include "conv3d/Runtime/TuningProblem.h"
 #include "conv3d/Runtime/Explain.h"
+#include "conv3d/Runtime/TuningProblem.h"
 #include "conv3d/Target/KernelFamily.h"
 
 #include "mlir/Pass/PassManager.h"

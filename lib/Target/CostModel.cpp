@@ -62,7 +62,8 @@ mlir::conv3d::estimateKernelCost(const ConvGeometry &g, IGemmConfigAttr config,
   bool pingPong = config.getSchedule() == KernelSchedule::pingpong;
   bool halo = config.getMainloop() == Mainloop::halo;
   if (kernel == Target::sm90) {
-    int64_t groups = pingPong ? 1 : std::max<int64_t>(1, config.getWarpsM() / 4);
+    int64_t groups =
+        pingPong ? 1 : std::max<int64_t>(1, config.getWarpsM() / 4);
     if ((tm / (64 * groups)) * tn / 2 > kMaxAccumulators)
       return std::nullopt;
   }
@@ -100,26 +101,23 @@ mlir::conv3d::estimateKernelCost(const ConvGeometry &g, IGemmConfigAttr config,
         p.epi90 * double(tm) * double(tn) * (pingPong ? p.pingpong_epi : 1.0);
     tile = p.fill90 + steps * step + epilogue;
   } else {
-    int64_t perSM =
-        config.getStages() * (tm + tn) * tk * 2 <= 100000 ? 2 : 1;
+    int64_t perSM = config.getStages() * (tm + tn) * tk * 2 <= 100000 ? 2 : 1;
     resident = multiprocessors * perSM;
     active = double(std::min(blocks, resident));
     rounds = ceilDivF(blocks, resident);
     double steps = ceilDivF(ceilDiv(g.gemmK(), tk), split);
     double l2 = active * double(tm + tn) * double(tk) * 2 / (p.bw_l2 * 1e6);
-    double mma = p.a80 * double(tm) * double(tn) * double(tk) / 262144 *
-                 double(perSM);
-    double slow = c % 2 ? p.odd80
-                  : c % 8 ? p.vec80 * double(tk) / 32
-                          : 1.0;
+    double mma =
+        p.a80 * double(tm) * double(tn) * double(tk) / 262144 * double(perSM);
+    double slow = c % 2 ? p.odd80 : c % 8 ? p.vec80 * double(tk) / 32 : 1.0;
     double step = (std::max(mma, l2) + p.s80) * slow;
     tile = p.fill80 + steps * step + p.epi80 * double(tm) * double(tn);
   }
   CostEstimate estimate;
   estimate.waves = double(blocks) / double(resident);
   estimate.dramBytes =
-      double(batch) * double(g.inputSize[0]) *
-          double(g.inputSize[1]) * double(g.inputSize[2]) * double(c) * 2 +
+      double(batch) * double(g.inputSize[0]) * double(g.inputSize[1]) *
+          double(g.inputSize[2]) * double(c) * 2 +
       double(taps) * double(c) * double(f) * 2 + double(m) * double(f) * 2;
   double time = std::max(p.launch + rounds * tile,
                          estimate.dramBytes / (p.bw_dram * 1e6));
@@ -127,8 +125,8 @@ mlir::conv3d::estimateKernelCost(const ConvGeometry &g, IGemmConfigAttr config,
     if (kernel == Target::sm90 && split <= kMaxSplitCluster)
       time += p.cluster_split * double(split);
     else
-      time += p.workspace_launch + 2 * double(split) * double(m) *
-                                       double(f) * 4 / (p.workspace_bw * 1e6);
+      time += p.workspace_launch + 2 * double(split) * double(m) * double(f) *
+                                       4 / (p.workspace_bw * 1e6);
   }
   estimate.milliseconds = time;
   return estimate;

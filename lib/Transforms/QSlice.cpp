@@ -239,16 +239,15 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
         return config.getSplitK() > 1 || config.getClusterM() > 1 ||
                config.getMainloop() == Mainloop::halo;
       };
-      IGemmConfigAttr config = conv.getConfig()
-                                   ? *conv.getConfig()
-                                   : selectIGemmConfigForConv(conv, target,
-                                                              selection);
+      IGemmConfigAttr config =
+          conv.getConfig() ? *conv.getConfig()
+                           : selectIGemmConfigForConv(conv, target, selection);
       // A forced fused strategy takes the rules' configuration where the
       // cost model's needs the flat K order.
       if (forced && !conv.getConfig() && needsFlatK(config) &&
           selection == SelectionPolicy::CostModel)
-        config = selectIGemmConfigForConv(conv, target,
-                                          SelectionPolicy::Heuristic);
+        config =
+            selectIGemmConfigForConv(conv, target, SelectionPolicy::Heuristic);
       if (needsFlatK(config)) {
         if (forced) {
           conv.emitError()

@@ -128,8 +128,9 @@ struct PadChannelsForTma : OpRewritePattern<ConvOp> {
       Value zero = arith::ConstantOp::create(
           rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
       return tensor::PadOp::create(
-                 rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
-                 tensor, low, high, zero)
+                 rewriter, loc,
+                 RankedTensorType::get(shape, type.getElementType()), tensor,
+                 low, high, zero)
           .getResult();
     };
     Value input = padChannels(conv.getInput());
@@ -159,6 +160,5 @@ struct RelayoutFilterPass
 void mlir::conv3d::populateFilterRelayoutPatterns(RewritePatternSet &patterns,
                                                   Target target) {
   if (target == Target::sm90)
-    patterns.add<RelayoutQrscfFilter, PadChannelsForTma>(
-        patterns.getContext());
+    patterns.add<RelayoutQrscfFilter, PadChannelsForTma>(patterns.getContext());
 }

@@ -37,8 +37,8 @@ llvm::Error conv3d_run::enableEmulation(CompileOptions &options,
   if (!named || !*named) {
     std::string exe = llvm::sys::fs::getMainExecutable(
         argv0, reinterpret_cast<void *>(&enableEmulation));
-    llvm::SmallString<256> path(llvm::sys::path::parent_path(
-        llvm::sys::path::parent_path(exe)));
+    llvm::SmallString<256> path(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
     llvm::sys::path::append(path, "lib", "libconv3d-emulated-cuda.so");
     if (!llvm::sys::fs::exists(path))
       return llvm::createStringError("the emulated driver " + path +

@@ -516,7 +516,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
         &filterAmax,    &preset,      &inputFile,       &filterFile,
         &outputFile,    &emit,        &historyDepth,    &rmsNorm,
         &normBeta,      &normEps,     &inputActivation, &packNVFP4,
-        &packedFilter,  &listConfigs,   &explain};
+        &packedFilter,  &listConfigs, &explain};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,

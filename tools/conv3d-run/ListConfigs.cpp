@@ -69,8 +69,7 @@ int conv3d_run::runListConfigs(const RunRequest &request) {
   llvm::json::Object predictions;
   auto predict = [&](IGemmConfigAttr config) {
     std::string text = formatIGemmConfig(config);
-    if (const KernelFamily *family =
-            getKernelFamilyFor(config, options.target))
+    if (const KernelFamily *family = getKernelFamilyFor(config, options.target))
       if (std::optional<KernelPrediction> prediction =
               family->predict(problem, config))
         predictions[text] = prediction->seconds * 1e3;
@@ -82,10 +81,9 @@ int conv3d_run::runListConfigs(const RunRequest &request) {
       heuristic.push_back(predict(config));
   });
   // The families' rules alone, for comparison with the model's pick.
-  std::string rule = predict(
-      selectKernel(&context, problem, options.target,
-                   SelectionPolicy::Heuristic)
-          .config);
+  std::string rule = predict(selectKernel(&context, problem, options.target,
+                                          SelectionPolicy::Heuristic)
+                                 .config);
 
   // The tuner's candidates, chosen as Engine::compileTuned chooses them.
   std::vector<std::string> candidates;

@@ -82,9 +82,8 @@ public:
   /// plan() with what the graph passes know: 16-byte epilogue operands where
   /// F allows them, TMA stores where the output takes them, and split-K
   /// reduced in a cluster where the lowering would reduce it there.
-  std::optional<std::string>
-  planProblem(const ConvProblem &problem,
-              IGemmConfigAttr config) const override;
+  std::optional<std::string> planProblem(const ConvProblem &problem,
+                                         IGemmConfigAttr config) const override;
 
   /// The kernel plan of `config` for `problem`, the output's and epilogue
   /// operands' facts given (`outputTakesTmaStore`: the TMA-store epilogue
@@ -92,12 +91,10 @@ public:
   /// `reduceSplitsInCluster`: split-K partial sums are reduced across a
   /// cluster in the kernel, SM90KernelPlan::splitCluster); or why it cannot
   /// be built.
-  std::optional<std::string> plan(const ConvProblem &problem,
-                                  IGemmConfigAttr config,
-                                  int64_t epilogueAlignment,
-                                  bool outputTakesTmaStore,
-                                  sm90::SM90KernelPlan &plan,
-                                  bool reduceSplitsInCluster = false) const;
+  std::optional<std::string>
+  plan(const ConvProblem &problem, IGemmConfigAttr config,
+       int64_t epilogueAlignment, bool outputTakesTmaStore,
+       sm90::SM90KernelPlan &plan, bool reduceSplitsInCluster = false) const;
 };
 
 /// One TMA im2col load per filter tap and 64 channels.

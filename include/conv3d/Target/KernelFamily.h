@@ -54,8 +54,9 @@
 // that configuration competes with the tuner's candidates of the same
 // families (tuningCandidates: tile shapes, schedules, the halo mainloop,
 // split-K): the one with the lowest predicted time whose plan builds is
-// taken, unless it saves less than kModelMargin over the heuristic's. The model was fitted and checked on
-// sm90 timings only, so other targets keep their heuristics.
+// taken, unless it saves less than kModelMargin over the heuristic's. The model
+// was fitted and checked on sm90 timings only, so other targets keep their
+// heuristics.
 //
 // Layers: Target is above the IR (it speaks IGemmConfigAttr and the
 // dialect's enums) and below Transforms and Conversion, which ask it; it
@@ -206,13 +207,13 @@ public:
                              SmallVectorImpl<IGemmConfigAttr> &out) const = 0;
   /// The cost model's estimate for `config` (estimateKernelCost for the
   /// family's kernel), or none where the model does not cover the kernel.
-  virtual std::optional<KernelPrediction>
-  predict(const ConvProblem &problem, IGemmConfigAttr config) const;
+  virtual std::optional<KernelPrediction> predict(const ConvProblem &problem,
+                                                  IGemmConfigAttr config) const;
   /// Why this kernel's plan cannot be built for `config` on `problem` (the
   /// facts the graph passes know; the lowering checks again on memrefs), or
   /// none. The default knows no plan limits.
-  virtual std::optional<std::string>
-  planProblem(const ConvProblem &problem, IGemmConfigAttr config) const {
+  virtual std::optional<std::string> planProblem(const ConvProblem &problem,
+                                                 IGemmConfigAttr config) const {
     return std::nullopt;
   }
 };

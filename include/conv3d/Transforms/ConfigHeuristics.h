@@ -23,8 +23,8 @@ namespace mlir::conv3d {
 std::optional<int64_t> inputQuantBlockSize(ConvOp conv);
 
 /// The kernel family and configuration of `conv` for `target` (selectKernel
-/// on the op's facts, choosing by `policy`), with a remark on `conv` for each note
-/// of the chosen family and for a fallback to another chip's kernel (the
+/// on the op's facts, choosing by `policy`), with a remark on `conv` for each
+/// note of the chosen family and for a fallback to another chip's kernel (the
 /// sm80 kernel where the target's own cannot take the convolution), naming
 /// the reason.
 KernelSelection

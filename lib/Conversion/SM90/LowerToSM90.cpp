@@ -54,6 +54,7 @@
 #include "conv3d/Target/TmaChecks.h"
 #include "conv3d/Transforms/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -61,7 +62,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -195,10 +195,9 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   // Split-K over a cluster of blocks reduces in the kernel where it can;
   // otherwise each split stores into its workspace slab.
   std::optional<SplitEpilogue> splitEpilogue = findSplitEpilogue(kernel);
-  if (splitEpilogue &&
-      SM90KernelPlan::splitClusterProblem(
-          config.getSplitK(), config.getSchedule(), config.getClusterM(),
-          config.getMainloop()))
+  if (splitEpilogue && SM90KernelPlan::splitClusterProblem(
+                           config.getSplitK(), config.getSchedule(),
+                           config.getClusterM(), config.getMainloop()))
     splitEpilogue.reset();
   if (splitEpilogue) {
     EpilogueOp epilogue = splitEpilogue->epilogue;
@@ -238,8 +237,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
     ops.output = *output;
     ops.bias = *bias;
     ops.residual = *residual;
-    mode = epilogue.getOverwrite() ? StoreMode::overwrite
-                                   : StoreMode::accumulate;
+    mode =
+        epilogue.getOverwrite() ? StoreMode::overwrite : StoreMode::accumulate;
     activation = epilogue.getActivation();
     outElem = getElementTypeOrSelf(epilogue.getInit().getType());
   }
@@ -266,8 +265,8 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
                          const TmaDescriptors &descriptors) {
     Type indexType = narrowIndices ? Type(rewriter.getI32Type())
                                    : Type(rewriter.getIndexType());
-    SM90Kernel k(rewriter, loc, plan, g, inElem, outElem, ops, mode,
-                 activation, indexType);
+    SM90Kernel k(rewriter, loc, plan, g, inElem, outElem, ops, mode, activation,
+                 indexType);
     k.descA = descriptors.input;
     k.descB = descriptors.filter;
     k.descC = descriptors.output;
@@ -310,11 +309,10 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   std::optional<TmaOutputStore> outputStore;
   if (plan.tmaStore)
     outputStore = TmaOutputStore{ops.output.strides[3], plan.storeBoxColumns};
-  if (failed(createTmaLaunch(rewriter, grid, "conv3d-lower-to-sm90", kernel,
-                             ops, plan.tileM, plan.tileN / plan.clusterM,
-                             numTiles, plan.threads, plan.sharedBytes,
-                             outputStore, buildKernel,
-                             plan.clusterM * plan.splitCluster, form)))
+  if (failed(createTmaLaunch(
+          rewriter, grid, "conv3d-lower-to-sm90", kernel, ops, plan.tileM,
+          plan.tileN / plan.clusterM, numTiles, plan.threads, plan.sharedBytes,
+          outputStore, buildKernel, plan.clusterM * plan.splitCluster, form)))
     return failure();
   rewriter.eraseOp(grid);
   if (splitEpilogue)

@@ -90,7 +90,8 @@ StagedTile mlir::conv3d::sm90::emitSplitClusterReduction(
   KernelMath math = k.math();
 
   // Every block's chunk is staged once all have arrived.
-  ifThen(b, loc, isIssuer, [&] { arriveOnEveryBlock(k, splitReadyBarrier(k)); });
+  ifThen(b, loc, isIssuer,
+         [&] { arriveOnEveryBlock(k, splitReadyBarrier(k)); });
   waitForCluster(k, splitReadyBarrier(k), m.bitAnd(iteration, 1));
 
   // This block's rows of the tile: [rowBegin, rowBegin + rows), the last
@@ -107,7 +108,8 @@ StagedTile mlir::conv3d::sm90::emitSplitClusterReduction(
   // chunk + 4 floats, chunk a multiple of 8.
   constexpr int64_t kVector = 4;
   int64_t perRow = staged.tileN / kVector;
-  Value base = m.add(stagingOffset, m.mul(m.mul(rowBegin, staged.stagingStride), 4));
+  Value base =
+      m.add(stagingOffset, m.mul(m.mul(rowBegin, staged.stagingStride), 4));
   auto vectorType = VectorType::get({kVector}, b.getF32Type());
   auto remoteType = LLVM::LLVMPointerType::get(ctx, 7);
   // The consumer threads of this block share the work; the staged tile's
@@ -122,8 +124,8 @@ StagedTile mlir::conv3d::sm90::emitSplitClusterReduction(
     Value u = loop.getInductionVar();
     Value row = m.div(u, perRow);
     Value col = m.mul(m.rem(u, perRow), kVector);
-    Value offset = m.add(
-        base, m.mul(m.add(m.mul(row, staged.stagingStride), col), 4));
+    Value offset =
+        m.add(base, m.mul(m.add(m.mul(row, staged.stagingStride), col), 4));
     Value local = k.sharedPtr(offset);
     Value sum;
     for (int64_t split = 0; split < plan.splitCluster; ++split) {

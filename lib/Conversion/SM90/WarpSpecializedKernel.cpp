@@ -234,9 +234,9 @@ void emitConsumer(SM90Kernel &k) {
     // The in-cluster reduction's rows end with the tile's own.
     Value tileRowEnd;
     if (reduceInCluster)
-      tileRowEnd = toKernel(m.minU(
-          tile.rowEnd ? tile.rowEnd : m.constant(k.g.gemmM()),
-          m.add(tile.m0, m.constant(plan.tileM))));
+      tileRowEnd =
+          toKernel(m.minU(tile.rowEnd ? tile.rowEnd : m.constant(k.g.gemmM()),
+                          m.add(tile.m0, m.constant(plan.tileM))));
     for (int64_t c = 0; c < plan.epilogueChunks; ++c) {
       // This block's staged chunks so far (the cluster barriers' phases).
       Value iteration =
@@ -277,9 +277,9 @@ void emitConsumer(SM90Kernel &k) {
       }
       consumerBarrier();
       if (reduceInCluster)
-        staged = emitSplitClusterReduction(
-            k, staged, stagingOffset, tileRowEnd, iteration, isIssuer,
-            consumerBarrier);
+        staged =
+            emitSplitClusterReduction(k, staged, stagingOffset, tileRowEnd,
+                                      iteration, isIssuer, consumerBarrier);
       emitStagedEpilogue(math, staged, k.g, k.ops, k.mode, k.activation,
                          k.outElem);
     }

@@ -131,9 +131,9 @@ Expected<std::unique_ptr<CudaDriver::Impl>> openDriver(int ordinal) {
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!library) {
       const char *reason = dlerror();
-      return makeError(llvm::Twine("CONV3D_CUDA_DRIVER='") + path +
-                       "' cannot be opened: " +
-                       (reason ? reason : "unknown reason"));
+      return makeError(
+          llvm::Twine("CONV3D_CUDA_DRIVER='") + path +
+          "' cannot be opened: " + (reason ? reason : "unknown reason"));
     }
     return openDriverLibrary(library, ordinal);
   }

@@ -7,12 +7,10 @@
 using namespace mlir;
 using namespace mlir::conv3d;
 
-std::optional<std::string> SM90Family::plan(const ConvProblem &problem,
-                                            IGemmConfigAttr config,
-                                            int64_t epilogueAlignment,
-                                            bool outputTakesTmaStore,
-                                            sm90::SM90KernelPlan &plan,
-                                            bool reduceSplitsInCluster) const {
+std::optional<std::string>
+SM90Family::plan(const ConvProblem &problem, IGemmConfigAttr config,
+                 int64_t epilogueAlignment, bool outputTakesTmaStore,
+                 sm90::SM90KernelPlan &plan, bool reduceSplitsInCluster) const {
   return sm90::SM90KernelPlan::build(
       problem.geometry, config.getTileM(), config.getTileN(), config.getTileK(),
       config.getStages(), config.getWarpsM(), config.getWarpsN(),
@@ -31,10 +29,9 @@ SM90Family::planProblem(const ConvProblem &problem,
     return std::string("the halo mainloop stores by TMA, which this output "
                        "does not take");
   bool inCluster =
-      config.getSplitK() > 1 &&
-      !sm90::SM90KernelPlan::splitClusterProblem(
-          config.getSplitK(), config.getSchedule(), config.getClusterM(),
-          config.getMainloop());
+      config.getSplitK() > 1 && !sm90::SM90KernelPlan::splitClusterProblem(
+                                    config.getSplitK(), config.getSchedule(),
+                                    config.getClusterM(), config.getMainloop());
   int64_t epilogueAlignment = problem.geometry.filters % 8 == 0 ? 8 : 1;
   sm90::SM90KernelPlan unused;
   return plan(problem, config, epilogueAlignment, takesTmaStore, unused,

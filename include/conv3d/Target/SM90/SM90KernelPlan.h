@@ -180,9 +180,10 @@ struct SM90KernelPlan {
 
   /// Why split-K partial sums of this configuration cannot be reduced in a
   /// cluster (splitCluster), or none.
-  static std::optional<std::string>
-  splitClusterProblem(int64_t splitK, KernelSchedule schedule,
-                      int64_t clusterM, Mainloop mainloop);
+  static std::optional<std::string> splitClusterProblem(int64_t splitK,
+                                                        KernelSchedule schedule,
+                                                        int64_t clusterM,
+                                                        Mainloop mainloop);
 
   /// The deepest filter ring, at most `maxStages`, for which the halo
   /// mainloop's plan of `tileM` x `tileN` cooperative tiles (two consumer
