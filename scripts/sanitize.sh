@@ -13,9 +13,10 @@
 # only where they touch memory our code allocated. The Python test is left
 # out: python3 is not instrumented and cannot load the instrumented
 # libConv3d.so (it needs the ASan runtime linked into the executable); so
-# are the Python package's tests (test/Python) and the install tests
-# (test/Install), which load the library from python3 or build consumers
-# without the sanitizer runtime.
+# are the Python package's tests (test/Python), the pages whose examples
+# include Python (test/Docs: python, readme, streaming) and the install
+# tests (test/Install), which load the library from python3 or build
+# consumers without the sanitizer runtime.
 # Leak suppressions: scripts/sanitizers/lsan.supp (why each one is there).
 # Built without the precompiled header (CONV3D_PRECOMPILED_HEADERS=OFF), so
 # that CI also checks that every file includes what it uses.
@@ -67,7 +68,7 @@ fi
 if [[ "$mode" == all || "$mode" == test ]]; then
   start=$(date +%s)
   log "test suite under ASan+UBSan"
-  "$llvm/bin/lit" -sv --filter-out 'python-api|Python/|Install/' "$@" \
+  "$llvm/bin/lit" -sv --filter-out 'python-api|Python/|Install/|Docs/(python|readme|streaming)\.test' "$@" \
     "$build/test" "$build/unittests"
   log "tested in $(( $(date +%s) - start )) s"
 fi

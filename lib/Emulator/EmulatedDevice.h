@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -55,9 +56,14 @@ private:
   std::map<uintptr_t, size_t> free_;
 };
 
+struct Function;
+
 struct Module {
   std::string ptx;
   std::string path; ///< the PTX written out for the emulator
+  /// Its functions: as in CUDA, they live as long as the module
+  /// (cuModuleUnload frees them).
+  std::vector<std::unique_ptr<Function>> functions;
 };
 
 struct Function {

@@ -339,15 +339,14 @@ CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
   auto *m = reinterpret_cast<Module *>(module);
   if (!m)
     return fail(CUDA_ERROR_INVALID_HANDLE, "no module");
-  auto *f = new Function;
+  auto f = std::make_unique<Function>();
   f->module = m;
   f->name = name;
-  if (!parseParams(m->ptx, name, f->paramSizes)) {
-    delete f;
+  if (!parseParams(m->ptx, name, f->paramSizes))
     return fail(CUDA_ERROR_NOT_FOUND,
                 std::string("no .entry ") + name + " in the module");
-  }
-  *function = reinterpret_cast<CUfunction>(f);
+  *function = reinterpret_cast<CUfunction>(f.get());
+  m->functions.push_back(std::move(f));
   return CUDA_SUCCESS;
 }
 
