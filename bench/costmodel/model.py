@@ -36,6 +36,14 @@ INITIAL = dict(launch=3e-3, bw_dram=3e3, bw_l2=8e3,
 MULTIPROCESSORS = 132
 #: More splits than this go through the workspace (SM90KernelPlan.h).
 MAX_SPLIT_CLUSTER = 4
+
+
+def reduces_in_cluster(split, config):
+    """SM90KernelPlan::splitClusterProblem: the sm90 kernel reduces 2 to
+    MAX_SPLIT_CLUSTER splits in a cluster, with the cooperative schedule,
+    cluster_m = 1 and the im2col mainloop."""
+    return (2 <= split <= MAX_SPLIT_CLUSTER and config["schedule"] == "cooperative"
+            and config.get("cluster_m", 1) == 1 and config["mainloop"] == "im2col")
 #: wgmma accumulators per thread the model prices (CostModel.cpp says why).
 MAX_ACCUMULATORS = 160
 
@@ -97,7 +105,7 @@ def predict(shape, config, p, sms=MULTIPROCESSORS):
     dram = (shape["N"] * shape["D"] * shape["H"] * shape["W"] * c + taps * c * f + m * f) * 2
     total = max(kernel_ms, dram / (p["bw_dram"] * 1e6))
     if split > 1:
-        if kernel == "sm90" and split <= MAX_SPLIT_CLUSTER:
+        if kernel == "sm90" and reduces_in_cluster(split, config):
             total += p["cluster_split"] * split
         else:
             total += p["workspace_launch"] + 2 * split * m * f * 4 / (p["workspace_bw"] * 1e6)

@@ -3,6 +3,7 @@
 #include "conv3d/Pipelines/Pipelines.h"
 
 #include "conv3d/Conversion/Passes.h"
+#include "conv3d/Transforms/ConfigHeuristics.h"
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -117,14 +118,11 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   pm.addPass(createConv3dFuseEpilogue());
   pm.addPass(createConv3dRelayoutFilter(Conv3dRelayoutFilterOptions{target}));
   // Configs are chosen before the Q-slice decomposition so that `fused`
-  // can reorder the K loop of a forced configuration. A forced `fused`
-  // needs the flat-K-free configurations of the rules: the cost model's
-  // split-K would be refused.
-  SelectionPolicy selection = options.qslice == QSliceStrategy::Fused
-                                  ? SelectionPolicy::Heuristic
-                                  : options.selection;
+  // can reorder the K loop of a forced configuration.
   pm.addPass(createConv3dSelectConfig(
-      Conv3dSelectConfigOptions{target, options.config, selection},
+      Conv3dSelectConfigOptions{
+          target, options.config,
+          selectionUnderQSlice(options.qslice, options.selection)},
       hooks.selectConfig));
   pm.addPass(createConv3dQSlice(
       Conv3dQSliceOptions{options.qslice, target, options.selection}));

@@ -16,6 +16,7 @@
 #include "conv3d/Runtime/Explain.h"
 #include "conv3d/Runtime/TuningProblem.h"
 #include "conv3d/Target/KernelFamily.h"
+#include "conv3d/Transforms/ConfigHeuristics.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -123,7 +124,8 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
     ConvProblem problem = ConvProblem::fromConv(conv);
     ConvExplanation explained = explainSelection(
         problem,
-        selectKernel(&context, problem, options.target, options.selection));
+        selectKernel(&context, problem, options.target,
+                     selectionUnderQSlice(options.qslice, options.selection)));
     if (forced) {
       explained.forcedConfig = options.config;
       if (const KernelFamily *family =

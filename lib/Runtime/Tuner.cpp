@@ -28,10 +28,10 @@
 #include "conv3d/Runtime/HostRunner.h"
 #include "conv3d/Runtime/TuningProblem.h"
 #include "conv3d/Target/KernelFamily.h"
+#include "conv3d/Target/TmaChecks.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <chrono>
@@ -171,16 +171,15 @@ ConvProblem mlir::conv3d::tuningProblem(MLIRContext *context,
       spec.inputType == ElementType::f16    ? Type(Float16Type::get(context))
       : spec.inputType == ElementType::bf16 ? Type(BFloat16Type::get(context))
                                             : Type(Float32Type::get(context));
-  // On sm90, conv3d-relayout-filter pads C to a multiple of 8 for the TMA
-  // kernel where nothing else reads the channels (PadChannelsForTma): the
-  // candidates are those of the padded convolution the kernels see.
-  if (options.target == Target::sm90 && spec.geometry.channels % 8 != 0 &&
-      spec.geometry.historyDepth == 0 && !spec.hasPrologue() &&
-      !spec.inputQuantBlockSize && !spec.packedFilter)
-    problem.geometry.channels = llvm::alignTo(spec.geometry.channels, 8);
   problem.quantBlockSize = spec.inputQuantBlockSize;
   problem.quantizesInTile = spec.inputQuantBlockSize &&
                             options.quantPlacement == QuantPlacement::Tile;
+  problem.hasHistory = spec.geometry.historyDepth != 0;
+  // On sm90, conv3d-relayout-filter pads C to a multiple of 8 for the TMA
+  // kernel: the candidates are those of the convolution the kernels see.
+  if (options.target == Target::sm90)
+    if (std::optional<int64_t> channels = tmaPaddedChannels(problem))
+      problem.geometry.channels = *channels;
   return problem;
 }
 

@@ -13,14 +13,15 @@
 // taps; tiles follow the kernel's scheduler (per output depth slice for
 // k_order = qslice_outer, 64-column rows for halo). sm80: K steps of
 // tile_k, two blocks a multiprocessor where their rings fit, element-wise
-// loads (slower) where C is not a multiple of 8. Split-K: up to
-// kMaxSplitCluster splits reduced in a cluster cost a handshake per split,
-// more go through the workspace (a second kernel, the slabs written and
-// read).
+// loads (slower) where C is not a multiple of 8. Split-K: splits the sm90
+// kernel reduces in a cluster (SM90KernelPlan::splitClusterProblem) cost a
+// handshake per split, others go through the workspace (a second kernel,
+// the slabs written and read).
 //
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Target/CostModel.h"
+#include "conv3d/Target/SM90/SM90KernelPlan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -38,7 +39,6 @@ struct Constants {
 #undef CONV3D_COST_CONSTANT
 };
 
-constexpr int64_t kMaxSplitCluster = 4;
 // The most f32 accumulators per thread the model prices. At 192 (256 x 192
 // tiles) ptxas still keeps them in registers, but the model, which sees no
 // register pressure, predicts such tiles 17% faster than 128 x 192 on the
@@ -122,7 +122,10 @@ mlir::conv3d::estimateKernelCost(const ConvGeometry &g, IGemmConfigAttr config,
   double time = std::max(p.launch + rounds * tile,
                          estimate.dramBytes / (p.bw_dram * 1e6));
   if (split > 1) {
-    if (kernel == Target::sm90 && split <= kMaxSplitCluster)
+    if (kernel == Target::sm90 &&
+        !sm90::SM90KernelPlan::splitClusterProblem(split, config.getSchedule(),
+                                                   config.getClusterM(),
+                                                   config.getMainloop()))
       time += p.cluster_split * double(split);
     else
       time += p.workspace_launch + 2 * double(split) * double(m) * double(f) *

@@ -97,10 +97,11 @@ static void chooseByCostModel(MLIRContext *context, const ConvProblem &problem,
   const KernelFamily *bestFamily = nullptr;
   IGemmConfigAttr bestConfig;
   double bestSeconds = heuristic->seconds * (1 - kModelMargin);
+  // tuningCandidates holds only families that can implement the problem.
   for (IGemmConfigAttr config : tuningCandidates(context, problem, target)) {
     const KernelFamily *family = getKernelFamilyFor(config, target);
     if (!family || !modelChooses(*family, target) ||
-        family->canImplement(problem) || family->planProblem(problem, config))
+        family->planProblem(problem, config))
       continue;
     std::optional<KernelPrediction> prediction =
         family->predict(problem, config);

@@ -132,3 +132,12 @@ std::optional<std::string> mlir::conv3d::tileIndexProblem(const ConvGeometry &g,
   return std::to_string(numTiles) +
          " tiles or M = " + std::to_string(g.gemmM()) + " do not fit 31 bits";
 }
+
+std::optional<int64_t>
+mlir::conv3d::tmaPaddedChannels(const ConvProblem &problem) {
+  const ConvGeometry &g = problem.geometry;
+  if (g.channels % 8 == 0 || !g.hasStaticShape() || problem.hasHistory ||
+      problem.hasPrologue || problem.quantBlockSize || problem.packedFilter)
+    return std::nullopt;
+  return llvm::alignTo(g.channels, 8);
+}

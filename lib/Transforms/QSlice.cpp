@@ -235,20 +235,13 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
       // fused (or auto): reorder the K loop of the one kernel.
       // Split-K ranges, the lockstep K steps of an sm90 cluster and the
       // halo mainloop's per-tile depth taps need the flat K order.
-      auto needsFlatK = [](IGemmConfigAttr config) {
-        return config.getSplitK() > 1 || config.getClusterM() > 1 ||
-               config.getMainloop() == Mainloop::halo;
-      };
       IGemmConfigAttr config =
-          conv.getConfig() ? *conv.getConfig()
-                           : selectIGemmConfigForConv(conv, target, selection);
-      // A forced fused strategy takes the rules' configuration where the
-      // cost model's needs the flat K order.
-      if (forced && !conv.getConfig() && needsFlatK(config) &&
-          selection == SelectionPolicy::CostModel)
-        config =
-            selectIGemmConfigForConv(conv, target, SelectionPolicy::Heuristic);
-      if (needsFlatK(config)) {
+          conv.getConfig()
+              ? *conv.getConfig()
+              : selectIGemmConfigForConv(
+                    conv, target, selectionUnderQSlice(strategy, selection));
+      if (config.getSplitK() > 1 || config.getClusterM() > 1 ||
+          config.getMainloop() == Mainloop::halo) {
         if (forced) {
           conv.emitError()
               << "cannot apply the fused Q-slice strategy: the config uses "

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Target/Families.h"
+#include "conv3d/Target/TmaChecks.h"
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,13 +29,12 @@ using namespace mlir::conv3d;
 
 namespace {
 
-/// The geometry the TMA kernels see once PadChannelsForTma has run: C
-/// rounded up to a multiple of 8 where the convolution's operands allow it.
+/// The geometry the TMA kernels see once PadChannelsForTma has run.
 ConvGeometry geometryForTma(ConvOp conv) {
   ConvGeometry geometry = conv.getGeometry();
-  if (!conv.hasHistoryOrPrologue() && !conv.getInputQuant() &&
-      !conv.hasPackedFilter() && geometry.hasStaticShape())
-    geometry.channels = llvm::alignTo(geometry.channels, 8);
+  if (std::optional<int64_t> channels =
+          tmaPaddedChannels(ConvProblem::fromConv(conv)))
+    geometry.channels = *channels;
   return geometry;
 }
 
@@ -104,17 +104,16 @@ struct PadChannelsForTma : OpRewritePattern<ConvOp> {
     if (IGemmConfigAttr config = conv.getConfigAttr();
         config && config.getKernel() != Target::sm90)
       return rewriter.notifyMatchFailure(conv, "configured for another kernel");
-    // Extra operands read the same channels; quantization blocks would
-    // straddle the padding. Left to the kernels that read them as they are.
-    if (conv.hasHistoryOrPrologue() || conv.getInputQuant() ||
-        conv.hasPackedFilter())
-      return rewriter.notifyMatchFailure(conv, "history, prologue or NVFP4");
+    // Extra operands read the same channels and quantization blocks would
+    // straddle the padding: those are left to the kernels that read them as
+    // they are (tmaPaddedChannels says which).
     ConvGeometry geometry = conv.getGeometry();
-    if (!geometry.hasStaticShape() || geometry.channels % 8 == 0)
-      return rewriter.notifyMatchFailure(conv, "no channels to pad");
-    ConvGeometry padded = geometryForTma(conv);
     ConvProblem paddedProblem = ConvProblem::fromConv(conv);
-    paddedProblem.geometry = padded;
+    std::optional<int64_t> channels = tmaPaddedChannels(paddedProblem);
+    if (!channels)
+      return rewriter.notifyMatchFailure(conv, "no channels to pad");
+    paddedProblem.geometry.channels = *channels;
+    ConvGeometry padded = paddedProblem.geometry;
     if (getSM90Im2colFamily().canImplement(paddedProblem))
       return rewriter.notifyMatchFailure(conv, "sm90 cannot take it padded");
     Location loc = conv.getLoc();

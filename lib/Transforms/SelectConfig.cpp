@@ -44,6 +44,12 @@ KernelSelection mlir::conv3d::selectKernelForConv(ConvOp conv, Target target,
   return selection;
 }
 
+SelectionPolicy mlir::conv3d::selectionUnderQSlice(QSliceStrategy strategy,
+                                                   SelectionPolicy selection) {
+  return strategy == QSliceStrategy::Fused ? SelectionPolicy::Heuristic
+                                           : selection;
+}
+
 IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
                                                        Target target,
                                                        SelectionPolicy policy) {

@@ -44,6 +44,15 @@ std::optional<std::string> tmaLayoutProblem(const ConvProblem &problem,
 std::optional<std::string> tileIndexProblem(const ConvGeometry &geometry,
                                             int64_t tileM, int64_t numTiles);
 
+/// The channel count the TMA kernels see for `problem` when C is not a
+/// multiple of 8 (TMA strides are multiples of 16 bytes):
+/// conv3d-relayout-filter pads the input and the FQRSC filter with zero
+/// channels up to the next multiple of 8 where nothing else reads the
+/// channels (no history operand, input prologue, NVFP4 quantization or
+/// packed filter) and the shape is static. None where nothing is padded.
+/// The pass and the tuner's view of a spec both ask this.
+std::optional<int64_t> tmaPaddedChannels(const ConvProblem &problem);
+
 } // namespace mlir::conv3d
 
 #endif // CONV3D_TARGET_TMACHECKS_H

@@ -13,6 +13,7 @@
 #include "conv3d/IR/Conv3dAttrs.h"
 #include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/Target/KernelFamily.h"
+#include "conv3d/Transforms/PassEnums.h"
 
 #include <optional>
 
@@ -30,6 +31,15 @@ std::optional<int64_t> inputQuantBlockSize(ConvOp conv);
 KernelSelection
 selectKernelForConv(ConvOp conv, Target target,
                     SelectionPolicy policy = SelectionPolicy::CostModel);
+
+/// How configurations are chosen under the Q-slice strategy `strategy`: a
+/// forced `fused` strategy reorders the chosen configuration's K loop
+/// (k_order = qslice_outer), which the rules' configurations take and the
+/// cost model's split-K does not, so it selects with the rules; other
+/// strategies keep `selection`. conv3d-qslice, the pipelines' select-config
+/// and explain ask this.
+SelectionPolicy selectionUnderQSlice(QSliceStrategy strategy,
+                                     SelectionPolicy selection);
 
 /// selectKernelForConv's configuration.
 IGemmConfigAttr
