@@ -18,7 +18,9 @@
 # emulated GPU kernels, long sweeps) stay out of check-conv3d, the README's
 # test command, and run in check-conv3d-long; CI runs both. The lit
 # parameter conv3d_tests selects: `short` (the default: the long tests are
-# reported unsupported), `long` (only the long tests), `all`.
+# reported unsupported), `long` (only the long tests), `all`. A short test's
+# exhaustive cases can be long-only RUN lines, `%if long-tests %{ ... %}`:
+# the short run keeps a sample of each family of cases, the long run all.
 import os
 import re
 import shutil
@@ -111,7 +113,9 @@ if cc is not None:
     except (OSError, subprocess.SubprocessError):
         pass
 
-LONG_MARKER = re.compile(r"REQUIRES:.*\blong-tests\b")
+# A short test may hold long-only RUN lines (`%if long-tests %{ ... %}`): the
+# long run runs such a file whole.
+LONG_MARKER = re.compile(r"REQUIRES:.*\blong-tests\b|%if long-tests %\{")
 tests_mode = lit_config.params.get("conv3d_tests", "short")
 if tests_mode not in ("short", "long", "all"):
     lit_config.fatal("conv3d_tests must be short, long or all, not %r" % tests_mode)

@@ -19,6 +19,16 @@ LONG_UNIT_TESTS = [
     "SM100BlockScaledModel.MutationsFail",
     "SM100BlockScaledModel.ViaTmaCausalTwoStepsBatchWrap",
     "SM100BlockScaledModel.ViaTmaCorruptMapsFail",
+    "SM100BlockScaledModel.ViaTmaStridesAndDilations",
+    "SM100BlockScaledModel.StridesDilationsBatchAndFilterTail",
+    # The short run keeps two of each parameterized family.
+    "Streams/CausalStream.ChunkingsEqualTheFullSequence/stride2_f32",
+    "Streams/CausalStream.ChunkingsEqualTheFullSequence/stride2_dilation2_norm_f16",
+    "Streams/CausalStream.ChunkingsEqualTheFullSequence/beta_gelu_f32",
+    "Cases/QSliceAccuracy.WithinFivePercentOfUndecomposed/deep_5x3x3",
+    "Cases/QSliceAccuracy.WithinFivePercentOfUndecomposed/symmetric_3x3x3",
+    "Cases/QSliceAccuracy.WithinFivePercentOfUndecomposed/strided_depth",
+    "Cases/QSliceAccuracy.WithinFivePercentOfUndecomposed/dilated_depth",
 ]
 tests_mode = lit_config.params.get("conv3d_tests", "short")
 if tests_mode == "short":
