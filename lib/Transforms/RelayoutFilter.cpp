@@ -15,6 +15,8 @@
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -88,7 +90,7 @@ struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
 /// sm80 kernel's element-wise loads (2-4x slower per K step: bench/
 /// RESULTS.md, the cost model's odd80 and vec80). Zero channels added to
 /// the input and the filter change no sum: the convolution reads
-/// tensor.pad'ed copies (one pass over each operand, small next to the
+/// channel-padded copies (one pass over each operand, small next to the
 /// convolution for the layers this applies to: C >= 57, where the padded
 /// channels fill at least one 64-channel TMA box).
 struct PadChannelsForTma : OpRewritePattern<ConvOp> {
@@ -117,19 +119,36 @@ struct PadChannelsForTma : OpRewritePattern<ConvOp> {
     if (getSM90Im2colFamily().canImplement(paddedProblem))
       return rewriter.notifyMatchFailure(conv, "sm90 cannot take it padded");
     Location loc = conv.getLoc();
+    // Not a tensor.pad: that bufferizes to a fill of the whole padded buffer
+    // before the copy (on r(2+1)d's 230-channel layers the fill alone took
+    // longer than the convolution, bench/RESULTS.md). Only the added
+    // channels are zeroed; the copy of the operand into its channel window
+    // is one pass (conv3d-lower-host-ops-to-gpu vectorizes it).
     auto padChannels = [&](Value tensor) {
       auto type = cast<RankedTensorType>(tensor.getType());
-      SmallVector<OpFoldResult> low(type.getRank(), rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> high = low;
-      high.back() = rewriter.getIndexAttr(padded.channels - geometry.channels);
+      int64_t rank = type.getRank();
       SmallVector<int64_t> shape(type.getShape());
       shape.back() = padded.channels;
+      Value buffer =
+          tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+      SmallVector<OpFoldResult> sizes =
+          getAsIndexOpFoldResult(rewriter.getContext(), shape);
+      offsets.back() = rewriter.getIndexAttr(geometry.channels);
+      sizes.back() = rewriter.getIndexAttr(padded.channels - geometry.channels);
+      Value added = tensor::ExtractSliceOp::create(rewriter, loc, buffer,
+                                                   offsets, sizes, strides);
       Value zero = arith::ConstantOp::create(
           rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
-      return tensor::PadOp::create(
-                 rewriter, loc,
-                 RankedTensorType::get(shape, type.getElementType()), tensor,
-                 low, high, zero)
+      Value zeros =
+          linalg::FillOp::create(rewriter, loc, zero, added).getResult(0);
+      buffer = tensor::InsertSliceOp::create(rewriter, loc, zeros, buffer,
+                                             offsets, sizes, strides);
+      offsets.back() = rewriter.getIndexAttr(0);
+      sizes.back() = rewriter.getIndexAttr(geometry.channels);
+      return tensor::InsertSliceOp::create(rewriter, loc, tensor, buffer,
+                                           offsets, sizes, strides)
           .getResult();
     };
     Value input = padChannels(conv.getInput());

@@ -101,3 +101,42 @@ func.func @in_kernel() {
   }
   return
 }
+
+// -----
+
+// A copy into the channel window of a wider buffer (conv3d-relayout-filter's
+// padding of 230 channels to 232 for TMA) moves two channels per access over
+// (voxels) x (C / 2) threads where the operand's address allows it; a
+// misaligned operand takes the element-wise copy.
+// DEFAULT-LABEL: func.func @channel_window
+// DEFAULT: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[X:.*]] : memref<2x3x4x230xbf16>
+// DEFAULT: %[[REM:.*]] = arith.remui %[[ADDR]], %{{.*}} : index
+// DEFAULT: %[[OK:.*]] = arith.cmpi eq, %[[REM]]
+// DEFAULT: scf.if %[[OK]] {
+// DEFAULT: %[[XF:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1, 2], [3]] : memref<2x3x4x230xbf16> into memref<24x230xbf16>
+// DEFAULT: %[[BF:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] : memref<2x3x4x232xbf16> into memref<24x232xbf16>
+// DEFAULT: scf.parallel
+// DEFAULT: %[[V:.*]] = vector.load %[[XF]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<24x230xbf16>, vector<2xbf16>
+// DEFAULT: vector.store %[[V]], %[[BF]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<24x232xbf16>, vector<2xbf16>
+// DEFAULT: } else {
+// DEFAULT: scf.parallel
+// DEFAULT: memref.load %[[X]]
+// DEFAULT-NOT: memref.copy
+func.func @channel_window(%x: memref<2x3x4x230xbf16>, %buffer: memref<2x3x4x232xbf16>) {
+  %window = memref.subview %buffer[0, 0, 0, 0] [2, 3, 4, 230] [1, 1, 1, 1] : memref<2x3x4x232xbf16> to memref<2x3x4x230xbf16, strided<[2784, 928, 232, 1]>>
+  memref.copy %x, %window : memref<2x3x4x230xbf16> to memref<2x3x4x230xbf16, strided<[2784, 928, 232, 1]>>
+  return
+}
+
+// -----
+
+// An odd channel count (921) has no wider access: the element-wise copy.
+// DEFAULT-LABEL: func.func @channel_window_odd
+// DEFAULT-NOT: vector.load
+// DEFAULT-NOT: extract_aligned_pointer
+// DEFAULT: memref.load
+func.func @channel_window_odd(%x: memref<2x921xbf16>, %buffer: memref<2x928xbf16>) {
+  %window = memref.subview %buffer[0, 0] [2, 921] [1, 1] : memref<2x928xbf16> to memref<2x921xbf16, strided<[928, 1]>>
+  memref.copy %x, %window : memref<2x921xbf16> to memref<2x921xbf16, strided<[928, 1]>>
+  return
+}

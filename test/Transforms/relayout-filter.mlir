@@ -68,13 +68,21 @@ func.func @memref(%x: memref<1x6x8x8x64xbf16>, %w: memref<3x3x3x64x96xbf16>, %o:
 // takes the 928-channel convolution.
 // CHECK-LABEL: func.func @pad_channels
 // CHECK-SAME: (%[[X:.*]]: tensor<2x2x7x7x921xbf16>, %[[W:.*]]: tensor<512x3x1x1x921xbf16>
+// Only the 7 added channels are zeroed (no fill of the whole buffer), then
+// each operand is copied into its channel window.
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : bf16
-// CHECK-DAG: %[[XP:.*]] = tensor.pad %[[X]] low[0, 0, 0, 0, 0] high[0, 0, 0, 0, 7]
-// CHECK-DAG: %[[WP:.*]] = tensor.pad %[[W]] low[0, 0, 0, 0, 0] high[0, 0, 0, 0, 7]
-// CHECK: tensor.yield %[[ZERO]] : bf16
+// CHECK: %[[XE:.*]] = tensor.empty() : tensor<2x2x7x7x928xbf16>
+// CHECK: %[[XA:.*]] = tensor.extract_slice %[[XE]][0, 0, 0, 0, 921] [2, 2, 7, 7, 7] [1, 1, 1, 1, 1]
+// CHECK: %[[XZ:.*]] = linalg.fill ins(%[[ZERO]] : bf16) outs(%[[XA]] : tensor<2x2x7x7x7xbf16>)
+// CHECK: %[[XZI:.*]] = tensor.insert_slice %[[XZ]] into %[[XE]][0, 0, 0, 0, 921] [2, 2, 7, 7, 7] [1, 1, 1, 1, 1]
+// CHECK: %[[XP:.*]] = tensor.insert_slice %[[X]] into %[[XZI]][0, 0, 0, 0, 0] [2, 2, 7, 7, 921] [1, 1, 1, 1, 1]
+// CHECK: %[[WE:.*]] = tensor.empty() : tensor<512x3x1x1x928xbf16>
+// CHECK: linalg.fill ins(%[[ZERO]] : bf16) outs(%{{.*}} : tensor<512x3x1x1x7xbf16>)
+// CHECK: %[[WP:.*]] = tensor.insert_slice %[[W]] into %{{.*}}[0, 0, 0, 0, 0] [512, 3, 1, 1, 921] [1, 1, 1, 1, 1]
+// CHECK-NOT: tensor.pad
 // CHECK: conv3d.conv ins(%[[XP]], %[[WP]] : tensor<2x2x7x7x928xbf16>, tensor<512x3x1x1x928xbf16>)
 // SM80-LABEL: func.func @pad_channels
-// SM80-NOT: tensor.pad
+// SM80-NOT: tensor.insert_slice
 func.func @pad_channels(%x: tensor<2x2x7x7x921xbf16>, %w: tensor<512x3x1x1x921xbf16>, %o: tensor<2x2x7x7x512xbf16>) -> tensor<2x2x7x7x512xbf16> {
   %y = conv3d.conv ins(%x, %w : tensor<2x2x7x7x921xbf16>, tensor<512x3x1x1x921xbf16>) outs(%o : tensor<2x2x7x7x512xbf16>) overwrite padding = [1, 1, 0, 0, 0, 0] filter_layout = fqrsc -> tensor<2x2x7x7x512xbf16>
   return %y : tensor<2x2x7x7x512xbf16>
@@ -86,8 +94,8 @@ func.func @pad_channels(%x: tensor<2x2x7x7x921xbf16>, %w: tensor<512x3x1x1x921xb
 // padded to 232 channels.
 // CHECK-LABEL: func.func @transpose_then_pad
 // CHECK: linalg.transpose {{.*}} permutation = [4, 0, 1, 2, 3]
-// CHECK: tensor.pad
-// CHECK: tensor.pad
+// CHECK: tensor.insert_slice {{.*}} [1, 4, 8, 8, 230]
+// CHECK: tensor.insert_slice {{.*}} [64, 1, 3, 3, 230]
 // CHECK: conv3d.conv ins(%{{.*}}, %{{.*}} : tensor<1x4x8x8x232xbf16>, tensor<64x1x3x3x232xbf16>)
 func.func @transpose_then_pad(%x: tensor<1x4x8x8x230xbf16>, %w: tensor<1x3x3x230x64xbf16>, %o: tensor<1x4x8x8x64xbf16>) -> tensor<1x4x8x8x64xbf16> {
   %y = conv3d.conv ins(%x, %w : tensor<1x4x8x8x230xbf16>, tensor<1x3x3x230x64xbf16>) outs(%o : tensor<1x4x8x8x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] -> tensor<1x4x8x8x64xbf16>
@@ -99,7 +107,7 @@ func.func @transpose_then_pad(%x: tensor<1x4x8x8x230xbf16>, %w: tensor<1x3x3x230
 // C = 45 pads to 48, under one 64-channel TMA box: the sm80 kernel reads
 // narrow channels as they are.
 // CHECK-LABEL: func.func @narrow_unpadded
-// CHECK-NOT: tensor.pad
+// CHECK-NOT: tensor.insert_slice
 func.func @narrow_unpadded(%x: tensor<1x4x8x8x45xbf16>, %w: tensor<64x1x3x3x45xbf16>, %o: tensor<1x4x8x8x64xbf16>) -> tensor<1x4x8x8x64xbf16> {
   %y = conv3d.conv ins(%x, %w : tensor<1x4x8x8x45xbf16>, tensor<64x1x3x3x45xbf16>) outs(%o : tensor<1x4x8x8x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] filter_layout = fqrsc -> tensor<1x4x8x8x64xbf16>
   return %y : tensor<1x4x8x8x64xbf16>

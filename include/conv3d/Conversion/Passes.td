@@ -373,6 +373,11 @@ def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
     - `conv3d.quantize` with contiguous blocks (the NVFP4 prepass) becomes a
       parallel loop over its blocks (conv3d-quantize-to-loops, with 16-byte
       vector accesses), a thread per block;
+    - a copy of a contiguous operand into the channel window of a wider
+      buffer (channels padded for TMA) becomes a parallel loop over
+      (voxels) x (channel chunks) moving up to 16 bytes per access, behind a
+      host check of the operand's alignment (the element-wise copy below
+      otherwise);
     - each `linalg` op becomes parallel loops (reductions stay sequential
       inside), collapsed to one dimension and tiled by `block-size`, for
       `gpu-map-parallel-loops` and `convert-parallel-loops-to-gpu` to turn
@@ -390,7 +395,8 @@ def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
     "::mlir::gpu::GPUDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

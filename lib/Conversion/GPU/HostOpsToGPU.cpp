@@ -12,6 +12,7 @@
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -20,6 +21,7 @@
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -58,6 +60,117 @@ void onStream(RewriterBase &rewriter, Location loc, BuildFn build) {
 bool isByteCopy(MemRefType a, MemRefType b) {
   return memref::isStaticShapeAndContiguousRowMajor(a) &&
          memref::isStaticShapeAndContiguousRowMajor(b);
+}
+
+/// A copy of a contiguous operand into the channel window [0, C) of a
+/// contiguous buffer of Cp > C channels (conv3d-relayout-filter's padding
+/// for TMA): the window of each voxel is contiguous on both sides, so the
+/// copy moves `width` channels per load and store (C = 230: two, 460: four)
+/// over (voxels) x (C / width) threads instead of one element per thread
+/// with a five-level index decomposition (bench/RESULTS.md: 110 us of a
+/// 93 MB copy). The vector accesses need the operand's address aligned to
+/// their size; the caller's pointer is checked on the host, and a
+/// misaligned one takes the element-wise copy.
+struct ChannelWindowCopy {
+  Value source, buffer;
+  int64_t width;
+};
+
+std::optional<ChannelWindowCopy> matchChannelWindowCopy(memref::CopyOp copy) {
+  auto sourceType = cast<MemRefType>(copy.getSource().getType());
+  auto window = copy.getTarget().getDefiningOp<memref::SubViewOp>();
+  if (!window || sourceType.getRank() < 2 ||
+      !memref::isStaticShapeAndContiguousRowMajor(sourceType))
+    return std::nullopt;
+  auto bufferType = cast<MemRefType>(window.getSource().getType());
+  if (!memref::isStaticShapeAndContiguousRowMajor(bufferType) ||
+      bufferType.getRank() != sourceType.getRank() ||
+      bufferType.getElementType() != sourceType.getElementType() ||
+      !window.hasUnitStride() || !window.hasZeroOffset())
+    return std::nullopt;
+  ArrayRef<int64_t> shape = sourceType.getShape();
+  ArrayRef<int64_t> bufferShape = bufferType.getShape();
+  if (shape.drop_back() != bufferShape.drop_back() ||
+      window.getStaticSizes() != shape || shape.back() >= bufferShape.back())
+    return std::nullopt;
+  unsigned bits = sourceType.getElementTypeBitWidth();
+  if (bits % 8 != 0)
+    return std::nullopt;
+  // Up to 16 bytes per access, as many channels as divide both rows.
+  int64_t width = 16 / (bits / 8);
+  while (width > 1 && (shape.back() % width || bufferShape.back() % width))
+    width /= 2;
+  if (width < 2)
+    return std::nullopt;
+  return ChannelWindowCopy{copy.getSource(), window.getSource(), width};
+}
+
+/// The (voxels) x (channels) view of a contiguous memref.
+Value flattenVoxels(OpBuilder &builder, Location loc, Value memref) {
+  int64_t rank = cast<MemRefType>(memref.getType()).getRank();
+  SmallVector<ReassociationIndices> groups(2);
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    groups[0].push_back(d);
+  groups[1].push_back(rank - 1);
+  return memref::CollapseShapeOp::create(builder, loc, memref, groups);
+}
+
+void vectorizeChannelWindowCopies(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  SmallVector<std::pair<memref::CopyOp, ChannelWindowCopy>> copies;
+  func.walk([&](memref::CopyOp copy) {
+    if (isHostOp(copy))
+      if (std::optional<ChannelWindowCopy> match = matchChannelWindowCopy(copy))
+        copies.emplace_back(copy, *match);
+  });
+  for (auto &[copy, match] : copies) {
+    rewriter.setInsertionPoint(copy);
+    Location loc = copy.getLoc();
+    auto sourceType = cast<MemRefType>(match.source.getType());
+    int64_t accessBytes =
+        match.width * (sourceType.getElementTypeBitWidth() / 8);
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(
+        rewriter, loc, match.source);
+    Value misalignment = arith::RemUIOp::create(
+        rewriter, loc, address,
+        arith::ConstantIndexOp::create(rewriter, loc, accessBytes));
+    Value aligned = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, misalignment,
+        arith::ConstantIndexOp::create(rewriter, loc, 0));
+    auto branch = scf::IfOp::create(rewriter, loc, aligned,
+                                    /*withElseRegion=*/true);
+    // Aligned: the vector copy.
+    rewriter.setInsertionPointToStart(branch.thenBlock());
+    Value source = flattenVoxels(rewriter, loc, match.source);
+    Value buffer = flattenVoxels(rewriter, loc, match.buffer);
+    ArrayRef<int64_t> flat = cast<MemRefType>(source.getType()).getShape();
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value voxels = arith::ConstantIndexOp::create(rewriter, loc, flat[0]);
+    Value chunks =
+        arith::ConstantIndexOp::create(rewriter, loc, flat[1] / match.width);
+    Value widthValue =
+        arith::ConstantIndexOp::create(rewriter, loc, match.width);
+    auto vectorType =
+        VectorType::get({match.width}, sourceType.getElementType());
+    scf::ParallelOp::create(
+        rewriter, loc, ValueRange{zero, zero}, ValueRange{voxels, chunks},
+        ValueRange{one, one},
+        [&](OpBuilder &builder, Location loc, ValueRange ivs) {
+          Value channel =
+              arith::MulIOp::create(builder, loc, ivs[1], widthValue);
+          Value chunk = vector::LoadOp::create(
+              builder, loc, vectorType, source, ValueRange{ivs[0], channel},
+              /*nontemporal=*/false, llvm::MaybeAlign(accessBytes));
+          vector::StoreOp::create(
+              builder, loc, chunk, buffer, ValueRange{ivs[0], channel},
+              /*nontemporal=*/false, llvm::MaybeAlign(accessBytes));
+        });
+    // Misaligned: the element-wise copy (stridedCopiesToLinalg's).
+    rewriter.setInsertionPointToStart(branch.elseBlock());
+    memref::CopyOp::create(rewriter, loc, copy.getSource(), copy.getTarget());
+    rewriter.eraseOp(copy);
+  }
 }
 
 /// A host memref.copy with a strided side (into a subview of a padded
@@ -189,6 +302,7 @@ struct LowerHostOpsToGPUPass
       populateVoxelRmsScaleToLoopsPatterns(patterns);
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return signalPassFailure();
+      vectorizeChannelWindowCopies(func);
       stridedCopiesToLinalg(func);
       if (failed(hostLoopsToDeviceLoops(func, blockSize)) ||
           failed(moveBufferOps(func)))

@@ -72,6 +72,23 @@ FamilyChoice SM90Im2colFamily::select(MLIRContext *context,
   return choice;
 }
 
+/// The N tiles the sm90 kernel is tried with: candidateTileNs' (F, or its
+/// divisors from 256 and 128 down, and 64), and for F > 256 that is not a
+/// multiple of 64 the tiles that cut it into two or three near-equal parts
+/// (F = 464: 232 and 160), where 64-column tiles are the only divisor left
+/// and would run 8 N tiles, the last a quarter full (bench/RESULTS.md,
+/// run 12: 0.53x cuDNN on a 460-channel layer).
+static SmallVector<int64_t> sm90TileNs(int64_t filters) {
+  SmallVector<int64_t> tiles = candidateTileNs(filters, 256);
+  if (filters > 256 && filters % 64 != 0)
+    for (int64_t parts : {ceilDiv(filters, 256), ceilDiv(filters, 256) + 1}) {
+      int64_t tile = roundUp(ceilDiv(filters, parts), 8);
+      if (tile <= 256 && !llvm::is_contained(tiles, tile))
+        tiles.push_back(tile);
+    }
+  return tiles;
+}
+
 /// Split-K configurations for convolutions whose output tiles leave most
 /// multiprocessors idle: 64- and 128-row tiles of each N tile, split 2, 4, 8
 /// or 16 ways while every split keeps at least four K steps and the blocks
@@ -81,7 +98,7 @@ static void addSplitKCandidates(MLIRContext *context, const ConvGeometry &g,
                                 SmallVectorImpl<IGemmConfigAttr> &out) {
   int64_t steps = g.window[0] * g.window[1] * g.window[2] *
                   ceilDiv(g.channels, sm90::kChannelBlock);
-  for (int64_t tileN : candidateTileNs(g.gemmN(), 256)) {
+  for (int64_t tileN : sm90TileNs(g.gemmN())) {
     for (int64_t tileM : {int64_t(64), int64_t(128)}) {
       int64_t tiles = ceilDiv(g.gemmM(), tileM) * ceilDiv(g.gemmN(), tileN);
       if (tiles >= kH100SMs)
@@ -113,7 +130,7 @@ void SM90Im2colFamily::addCandidates(
                           {64, 4, KernelSchedule::cooperative},
                           {128, 4, KernelSchedule::pingpong},
                           {64, 4, KernelSchedule::pingpong}};
-  for (int64_t tileN : candidateTileNs(g.gemmN(), 256)) {
+  for (int64_t tileN : sm90TileNs(g.gemmN())) {
     for (const Shape &shape : shapes) {
       // 256-row tiles pay only when they still fill the machine.
       if (shape.tileM == 256 && g.gemmM() < 256 * kH100SMs)
