@@ -140,3 +140,34 @@ func.func @channel_window_odd(%x: memref<2x921xbf16>, %buffer: memref<2x928xbf16
   memref.copy %x, %window : memref<2x921xbf16> to memref<2x921xbf16, strided<[928, 1]>>
   return
 }
+
+// -----
+
+// The fill of the added channels before such a copy (the order
+// conv3d-relayout-filter's padding bufferizes to) joins the vector loop: the
+// loop runs over all 116 chunks of 232 channels, the last one the fill's;
+// the element-wise path keeps fill and copy.
+// DEFAULT-LABEL: func.func @channel_window_fill
+// DEFAULT-NOT: linalg.fill
+// DEFAULT: scf.if
+// DEFAULT: %[[N:.*]] = arith.constant 115 : index
+// DEFAULT: scf.parallel
+// DEFAULT: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[N]] : index
+// DEFAULT: %[[V:.*]] = scf.if %[[IN]] -> (vector<2xbf16>) {
+// DEFAULT: vector.load {{.*}} : memref<24x230xbf16>, vector<2xbf16>
+// DEFAULT: } else {
+// DEFAULT: vector.broadcast %{{.*}} : bf16 to vector<2xbf16>
+// DEFAULT: vector.store %[[V]], {{.*}} : memref<24x232xbf16>, vector<2xbf16>
+// DEFAULT: } else {
+// DEFAULT-COUNT-2: scf.parallel
+// DEFAULT: memref.store
+// DEFAULT: scf.parallel
+// DEFAULT: memref.load
+func.func @channel_window_fill(%x: memref<2x3x4x230xbf16>, %buffer: memref<2x3x4x232xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %added = memref.subview %buffer[0, 0, 0, 230] [2, 3, 4, 2] [1, 1, 1, 1] : memref<2x3x4x232xbf16> to memref<2x3x4x2xbf16, strided<[2784, 928, 232, 1], offset: 230>>
+  linalg.fill ins(%zero : bf16) outs(%added : memref<2x3x4x2xbf16, strided<[2784, 928, 232, 1], offset: 230>>)
+  %window = memref.subview %buffer[0, 0, 0, 0] [2, 3, 4, 230] [1, 1, 1, 1] : memref<2x3x4x232xbf16> to memref<2x3x4x230xbf16, strided<[2784, 928, 232, 1]>>
+  memref.copy %x, %window : memref<2x3x4x230xbf16> to memref<2x3x4x230xbf16, strided<[2784, 928, 232, 1]>>
+  return
+}

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <numeric>
@@ -105,6 +106,35 @@ std::optional<ChannelWindowCopy> matchChannelWindowCopy(memref::CopyOp copy) {
   return ChannelWindowCopy{copy.getSource(), window.getSource(), width};
 }
 
+/// The linalg.fill of the added channels [C, Cp) of `copy`'s buffer before
+/// it in its block, with nothing but side-effect-free ops in between (the
+/// order conv3d-relayout-filter's padding bufferizes to): the vector loop
+/// writes those channels too, one launch instead of two.
+linalg::FillOp findAddedChannelsFill(memref::CopyOp copy,
+                                     const ChannelWindowCopy &match) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(match.source.getType()).getShape();
+  int64_t padded = cast<MemRefType>(match.buffer.getType()).getShape().back();
+  for (Operation *op = copy->getPrevNode(); op; op = op->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(op);
+    if (!fill) {
+      if (!isMemoryEffectFree(op))
+        return {};
+      continue;
+    }
+    auto added = fill.getOutputs()[0].getDefiningOp<memref::SubViewOp>();
+    if (!added || added.getSource() != match.buffer || !added.hasUnitStride())
+      return {};
+    SmallVector<int64_t> offsets(shape.size(), 0), sizes(shape);
+    offsets.back() = shape.back();
+    sizes.back() = padded - shape.back();
+    if (added.getStaticOffsets() != ArrayRef<int64_t>(offsets) ||
+        added.getStaticSizes() != ArrayRef<int64_t>(sizes))
+      return {};
+    return fill;
+  }
+  return {};
+}
+
 /// The (voxels) x (channels) view of a contiguous memref.
 Value flattenVoxels(OpBuilder &builder, Location loc, Value memref) {
   int64_t rank = cast<MemRefType>(memref.getType()).getRank();
@@ -147,7 +177,12 @@ void vectorizeChannelWindowCopies(func::FuncOp func) {
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value voxels = arith::ConstantIndexOp::create(rewriter, loc, flat[0]);
-    Value chunks =
+    linalg::FillOp fill = findAddedChannelsFill(copy, match);
+    int64_t bufferChannels =
+        cast<MemRefType>(buffer.getType()).getShape().back();
+    Value chunks = arith::ConstantIndexOp::create(
+        rewriter, loc, (fill ? bufferChannels : flat[1]) / match.width);
+    Value sourceChunks =
         arith::ConstantIndexOp::create(rewriter, loc, flat[1] / match.width);
     Value widthValue =
         arith::ConstantIndexOp::create(rewriter, loc, match.width);
@@ -159,15 +194,46 @@ void vectorizeChannelWindowCopies(func::FuncOp func) {
         [&](OpBuilder &builder, Location loc, ValueRange ivs) {
           Value channel =
               arith::MulIOp::create(builder, loc, ivs[1], widthValue);
-          Value chunk = vector::LoadOp::create(
-              builder, loc, vectorType, source, ValueRange{ivs[0], channel},
-              /*nontemporal=*/false, llvm::MaybeAlign(accessBytes));
+          auto load = [&](OpBuilder &builder, Location loc) {
+            return vector::LoadOp::create(builder, loc, vectorType, source,
+                                          ValueRange{ivs[0], channel},
+                                          /*nontemporal=*/false,
+                                          llvm::MaybeAlign(accessBytes))
+                .getResult();
+          };
+          Value chunk;
+          if (!fill) {
+            chunk = load(builder, loc);
+          } else {
+            // Chunks past the operand's channels are the fill's.
+            Value inside = arith::CmpIOp::create(
+                builder, loc, arith::CmpIPredicate::ult, ivs[1], sourceChunks);
+            chunk = scf::IfOp::create(
+                        builder, loc, inside,
+                        [&](OpBuilder &b, Location l) {
+                          scf::YieldOp::create(b, l, load(b, l));
+                        },
+                        [&](OpBuilder &b, Location l) {
+                          // Built in the loop: a scalar crosses into the
+                          // kernel, a vector might not.
+                          scf::YieldOp::create(
+                              b, l,
+                              vector::BroadcastOp::create(b, l, vectorType,
+                                                          fill.getInputs()[0])
+                                  .getResult());
+                        })
+                        .getResult(0);
+          }
           vector::StoreOp::create(
               builder, loc, chunk, buffer, ValueRange{ivs[0], channel},
               /*nontemporal=*/false, llvm::MaybeAlign(accessBytes));
         });
     // Misaligned: the element-wise copy (stridedCopiesToLinalg's).
     rewriter.setInsertionPointToStart(branch.elseBlock());
+    if (fill) {
+      rewriter.clone(*fill.getOperation());
+      rewriter.eraseOp(fill);
+    }
     memref::CopyOp::create(rewriter, loc, copy.getSource(), copy.getTarget());
     rewriter.eraseOp(copy);
   }
