@@ -13,6 +13,8 @@
 #   ptx-emulator the PTX emulator (conv3d-run --emulate) can run: its Python
 #               package is built and the tests' Python has NumPy
 #   long-tests  the run includes the long tests (below)
+#   torch       the tests' Python imports PyTorch (any version: CI may install
+#               Debian's python3-torch, 1.13; conv3d.models needs only that)
 #
 # Long tests (`REQUIRES: long-tests`: consumers of the installed package,
 # emulated GPU kernels, long sweeps) stay out of check-conv3d, the README's
@@ -110,6 +112,10 @@ if cc is not None:
             config.available_features.add("cupy")
     except (OSError, subprocess.SubprocessError):
         pass
+
+if subprocess.run([config.python_executable, "-c", "import torch"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")
 
 LONG_MARKER = re.compile(r"REQUIRES:.*\blong-tests\b")
 tests_mode = lit_config.params.get("conv3d_tests", "short")

@@ -673,7 +673,8 @@ if _torch_any is not None:
             c = x.shape[1]
             ident = self._weights.get(("identity", c, x.dtype, x.device))
             if ident is None:
-                ident = _T.eye(c, dtype=x.dtype, device=x.device).reshape(c, c, 1, 1, 1)
+                # (eye in f32: PyTorch 1.13 has no bf16 eye on the CPU)
+                ident = _T.eye(c, device=x.device).to(x.dtype).reshape(c, c, 1, 1, 1)
                 self._weights[("identity", c, x.dtype, x.device)] = ident
             return self._run(x, ident, None, history, 0, (0, 0), (1, 1, 1), (1, 1, 1),
                              norm_weight, norm_bias, norm_eps, activation, None, "none",

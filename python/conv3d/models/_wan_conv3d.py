@@ -98,8 +98,9 @@ class _Split:
         """Posts the exchange of x's first and last rows with the neighbours;
         returns a function that waits and gives (above, below): the row
         above x's first and below its last (zeros at the image's edges)."""
-        top = x[:, :, :, :1].contiguous(memory_format=_CL)
-        bottom = x[:, :, :, -1:].contiguous(memory_format=_CL)
+        # NDHWC-contiguous buffers (point-to-point takes contiguous tensors).
+        top = x[:, :, :, :1].permute(0, 2, 3, 4, 1).contiguous()
+        bottom = x[:, :, :, -1:].permute(0, 2, 3, 4, 1).contiguous()
         above, below = torch.zeros_like(top), torch.zeros_like(bottom)
         ops = []
         P2POp = self.dist.P2POp
@@ -116,7 +117,7 @@ class _Split:
         def wait():
             for request in requests:
                 request.wait()
-            return above, below
+            return above.permute(0, 4, 1, 2, 3), below.permute(0, 4, 1, 2, 3)
         return wait
 
     def all_rows(self, x, scale):
@@ -330,7 +331,7 @@ class Conv3dWanDecoder:
                 raise ValueError(
                     "a world of %d ranks cannot split the latent's %d rows into shards of 2 "
                     "rows or more (each rank's convolutions need 2 rows of their own): use "
-                    "at most %d ranks" % (size, z.shape[3], max(1, z.shape[3] // 2)))
+                    "at most %d" % (size, z.shape[3], max(1, z.shape[3] // 2)))
             if z.device.type == "cuda" and z.device.index != torch.cuda.current_device():
                 raise ValueError("the latent is on %s, this rank's current CUDA device is %d"
                                  % (z.device, torch.cuda.current_device()))
