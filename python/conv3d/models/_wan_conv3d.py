@@ -139,7 +139,8 @@ class Conv3dWanDecoder:
     conv3d's converted copies follow in-place changes. `target` as for
     conv3d.torch.CausalConv3d; `group`: a torch.distributed process group
     to split the height over (default: the whole world when
-    torch.distributed is initialized with more than one rank, else none)."""
+    torch.distributed is initialized with more than one rank, else none;
+    False: never split)."""
 
     def __init__(self, model, target="auto", group=None):
         if not isinstance(model, W.WanVAEDecoder):
@@ -206,9 +207,9 @@ class Conv3dWanDecoder:
         gamma = self._gamma(norm) if norm is not None else None
         kwargs = dict(norm_weight=gamma, norm_eps=NORM_EPS, input_activation=act)
         causal = getattr(conv, "causal_padding", (0,))[0] > 0
+        if halo:
+            return self._halo_conv(conv, x, caches, causal, residual, kwargs)
         with self.timer("convolutions"):
-            if halo:
-                return self._halo_conv(conv, x, caches, causal, residual, kwargs)
             layer = self._layer(conv)
             if not causal:
                 return layer(x, residual=residual, **kwargs)
@@ -219,15 +220,26 @@ class Conv3dWanDecoder:
     def _halo_conv(self, conv, x, caches, causal, residual, kwargs):
         layer = self._layer(conv, split=True)
         old = caches.get(id(conv)) if causal else None  # one halo row each side
-        wait = self._split.exchange(x)
+        with self.timer("communication"):
+            wait = self._split.exchange(x)
         h = x.shape[3]
         rows = lambda t, a, b: None if t is None else t[:, :, :, a:b]  # noqa: E731
         middle = None
         if h > 2:  # the interior, while the halo rows travel
-            middle = layer(x, rows(old, 1, h + 1), residual=rows(residual, 1, h - 1),
-                           **kwargs)
+            with self.timer("convolutions"):
+                middle = layer(x, rows(old, 1, h + 1), residual=rows(residual, 1, h - 1),
+                               **kwargs)
         with self.timer("communication"):
             above, below = wait()
+        with self.timer("convolutions"):
+            return self._halo_edges(layer, conv, x, above, below, old, middle, caches, causal,
+                                    residual, kwargs)
+
+    def _halo_edges(self, layer, conv, x, above, below, old, middle, caches, causal,
+                    residual, kwargs):
+        """The boundary rows from 3-row slabs, the rows joined, the cache."""
+        h = x.shape[3]
+        rows = lambda t, a, b: None if t is None else t[:, :, :, a:b]  # noqa: E731
         top = layer(torch.cat([above, x[:, :, :, :2]], dim=3), rows(old, 0, 3),
                     residual=rows(residual, 0, 1), **kwargs)
         bottom = layer(torch.cat([x[:, :, :, h - 2:], below], dim=3), rows(old, h - 1, h + 2),
@@ -255,15 +267,15 @@ class Conv3dWanDecoder:
         qkv = self._conv(block.to_qkv, x, caches, norm=block.norm)
         n, c3, t, h, w = qkv.shape
         c = c3 // 3
+        tokens = qkv.permute(0, 2, 3, 4, 1).reshape(n * t, 1, h * w, c3)
+        q, kv = tokens[..., :c], tokens[..., c:]
+        if self._split is not None:  # K and V of the whole frame
+            with self.timer("communication"):
+                full = self._split.all_rows(
+                    kv.reshape(n * t, h, w, 2 * c).permute(0, 3, 1, 2).unsqueeze(0),
+                    self._scale)
+            kv = full.squeeze(0).permute(0, 2, 3, 1).reshape(n * t, 1, -1, 2 * c)
         with self.timer("attention"):
-            tokens = qkv.permute(0, 2, 3, 4, 1).reshape(n * t, 1, h * w, c3)
-            q, kv = tokens[..., :c], tokens[..., c:]
-            if self._split is not None:
-                with self.timer("communication"):
-                    full = self._split.all_rows(
-                        kv.reshape(n * t, h, w, 2 * c).permute(0, 3, 1, 2).unsqueeze(0),
-                        self._scale)
-                kv = full.squeeze(0).permute(0, 2, 3, 1).reshape(n * t, 1, -1, 2 * c)
             o = W.attention(q, kv[..., :c], kv[..., c:])
             o = o.reshape(n, t, h, w, c).permute(0, 4, 1, 2, 3)
         return self._conv(block.proj, o, caches, residual=x)
@@ -312,6 +324,8 @@ class Conv3dWanDecoder:
 
     # -- decode ------------------------------------------------------------------
     def _group(self):
+        if self.group is False:
+            return None
         if self.group is not None:
             return self.group
         dist = getattr(torch, "distributed", None)

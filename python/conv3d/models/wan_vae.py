@@ -358,8 +358,5 @@ def save_safetensors(state_dict, path):
     save_file({k: v.contiguous() for k, v in state_dict.items()}, path)
 
 
-def __getattr__(name):
-    if name == "Conv3dWanDecoder":
-        from ._wan_conv3d import Conv3dWanDecoder
-        return Conv3dWanDecoder
-    raise AttributeError(name)
+# Last: _wan_conv3d imports this module.
+from ._wan_conv3d import Conv3dWanDecoder  # noqa: E402
