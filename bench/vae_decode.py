@@ -284,9 +284,9 @@ def run_distributed(args):
         empty_cache()
         out.append(row)
         if rank == 0:
-            print("%s latent %s, %d GPUs (height split, NCCL): %.3f s; peak per GPU %s GiB "
+            print("%s latent %s, %d ranks (height split, %s): %.3f s; peak per GPU %s GiB "
                   "allocated (%s GiB device in use); rel_l2 vs our one-GPU decode %.2e%s" % (
-                      name, "x".join(map(str, z.shape)), size, seconds,
+                      name, "x".join(map(str, z.shape)), size, dist.get_backend(), seconds,
                       "/".join("%.2f" % p for p in row["peak_gib"]),
                       "/".join("%.2f" % p for p in row["device_used_gib"]),
                       row["rel_l2_vs_one_gpu"],

@@ -114,9 +114,10 @@ class _Split:
                     P2POp(self.dist.irecv, below, peer, self.group)]
         requests = self.dist.batch_isend_irecv(ops) if ops else []
 
-        def wait():
+        def wait(sent=(top, bottom)):  # the sent rows live until the wait
             for request in requests:
                 request.wait()
+            del sent
             return above.permute(0, 4, 1, 2, 3), below.permute(0, 4, 1, 2, 3)
         return wait
 
