@@ -24,7 +24,9 @@ around each step (convolutions with their fused norm + SiLU prologue and
 residual, upsampling, attention, communication, other), eager from
 torch.profiler's device time per PyTorch op, grouped (convolutions, norms +
 SiLU, upsampling and the time conv's rearrangement, attention, cache
-copies: cat / pad / clone, other).
+copies: cat / pad / clone, other), and the ops and kernels with the most
+device time in each (--top-kernels, torch.profiler: conv3d's kernels
+appear under their own names).
 
 torchrun (world size P > 1, NCCL): every rank decodes its rows (the split
 of Conv3dWanDecoder); rank 0 prints the time (from a barrier to every
@@ -152,6 +154,24 @@ def eager_stages(model, z):
     return out
 
 
+def top_entries(fn, count):
+    """The `count` profiler entries (PyTorch ops and CUDA kernels, conv3d's
+    driver-API launches too) with the most device time (self) in fn():
+    [(name, ms, calls)]."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        sync()
+    rows = []
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:
+            us = getattr(e, "self_cuda_time_total", 0)
+        if us:
+            rows.append((e.key[:90], us / 1e3, e.count))
+    return sorted(rows, key=lambda r: -r[1])[:count]
+
+
 def ours_stages(ours, z):
     timer = StageTimes(z.device)
     ours.decode(z, clamp=False, timer=timer)
@@ -213,6 +233,12 @@ def run_single(args):
         if not args.no_eager:
             row["eager_stages_ms"] = eager_stages(model, pz)
             row["speedup"] = row["eager_s"] / row["ours_s"]
+        if args.top_kernels and DEVICE == "cuda":
+            row["ours_top"] = top_entries(lambda: ours.decode(pz, clamp=False),
+                                          args.top_kernels)
+            if not args.no_eager:
+                row["eager_top"] = top_entries(lambda: model.decode(pz, clamp=False),
+                                               args.top_kernels)
         out.append(row)
         print("%s latent %s -> video %s:" % (size, "x".join(map(str, row["latent"])),
                                             "x".join(map(str, row["video"]))))
@@ -233,6 +259,9 @@ def run_single(args):
         if "eager_stages_ms" in row:
             print("  stages (%d latent frames), eager: %s" % (
                 args.profile_frames, show(row["eager_stages_ms"])))
+        for name in ("ours", "eager"):
+            for entry in row.get(name + "_top", []):
+                print("  %s top: %8.2f ms %5d x %s" % (name, entry[1], entry[2], entry[0]))
         sys.stdout.flush()
         model = ours = ref = None
         empty_cache()
@@ -306,6 +335,9 @@ def main():
     ap.add_argument("--frames", type=int, default=21, help="latent frames")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile-frames", type=int, default=3)
+    ap.add_argument("--top-kernels", type=int, default=12,
+                    help="one GPU: print the N ops/kernels with the most device time "
+                    "in the --profile-frames decode (0: none)")
     ap.add_argument("--no-eager", action="store_true", help="one GPU: skip the eager decode")
     ap.add_argument("--no-reference", action="store_true",
                     help="one GPU: skip the float32 reference")
