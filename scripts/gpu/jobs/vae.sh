@@ -14,14 +14,17 @@ set -uo pipefail
 OUT="${OUT:-/tmp/vae-out}"
 mkdir -p "$OUT"
 status=0
+# Every step's timeout is cut to what is left of 340 s: the job ends in < 6 min.
+deadline=$(( $(date +%s) + 340 ))
+left() { local l=$(( deadline - $(date +%s) )); [ "$l" -lt "$1" ] && echo $(( l > 1 ? l : 1 )) || echo "$1"; }
 export PYTHONPATH="$PWD/python:${PYTHONPATH:-}"
 nvidia-smi -L > "$OUT/gpu.txt" 2>&1
 python3 -c "import torch; print('torch', torch.__version__)" | tee "$OUT/versions.txt"
 for mode in structure numeric dist; do
-  timeout 240 python3 test/Inputs/wan_vae_check.py "$mode" > "$OUT/check-$mode.log" 2>&1 || status=1
+  timeout "$(left 90)" python3 test/Inputs/wan_vae_check.py "$mode" > "$OUT/check-$mode.log" 2>&1 || status=1
   tail -3 "$OUT/check-$mode.log"
 done
-timeout 180 python3 - > "$OUT/gpu-small.log" 2>&1 <<'PY' || status=1
+timeout "$(left 100)" python3 - > "$OUT/gpu-small.log" 2>&1 <<'PY' || status=1
 import torch
 from conv3d.models import wan_vae as W
 torch.manual_seed(0)
@@ -45,7 +48,7 @@ print("GPU-SMALL", "PASS" if e(ours) <= 2 * e(eager) + 1e-3 else "FAIL")
 PY
 cat "$OUT/gpu-small.log"
 grep -q "GPU-SMALL PASS" "$OUT/gpu-small.log" || status=1
-timeout 300 python3 bench/vae_decode.py --sizes 480p,720p --frames "${VAE_FRAMES:-3}" \
+timeout "$(left 300)" python3 bench/vae_decode.py --sizes 480p,720p --frames "${VAE_FRAMES:-3}" \
   --repeat 2 --profile-frames 2 --json "$OUT/vae_decode.json" 2>&1 | tee "$OUT/bench.log" || status=1
 echo "vae job status $status" | tee "$OUT/status.txt"
 exit $status
