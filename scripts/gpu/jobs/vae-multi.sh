@@ -5,7 +5,7 @@
 # height split of Conv3dWanDecoder: a 720p latent of 3 frames (VAE_SIZES=720p,480p
 # and VAE_FRAMES=21 for more, past the 6-minute budget), time,
 # peak memory per GPU, rel_l2 against our one-GPU decode on rank 0, rank 0's
-# stages; then the one-GPU baseline of the same sizes in the same job (for
+# stages; before them, the one-GPU baseline of the same sizes in the same job (for
 # the speedup). NVLink multicast stays off (never cuMulticastCreate).
 set -uo pipefail
 OUT="${OUT:-/tmp/vae-multi-out}"
