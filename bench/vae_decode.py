@@ -59,7 +59,7 @@ SIZES = {"480p": (60, 104), "720p": (90, 160)}
 # The warm-up decodes 4 latent frames: every shape of every convolution
 # occurs by the fourth chunk (the first time conv's cache grows to its 2
 # frames on the third chunk after its first).
-WARM_FRAMES = 4
+WARM_FRAMES = 4  # (conv2, 1x1x1, runs frame by frame: no shape depends on T)
 
 
 def make_model(dtype, device, seed=0):

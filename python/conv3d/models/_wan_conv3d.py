@@ -369,15 +369,17 @@ class Conv3dWanDecoder:
                 s = self._split
                 z = z[:, :, :, s.starts[s.rank]:s.starts[s.rank] + s.counts[s.rank]]
             z = z.contiguous(memory_format=_CL)
-            x = self._conv(self.model.conv2, z, {})
-            n, _, t, h, w = x.shape
+            n, _, t, h, w = z.shape
             up = self.model.space_factor
             out = torch.empty(n, 3, 1 + self.model.time_factor * (t - 1), up * h, up * w,
                               dtype=z.dtype, device=z.device)
             caches, frame = {}, 0
             for i in range(t):
                 self._scale = 1
-                y = self._chunk(x[:, :, i:i + 1], caches)
+                # conv2 (1x1x1) frame by frame: the same result as over the
+                # whole latent, and the same compiled shape for every length.
+                x = self._conv(self.model.conv2, z[:, :, i:i + 1], caches)
+                y = self._chunk(x, caches)
                 with self.timer("other"):
                     y = y[:, :3]
                     out[:, :, frame:frame + y.shape[2]] = y.clamp(-1.0, 1.0) if clamp else y
