@@ -130,16 +130,18 @@ def numeric():
     clamped = ours.decode(z, mean, std)
     print("clamped: in [-1, 1] %s, equal to clamp(y) %s" % (
         bool(clamped.abs().max() <= 1), torch.equal(clamped, y.clamp(-1, 1))))
-    # Changed in place: the layers follow (the head after refresh()).
+    # Changed in place, then moved to float64 and back (new storage): the
+    # layers follow.
     with torch.no_grad():
         for p in m.parameters():
             p.mul_(0.9)
-    ours.refresh()
     y2 = ours.decode(z, mean, std, clamp=False)
     ref2 = m.double().decode(z.double(), mean, std, clamp=False)
     m.float()
-    print("after an in-place change: rel_l2 %s" % ("OK" if rel(y2, ref2) < 1e-5 else
-                                                   "BAD %.2e" % rel(y2, ref2)))
+    y3 = ours.decode(z, mean, std, clamp=False)
+    print("after an in-place change: rel_l2 %s; after .double().float(): %s" % (
+        "OK" if rel(y2, ref2) < 1e-5 else "BAD %.2e" % rel(y2, ref2),
+        "OK" if rel(y3, ref2) < 1e-5 else "BAD %.2e" % rel(y3, ref2)))
     mb = randomize(W.WanVAEDecoder(**SMALL), 3).to(torch.bfloat16).eval()
     yb = W.Conv3dWanDecoder(mb, target="cpu").decode(z.bfloat16(), mean, std, clamp=False)
     eb = rel(mb.decode(z.bfloat16(), mean, std, clamp=False), ref)

@@ -160,22 +160,28 @@ class Conv3dWanDecoder:
         conv3d.torch.CausalConv3d on the same parameters; with split, no
         padding in H (the halo rows are explicit)."""
         key = (id(conv), split)
-        layer = self._layers.get(key)
-        if layer is not None:
-            return layer
+        head = conv is self.model.decoder.head[2]
+        # Rebuilt when a parameter moves (model.to(), a new tensor): the
+        # layer holds views of the parameters' storage (the head: copies,
+        # also rebuilt when changed in place).
+        state = tuple((t.data_ptr(), t.dtype, t.device, t._version if head else None)
+                      for t in (conv.weight, conv.bias))
+        hit = self._layers.get(key)
+        if hit is not None and hit[1] == state:
+            return hit[0]
         weight = conv.weight if conv.weight.dim() == 5 else conv.weight.unsqueeze(2)
         f, c, q, r, s = weight.shape
         p_t = conv.causal_padding[0] // 2 if hasattr(conv, "causal_padding") else 0
         p_h, p_w = (r - 1) // 2, (s - 1) // 2
         layer = ct.CausalConv3d(c, f, (q, r, s), padding=(p_t, 0 if split else p_h, p_w),
                                 device="meta", target=self.target)
-        if conv is self.model.decoder.head[2]:
+        if head:
             weight, bias = self._head_parameters(conv)
         else:
             bias = conv.bias
         layer.weight = torch.nn.Parameter(weight.detach(), requires_grad=False)
         layer.bias = torch.nn.Parameter(bias.detach(), requires_grad=False)
-        self._layers[key] = layer
+        self._layers[key] = (layer, state)
         return layer
 
     def _head_parameters(self, conv):
@@ -188,14 +194,16 @@ class Conv3dWanDecoder:
 
     def _gamma(self, norm):
         """The norm's gamma as a vector (a view sharing its storage)."""
-        v = self._vectors.get(id(norm))
-        if v is None:
-            v = self._vectors[id(norm)] = norm.gamma.detach().reshape(-1)
-        return v
+        g = norm.gamma
+        state = (g.data_ptr(), g.dtype, g.device)
+        hit = self._vectors.get(id(norm))
+        if hit is None or hit[1] != state:
+            hit = self._vectors[id(norm)] = (g.detach().reshape(-1), state)
+        return hit[0]
 
     def refresh(self):
-        """Forgets the layers (after parameters were replaced, not changed
-        in place, or after the head's weights changed)."""
+        """Forgets the layers and their compiled plans (the layers follow
+        parameters changed in place or moved by themselves)."""
         self._layers.clear()
         self._vectors.clear()
 
