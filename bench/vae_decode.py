@@ -59,6 +59,7 @@ SIZES = {"480p": (60, 104), "720p": (90, 160)}
 # The warm-up decodes 4 latent frames: every shape of every convolution
 # occurs by the fourth chunk (the first time conv's cache grows to its 2
 # frames on the third chunk after its first).
+SPLIT_TOLERANCE = 2e-2  # rel_l2 of the split decode against the one-GPU one
 WARM_FRAMES = 4  # (conv2, 1x1x1, runs frame by frame: no shape depends on T)
 
 
@@ -328,6 +329,10 @@ def run_distributed(args):
                       if "rel_l2_vs_fp32_eager" in row else ""))
             print("  stages on rank 0 (%d latent frames): %s" % (args.profile_frames,
                                                                  show(stages)))
+            # Different heights may take other tilings: equal within bf16's
+            # rounding, not bit for bit.
+            print("  split vs one GPU: %s" % ("PASS" if row["rel_l2_vs_one_gpu"] < SPLIT_TOLERANCE
+                                             else "FAIL (over %g)" % SPLIT_TOLERANCE))
             sys.stdout.flush()
     dist.destroy_process_group()
     return out if rank == 0 else None

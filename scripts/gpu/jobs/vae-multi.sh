@@ -27,6 +27,7 @@ for n in 2 4; do
   timeout "$(left 120)" python3 -m torch.distributed.run --standalone --nproc_per_node "$n" \
     bench/vae_decode.py --sizes "${VAE_SIZES:-720p}" --frames "$frames" --repeat 2 --profile-frames 2 \
     --json "$OUT/torchrun-$n.json" 2>&1 | tee "$OUT/torchrun-$n.log" || status=1
+  grep -q "split vs one GPU: FAIL" "$OUT/torchrun-$n.log" && status=1
 done
 echo "vae-multi job status $status" | tee "$OUT/status.txt"
 exit $status
