@@ -113,7 +113,9 @@ if cc is not None:
     except (OSError, subprocess.SubprocessError):
         pass
 
-if subprocess.run([config.python_executable, "-c", "import torch"],
+# Found, not imported (importing PyTorch takes seconds).
+if subprocess.run([config.python_executable, "-c", "import importlib.util, sys; "
+                   "sys.exit(importlib.util.find_spec('torch') is None)"],
                   capture_output=True).returncode == 0:
     config.available_features.add("torch")
 
