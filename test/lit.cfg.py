@@ -13,6 +13,8 @@
 #   ptx-emulator the PTX emulator (conv3d-run --emulate) can run: its Python
 #               package is built and the tests' Python has NumPy
 #   long-tests  the run includes the long tests (below)
+#   torch       the tests' Python imports PyTorch (any version: CI may install
+#               Debian's python3-torch, 1.13; conv3d.models needs only that)
 #
 # Long tests (`REQUIRES: long-tests`: consumers of the installed package,
 # emulated GPU kernels, long sweeps) stay out of check-conv3d, the README's
@@ -112,6 +114,12 @@ if cc is not None:
             config.available_features.add("cupy")
     except (OSError, subprocess.SubprocessError):
         pass
+
+# Found, not imported (importing PyTorch takes seconds).
+if subprocess.run([config.python_executable, "-c", "import importlib.util, sys; "
+                   "sys.exit(importlib.util.find_spec('torch') is None)"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")
 
 # A short test may hold long-only RUN lines (`%if long-tests %{ ... %}`): the
 # long run runs such a file whole.

@@ -15,8 +15,11 @@ conv3d.conv3d directly: the op's dispatch costs more host time than the
 convolution's own call.
 
 Importing this module without PyTorch installed works; using anything in it
-then raises ImportError.
+then raises ImportError. With a PyTorch older than 2.4 (Debian's 1.13, say)
+CausalConv3d is there and the rest raises ImportError naming the version.
 """
+
+import sys as _sys
 
 try:
     import torch as _torch
@@ -28,6 +31,7 @@ else:
         _MISSING = "PyTorch 2.4 or newer (torch.library.custom_op); found %s" % (
             _torch.__version__)
         _torch = None
+_torch_any = _sys.modules.get("torch")  # PyTorch of any version, or None
 
 import weakref
 
@@ -498,10 +502,15 @@ else:
         report.module = model
         return report
 
-    _TORCH_DTYPE_NAMES = {_torch.bfloat16: "bf16", _torch.float16: "f16",
-                          _torch.float32: "f32"}
 
-    class CausalConv3d(_torch.nn.Conv3d):
+# CausalConv3d needs only PyTorch itself (no custom op): it is there with
+# any PyTorch from 1.13 (Debian's) up, the rest of this module with 2.4 and up.
+if _torch_any is not None:
+    _T = _torch_any
+    _TORCH_DTYPE_NAMES = {_T.bfloat16: "bf16", _T.float16: "f16",
+                          _T.float32: "f32"}
+
+    class CausalConv3d(_T.nn.Conv3d):
         """A convolution that is causal in time, as video VAE decoders
         (WAN 2.x and others) build it, computed by conv3d.
 
@@ -574,7 +583,7 @@ else:
                 raise ValueError("x is on %s, the layer's weight on %s"
                                  % (x.device, self.weight.device))
             if cache is not None:
-                if not isinstance(cache, _torch.Tensor) or cache.dim() != 5 \
+                if not isinstance(cache, _T.Tensor) or cache.dim() != 5 \
                         or (cache.shape[0], cache.shape[1], cache.shape[3],
                             cache.shape[4]) != (n, c, h, w):
                     raise ValueError(
@@ -610,7 +619,7 @@ else:
         def forward(self, x, cache=None, *, norm_weight=None, norm_bias=None,
                     norm_eps=1e-6, input_activation=None, residual=None,
                     return_cache=False):
-            if _torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad):
+            if _T.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad):
                 raise RuntimeError(_INFERENCE_ONLY)
             self._check_operands(x, cache, norm_weight, norm_bias, residual)
             if norm_bias is not None and norm_weight is None:
@@ -657,14 +666,15 @@ else:
                 return self._transform(tail, old, norm_weight, norm_bias, norm_eps,
                                        activation)
             if old is not None:
-                tail = _torch.cat([old.to(tail.dtype), tail], dim=2)
-            return tail.contiguous(memory_format=_torch.channels_last_3d)
+                tail = _T.cat([old.to(tail.dtype), tail], dim=2)
+            return tail.contiguous(memory_format=_T.channels_last_3d)
 
         def _transform(self, x, history, norm_weight, norm_bias, norm_eps, activation):
             c = x.shape[1]
             ident = self._weights.get(("identity", c, x.dtype, x.device))
             if ident is None:
-                ident = _torch.eye(c, dtype=x.dtype, device=x.device).reshape(c, c, 1, 1, 1)
+                # (eye in f32: PyTorch 1.13 has no bf16 eye on the CPU)
+                ident = _T.eye(c, device=x.device).to(x.dtype).reshape(c, c, 1, 1, 1)
                 self._weights[("identity", c, x.dtype, x.device)] = ident
             return self._run(x, ident, None, history, 0, (0, 0), (1, 1, 1), (1, 1, 1),
                              norm_weight, norm_bias, norm_eps, activation, None, "none",
@@ -743,12 +753,12 @@ else:
                     raise ValueError("residual has shape %s; the output's is %s"
                                      % (tuple(residual.shape), (on, of, od, oh, ow)))
             res = cl(residual.to(x.dtype)) if residual is not None else None
-            out = _torch.empty(plan.output_shape, dtype=x.dtype, device=x.device)
+            out = _T.empty(plan.output_shape, dtype=x.dtype, device=x.device)
             ptr = lambda t: t.data_ptr() if t is not None else None  # noqa: E731
             # GPU work goes on the caller's current stream (0: the legacy one).
             stream = None
             if x.device.type == "cuda":
-                stream = _torch.cuda.current_stream(x.device).cuda_stream or 1
+                stream = _T.cuda.current_stream(x.device).cuda_stream or 1
             plan.run(ptr(xi), ptr(wi), ptr(out), history=ptr(hi), norm_gamma=ptr(gamma),
                      norm_beta=ptr(beta), bias=ptr(bias), residual=ptr(res), stream=stream)
             return out.permute(0, 4, 1, 2, 3)

@@ -1,0 +1,410 @@
+"""WanVAEDecoder's decode on conv3d (Conv3dWanDecoder), on one device or with
+the frames' height split over the ranks of a torch.distributed group.
+
+Every convolution is a conv3d.torch.CausalConv3d sharing the model's
+parameters (the 2-D convs as (1, R, S) ones), activations stay
+channels_last_3d from the latent to the head, each RMS norm + SiLU is its
+convolution's input prologue, each residual block's sum is its second
+convolution's residual epilogue, each cache is the convolution's history
+operand (and the next one comes out of the same library call's
+return_cache). The attention's norm is its qkv projection's prologue, the
+shortcut its output projection's residual. Between convolutions PyTorch
+does: the nearest 2x upsampling (one copy, the time conv's channels-to-
+frames rearrangement folded into it), scaled-dot-product attention, the
+head's clamp into the output.
+
+Height split (torch.distributed initialized with more than one rank): rank
+r owns latent rows [s_r, s_r + c_r) (c_r = H // P or one more), and 2^k
+times that after k upsamplings. The norms are per voxel, so local; a
+convolution with a 3-row window needs one row from each neighbour: the
+rows go by point-to-point isend/irecv (batch_isend_irecv) while the
+convolution of the interior rows (no padding in H) runs; then the two
+boundary rows are convolved from 3-row slabs (the received row, zeros at
+the image's edges: the prologue maps zeros to zeros) and the three parts
+concatenated. Caches keep one halo row on each side. The attention gathers
+K and V of the whole frame (all_gather) and attends with the local rows'
+queries: exact. The output's rows are gathered at the end (gather=True).
+"""
+
+import contextlib
+import time
+
+import torch
+import torch.nn.functional as F
+
+from .. import torch as ct
+from . import wan_vae as W
+
+NORM_EPS = 1e-12  # rsqrt(mean(x^2) + eps) for WAN's F.normalize (see wan_vae)
+_CL = torch.channels_last_3d
+_HEAD_FILTERS = 8  # the head's 3 filters padded to a 16-byte output row (bf16)
+
+
+class StageTimes:
+    """Time per stage (convolutions, norms, upsampling, attention,
+    communication, other): CUDA events on the current stream (host clock on
+    the CPU), summed by totals() after a synchronize."""
+
+    def __init__(self, device):
+        self.cuda = torch.device(device).type == "cuda"
+        self.marks = []
+
+    @contextlib.contextmanager
+    def __call__(self, stage):
+        if self.cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
+                enable_timing=True)
+            start.record()
+            yield
+            end.record()
+            self.marks.append((stage, start, end))
+        else:
+            t0 = time.perf_counter()
+            yield
+            self.marks.append((stage, t0, time.perf_counter()))
+
+    def totals(self):
+        """{stage: milliseconds}."""
+        if self.cuda:
+            torch.cuda.synchronize()
+        out = {}
+        for stage, a, b in self.marks:
+            ms = a.elapsed_time(b) if self.cuda else (b - a) * 1e3
+            out[stage] = out.get(stage, 0.0) + ms
+        return out
+
+
+def _no_timer(stage):
+    return contextlib.nullcontext()
+
+
+class _Split:
+    """The height split over a process group."""
+
+    def __init__(self, group, latent_rows):
+        import torch.distributed as dist
+        self.dist, self.group = dist, group
+        self.size = dist.get_world_size(group)
+        self.rank = dist.get_rank(group)
+        self.counts = [latent_rows // self.size + (r < latent_rows % self.size)
+                       for r in range(self.size)]
+        self.starts = [sum(self.counts[:r]) for r in range(self.size)]
+
+    def peer(self, r):
+        return self.dist.get_global_rank(self.group, r) if hasattr(
+            self.dist, "get_global_rank") and self.group is not None else r
+
+    def exchange(self, x):
+        """Posts the exchange of x's first and last rows with the neighbours;
+        returns a function that waits and gives (above, below): the row
+        above x's first and below its last (zeros at the image's edges)."""
+        # NDHWC-contiguous buffers (point-to-point takes contiguous tensors).
+        top = x[:, :, :, :1].permute(0, 2, 3, 4, 1).contiguous()
+        bottom = x[:, :, :, -1:].permute(0, 2, 3, 4, 1).contiguous()
+        above, below = torch.zeros_like(top), torch.zeros_like(bottom)
+        ops = []
+        P2POp = self.dist.P2POp
+        if self.rank > 0:
+            peer = self.peer(self.rank - 1)
+            ops += [P2POp(self.dist.irecv, above, peer, self.group),
+                    P2POp(self.dist.isend, top, peer, self.group)]
+        if self.rank < self.size - 1:
+            peer = self.peer(self.rank + 1)
+            ops += [P2POp(self.dist.isend, bottom, peer, self.group),
+                    P2POp(self.dist.irecv, below, peer, self.group)]
+        requests = self.dist.batch_isend_irecv(ops) if ops else []
+
+        def wait(sent=(top, bottom)):  # the sent rows live until the wait
+            for request in requests:
+                request.wait()
+            del sent
+            return above.permute(0, 4, 1, 2, 3), below.permute(0, 4, 1, 2, 3)
+        return wait
+
+    def all_rows(self, x, scale):
+        """x's rows from every rank, concatenated along H (dim 3): every
+        rank's shard is padded to the largest for all_gather."""
+        rows = [c * scale for c in self.counts]
+        most = max(rows)
+        if x.shape[3] < most:
+            x = F.pad(x, (0, 0, 0, most - x.shape[3]))
+        x = x.contiguous()
+        parts = [torch.empty_like(x) for _ in range(self.size)]
+        self.dist.all_gather(parts, x, group=self.group)
+        return torch.cat([p[:, :, :, :r] for p, r in zip(parts, rows)], dim=3)
+
+
+class Conv3dWanDecoder:
+    """decode(z) of a WanVAEDecoder on conv3d.torch layers (see the module
+    docstring). The parameters are the model's own (shared, not copied);
+    conv3d's converted copies follow in-place changes. `target` as for
+    conv3d.torch.CausalConv3d; `group`: a torch.distributed process group
+    to split the height over (default: the whole world when
+    torch.distributed is initialized with more than one rank, else none;
+    False: never split)."""
+
+    def __init__(self, model, target="auto", group=None):
+        if not isinstance(model, W.WanVAEDecoder):
+            raise TypeError("Conv3dWanDecoder takes a WanVAEDecoder, got %s"
+                            % type(model).__name__)
+        self.model = model
+        self.target = target
+        self.group = group
+        self._layers = {}
+        self._vectors = {}
+        self.timer = _no_timer
+
+    # -- layers ------------------------------------------------------------------
+    def _layer(self, conv, split=False):
+        """conv (a wan_vae.CausalConv3d or an nn.Conv2d) as a
+        conv3d.torch.CausalConv3d on the same parameters; with split, no
+        padding in H (the halo rows are explicit)."""
+        key = (id(conv), split)
+        head = conv is self.model.decoder.head[2]
+        # Rebuilt when a parameter moves (model.to(), a new tensor): the
+        # layer holds views of the parameters' storage (the head: copies,
+        # also rebuilt when changed in place).
+        state = tuple((t.data_ptr(), t.dtype, t.device, t._version if head else None)
+                      for t in (conv.weight, conv.bias))
+        hit = self._layers.get(key)
+        if hit is not None and hit[1] == state:
+            return hit[0]
+        weight = conv.weight if conv.weight.dim() == 5 else conv.weight.unsqueeze(2)
+        f, c, q, r, s = weight.shape
+        p_t = conv.causal_padding[0] // 2 if hasattr(conv, "causal_padding") else 0
+        p_h, p_w = (r - 1) // 2, (s - 1) // 2
+        layer = ct.CausalConv3d(c, f, (q, r, s), padding=(p_t, 0 if split else p_h, p_w),
+                                device="meta", target=self.target)
+        if head:
+            weight, bias = self._head_parameters(conv)
+        else:
+            bias = conv.bias
+        layer.weight = torch.nn.Parameter(weight.detach(), requires_grad=False)
+        layer.bias = torch.nn.Parameter(bias.detach(), requires_grad=False)
+        self._layers[key] = (layer, state)
+        return layer
+
+    def _head_parameters(self, conv):
+        """The head's 3 filters padded with zero filters to _HEAD_FILTERS."""
+        extra = _HEAD_FILTERS - conv.weight.shape[0]
+        weight = torch.cat([conv.weight.detach(),
+                            conv.weight.new_zeros((extra,) + conv.weight.shape[1:])])
+        bias = torch.cat([conv.bias.detach(), conv.bias.new_zeros(extra)])
+        return weight, bias
+
+    def _gamma(self, norm):
+        """The norm's gamma as a vector (a view sharing its storage)."""
+        g = norm.gamma
+        state = (g.data_ptr(), g.dtype, g.device)
+        hit = self._vectors.get(id(norm))
+        if hit is None or hit[1] != state:
+            hit = self._vectors[id(norm)] = (g.detach().reshape(-1), state)
+        return hit[0]
+
+    def refresh(self):
+        """Forgets the layers and their compiled plans (the layers follow
+        parameters changed in place or moved by themselves)."""
+        self._layers.clear()
+        self._vectors.clear()
+
+    # -- one convolution ---------------------------------------------------------
+    def _conv(self, conv, x, caches, norm=None, act=None, residual=None):
+        """conv(prologue(x)) (+ residual), with the cache protocol when the
+        conv is causal in time, split over the ranks when its window has 3
+        rows and the height is split."""
+        halo = self._split is not None and conv.weight.shape[-2] == 3
+        gamma = self._gamma(norm) if norm is not None else None
+        kwargs = dict(norm_weight=gamma, norm_eps=NORM_EPS, input_activation=act)
+        causal = getattr(conv, "causal_padding", (0,))[0] > 0
+        if halo:
+            return self._halo_conv(conv, x, caches, causal, residual, kwargs)
+        with self.timer("convolutions"):
+            layer = self._layer(conv)
+            if not causal:
+                return layer(x, residual=residual, **kwargs)
+            y, caches[id(conv)] = layer(x, caches.get(id(conv)), residual=residual,
+                                        return_cache=True, **kwargs)
+            return y
+
+    def _halo_conv(self, conv, x, caches, causal, residual, kwargs):
+        layer = self._layer(conv, split=True)
+        old = caches.get(id(conv)) if causal else None  # one halo row each side
+        with self.timer("communication"):
+            wait = self._split.exchange(x)
+        h = x.shape[3]
+        rows = lambda t, a, b: None if t is None else t[:, :, :, a:b]  # noqa: E731
+        middle = None
+        if h > 2:  # the interior, while the halo rows travel
+            with self.timer("convolutions"):
+                middle = layer(x, rows(old, 1, h + 1), residual=rows(residual, 1, h - 1),
+                               **kwargs)
+        with self.timer("communication"):
+            above, below = wait()
+        with self.timer("convolutions"):
+            return self._halo_edges(layer, conv, x, above, below, old, middle, caches, causal,
+                                    residual, kwargs)
+
+    def _halo_edges(self, layer, conv, x, above, below, old, middle, caches, causal,
+                    residual, kwargs):
+        """The boundary rows from 3-row slabs, the rows joined, the cache."""
+        h = x.shape[3]
+        rows = lambda t, a, b: None if t is None else t[:, :, :, a:b]  # noqa: E731
+        top = layer(torch.cat([above, x[:, :, :, :2]], dim=3), rows(old, 0, 3),
+                    residual=rows(residual, 0, 1), **kwargs)
+        bottom = layer(torch.cat([x[:, :, :, h - 2:], below], dim=3), rows(old, h - 1, h + 2),
+                       residual=rows(residual, h - 1, h), **kwargs)
+        parts = [top] + ([middle] if middle is not None else []) + [bottom]
+        y = torch.cat(parts, dim=3).contiguous(memory_format=_CL)
+        if causal:
+            keep = layer.causal_padding[0]
+            tail = torch.cat([above[:, :, -keep:], x[:, :, -keep:], below[:, :, -keep:]],
+                             dim=3)
+            history, _ = layer._history(old)
+            caches[id(conv)] = layer._next_cache(
+                tail, history, kwargs["norm_weight"], None, NORM_EPS,
+                kwargs["input_activation"])
+        return y
+
+    # -- blocks ------------------------------------------------------------------
+    def _residual_block(self, block, x, caches):
+        norm1, conv1, norm2, conv2 = block.convs
+        shortcut = x if block.in_dim == block.out_dim else self._conv(block.shortcut, x, caches)
+        h = self._conv(conv1, x, caches, norm=norm1, act="silu")
+        return self._conv(conv2, h, caches, norm=norm2, act="silu", residual=shortcut)
+
+    def _attention(self, block, x, caches):
+        qkv = self._conv(block.to_qkv, x, caches, norm=block.norm)
+        n, c3, t, h, w = qkv.shape
+        c = c3 // 3
+        tokens = qkv.permute(0, 2, 3, 4, 1).reshape(n * t, 1, h * w, c3)
+        q, kv = tokens[..., :c], tokens[..., c:]
+        if self._split is not None:  # K and V of the whole frame
+            with self.timer("communication"):
+                full = self._split.all_rows(
+                    kv.reshape(n * t, h, w, 2 * c).permute(0, 3, 1, 2).unsqueeze(0),
+                    self._scale)
+            kv = full.squeeze(0).permute(0, 2, 3, 1).reshape(n * t, 1, -1, 2 * c)
+        with self.timer("attention"):
+            o = W.attention(q, kv[..., :c], kv[..., c:])
+            o = o.reshape(n, t, h, w, c).permute(0, 4, 1, 2, 3)
+        return self._conv(block.proj, o, caches, residual=x)
+
+    def _upsample(self, x, frames_in_channels):
+        """Nearest 2x in H and W, channels_last_3d in and out, one copy; with
+        frames_in_channels, x's 2C channels are two frames (WAN's time
+        conv: channel k*C + c is frame 2t + k's channel c)."""
+        with self.timer("upsampling"):
+            n, c, t, h, w = x.shape
+            v = x.permute(0, 2, 3, 4, 1)  # (N, T, H, W, C): a view of channels-last memory
+            if frames_in_channels:
+                c //= 2
+                v = v.reshape(n, t, h, w, 2, c).permute(0, 1, 4, 2, 3, 5)
+                v = v[:, :, :, :, None, :, None, :].expand(n, t, 2, h, 2, w, 2, c)
+                t *= 2
+            else:
+                v = v[:, :, :, None, :, None, :].expand(n, t, h, 2, w, 2, c)
+            return v.reshape(n, t, 2 * h, 2 * w, c).permute(0, 4, 1, 2, 3)
+
+    def _resample(self, block, x, caches):
+        doubled = False
+        if block.mode == "upsample3d":
+            key = id(block.time_conv)
+            if key not in caches:
+                caches[key] = W._REPEAT  # first chunk: no time conv
+            else:
+                if caches[key] is W._REPEAT:
+                    del caches[key]  # the second chunk starts the time conv's sequence
+                x = self._conv(block.time_conv, x, caches)
+                doubled = True
+        x = self._upsample(x, doubled)
+        self._scale *= 2
+        return self._conv(block.resample[1], x, caches)
+
+    def _chunk(self, x, caches):
+        d = self.model.decoder
+        x = self._conv(d.conv1, x, caches)
+        for layer in d.middle:
+            x = (self._residual_block if isinstance(layer, W.ResidualBlock)
+                 else self._attention)(layer, x, caches)
+        for layer in d.upsamples:
+            x = (self._residual_block if isinstance(layer, W.ResidualBlock)
+                 else self._resample)(layer, x, caches)
+        return self._conv(d.head[2], x, caches, norm=d.head[0], act="silu")
+
+    # -- decode ------------------------------------------------------------------
+    def _group(self):
+        if self.group is False:
+            return None
+        if self.group is not None:
+            return self.group
+        dist = getattr(torch, "distributed", None)
+        if dist is None or not dist.is_available() or not dist.is_initialized():
+            return None
+        return dist.group.WORLD if dist.get_world_size() > 1 else None
+
+    def check(self, z, latents_mean=None, latents_std=None):
+        """The model's latent checks, and the split's: every rank needs at
+        least 2 latent rows. Raises before any work."""
+        self.model.check_latent(z, latents_mean, latents_std)
+        group = self._group()
+        if group is not None:
+            import torch.distributed as dist
+            size = dist.get_world_size(group)
+            if z.shape[3] // size < 2:
+                raise ValueError(
+                    "a world of %d ranks cannot split the latent's %d rows into shards of 2 "
+                    "rows or more (each rank's convolutions need 2 rows of their own): use "
+                    "at most %d" % (size, z.shape[3], max(1, z.shape[3] // 2)))
+            if z.device.type == "cuda" and z.device.index != torch.cuda.current_device():
+                raise ValueError("the latent is on %s, this rank's current CUDA device is %d"
+                                 % (z.device, torch.cuda.current_device()))
+        return group
+
+    @torch.no_grad()
+    def decode(self, z, latents_mean=None, latents_std=None, clamp=True, gather=True,
+               timer=None):
+        """The video of latent z (as WanVAEDecoder.decode). Split over ranks,
+        every rank passes the whole latent; with gather=True every rank gets
+        the whole video, else its own rows (rows() says which). `timer`: a
+        StageTimes to fill."""
+        group = self.check(z, latents_mean, latents_std)
+        self.timer = timer or _no_timer
+        self._split = _Split(group, z.shape[3]) if group is not None else None
+        self._scale = 1
+        try:
+            z = self.model._denormalize(z, latents_mean, latents_std)
+            if self._split is not None:
+                s = self._split
+                z = z[:, :, :, s.starts[s.rank]:s.starts[s.rank] + s.counts[s.rank]]
+            z = z.contiguous(memory_format=_CL)
+            n, _, t, h, w = z.shape
+            up = self.model.space_factor
+            out = torch.empty(n, 3, 1 + self.model.time_factor * (t - 1), up * h, up * w,
+                              dtype=z.dtype, device=z.device)
+            caches, frame = {}, 0
+            for i in range(t):
+                self._scale = 1
+                # conv2 (1x1x1) frame by frame: the same result as over the
+                # whole latent, and the same compiled shape for every length.
+                x = self._conv(self.model.conv2, z[:, :, i:i + 1], caches)
+                y = self._chunk(x, caches)
+                with self.timer("other"):
+                    y = y[:, :3]
+                    out[:, :, frame:frame + y.shape[2]] = y.clamp(-1.0, 1.0) if clamp else y
+                frame += y.shape[2]
+            if self._split is not None and gather:
+                with self.timer("communication"):
+                    out = self._split.all_rows(out, up)
+            return out
+        finally:
+            self.timer = _no_timer
+            self._split = None
+
+    def rows(self, z):
+        """(first, count): the output rows this rank computes for latent z."""
+        group = self._group()
+        if group is None:
+            return 0, self.model.space_factor * z.shape[3]
+        s = _Split(group, z.shape[3])
+        f = self.model.space_factor
+        return f * s.starts[s.rank], f * s.counts[s.rank]

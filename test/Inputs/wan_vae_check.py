@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""conv3d.models.wan_vae on the CPU (any PyTorch from 1.13 up).
+
+    wan_vae_check.py structure   the module tree and parameter names of WAN 2.1's
+                                 decoder, state-dict loading and its errors, the
+                                 latent's errors (no convolution compiled)
+    wan_vae_check.py numeric     Conv3dWanDecoder on the CPU target against the
+                                 eager twin in float64 (f32 and bf16), fresh
+                                 random weights and latents
+    wan_vae_check.py dist        the height split over 2 gloo processes against
+                                 the one-process decode; the world-size error
+"""
+
+import os
+import sys
+import tempfile
+
+import torch
+
+from conv3d.models import wan_vae as W
+
+SMALL = dict(dim=8, z_dim=4, dim_mult=(1, 2, 2, 2))
+
+
+def randomize(model, seed):
+    """Fresh random parameters (gammas around 1, the rest around 0)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            r = torch.randn(p.shape, generator=g, dtype=torch.float64)
+            p.copy_(1.0 + 0.2 * r if name.endswith("gamma") else 0.3 * r)
+    return model
+
+
+def error(what, fn):
+    try:
+        fn()
+    except (TypeError, ValueError, ImportError) as e:
+        print("%s: %s: %s" % (what, type(e).__name__, e))
+    else:
+        print("%s: no error" % what)
+
+
+def structure():
+    m = W.WanVAEDecoder()
+    sd = m.state_dict()
+    print("keys: %d, parameters: %d" % (len(sd), sum(v.numel() for v in sd.values())))
+    for k in ("conv2.weight", "decoder.conv1.weight", "decoder.middle.0.residual.0.gamma",
+              "decoder.middle.1.norm.gamma", "decoder.middle.1.to_qkv.weight",
+              "decoder.middle.1.proj.weight", "decoder.upsamples.3.time_conv.weight",
+              "decoder.upsamples.3.resample.1.weight", "decoder.upsamples.4.shortcut.weight",
+              "decoder.upsamples.7.time_conv.weight", "decoder.upsamples.11.resample.1.weight",
+              "decoder.upsamples.14.residual.6.weight", "decoder.head.0.gamma",
+              "decoder.head.2.weight"):
+        print("  %s %s" % (k, tuple(sd[k].shape)))
+    modes = [u.mode for u in m.decoder.upsamples if isinstance(u, W.Resample)]
+    print("upsamplings:", modes)
+    print("output of a 1x16x21x90x160 latent:", m.output_shape((1, 16, 21, 90, 160)))
+
+    # A state dict this test makes (as WanVAE_ saves it: with the encoder's
+    # keys) into a fresh decoder.
+    a, b = randomize(W.WanVAEDecoder(**SMALL), 1), W.WanVAEDecoder(**SMALL)
+    full = dict(a.state_dict())
+    full["encoder.conv1.weight"] = torch.zeros(1)
+    full["conv1.bias"] = torch.zeros(1)
+    b.load_wan_state_dict({k: v.double() for k, v in full.items()})
+    same = all(torch.equal(x, y) for x, y in zip(a.state_dict().values(),
+                                                  b.state_dict().values()))
+    print("state dict loads: equal %s, dtype %s" % (same, b.conv2.weight.dtype))
+    import importlib.util
+    if importlib.util.find_spec("safetensors") is None:
+        print("safetensors: not installed, file round trip skipped")
+        error("load_safetensors without the package",
+              lambda: W.load_safetensors("/nonexistent.safetensors"))
+    else:
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "wan.safetensors")
+            W.save_safetensors(a.state_dict(), path)
+            c = W.WanVAEDecoder(**SMALL).load_wan_state_dict(W.load_safetensors(path))
+            same = all(torch.equal(x, y) for x, y in zip(a.state_dict().values(),
+                                                          c.state_dict().values()))
+            print("safetensors: round trip equal %s" % same)
+            print("load_safetensors without the package: skipped (installed)")
+
+    sd = dict(a.state_dict())
+    missing = dict(sd)
+    del missing["decoder.head.2.bias"]
+    error("missing", lambda: b.load_wan_state_dict(missing))
+    bad = dict(sd)
+    bad["decoder.conv1.weight"] = torch.zeros(2, 2, 3, 3, 3)
+    error("misshapen", lambda: b.load_wan_state_dict(bad))
+    extra = dict(sd)
+    extra["decoder.bogus"] = torch.zeros(1)
+    error("unexpected", lambda: b.load_wan_state_dict(extra))
+    ints = dict(sd)
+    ints["conv2.bias"] = torch.zeros(4, dtype=torch.int32)
+    error("integer", lambda: b.load_wan_state_dict(ints))
+    print("after the errors, unchanged: %s" % all(
+        torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values())))
+
+    d = W.Conv3dWanDecoder(b, target="cpu")
+    z = torch.randn(1, 4, 2, 3, 3)
+    error("rank 4 latent", lambda: d.decode(z[0]))
+    error("5 channels", lambda: d.decode(torch.randn(1, 5, 2, 3, 3)))
+    error("float64 latent", lambda: d.decode(z.double()))
+    error("no frames", lambda: b.decode(z[:, :, :0]))
+    error("a list", lambda: b.decode([1, 2]))
+    error("mean of 3", lambda: d.decode(z, latents_mean=[0.0] * 3))
+    error("not a decoder", lambda: W.Conv3dWanDecoder(torch.nn.Conv3d(1, 1, 1)))
+    error("temporal_upsample of 2", lambda: W.WanVAEDecoder(temporal_upsample=(True, True)))
+
+
+def rel(a, b):
+    return ((a.double() - b.double()).norm() / b.double().norm()).item()
+
+
+def numeric():
+    torch.manual_seed(2)
+    m = randomize(W.WanVAEDecoder(**SMALL), 3).eval()
+    ref_model = randomize(W.WanVAEDecoder(**SMALL), 3).double().eval()
+    z = torch.randn(1, 4, 3, 4, 5)
+    mean, std = torch.randn(4).tolist(), (torch.rand(4) + 0.5).tolist()
+    ref = ref_model.decode(z.double(), mean, std, clamp=False)
+    ours = W.Conv3dWanDecoder(m, target="cpu")
+    y = ours.decode(z, mean, std, clamp=False)
+    eager = m.decode(z, mean, std, clamp=False)
+    print("f32 shape %s: conv3d rel_l2 %s, eager f32 %s" % (
+        tuple(y.shape), "OK" if rel(y, ref) < 1e-5 else "BAD %.2e" % rel(y, ref),
+        "OK" if rel(eager, ref) < 1e-5 else "BAD %.2e" % rel(eager, ref)))
+    clamped = ours.decode(z, mean, std)
+    print("clamped: in [-1, 1] %s, equal to clamp(y) %s" % (
+        bool(clamped.abs().max() <= 1), torch.equal(clamped, y.clamp(-1, 1))))
+    # Changed in place, then moved to float64 and back (new storage): the
+    # layers follow.
+    with torch.no_grad():
+        for p in m.parameters():
+            p.mul_(0.9)
+    y2 = ours.decode(z, mean, std, clamp=False)
+    ref2 = m.double().decode(z.double(), mean, std, clamp=False)
+    m.float()
+    y3 = ours.decode(z, mean, std, clamp=False)
+    print("after an in-place change: rel_l2 %s; after .double().float(): %s" % (
+        "OK" if rel(y2, ref2) < 1e-5 else "BAD %.2e" % rel(y2, ref2),
+        "OK" if rel(y3, ref2) < 1e-5 else "BAD %.2e" % rel(y3, ref2)))
+    mb = randomize(W.WanVAEDecoder(**SMALL), 3).to(torch.bfloat16).eval()
+    yb = W.Conv3dWanDecoder(mb, target="cpu").decode(z.bfloat16(), mean, std, clamp=False)
+    eb = rel(mb.decode(z.bfloat16(), mean, std, clamp=False), ref)
+    e = rel(yb, ref)
+    print("bf16: conv3d within 2x of eager bf16's error: %s" % (
+        "OK" if e < 2 * eb + 1e-3 else "BAD %.2e vs %.2e" % (e, eb)))
+
+
+def _worker(rank, size, port, queue):
+    import torch.distributed as dist
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
+                            world_size=size)
+    m = randomize(W.WanVAEDecoder(**SMALL), 5).eval()
+    d = W.Conv3dWanDecoder(m, target="cpu")
+    out = {}
+    for h in (5, 8):  # uneven (3 + 2 rows: a shard of two), even
+        z = torch.randn(1, 4, 3, h, 6, generator=torch.Generator().manual_seed(h))
+        # NumPy (pickled by value): a tensor would be shared with the parent
+        # through this process, which may have exited when it is read.
+        out[h] = (d.decode(z, clamp=False).numpy(), d.rows(z))
+    try:
+        d.decode(torch.randn(1, 4, 2, 3, 6))
+    except ValueError as e:
+        out["error"] = str(e)
+    queue.put((rank, out))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def distributed():
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    if not dist.is_available():
+        print("torch.distributed: not available, skipped")
+        return
+    m = randomize(W.WanVAEDecoder(**SMALL), 5).eval()
+    d = W.Conv3dWanDecoder(m, target="cpu")
+    one = {}
+    for h in (5, 8):
+        z = torch.randn(1, 4, 3, h, 6, generator=torch.Generator().manual_seed(h))
+        one[h] = (d.decode(z, clamp=False), m.double().decode(z.double(), clamp=False))
+        m.float()
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(r, 2, port, queue)) for r in range(2)]
+    for p in procs:
+        p.start()
+    results = dict(queue.get(timeout=600) for _ in procs)
+    for p in procs:
+        p.join()
+    for h in (5, 8):
+        for r in range(2):
+            y, rows = results[r][h]
+            y = torch.from_numpy(y)
+            print("H=%d rank %d rows %s: equal to one process %s, rel_l2 vs float64 %s" % (
+                h, r, rows, torch.equal(y, one[h][0]),
+                "OK" if rel(y, one[h][1]) < 1e-5 else "BAD"))
+    print("3 latent rows on 2 ranks: ValueError: %s" % results[0].get("error"))
+
+
+if __name__ == "__main__":
+    {"structure": structure, "numeric": numeric, "dist": distributed}[sys.argv[1]]()
+    print("WAN-VAE-OK")
