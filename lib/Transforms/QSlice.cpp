@@ -164,6 +164,7 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
         rewriter.getDenseI64ArrayAttr(padding), conv.getFilterLayoutAttr(),
         ActivationAttr::get(rewriter.getContext(), Activation::none),
         conv.getInputQuantAttr(), /*overwrite=*/UnitAttr(), sliceConfig);
+    sliceConv.setGroupsAttr(conv.getGroupsAttr());
     SmallVector<int64_t> ones(5, 1);
     acc = tensor::InsertSliceOp::create(rewriter, loc, sliceConv.getResult()[0],
                                         acc, indexAttrs(rewriter, accOffsets),
