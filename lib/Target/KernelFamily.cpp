@@ -148,7 +148,8 @@ std::optional<std::string> families::groupsProblem(const ConvProblem &problem) {
   return "it is a grouped convolution (groups = " + std::to_string(g.groups) +
          ", " + std::to_string(g.channelsPerGroup()) +
          " channels per group), which this kernel does not compute (the cpu "
-         "target does)";
+         "target does; on GPUs the depthwise kernel takes one channel and "
+         "one filter per group)";
 }
 
 std::optional<std::string>
