@@ -635,9 +635,9 @@ TEST(ReferenceConv, GroupedEqualsDenseConvolutionsOfChannelSlices) {
         for (int64_t f = 0; f < fg; ++f)
           ws.set(k * fg + f, w.get(k * g.filters + group * fg + f));
       HostTensor bs = HostTensor::zeros(ElementType::f32, {fg});
-      HostTensor rs = HostTensor::zeros(
-          ElementType::f32, {outShape[0], outShape[1], outShape[2],
-                             outShape[3], fg});
+      HostTensor rs =
+          HostTensor::zeros(ElementType::f32, {outShape[0], outShape[1],
+                                               outShape[2], outShape[3], fg});
       for (int64_t f = 0; f < fg; ++f)
         bs.set(f, bias.get(group * fg + f));
       for (int64_t row = 0; row < m; ++row)

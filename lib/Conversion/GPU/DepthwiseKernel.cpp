@@ -54,7 +54,8 @@ std::optional<std::string> whyNotDepthwise(ConvOp conv) {
     return why;
   for (Value operand : {conv.getInput(), conv.getFilter(), conv.getInit(),
                         conv.getBias(), conv.getResidual()})
-    if (operand && !cast<MemRefType>(operand.getType()).getLayout().isIdentity())
+    if (operand &&
+        !cast<MemRefType>(operand.getType()).getLayout().isIdentity())
       return std::string("the depthwise kernel indexes dense operands "
                          "(identity layouts)");
   return std::nullopt;
@@ -86,8 +87,7 @@ public:
                               index(g.outputSize(kHeight)), index(wBlocks),
                               index(g.channels / vector)};
     scf::ParallelOp::create(
-        b, loc, lbs, ubs, steps,
-        [&](OpBuilder &nb, Location, ValueRange ivs) {
+        b, loc, lbs, ubs, steps, [&](OpBuilder &nb, Location, ValueRange ivs) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(nb.getInsertionBlock());
           body(ivs[0], ivs[1], ivs[2], ivs[3], ivs[4]);
@@ -107,9 +107,9 @@ private:
   }
   /// lo <= v < hi.
   Value inRange(Value v, int64_t hi) {
-    return arith::AndIOp::create(
-        b, loc, cmp(arith::CmpIPredicate::sge, v, index(0)),
-        cmp(arith::CmpIPredicate::slt, v, index(hi)));
+    return arith::AndIOp::create(b, loc,
+                                 cmp(arith::CmpIPredicate::sge, v, index(0)),
+                                 cmp(arith::CmpIPredicate::slt, v, index(hi)));
   }
   Value clamp(Value v, int64_t hi) {
     Value lo = arith::MaxSIOp::create(b, loc, v, index(0));
@@ -125,9 +125,9 @@ private:
     Type type = getElementTypeOrSelf(memref.getType());
     auto vecType = VectorType::get({vector}, type);
     int64_t bytes = vector * type.getIntOrFloatBitWidth() / 8;
-    Value v = vector::LoadOp::create(b, loc, vecType, memref, indices,
-                                     /*nontemporal=*/false,
-                                     llvm::MaybeAlign(bytes));
+    Value v =
+        vector::LoadOp::create(b, loc, vecType, memref, indices,
+                               /*nontemporal=*/false, llvm::MaybeAlign(bytes));
     return type.isF32() ? v : arith::ExtFOp::create(b, loc, f32Vec, v);
   }
   /// The filter's V channels of tap (q, r, s): contiguous in QRSCF (QRS1C),
@@ -170,7 +170,8 @@ private:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(qLoop.getBody());
       Value q = qLoop.getInductionVar();
-      Value id = arith::AddIOp::create(b, loc, id0, mul(q, g.dilations[kDepth]));
+      Value id =
+          arith::AddIOp::create(b, loc, id0, mul(q, g.dilations[kDepth]));
       auto rLoop =
           scf::ForOp::create(b, loc, index(0), index(g.window[kHeight]),
                              index(1), qLoop.getRegionIterArgs());
@@ -179,9 +180,9 @@ private:
         Value r = rLoop.getInductionVar();
         Value ih =
             arith::AddIOp::create(b, loc, ih0, mul(r, g.dilations[kHeight]));
-        Value rowInside = arith::AndIOp::create(
-            b, loc, inRange(id, g.inputSize[kDepth]),
-            inRange(ih, g.inputSize[kHeight]));
+        Value rowInside =
+            arith::AndIOp::create(b, loc, inRange(id, g.inputSize[kDepth]),
+                                  inRange(ih, g.inputSize[kHeight]));
         ValueRange rowAccs = rLoop.getRegionIterArgs();
         auto ifOp = scf::IfOp::create(b, loc, rowAccs.getTypes(), rowInside,
                                       /*withElseRegion=*/true);
@@ -216,8 +217,8 @@ private:
       if (!inserted)
         return it->second;
       Value iw = add(iw0, offset);
-      Value loaded = loadVector(conv.getInput(),
-                                {n, idc, ihc, clamp(iw, g.inputSize[kWidth]), c0});
+      Value loaded = loadVector(
+          conv.getInput(), {n, idc, ihc, clamp(iw, g.inputSize[kWidth]), c0});
       it->second = arith::SelectOp::create(
           b, loc, inRange(iw, g.inputSize[kWidth]), loaded, zeroF32());
       return it->second;
@@ -239,15 +240,15 @@ private:
     OpBuilder::InsertionGuard guard(b);
     if (guarded) {
       auto ifOp = scf::IfOp::create(
-          b, loc, cmp(arith::CmpIPredicate::slt, ow, index(g.outputSize(kWidth))),
+          b, loc,
+          cmp(arith::CmpIPredicate::slt, ow, index(g.outputSize(kWidth))),
           /*withElseRegion=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
     SmallVector<Value> position = {n, od, oh, ow, c0};
     Value bias = conv.getBias() ? loadVector(conv.getBias(), {c0}) : Value();
-    Value residual = conv.getResidual()
-                         ? loadVector(conv.getResidual(), position)
-                         : Value();
+    Value residual =
+        conv.getResidual() ? loadVector(conv.getResidual(), position) : Value();
     SmallVector<Value> elements;
     for (int64_t e = 0; e < vector; ++e) {
       auto at = [&](Value v) {
