@@ -593,8 +593,8 @@ TEST(ReferenceConv, GroupedEqualsDenseConvolutionsOfChannelSlices) {
     auto in = g.inputShape();
     auto fs = g.filterShape(FilterLayout::qrscf);
     ASSERT_EQ(fs[3], g.channels / g.groups);
-    std::vector<int64_t> outShape(g.outputShape().begin(),
-                                  g.outputShape().end());
+    auto os = g.outputShape();
+    std::vector<int64_t> outShape(os.begin(), os.end());
     HostTensor x = HostTensor::zeros(
         ElementType::f32, std::vector<int64_t>(in.begin(), in.end()));
     HostTensor w = HostTensor::zeros(

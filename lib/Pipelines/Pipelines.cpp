@@ -175,8 +175,10 @@ void mlir::conv3d::buildConv3dCpuLoweringPipeline(
   if (!reference) {
     pm.addPass(createConv3dQuantizeToLoops());
     // Depthwise convolutions take their direct loop nest (the GPU targets'
-    // depthwise kernel, run on the host).
-    pm.addPass(createConv3dLowerDepthwise());
+    // depthwise kernel, run on the host); other grouped ones the implicit
+    // GEMM's group grid.
+    pm.addPass(createConv3dLowerDepthwise(
+        Conv3dLowerDepthwiseOptions{/*wBlock=*/4, /*maxGroupChannels=*/1}));
     pm.addPass(createImplicitGemmPass(options, hooks));
     pm.addPass(createConv3dLowerToCPU());
     addPipeline(pm, "canonicalize,cse");
@@ -249,7 +251,7 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   // A warp per voxel of a conv3d.prologue (conv3d-lower-host-ops-to-gpu
   // tiles host loops by 256 threads).
   pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16, 32}));
-  // Depthwise convolutions: the depthwise kernel (a direct loop nest that
+  // Grouped convolutions: the depthwise kernel (a direct loop nest that
   // conv3d-lower-host-ops-to-gpu makes a kernel), not an implicit GEMM.
   pm.addPass(createConv3dLowerDepthwise());
   pm.addPass(createImplicitGemmPass(options, hooks));

@@ -127,11 +127,14 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
         problem,
         selectKernel(&context, problem, options.target,
                      selectionUnderQSlice(options.qslice, options.selection)));
-    // Depthwise convolutions take the depthwise kernel before any GEMM
-    // family is asked (conv3d-lower-depthwise, in the GPU pipelines and the
-    // CPU's implicit-GEMM one).
-    bool depthwisePipeline = options.target != Target::cpu ||
-                             options.lowering == CpuLowering::ImplicitGemm;
+    // Grouped convolutions take the depthwise kernel before any GEMM family
+    // is asked (conv3d-lower-depthwise: every one it takes in the GPU
+    // pipelines, the depthwise ones in the CPU's implicit-GEMM pipeline).
+    bool depthwisePipeline =
+        options.target != Target::cpu
+            ? true
+            : options.lowering == CpuLowering::ImplicitGemm &&
+                  problem.geometry.channelsPerGroup() == 1;
     if (depthwisePipeline && !depthwiseKernelProblem(problem)) {
       explained.family = "depthwise";
       explained.summary = "a direct loop nest, a thread per W block of a "

@@ -148,8 +148,7 @@ std::optional<std::string> families::groupsProblem(const ConvProblem &problem) {
   return "it is a grouped convolution (groups = " + std::to_string(g.groups) +
          ", " + std::to_string(g.channelsPerGroup()) +
          " channels per group), which this kernel does not compute (the cpu "
-         "target does; on GPUs the depthwise kernel takes one channel and "
-         "one filter per group)";
+         "target and, on GPUs, the depthwise kernel do)";
 }
 
 std::optional<std::string>

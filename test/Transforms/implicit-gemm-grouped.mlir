@@ -26,7 +26,7 @@
 // CHECK: conv3d.load_filter_tile %[[WG]][%{{.*}}, %{{.*}}] limit %[[K]] into
 // CHECK: conv3d.store_output_tile %{{.*}} into %[[OG]][%{{.*}}, %{{.*}}] bias(%[[BG]] : memref<3xf32, strided<[1], offset: ?>>) mode = overwrite
 // CHECK: } {conv3d.igemm_config = #conv3d.igemm_config<tile_m = 32, tile_n = 3, tile_k = 16>}
-// SM80: error: conv3d-implicit-gemm cannot tile this convolution: the sm80 kernel cannot take it: it is a grouped convolution (groups = 4, 2 channels per group), which this kernel does not compute (the cpu target does; on GPUs the depthwise kernel takes one channel and one filter per group)
+// SM80: error: conv3d-implicit-gemm cannot tile this convolution: the sm80 kernel cannot take it: it is a grouped convolution (groups = 4, 2 channels per group), which this kernel does not compute (the cpu target and, on GPUs, the depthwise kernel do)
 func.func @grouped(%x: memref<1x4x6x6x8xbf16>, %w: memref<3x3x3x2x12xbf16>, %b: memref<12xf32>, %o: memref<1x4x6x6x12xbf16>) {
   conv3d.conv ins(%x, %w : memref<1x4x6x6x8xbf16>, memref<3x3x3x2x12xbf16>) bias(%b : memref<12xf32>) outs(%o : memref<1x4x6x6x12xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] groups = 4 config = #conv3d.igemm_config<tile_m = 32, tile_n = 3, tile_k = 16>
   return

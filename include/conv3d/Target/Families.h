@@ -205,11 +205,11 @@ public:
 
 /// The depthwise kernel (conv3d-lower-depthwise: a direct, memory-bound
 /// loop nest, a thread per W block of a channel vector, on every GPU
-/// target): why it cannot take `problem`, or none. It takes depthwise
-/// convolutions (one input channel and one filter per group) of static
-/// shape without history, prologue or NVFP4 operands. Not a KernelFamily
-/// of the selection lists yet: the pipelines run it before the implicit
-/// GEMM, whose families refuse grouped convolutions.
+/// target): why it cannot take `problem`, or none. It takes grouped
+/// convolutions (depthwise ones, channel multipliers, several channels per
+/// group) of static shape without history, prologue or NVFP4 operands. Not a
+/// KernelFamily of the selection lists yet: the pipelines run it before the
+/// implicit GEMM, whose families refuse grouped convolutions.
 std::optional<std::string> depthwiseKernelProblem(const ConvProblem &problem);
 
 const CpuFamily &getCpuFamily();

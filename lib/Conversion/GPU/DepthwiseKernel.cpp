@@ -75,7 +75,13 @@ public:
       : b(b), loc(loc), conv(conv), g(conv.getGeometry()) {
     elem = getElementTypeOrSelf(conv.getInput().getType());
     outElem = getElementTypeOrSelf(conv.getInit().getType());
-    vector = vectorChannels(g.channels, elem);
+    cg = g.channelsPerGroup();
+    fg = g.filtersPerGroup();
+    depthwise = cg == 1 && fg == 1;
+    // Depthwise: V consecutive channels (each its own group); grouped: V
+    // consecutive filters of one group, over input chunks of its channels.
+    vector = vectorChannels(depthwise ? g.channels : fg, elem);
+    chunk = std::min<int64_t>(vectorChannels(cg, elem), 8);
     wb = std::min(wBlock, g.outputSize(kWidth));
     f32Vec = VectorType::get({vector}, b.getF32Type());
   }
@@ -85,7 +91,7 @@ public:
     SmallVector<Value> lbs(5, index(0)), steps(5, index(1));
     SmallVector<Value> ubs = {index(g.batch), index(g.outputSize(kDepth)),
                               index(g.outputSize(kHeight)), index(wBlocks),
-                              index(g.channels / vector)};
+                              index(g.filters / vector)};
     scf::ParallelOp::create(
         b, loc, lbs, ubs, steps, [&](OpBuilder &nb, Location, ValueRange ivs) {
           OpBuilder::InsertionGuard guard(b);
@@ -125,22 +131,21 @@ private:
     Type type = getElementTypeOrSelf(memref.getType());
     auto vecType = VectorType::get({vector}, type);
     int64_t bytes = vector * type.getIntOrFloatBitWidth() / 8;
-    Value v =
-        vector::LoadOp::create(b, loc, vecType, memref, indices,
-                               /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+    Value v = vector::LoadOp::create(
+        b, loc, vecType, memref, indices,
+        /*nontemporal=*/false, llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
     return type.isF32() ? v : arith::ExtFOp::create(b, loc, f32Vec, v);
   }
-  /// The filter's V channels of tap (q, r, s): contiguous in QRSCF (QRS1C),
-  /// a stride of Q*R*S apart in FQRSC (C x QRS1).
-  Value loadTap(Value q, Value r, int64_t s) {
+  /// The V filters [f0, f0 + V) of tap (q, r, s) at their group's channel
+  /// `c`: contiguous in QRSCF, a filter apart in FQRSC.
+  Value loadTap(Value q, Value r, int64_t s, Value c) {
     Value filter = conv.getFilter();
-    Value zero = index(0);
     if (conv.getFilterLayout() == FilterLayout::qrscf)
-      return loadVector(filter, {q, r, index(s), zero, c0});
+      return loadVector(filter, {q, r, index(s), c, c0});
     SmallVector<Value> elements;
     for (int64_t e = 0; e < vector; ++e) {
       Value v = memref::LoadOp::create(
-          b, loc, filter, ValueRange{add(c0, e), q, r, index(s), zero});
+          b, loc, filter, ValueRange{add(c0, e), q, r, index(s), c});
       elements.push_back(emitFloatCast(b, loc, v, b.getF32Type()));
     }
     return vector::FromElementsOp::create(b, loc, f32Vec, elements);
@@ -148,6 +153,12 @@ private:
 
   void body(Value n, Value od, Value oh, Value wBlock, Value cv) {
     c0 = mul(cv, vector);
+    // The group's first input channel.
+    groupChannel0 =
+        depthwise
+            ? c0
+            : mul(arith::DivUIOp::create(b, loc, c0, index(fg)).getResult(),
+                  cg);
     Value ow0 = mul(wBlock, wb);
     int64_t outW = g.outputSize(kWidth);
     // Accumulators start at zero, or at the output (accumulate mode).
@@ -209,6 +220,8 @@ private:
   /// distinct input vector once, each tap vector once.
   SmallVector<Value> accumulateRow(Value n, Value id, Value ih, Value iw0,
                                    Value q, Value r, ValueRange accs) {
+    if (!depthwise)
+      return accumulateGroupedRow(n, id, ih, iw0, q, r, accs);
     Value idc = clamp(id, g.inputSize[kDepth]);
     Value ihc = clamp(ih, g.inputSize[kHeight]);
     std::map<int64_t, Value> inputs;
@@ -225,13 +238,68 @@ private:
     };
     SmallVector<Value> result(accs.begin(), accs.end());
     for (int64_t s = 0; s < g.window[kWidth]; ++s) {
-      Value tap = loadTap(q, r, s);
+      Value tap = loadTap(q, r, s, index(0));
       for (int64_t j = 0; j < wb; ++j) {
         Value x = inputAt(j * g.strides[kWidth] + s * g.dilations[kWidth]);
         result[j] = vector::FMAOp::create(b, loc, x, tap, result[j]);
       }
     }
     return result;
+  }
+
+  /// The window row (q, r) of a grouped convolution: the group's C/G
+  /// channels in chunks (a loop when there are several), each input chunk
+  /// of the row's distinct W positions loaded once, each of its channels
+  /// broadcast against the tap's vector of the V filters.
+  SmallVector<Value> accumulateGroupedRow(Value n, Value id, Value ih,
+                                          Value iw0, Value q, Value r,
+                                          ValueRange accs) {
+    Value idc = clamp(id, g.inputSize[kDepth]);
+    Value ihc = clamp(ih, g.inputSize[kHeight]);
+    auto chunkLoop =
+        scf::ForOp::create(b, loc, index(0), index(cg), index(chunk), accs);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(chunkLoop.getBody());
+    Value cBase = chunkLoop.getInductionVar();
+    Value channel = arith::AddIOp::create(b, loc, groupChannel0, cBase);
+    auto chunkVec = VectorType::get({chunk}, b.getF32Type());
+    Value zeros = arith::ConstantOp::create(
+        b, loc, chunkVec,
+        DenseElementsAttr::get(chunkVec, b.getF32FloatAttr(0)));
+    auto inType = VectorType::get({chunk}, elem);
+    int64_t bytes = chunk * elem.getIntOrFloatBitWidth() / 8;
+    std::map<int64_t, SmallVector<Value>> inputs;
+    auto inputAt = [&](int64_t offset) -> ArrayRef<Value> {
+      auto [it, inserted] = inputs.try_emplace(offset);
+      if (!inserted)
+        return it->second;
+      Value iw = add(iw0, offset);
+      Value loaded = vector::LoadOp::create(
+          b, loc, inType, conv.getInput(),
+          ValueRange{n, idc, ihc, clamp(iw, g.inputSize[kWidth]), channel},
+          /*nontemporal=*/false,
+          llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
+      if (!elem.isF32())
+        loaded = arith::ExtFOp::create(b, loc, chunkVec, loaded);
+      loaded = arith::SelectOp::create(b, loc, inRange(iw, g.inputSize[kWidth]),
+                                       loaded, zeros);
+      for (int64_t e = 0; e < chunk; ++e)
+        it->second.push_back(vector::ExtractOp::create(b, loc, loaded, e));
+      return it->second;
+    };
+    SmallVector<Value> result(chunkLoop.getRegionIterArgs().begin(),
+                              chunkLoop.getRegionIterArgs().end());
+    for (int64_t s = 0; s < g.window[kWidth]; ++s)
+      for (int64_t e = 0; e < chunk; ++e) {
+        Value tap = loadTap(q, r, s, add(cBase, e));
+        for (int64_t j = 0; j < wb; ++j) {
+          Value x = inputAt(j * g.strides[kWidth] + s * g.dilations[kWidth])[e];
+          Value broadcast = vector::BroadcastOp::create(b, loc, f32Vec, x);
+          result[j] = vector::FMAOp::create(b, loc, broadcast, tap, result[j]);
+        }
+      }
+    scf::YieldOp::create(b, loc, result);
+    return SmallVector<Value>(chunkLoop.getResults());
   }
 
   /// out[n, od, oh, ow, c0 : V] = cast(act(acc + bias) + residual).
@@ -262,7 +330,8 @@ private:
         b, loc, VectorType::get({vector}, outElem), elements);
     int64_t bytes = vector * outElem.getIntOrFloatBitWidth() / 8;
     vector::StoreOp::create(b, loc, result, conv.getInit(), position,
-                            /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
   }
 
   OpBuilder &b;
@@ -270,10 +339,17 @@ private:
   ConvOp conv;
   ConvGeometry g;
   Type elem, outElem;
-  int64_t vector, wb;
+  /// Channels and filters per group; whether both are 1.
+  int64_t cg, fg;
+  bool depthwise;
+  /// Outputs per vector, input channels per chunk (grouped), W block.
+  int64_t vector, chunk, wb;
   VectorType f32Vec;
-  /// The first channel of the iteration's vector.
+  /// The first filter (output channel) of the iteration's vector; in a
+  /// depthwise convolution also its first input channel.
   Value c0;
+  /// The first input channel of the iteration's group.
+  Value groupChannel0;
 };
 
 struct LowerDepthwisePass
@@ -289,8 +365,12 @@ struct LowerDepthwisePass
     }
     SmallVector<ConvOp> convs;
     getOperation()->walk([&](ConvOp conv) {
-      if (!whyNotDepthwise(conv))
-        convs.push_back(conv);
+      if (whyNotDepthwise(conv))
+        return;
+      if (maxGroupChannels > 0 &&
+          conv.getGeometry().channelsPerGroup() > maxGroupChannels)
+        return;
+      convs.push_back(conv);
     });
     IRRewriter rewriter(&getContext());
     for (ConvOp conv : convs) {
