@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "conv3d/Target/Families.h"
 #include "conv3d/Transforms/ConfigHeuristics.h"
 #include "conv3d/Transforms/Passes.h"
 
@@ -233,7 +234,12 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
         }
         continue;
       }
-      // fused (or auto): reorder the K loop of the one kernel.
+      // fused (or auto): reorder the K loop of the one kernel. The GPU
+      // pipelines' depthwise kernel has no K loop: it skips halo taps per
+      // window row itself.
+      if (target != Target::cpu &&
+          !depthwiseKernelProblem(ConvProblem::fromConv(conv)))
+        continue;
       // Split-K ranges, the lockstep K steps of an sm90 cluster and the
       // halo mainloop's per-tile depth taps need the flat K order.
       IGemmConfigAttr config =

@@ -197,29 +197,31 @@ else:
 
         A drop-in for F.conv3d: a non-dense view is copied into
         channels_last_3d memory and an unbatched (C, D, H, W) input gets a
-        batch of one; what the kernels do not compute (groups != 1, dtypes
-        other than bfloat16, float16 and float32, float32 on CUDA, an empty
-        input) runs on PyTorch's own convolution, counted by
-        conv3d.torch.fallbacks() (_torch_dropin)."""
+        batch of one; what the kernels do not compute (dtypes other than
+        bfloat16, float16 and float32, float32 on CUDA, an empty input;
+        groups != 1 when traced or recorded by autograd: the custom op takes
+        groups=1 only) runs on PyTorch's own convolution, counted by
+        conv3d.torch.fallbacks() (_torch_dropin). groups=g eager calls run
+        on conv3d's grouped kernels."""
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError("padding must be an int, a 3-tuple, a 6-tuple, 'valid' or "
                              "'same', got %r" % padding)
         direct = _direct(input, weight, bias, residual)
-        if direct and groups == 1:
+        if direct:
             # conv3d.conv3d's PyTorch hit function itself (the C extension's
             # or _hit._torch_conv3d; one call less); what it refuses is
             # looked at again by _dropin.
             try:
                 hit = _hit.paths.get(_torch.Tensor) or _hit.path_for(_torch.Tensor)
-                result = hit(input, weight, bias, stride, padding, dilation, 1, activation,
-                             residual, None, target)
+                result = hit(input, weight, bias, stride, padding, dilation, groups,
+                             activation, residual, None, target)
                 if result is not _hit.MISS:
                     return result
                 return _functional.conv3d(input, weight, bias, stride, padding, dilation,
-                                          activation=activation, residual=residual,
+                                          groups, activation=activation, residual=residual,
                                           target=target)
             except _CALL_ERRORS:
-                if not _dropin_changes(input, weight, bias, residual, groups):
+                if not _dropin_changes(input, weight, bias, residual, groups, direct):
                     raise
         return _dropin(input, weight, bias, stride, padding, dilation, groups, activation,
                        residual, target, direct)
@@ -238,9 +240,10 @@ else:
             weight = weight.contiguous(memory_format=_torch.channels_last_3d)
         return weight, bias
 
-    def _dropin_changes(input, weight, bias, residual, groups):
+    def _dropin_changes(input, weight, bias, residual, groups, direct=True):
         """Whether _dropin computes the call otherwise than as given."""
-        if _torch_dropin.fallback_reason(input, weight, bias, groups) or input.dim() == 4:
+        if _torch_dropin.fallback_reason(input, weight, bias, groups, direct) \
+                or input.dim() == 4:
             return True
         copies = _torch_dropin.dense(input, weight, residual)
         return any(a is not b for a, b in zip(copies, (input, weight, residual)))
@@ -255,7 +258,7 @@ else:
             return _torch.ops.conv3d.conv3d(input, weight, bias, _triple(stride),
                                             _six(padding), _triple(dilation),
                                             activation or "none", residual, target)
-        reason = _torch_dropin.fallback_reason(input, weight, bias, groups)
+        reason = _torch_dropin.fallback_reason(input, weight, bias, groups, direct)
         if reason:
             return _torch_dropin.pytorch_conv3d(reason, input, weight, bias, stride, padding,
                                                 dilation, groups, activation, residual)
@@ -269,7 +272,7 @@ else:
             weight, bias = _graph_side_copies(weight, bias)
         if direct:
             return _functional.conv3d(input, weight, bias, stride, padding, dilation,
-                                      activation=activation, residual=residual,
+                                      groups, activation=activation, residual=residual,
                                       target=target)
         return _torch.ops.conv3d.conv3d(input, weight, bias, _triple(stride), _six(padding),
                                         _triple(dilation), activation or "none", residual,
@@ -304,8 +307,6 @@ else:
 
     def _ineligible(module):
         """Why an nn.Conv3d cannot run on conv3d, or None."""
-        if module.groups != 1:
-            return "grouped (groups=%d)" % module.groups
         if module.padding_mode != "zeros":
             return "padding_mode=%r (only zeros)" % module.padding_mode
         if module.weight.dtype not in (_torch.float32, _torch.float16, _torch.bfloat16):
@@ -370,9 +371,6 @@ else:
         def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                      dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
                      dtype=None, *, activation=None, target="auto"):
-            if groups != 1:
-                raise ValueError("conv3d.torch.Conv3d: groups=%d is not supported "
-                                 "(groups=1 only)" % groups)
             if padding_mode != "zeros":
                 raise ValueError("conv3d.torch.Conv3d: padding_mode=%r is not supported "
                                  "(zeros only)" % padding_mode)
@@ -431,18 +429,19 @@ else:
                 try:
                     hit = _hit.paths.get(_torch.Tensor) or _hit.path_for(_torch.Tensor)
                     result = hit(input, weight, bias, self.stride, self.padding,
-                                 self.dilation, 1, self.activation, residual, None,
-                                 self.target)
+                                 self.dilation, self.groups, self.activation, residual,
+                                 None, self.target)
                     if result is not _hit.MISS:
                         return result
                 except _CALL_ERRORS:
-                    if not _dropin_changes(input, weight, bias, residual, 1):
+                    if not _dropin_changes(input, weight, bias, residual, self.groups):
                         raise
                     return _dropin(input, weight, bias, self.stride, self.padding,
-                                   self.dilation, 1, self.activation, residual,
+                                   self.dilation, self.groups, self.activation, residual,
                                    self.target, True)
             return conv3d(input, weight, bias, self.stride, self.padding, self.dilation,
-                          activation=self.activation, residual=residual, target=self.target)
+                          self.groups, activation=self.activation, residual=residual,
+                          target=self.target)
 
         def extra_repr(self):
             text = super().extra_repr()
@@ -469,8 +468,8 @@ else:
     def convert(model, target="auto"):
         """Replaces every eligible torch.nn.Conv3d in `model` (in place; a
         bare nn.Conv3d is converted and returned in the report's `module`)
-        by conv3d.torch.Conv3d, and reports the ones it left: grouped,
-        transposed, non-zero padding modes, unsupported dtypes or devices,
+        by conv3d.torch.Conv3d (grouped ones included), and reports the
+        ones it left: transposed, non-zero padding modes, unsupported dtypes or devices,
         subclasses overriding forward or _conv_forward (named). Subclasses
         that override neither are converted and stay instances of their
         class (Conv3d.from_conv). Modules already on conv3d (Conv3d,
