@@ -176,8 +176,9 @@ LogicalResult ConvOp::verify() {
       return emitOpError("a grouped convolution needs a static channel "
                          "count");
   }
+  // (Divided, not multiplied: groups is the user's and may be huge.)
   if (inShape[4] != ConvGeometry::kDynamic &&
-      inShape[4] != filterChannels * groups) {
+      (inShape[4] % groups != 0 || inShape[4] / groups != filterChannels)) {
     if (groups == 1)
       return emitOpError() << "filter has " << filterChannels
                            << " input channels but the input has " << inShape[4]

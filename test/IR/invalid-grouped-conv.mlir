@@ -72,3 +72,12 @@ func.func @packed_filter(%x: memref<1x4x6x6x32xf16>, %w: memref<16x1x3x3x8xi8>, 
   conv3d.conv ins(%x, %w : memref<1x4x6x6x32xf16>, memref<16x1x3x3x8xi8>) filter_quant(#conv3d.nvfp4<block_size = 16>, %s : memref<16x1x3x3x1xi8>, %wamax) outs(%o : memref<1x4x4x4x16xf32>) filter_layout = fqrsc groups = 2
   return
 }
+
+// -----
+
+// A huge group count is divided into C, never multiplied (no overflow).
+func.func @huge_groups(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x2x8xf32>, %o: tensor<1x4x4x4x8xf32>) -> tensor<1x4x4x4x8xf32> {
+  // expected-error @+1 {{'conv3d.conv' op the 8 input channels do not split into 4611686018427387904 groups (C must be a multiple of groups)}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<1x3x3x2x8xf32>) outs(%o : tensor<1x4x4x4x8xf32>) groups = 4611686018427387904 -> tensor<1x4x4x4x8xf32>
+  return %0 : tensor<1x4x4x4x8xf32>
+}

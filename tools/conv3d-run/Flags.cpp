@@ -391,7 +391,7 @@ static llvm::Error parseGeometry(conv3d_run::RunRequest &request) {
                      llvm::formatv("filter has C = {0} but the input has C "
                                    "= {1}",
                                    (*w)[3], (*in)[4]));
-  if (groups != 1 && (*w)[3] * groups != (*in)[4])
+  if (groups != 1 && ((*in)[4] % groups != 0 || (*in)[4] / groups != (*w)[3]))
     return flagError("filter-shape",
                      llvm::formatv("filter has C/G = {0} channels per group "
                                    "but the input has C = {1} in {2} groups",

@@ -22,6 +22,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <tuple>
@@ -301,14 +302,19 @@ FailureOr<ImportedConv> analyzeDepthwiseImport(DepthwiseOp op,
     groups = w[0];
   } else {
     int64_t multiplier = layout.multiplier ? w[4] : 1;
+    int64_t filters;
+    if (llvm::MulOverflow(w[3], multiplier, filters)) {
+      why = "its filter has more channels than conv3d supports";
+      return failure();
+    }
     input = llvm::to_vector(in);
-    output = {out[0], out[1], out[2], out[3], w[3] * multiplier};
+    output = {out[0], out[1], out[2], out[3], filters};
     if (layout.multiplier && !ShapedType::isDynamic(out[4]) && out[4] != w[3]) {
       why = "its output has " + std::to_string(out[4]) +
             " channels where the filter has " + std::to_string(w[3]);
       return failure();
     }
-    filter = {w[0], w[1], w[2], 1, w[3] * multiplier};
+    filter = {w[0], w[1], w[2], 1, filters};
     groups = w[3];
   }
   if (!ShapedType::isDynamic(input[4]) && input[4] != groups) {
