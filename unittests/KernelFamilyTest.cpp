@@ -268,8 +268,8 @@ TEST_F(KernelFamilyTest, GroupedConvolutionsAreTheDepthwiseKernels) {
       }
     EXPECT_FALSE(getCpuFamily().canImplement(p));
     EXPECT_FALSE(depthwiseKernelProblem(p));
-    KernelSelection selection = selectKernel(&context, p, Target::sm90,
-                                             SelectionPolicy::Heuristic);
+    KernelSelection selection =
+        selectKernel(&context, p, Target::sm90, SelectionPolicy::Heuristic);
     EXPECT_TRUE(selection.refused);
   }
 }
