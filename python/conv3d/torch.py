@@ -141,14 +141,16 @@ else:
     def _conv3d_op(input: _torch.Tensor, weight: _torch.Tensor,
                    bias: Optional[_torch.Tensor], stride: List[int], padding: List[int],
                    dilation: List[int], activation: str,
-                   residual: Optional[_torch.Tensor], target: str) -> _torch.Tensor:
+                   residual: Optional[_torch.Tensor], target: str,
+                   groups: int = 1) -> _torch.Tensor:
         return _functional.conv3d(input, weight, bias, stride, _from_six(padding), dilation,
+                                  groups,
                                   activation=None if activation == "none" else activation,
                                   residual=residual, target=target)
 
     @_conv3d_op.register_fake
     def _conv3d_fake(input, weight, bias, stride, padding, dilation, activation, residual,
-                     target):
+                     target, groups=1):
         if input.dim() != 5 or weight.dim() != 5:
             raise ValueError("conv3d: input and weight must have rank 5")
         window = weight.shape[2:]
@@ -198,11 +200,9 @@ else:
         A drop-in for F.conv3d: a non-dense view is copied into
         channels_last_3d memory and an unbatched (C, D, H, W) input gets a
         batch of one; what the kernels do not compute (dtypes other than
-        bfloat16, float16 and float32, float32 on CUDA, an empty input;
-        groups != 1 when traced or recorded by autograd: the custom op takes
-        groups=1 only) runs on PyTorch's own convolution, counted by
-        conv3d.torch.fallbacks() (_torch_dropin). groups=g eager calls run
-        on conv3d's grouped kernels."""
+        bfloat16, float16 and float32, float32 on CUDA, an empty input) runs
+        on PyTorch's own convolution, counted by conv3d.torch.fallbacks()
+        (_torch_dropin). Grouped convolutions (groups=g) are conv3d's."""
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError("padding must be an int, a 3-tuple, a 6-tuple, 'valid' or "
                              "'same', got %r" % padding)
@@ -221,7 +221,7 @@ else:
                                           groups, activation=activation, residual=residual,
                                           target=target)
             except _CALL_ERRORS:
-                if not _dropin_changes(input, weight, bias, residual, groups, direct):
+                if not _dropin_changes(input, weight, bias, residual, groups):
                     raise
         return _dropin(input, weight, bias, stride, padding, dilation, groups, activation,
                        residual, target, direct)
@@ -240,10 +240,9 @@ else:
             weight = weight.contiguous(memory_format=_torch.channels_last_3d)
         return weight, bias
 
-    def _dropin_changes(input, weight, bias, residual, groups, direct=True):
+    def _dropin_changes(input, weight, bias, residual, groups):
         """Whether _dropin computes the call otherwise than as given."""
-        if _torch_dropin.fallback_reason(input, weight, bias, groups, direct) \
-                or input.dim() == 4:
+        if _torch_dropin.fallback_reason(input, weight, bias, groups) or input.dim() == 4:
             return True
         copies = _torch_dropin.dense(input, weight, residual)
         return any(a is not b for a, b in zip(copies, (input, weight, residual)))
@@ -257,8 +256,8 @@ else:
             # The op names what it does not take.
             return _torch.ops.conv3d.conv3d(input, weight, bias, _triple(stride),
                                             _six(padding), _triple(dilation),
-                                            activation or "none", residual, target)
-        reason = _torch_dropin.fallback_reason(input, weight, bias, groups, direct)
+                                            activation or "none", residual, target, groups)
+        reason = _torch_dropin.fallback_reason(input, weight, bias, groups)
         if reason:
             return _torch_dropin.pytorch_conv3d(reason, input, weight, bias, stride, padding,
                                                 dilation, groups, activation, residual)
@@ -276,7 +275,7 @@ else:
                                       target=target)
         return _torch.ops.conv3d.conv3d(input, weight, bias, _triple(stride), _six(padding),
                                         _triple(dilation), activation or "none", residual,
-                                        target)
+                                        target, groups)
 
     _is_compiling = _torch.compiler.is_compiling
     _is_tracing = getattr(_torch._C, "_is_tracing", None) or _torch.jit.is_tracing

@@ -224,6 +224,17 @@ print("traced call: through the op: %s; its weight channels_last: %s, its bias %
           args[1].is_contiguous(memory_format=torch.channels_last_3d), args[2].dtype,
           len(_plan._converted) - cached,
           "OK" if rel_l2(y, reference(x, wc, b16)) < 1e-5 else "FAIL"))
+wdw = tensor((16, 1, 3, 3, 3), scale=0.3)  # depthwise with a multiplier of 2
+calls = len(torch.ops.conv3d.conv3d.calls)
+torch._compiling[0] = True
+try:
+    y = ct.conv3d(x, wdw, padding=1, groups=8)
+finally:
+    torch._compiling[0] = False
+print("traced grouped call: through the op: %s, its groups: %s; rel_l2 %s" % (
+    len(torch.ops.conv3d.conv3d.calls) == calls + 1,
+    torch.ops.conv3d.conv3d.calls[calls][-1],
+    "OK" if rel_l2(y, reference(x, wdw, groups=8)) < 1e-5 else "FAIL"))
 
 
 # 4. CausalConv3d's operand checks --------------------------------------------
