@@ -96,13 +96,14 @@ def main():
     p.add_argument("--dilation", default="1,1,1")
     p.add_argument("--padding", default="0,0,0,0,0,0")
     p.add_argument("--filter-layout", default="qrscf")
+    p.add_argument("--groups", type=int, default=1)
     p.add_argument("--bias", help="a per-filter bias .npy added to the sum")
     p.add_argument("--activation", default="none", choices=["none", "relu"])
     p.add_argument("--tol", type=float, default=1e-5)
     a = p.parse_args()
     expected = conv3d(np.load(a.input), np.load(a.filter),
                       ints(a.stride, 3), ints(a.dilation, 3),
-                      ints(a.padding, 6), a.filter_layout)
+                      ints(a.padding, 6), a.filter_layout, a.groups)
     if a.bias:
         expected = expected + np.load(a.bias).astype(np.float64)
     if a.activation == "relu":
