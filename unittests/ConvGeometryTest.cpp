@@ -245,3 +245,57 @@ TEST(ConvGeometry, ValidateNamesTheProblem) {
 }
 
 } // namespace
+
+TEST(ConvGeometry, GroupsMakeABatchOfPerGroupGemms) {
+  // X3D's depthwise 3x3x3 layer and a grouped one of 8 channels per group.
+  ConvGeometry g = ConvGeometry::fromShapes(
+      {2, 16, 14, 14, 432}, {3, 3, 3, 1, 432}, FilterLayout::qrscf, {1, 1, 1},
+      {1, 1, 1}, {1, 1, 1, 1, 1, 1}, /*groups=*/432);
+  EXPECT_FALSE(g.validate());
+  EXPECT_TRUE(g.isGrouped());
+  EXPECT_TRUE(g.isDepthwise());
+  EXPECT_EQ(g.channelsPerGroup(), 1);
+  EXPECT_EQ(g.filtersPerGroup(), 1);
+  EXPECT_EQ(g.gemmBatch(), 432);
+  EXPECT_EQ(g.gemmM(), 2 * 16 * 14 * 14);
+  EXPECT_EQ(g.gemmN(), 1);
+  EXPECT_EQ(g.gemmK(), 27);
+  EXPECT_DOUBLE_EQ(g.flops(), 2.0 * 432 * (2 * 16 * 14 * 14) * 27);
+  EXPECT_EQ(g.filterShape(FilterLayout::qrscf),
+            (std::array<int64_t, 5>{3, 3, 3, 1, 432}));
+  EXPECT_EQ(g.filterShape(FilterLayout::fqrsc),
+            (std::array<int64_t, 5>{432, 3, 3, 3, 1}));
+
+  g = ConvGeometry::fromShapes({1, 8, 28, 28, 256}, {3, 3, 3, 8, 512},
+                               FilterLayout::qrscf, {1, 1, 1}, {1, 1, 1},
+                               {1, 1, 1, 1, 1, 1}, /*groups=*/32);
+  EXPECT_FALSE(g.validate());
+  EXPECT_FALSE(g.isDepthwise());
+  EXPECT_EQ(g.gemmN(), 16);
+  EXPECT_EQ(g.gemmK(), 27 * 8);
+  // k -> (q, r, s, c) runs over the channels of one group.
+  ScalarIndexMath math;
+  EXPECT_EQ(g.decomposeK(math, 27 * 8 - 1),
+            (std::array<int64_t, 4>{2, 2, 2, 7}));
+
+  // Dense convolutions are one group.
+  g.groups = 1;
+  EXPECT_EQ(g.gemmN(), 512);
+  EXPECT_EQ(g.gemmK(), 27 * 256);
+}
+
+TEST(ConvGeometry, GroupsValidation) {
+  ConvGeometry g;
+  g.channels = 12;
+  g.filters = 8;
+  g.groups = 0;
+  EXPECT_EQ(g.validate(), "groups must be positive, got 0");
+  g.groups = 5;
+  EXPECT_EQ(g.validate(), "the 12 input channels do not split into 5 groups "
+                          "(C must be a multiple of groups)");
+  g.groups = 3;
+  EXPECT_EQ(g.validate(), "the 8 filters do not split into 3 groups (F must "
+                          "be a multiple of groups)");
+  g.groups = 4;
+  EXPECT_FALSE(g.validate());
+}

@@ -244,3 +244,59 @@ TEST_F(KernelFamilyTest, PlanProblemRefusesHaloWithoutTmaStores) {
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("TMA"), std::string::npos);
 }
+
+namespace {
+
+TEST_F(KernelFamilyTest, GroupedConvolutionsAreTheDepthwiseKernels) {
+  // Every GEMM family refuses groups > 1 with the reason; the cpu family
+  // and the depthwise kernel take it (the X3D depthwise layer, and 8
+  // channels per group).
+  for (int64_t groupChannels : {1, 8}) {
+    ConvProblem p = problem(432, 432);
+    p.geometry.groups = 432 / groupChannels;
+    ASSERT_FALSE(p.geometry.validate()) << *p.geometry.validate();
+    for (Target target : {Target::sm80, Target::sm90, Target::sm100})
+      for (const KernelFamily *family : getKernelFamilies(target)) {
+        if (family == &getSM100BlockScaledFamily())
+          continue; // refuses every unpacked filter first
+        std::optional<std::string> why = family->canImplement(p);
+        ASSERT_TRUE(why) << family->getName().str();
+        EXPECT_NE(why->find("it is a grouped convolution (groups = " +
+                            std::to_string(p.geometry.groups)),
+                  std::string::npos)
+            << *why;
+      }
+    EXPECT_FALSE(getCpuFamily().canImplement(p));
+    EXPECT_FALSE(depthwiseKernelProblem(p));
+    KernelSelection selection =
+        selectKernel(&context, p, Target::sm90, SelectionPolicy::Heuristic);
+    EXPECT_TRUE(selection.refused);
+  }
+}
+
+TEST_F(KernelFamilyTest, DepthwiseKernelRefusals) {
+  ConvProblem p = problem(64, 64);
+  EXPECT_EQ(depthwiseKernelProblem(p),
+            "the depthwise kernel takes grouped convolutions (groups > 1); "
+            "dense ones are GEMMs");
+  p.geometry.groups = 64;
+  EXPECT_FALSE(depthwiseKernelProblem(p));
+  ConvProblem history = p;
+  history.hasHistory = true;
+  EXPECT_EQ(depthwiseKernelProblem(history),
+            "the depthwise kernel does not read a history operand");
+  ConvProblem prologue = p;
+  prologue.hasPrologue = true;
+  EXPECT_NE(depthwiseKernelProblem(prologue)->find("input prologue"),
+            std::string::npos);
+  ConvProblem quantized = p;
+  quantized.quantBlockSize = 16;
+  EXPECT_EQ(depthwiseKernelProblem(quantized),
+            "the depthwise kernel does not take NVFP4 operands");
+  ConvProblem dynamic = p;
+  dynamic.geometry.batch = ConvGeometry::kDynamic;
+  EXPECT_EQ(depthwiseKernelProblem(dynamic),
+            "the depthwise kernel needs static shapes");
+}
+
+} // namespace

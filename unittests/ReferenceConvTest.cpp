@@ -562,3 +562,110 @@ TEST(ReferenceConv, OutputRoundingStaysWithinTolerance) {
 }
 
 } // namespace
+
+TEST(ReferenceConv, GroupedEqualsDenseConvolutionsOfChannelSlices) {
+  // A grouped convolution is G dense ones: group g's filters over input
+  // channels [g*C/G, (g+1)*C/G). Each dense one is the reference's
+  // groups = 1 path on copies of the slices; random shapes, strides,
+  // dilations, paddings, group counts (depthwise included) and the
+  // epilogue, both layouts; the sampled rows agree with the whole.
+  std::mt19937_64 rng(7);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return lo + int64_t(rng() % uint64_t(hi - lo + 1));
+  };
+  for (int trial = 0; trial < 30; ++trial) {
+    ConvGeometry g;
+    g.groups = pick(1, 4);
+    g.batch = pick(1, 2);
+    g.channels = g.groups * pick(1, 3);
+    g.filters = g.groups * pick(1, 3);
+    for (int a = 0; a < 3; ++a) {
+      g.window[a] = pick(1, 3);
+      g.strides[a] = pick(1, 2);
+      g.dilations[a] = pick(1, 2);
+      g.padLow[a] = pick(0, 2);
+      g.padHigh[a] = pick(0, 2);
+      int64_t effective = (g.window[a] - 1) * g.dilations[a] + 1;
+      g.inputSize[a] =
+          pick(std::max<int64_t>(1, effective - g.padLow[a] - g.padHigh[a]), 6);
+    }
+    ASSERT_FALSE(g.validate()) << *g.validate();
+    auto in = g.inputShape();
+    auto fs = g.filterShape(FilterLayout::qrscf);
+    ASSERT_EQ(fs[3], g.channels / g.groups);
+    auto os = g.outputShape();
+    std::vector<int64_t> outShape(os.begin(), os.end());
+    HostTensor x = HostTensor::zeros(
+        ElementType::f32, std::vector<int64_t>(in.begin(), in.end()));
+    HostTensor w = HostTensor::zeros(
+        ElementType::f32, std::vector<int64_t>(fs.begin(), fs.end()));
+    HostTensor bias = HostTensor::zeros(ElementType::f32, {g.filters});
+    HostTensor residual = HostTensor::zeros(ElementType::f32, outShape);
+    fillRandomNormal(x, 300 + trial);
+    fillRandomUniform(w, 400 + trial, -1, 1);
+    fillRandomNormal(bias, 500 + trial);
+    fillRandomNormal(residual, 600 + trial);
+    ReferenceConvProblem p;
+    p.geometry = g;
+    p.input = &x;
+    p.filter = &w;
+    p.bias = &bias;
+    p.residual = &residual;
+    p.activation = Activation::gelu_tanh;
+    std::vector<double> y = referenceConv(p);
+
+    int64_t cg = g.channels / g.groups, fg = g.filters / g.groups;
+    int64_t voxels = g.batch * g.inputSize[0] * g.inputSize[1] * g.inputSize[2];
+    int64_t taps = g.window[0] * g.window[1] * g.window[2];
+    int64_t m = g.gemmM();
+    for (int64_t group = 0; group < g.groups; ++group) {
+      ConvGeometry dense = g;
+      dense.groups = 1;
+      dense.channels = cg;
+      dense.filters = fg;
+      HostTensor xs = HostTensor::zeros(
+          ElementType::f32,
+          {g.batch, g.inputSize[0], g.inputSize[1], g.inputSize[2], cg});
+      for (int64_t v = 0; v < voxels; ++v)
+        for (int64_t c = 0; c < cg; ++c)
+          xs.set(v * cg + c, x.get(v * g.channels + group * cg + c));
+      HostTensor ws = HostTensor::zeros(
+          ElementType::f32, {g.window[0], g.window[1], g.window[2], cg, fg});
+      for (int64_t k = 0; k < taps * cg; ++k)
+        for (int64_t f = 0; f < fg; ++f)
+          ws.set(k * fg + f, w.get(k * g.filters + group * fg + f));
+      HostTensor bs = HostTensor::zeros(ElementType::f32, {fg});
+      HostTensor rs =
+          HostTensor::zeros(ElementType::f32, {outShape[0], outShape[1],
+                                               outShape[2], outShape[3], fg});
+      for (int64_t f = 0; f < fg; ++f)
+        bs.set(f, bias.get(group * fg + f));
+      for (int64_t row = 0; row < m; ++row)
+        for (int64_t f = 0; f < fg; ++f)
+          rs.set(row * fg + f, residual.get(row * g.filters + group * fg + f));
+      ReferenceConvProblem d = p;
+      d.geometry = dense;
+      d.input = &xs;
+      d.filter = &ws;
+      d.bias = &bs;
+      d.residual = &rs;
+      std::vector<double> ys = referenceConv(d);
+      for (int64_t row = 0; row < m; ++row)
+        for (int64_t f = 0; f < fg; ++f)
+          ASSERT_NEAR(y[row * g.filters + group * fg + f], ys[row * fg + f],
+                      1e-12 * (1 + std::fabs(ys[row * fg + f])))
+              << "trial " << trial << " group " << group << " row " << row;
+    }
+
+    HostTensor wt = transposeToFQRSC(w);
+    p.filter = &wt;
+    p.filterLayout = FilterLayout::fqrsc;
+    EXPECT_EQ(referenceConv(p), y) << "trial " << trial;
+    std::vector<int64_t> rows = {0, m - 1, m / 2};
+    std::vector<double> sampled = referenceConvRows(p, rows);
+    for (size_t i = 0; i < rows.size(); ++i)
+      for (int64_t f = 0; f < g.filters; ++f)
+        EXPECT_NEAR(sampled[i * g.filters + f], y[rows[i] * g.filters + f],
+                    1e-12 * (1 + std::fabs(y[rows[i] * g.filters + f])));
+  }
+}

@@ -54,6 +54,7 @@ static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c) {
   g.channels = c.channels;
   g.window = {c.window[0], c.window[1], c.window[2]};
   g.filters = c.filters;
+  g.groups = c.groups == 0 ? 1 : c.groups;
   g.strides = {c.strides[0], c.strides[1], c.strides[2]};
   g.dilations = {c.dilations[0], c.dilations[1], c.dilations[2]};
   g.padLow = {c.padding[0], c.padding[2], c.padding[4]};

@@ -17,8 +17,10 @@ ConvGeometry ConvGeometry::fromShapes(const std::array<int64_t, 5> &inputShape,
                                       FilterLayout layout,
                                       const std::array<int64_t, 3> &strides,
                                       const std::array<int64_t, 3> &dilations,
-                                      const std::array<int64_t, 6> &padding) {
+                                      const std::array<int64_t, 6> &padding,
+                                      int64_t groups) {
   ConvGeometry g;
+  g.groups = groups;
   g.batch = inputShape[0];
   g.inputSize = {inputShape[1], inputShape[2], inputShape[3]};
   g.channels = inputShape[4];
@@ -39,9 +41,10 @@ ConvGeometry ConvGeometry::fromShapes(const std::array<int64_t, 5> &inputShape,
 }
 
 std::array<int64_t, 5> ConvGeometry::filterShape(FilterLayout layout) const {
+  int64_t c = channelsPerGroup();
   if (layout == FilterLayout::qrscf)
-    return {window[0], window[1], window[2], channels, filters};
-  return {filters, window[0], window[1], window[2], channels};
+    return {window[0], window[1], window[2], c, filters};
+  return {filters, window[0], window[1], window[2], c};
 }
 
 std::array<int64_t, 6> ConvGeometry::padding() const {
@@ -74,8 +77,8 @@ int64_t ConvGeometry::gemmM() const {
 }
 
 double ConvGeometry::flops() const {
-  return 2.0 * static_cast<double>(gemmM()) * static_cast<double>(gemmN()) *
-         static_cast<double>(gemmK());
+  return 2.0 * static_cast<double>(gemmBatch()) * static_cast<double>(gemmM()) *
+         static_cast<double>(gemmN()) * static_cast<double>(gemmK());
 }
 
 std::optional<std::string> ConvGeometry::validate() const {
@@ -90,6 +93,18 @@ std::optional<std::string> ConvGeometry::validate() const {
         .str();
   if (batch != kDyn && batch <= 0)
     return llvm::formatv("batch size must be positive, got {0}", batch).str();
+  if (groups <= 0)
+    return llvm::formatv("groups must be positive, got {0}", groups).str();
+  if (channels % groups != 0)
+    return llvm::formatv("the {0} input channels do not split into {1} "
+                         "groups (C must be a multiple of groups)",
+                         channels, groups)
+        .str();
+  if (filters % groups != 0)
+    return llvm::formatv("the {0} filters do not split into {1} groups (F "
+                         "must be a multiple of groups)",
+                         filters, groups)
+        .str();
   // Bounds that keep every derived size (padded extents, output sizes, GEMM
   // M/N/K) far from int64 overflow.
   constexpr int64_t kMaxExtent = int64_t(1) << 31;

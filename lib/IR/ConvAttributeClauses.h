@@ -2,11 +2,11 @@
 //
 // `custom<ConvAttributeClauses>(...)`: the clauses after conv3d.conv's
 // `outs(...)` (`overwrite`, `strides = [...]`, `dilations = [...]`,
-// `padding = [...]`, `filter_layout = k`, `activation = k`, `config = ...`)
-// in any order, each at most once; printed in that order, without the
-// defaults. A declarative format would take them only in one order and,
-// for any other, stop at the first clause out of order with "cannot name an
-// operation with no results".
+// `padding = [...]`, `groups = g`, `filter_layout = k`, `activation = k`,
+// `config = ...`) in any order, each at most once; printed in that order,
+// without the defaults. A declarative format would take them only in one order
+// and, for any other, stop at the first clause out of order with "cannot name
+// an operation with no results".
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,19 +23,26 @@ namespace mlir::conv3d {
 inline ParseResult parseConvAttributeClauses(
     OpAsmParser &parser, UnitAttr &overwrite, DenseI64ArrayAttr &strides,
     DenseI64ArrayAttr &dilations, DenseI64ArrayAttr &padding,
-    FilterLayoutAttr &filterLayout, ActivationAttr &activation,
-    IGemmConfigAttr &config) {
+    IntegerAttr &groups, FilterLayoutAttr &filterLayout,
+    ActivationAttr &activation, IGemmConfigAttr &config) {
   llvm::StringSet<> seen;
   auto parseArray = [&](DenseI64ArrayAttr &attr) -> ParseResult {
     attr = llvm::dyn_cast_or_null<DenseI64ArrayAttr>(
         DenseI64ArrayAttr::parse(parser, Type()));
     return success(bool(attr));
   };
+  auto parseInteger = [&](IntegerAttr &attr) -> ParseResult {
+    int64_t value;
+    if (parser.parseInteger(value))
+      return failure();
+    attr = parser.getBuilder().getI64IntegerAttr(value);
+    return success();
+  };
   while (true) {
     SMLoc loc = parser.getCurrentLocation();
     StringRef keyword;
     if (failed(parser.parseOptionalKeyword(
-            &keyword, {"overwrite", "strides", "dilations", "padding",
+            &keyword, {"overwrite", "strides", "dilations", "padding", "groups",
                        "filter_layout", "activation", "config"})))
       return success();
     if (!seen.insert(keyword).second)
@@ -50,6 +57,7 @@ inline ParseResult parseConvAttributeClauses(
         keyword == "strides"         ? parseArray(strides)
         : keyword == "dilations"     ? parseArray(dilations)
         : keyword == "padding"       ? parseArray(padding)
+        : keyword == "groups"        ? parseInteger(groups)
         : keyword == "filter_layout" ? parseEnumKeyword(parser, filterLayout)
         : keyword == "activation"    ? parseEnumKeyword(parser, activation)
                                      : parser.parseAttribute(config);
@@ -58,11 +66,13 @@ inline ParseResult parseConvAttributeClauses(
   }
 }
 
-inline void printConvAttributeClauses(
-    OpAsmPrinter &printer, Operation *, UnitAttr overwrite,
-    DenseI64ArrayAttr strides, DenseI64ArrayAttr dilations,
-    DenseI64ArrayAttr padding, FilterLayoutAttr filterLayout,
-    ActivationAttr activation, IGemmConfigAttr config) {
+inline void
+printConvAttributeClauses(OpAsmPrinter &printer, Operation *,
+                          UnitAttr overwrite, DenseI64ArrayAttr strides,
+                          DenseI64ArrayAttr dilations,
+                          DenseI64ArrayAttr padding, IntegerAttr groups,
+                          FilterLayoutAttr filterLayout,
+                          ActivationAttr activation, IGemmConfigAttr config) {
   auto isAll = [](DenseI64ArrayAttr attr, int64_t value) {
     return !attr || llvm::all_of(attr.asArrayRef(),
                                  [&](int64_t v) { return v == value; });
@@ -78,6 +88,8 @@ inline void printConvAttributeClauses(
     printer << " " << name << " = ";
     printer.printStrippedAttrOrType(attr);
   }
+  if (groups && groups.getInt() != 1)
+    printer << " groups = " << groups.getInt();
   if (filterLayout && filterLayout.getValue() != FilterLayout::qrscf)
     printer << " filter_layout = " << stringifyEnum(filterLayout.getValue());
   if (activation && activation.getValue() != Activation::none)

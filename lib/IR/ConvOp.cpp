@@ -61,7 +61,7 @@ ConvGeometry ConvOp::getGeometry() {
   ConvGeometry g = ConvGeometry::fromShapes(
       getShape5(getInput().getType()), getShape5(getFilter().getType()),
       getFilterLayout(), toArray3(getStrides()), toArray3(getDilations()),
-      toArray6(getPadding()));
+      toArray6(getPadding()), getGroups());
   if (Value history = getHistory())
     g.addHistory(getShape5(history.getType())[1]);
   return g;
@@ -161,11 +161,39 @@ LogicalResult ConvOp::verify() {
   // The geometry takes C from the input; the filter's C is only checked here.
   if (filterChannels == ConvGeometry::kDynamic)
     return emitOpError("channel, filter and window sizes must be static");
-  if (inShape[4] != ConvGeometry::kDynamic && inShape[4] != filterChannels)
+  int64_t groups = getGroups();
+  if (groups < 1)
+    return emitOpError() << "groups must be positive, got " << groups;
+  if (groups != 1) {
+    if (getInputQuant())
+      return emitOpError("input quantization (quantize) of a grouped "
+                         "convolution is not supported: NVFP4 blocks run "
+                         "along the dense K order");
+    if (hasPackedFilter())
+      return emitOpError("a packed NVFP4 filter (filter_quant) takes groups "
+                         "= 1 only");
+    if (inShape[4] == ConvGeometry::kDynamic)
+      return emitOpError("a grouped convolution needs a static channel "
+                         "count");
+  }
+  // (Divided, not multiplied: groups is the user's and may be huge.)
+  if (inShape[4] != ConvGeometry::kDynamic &&
+      (inShape[4] % groups != 0 || inShape[4] / groups != filterChannels)) {
+    if (groups == 1)
+      return emitOpError() << "filter has " << filterChannels
+                           << " input channels but the input has " << inShape[4]
+                           << " (filter_layout = "
+                           << stringifyFilterLayout(getFilterLayout()) << ")";
+    if (inShape[4] % groups != 0)
+      return emitOpError() << "the " << inShape[4]
+                           << " input channels do not split into " << groups
+                           << " groups (C must be a multiple of groups)";
     return emitOpError() << "filter has " << filterChannels
-                         << " input channels but the input has " << inShape[4]
-                         << " (filter_layout = "
+                         << " input channels but a group of the input has "
+                         << inShape[4] / groups << " (C = " << inShape[4]
+                         << ", groups = " << groups << ", filter_layout = "
                          << stringifyFilterLayout(getFilterLayout()) << ")";
+  }
 
   ConvGeometry geometry = getGeometry();
   if (std::optional<std::string> problem = geometry.validate())

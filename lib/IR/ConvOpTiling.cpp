@@ -2,7 +2,8 @@
 //
 // conv3d.conv tiles over its output dimensions (n, do, ho, wo, f), so the
 // upstream tiling drivers (scf tiling, the transform dialect) apply to it.
-// The reduction over (q, r, s, c) stays inside each tile.
+// The reduction over (q, r, s, c) stays inside each tile. A grouped
+// convolution's F tiles hold whole groups and read their groups' channels.
 //
 // A tile of output positions reads a window of the input that may overlap
 // the padding halo, and the overlap differs from tile to tile. Rather than
@@ -16,6 +17,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -77,9 +79,32 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
   ConvGeometry geometry = getGeometry();
   SmallVector<Operation *> generated;
 
+  // A grouped convolution's F tile must hold whole groups; it then reads
+  // the input channels of those groups only.
+  int64_t tileGroups = geometry.groups;
+  AffineExpr d0 = b.getAffineDimExpr(0);
+  OpFoldResult channelOffset = b.getIndexAttr(0);
+  OpFoldResult channelSize = getDimSize(b, loc, getInput(), 4);
+  std::optional<int64_t> fTile = getConstantIntValue(sizes[4]);
+  if (geometry.isGrouped() && fTile != geometry.filters) {
+    int64_t perGroup = geometry.filtersPerGroup();
+    if (!fTile || *fTile % perGroup != 0)
+      return emitOpError() << "tiling a grouped convolution along F needs "
+                              "static tiles of whole groups (multiples of "
+                              "F/groups = "
+                           << perGroup << ")";
+    if (getNormGamma())
+      return emitOpError("tiling a grouped convolution with rms_norm along F "
+                         "is not supported (the norm reads every channel)");
+    tileGroups = *fTile / perGroup;
+    channelOffset = affine::makeComposedFoldedAffineApply(
+        b, loc, d0.floorDiv(perGroup) * geometry.channelsPerGroup(),
+        {offsets[4]});
+    channelSize = b.getIndexAttr(tileGroups * geometry.channelsPerGroup());
+  }
+
   // Input window of the tile in padded coordinates: output [o, o + size)
   // along an axis reads padded positions [o*s, (o + size - 1)*s + eff).
-  AffineExpr d0 = b.getAffineDimExpr(0);
   SmallVector<OpFoldResult> inOffsets = {offsets[0]}, inSizes = {sizes[0]};
   for (unsigned axis = 0; axis < 3; ++axis) {
     int64_t stride = geometry.strides[axis];
@@ -89,8 +114,8 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
         b, loc, (d0 - 1) * stride + geometry.effectiveWindow(axis),
         {sizes[axis + 1]}));
   }
-  inOffsets.push_back(b.getIndexAttr(0));
-  inSizes.push_back(getDimSize(b, loc, getInput(), 4));
+  inOffsets.push_back(channelOffset);
+  inSizes.push_back(channelSize);
 
   Value inputTile;
   if (!padded) {
@@ -146,7 +171,8 @@ ConvOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
       b.getDenseI64ArrayAttr({0, 0, 0, 0, 0, 0}), getFilterLayoutAttr(),
       getActivationAttr(), getInputQuantAttr(), getOverwriteAttr(),
       getConfigAttr(), getNormEpsAttr(), getInputActivationAttr(),
-      filterScalesTile, getFilterAmax(), getFilterQuantAttr());
+      filterScalesTile, getFilterAmax(), getFilterQuantAttr(),
+      b.getI64IntegerAttr(tileGroups));
   generated.push_back(tiled);
   return TilingResult{generated, SmallVector<Value>{tiled->getResult(0)},
                       /*generatedSlices=*/{}};

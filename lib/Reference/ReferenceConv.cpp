@@ -18,11 +18,19 @@ namespace {
 /// The sizes the loops need, read once from the problem.
 struct Dims {
   int64_t n, c, f;
+  // Groups: filter f reads the cg = c / groups channels of group f / fg.
+  int64_t groups = 1, cg, fg;
   // Leading depth frames of `in[0]` that come from the history tensor.
   int64_t history = 0;
   std::array<int64_t, 3> in, win, out, stride, dilation, padLow;
 
-  int64_t k() const { return win[0] * win[1] * win[2] * c; }
+  int64_t taps() const { return win[0] * win[1] * win[2]; }
+  /// An im2col row's length: every channel of every tap.
+  int64_t k() const { return taps() * c; }
+  /// A filter column's length: the channels of one group of every tap.
+  int64_t filterK() const { return taps() * cg; }
+  /// The input channel filter f reads as its channel c (of its group).
+  int64_t channelOf(int64_t f, int64_t c) const { return f / fg * cg + c; }
   int64_t m() const { return n * out[0] * out[1] * out[2]; }
 };
 } // namespace
@@ -69,6 +77,13 @@ static Dims checkProblem(const ReferenceConvProblem &p) {
   }
   if (d.n <= 0 || d.c <= 0 || d.f <= 0)
     fail("batch, channel and filter counts must be positive and static");
+  d.groups = g.groups;
+  if (d.groups <= 0 || d.c % d.groups != 0 || d.f % d.groups != 0)
+    fail("groups must be positive and divide the channel and filter counts");
+  d.cg = d.c / d.groups;
+  d.fg = d.f / d.groups;
+  if (d.groups != 1 && p.inputQuantBlockSize)
+    fail("input quantization takes groups = 1 only");
   if (!p.input || !p.filter)
     fail("the input and the filter are required");
 
@@ -97,9 +112,9 @@ static Dims checkProblem(const ReferenceConvProblem &p) {
       p.inputQuantBlockSize)
     fail("an input prologue cannot be combined with input quantization");
   if (p.filterLayout == FilterLayout::qrscf)
-    expectShape(p.filter, "filter", {d.win[0], d.win[1], d.win[2], d.c, d.f});
+    expectShape(p.filter, "filter", {d.win[0], d.win[1], d.win[2], d.cg, d.f});
   else
-    expectShape(p.filter, "filter", {d.f, d.win[0], d.win[1], d.win[2], d.c});
+    expectShape(p.filter, "filter", {d.f, d.win[0], d.win[1], d.win[2], d.cg});
   std::vector<int64_t> outShape = {d.n, d.out[0], d.out[1], d.out[2], d.f};
   if (p.bias)
     expectShape(p.bias, "bias", {d.f});
@@ -129,15 +144,17 @@ static double activate(Activation activation, double x) {
   llvm_unreachable("unknown activation");
 }
 
-/// The filter as doubles in [q][r][s][c][f] order, whatever its layout, so
-/// that both layouts run the very same loops (and give identical results).
+/// The filter as doubles in [q][r][s][c][f] order (c of C/groups),
+/// whatever its layout, so that both layouts run the very same loops (and
+/// give identical results).
 static std::vector<double> filterQRSCF(const ReferenceConvProblem &p,
                                        const Dims &d) {
-  std::vector<double> w(static_cast<size_t>(d.k() * d.f));
-  for (int64_t k = 0; k < d.k(); ++k) // k = ((q*R + r)*S + s)*C + c
+  int64_t kf = d.filterK();
+  std::vector<double> w(static_cast<size_t>(kf * d.f));
+  for (int64_t k = 0; k < kf; ++k) // k = ((q*R + r)*S + s)*C/G + c
     for (int64_t f = 0; f < d.f; ++f)
       w[k * d.f + f] = p.filter->get(
-          p.filterLayout == FilterLayout::qrscf ? k * d.f + f : f * d.k() + k);
+          p.filterLayout == FilterLayout::qrscf ? k * d.f + f : f * kf + k);
   return w;
 }
 
@@ -279,10 +296,10 @@ std::vector<double> mlir::conv3d::referenceConv(const ReferenceConvProblem &p) {
                       &x[(((n * d.in[0] + id) * d.in[1] + ih) * d.in[2] + iw) *
                          d.c];
                   const double *wv =
-                      &w[((q * d.win[1] + r) * d.win[2] + s) * d.c * d.f];
-                  for (int64_t c = 0; c < d.c; ++c)
+                      &w[((q * d.win[1] + r) * d.win[2] + s) * d.cg * d.f];
+                  for (int64_t c = 0; c < d.cg; ++c)
                     for (int64_t f = 0; f < d.f; ++f)
-                      acc[f] += xv[c] * wv[c * d.f + f];
+                      acc[f] += xv[d.channelOf(f, c)] * wv[c * d.f + f];
                 }
               }
             }
@@ -315,9 +332,11 @@ mlir::conv3d::referenceConvRows(const ReferenceConvProblem &p,
     std::vector<float> a = referenceQuantizedIm2colRow(p, m);
     for (int64_t f = 0; f < d.f; ++f)
       acc[f] = p.init ? p.init->get(m * d.f + f) : 0.0;
-    for (int64_t k = 0; k < d.k(); ++k)
-      for (int64_t f = 0; f < d.f; ++f)
-        acc[f] += double(a[k]) * w[k * d.f + f];
+    for (int64_t tap = 0; tap < d.taps(); ++tap)
+      for (int64_t c = 0; c < d.cg; ++c)
+        for (int64_t f = 0; f < d.f; ++f)
+          acc[f] += double(a[tap * d.c + d.channelOf(f, c)]) *
+                    w[(tap * d.cg + c) * d.f + f];
     for (int64_t f = 0; f < d.f; ++f) {
       double y = acc[f];
       if (p.bias)

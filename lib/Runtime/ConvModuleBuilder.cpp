@@ -158,8 +158,8 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
       /*config=*/IGemmConfigAttr(),
       spec.hasNorm ? b.getF32FloatAttr(spec.normEps) : FloatAttr(),
       ActivationAttr::get(context, spec.inputActivation), filterScales,
-      filterAmax,
-      spec.packedFilter ? NVFP4Attr::get(context, 16) : NVFP4Attr());
+      filterAmax, spec.packedFilter ? NVFP4Attr::get(context, 16) : NVFP4Attr(),
+      b.getI64IntegerAttr(g.groups));
   auto materialize = bufferization::MaterializeInDestinationOp::create(
       b, loc, TypeRange{}, conv.getResult()[0], output);
   materialize.setRestrict(true);

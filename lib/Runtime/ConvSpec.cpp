@@ -82,6 +82,12 @@ llvm::Error ConvSpec::validate() const {
                       "{0}",
                       *inputQuantBlockSize)
             .str());
+  if (geometry.isGrouped() && (inputQuantBlockSize || packedFilter))
+    return llvm::createStringError(
+        llvm::formatv("NVFP4 quantization (of the input or a packed filter) "
+                      "takes groups = 1 only, got groups = {0}",
+                      geometry.groups)
+            .str());
   if (packedFilter && filterLayout != FilterLayout::fqrsc)
     return llvm::createStringError(
         "a packed NVFP4 filter is K-major: the filter layout must be fqrsc");
@@ -132,6 +138,8 @@ std::string ConvSpec::describe() const {
   text += llvm::formatv(
       " layout={0} dtype={1} out={2}", stringifyFilterLayout(filterLayout),
       stringifyElementType(inputType), stringifyElementType(outputType));
+  if (g.groups != 1)
+    text += " groups=" + std::to_string(g.groups);
   if (hasBias)
     text += " bias";
   if (activation != Activation::none)

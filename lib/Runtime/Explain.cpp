@@ -15,6 +15,7 @@
 #include "conv3d/Runtime/ConvModuleBuilder.h"
 #include "conv3d/Runtime/Explain.h"
 #include "conv3d/Runtime/TuningProblem.h"
+#include "conv3d/Target/Families.h"
 #include "conv3d/Target/KernelFamily.h"
 #include "conv3d/Transforms/ConfigHeuristics.h"
 
@@ -126,6 +127,25 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
         problem,
         selectKernel(&context, problem, options.target,
                      selectionUnderQSlice(options.qslice, options.selection)));
+    // Grouped convolutions take the depthwise kernel before any GEMM family
+    // is asked (conv3d-lower-depthwise: every one it takes in the GPU
+    // pipelines, the depthwise ones in the CPU's implicit-GEMM pipeline).
+    bool depthwisePipeline =
+        options.target != Target::cpu
+            ? true
+            : options.lowering == CpuLowering::ImplicitGemm &&
+                  problem.geometry.channelsPerGroup() == 1;
+    if (depthwisePipeline && !depthwiseKernelProblem(problem)) {
+      explained.family = "depthwise";
+      explained.summary = "a direct loop nest, a thread per W block of a "
+                          "16-byte channel vector; no GEMM";
+      explained.chip = options.target == Target::cpu ? "host" : "sm_80+";
+      explained.loweringPass = "conv3d-lower-depthwise";
+      explained.refused = false;
+      explained.config = "none (no GEMM tiles)";
+      explained.tiles = 0;
+      explained.prediction.reset();
+    }
     if (forced) {
       explained.forcedConfig = options.config;
       if (const KernelFamily *family =

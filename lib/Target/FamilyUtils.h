@@ -49,6 +49,11 @@ makeConfig(MLIRContext *context, const ConvProblem &problem, int64_t tileM,
 /// filter, or none.
 std::optional<std::string> packedFilterProblem(const ConvProblem &problem);
 
+/// Why a tensor-core kernel that computes dense convolutions only cannot
+/// take a grouped one (groups > 1), or none: computed as dense, a grouped
+/// convolution would read every channel.
+std::optional<std::string> groupsProblem(const ConvProblem &problem);
+
 /// Why the TMA im2col kernel of `kernel` (sm90-im2col, sm100) cannot take
 /// `problem`, or none: a packed filter, an input prologue, the operand and
 /// descriptor checks of tmaIm2colProblem and, on memrefs, the layouts.

@@ -141,6 +141,16 @@ IGemmConfigAttr families::makeConfig(
                               schedule, /*clusterM=*/1, mainloop);
 }
 
+std::optional<std::string> families::groupsProblem(const ConvProblem &problem) {
+  const ConvGeometry &g = problem.geometry;
+  if (!g.isGrouped())
+    return std::nullopt;
+  return "it is a grouped convolution (groups = " + std::to_string(g.groups) +
+         ", " + std::to_string(g.channelsPerGroup()) +
+         " channels per group), which this kernel does not compute (the cpu "
+         "target and, on GPUs, the depthwise kernel do)";
+}
+
 std::optional<std::string>
 families::packedFilterProblem(const ConvProblem &problem) {
   if (!problem.packedFilter)

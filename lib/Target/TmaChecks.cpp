@@ -65,6 +65,8 @@ std::optional<std::string>
 families::tmaIm2colFamilyProblem(const ConvProblem &problem, Target kernel) {
   if (std::optional<std::string> why = packedFilterProblem(problem))
     return why;
+  if (std::optional<std::string> why = groupsProblem(problem))
+    return why;
   if (problem.hasPrologue)
     return std::string("the TMA kernels do not apply an input prologue");
   if (std::optional<std::string> why = tmaIm2colProblem(

@@ -20,6 +20,10 @@
 // F, no zeroing: every element is written once) and one conv3d.epilogue
 // adds the slabs in split order and applies the epilogue. No atomics: the
 // result is the same bits run to run (issue 21).
+// A grouped convolution (groups G > 1) gains a group dimension in the grid:
+// each iteration works on views of its group's channels of the input (and
+// history, and prologue vectors), its filters, bias, residual and output
+// columns, which are dense convolutions of C/G channels and F/G filters.
 // With an RMS norm in the input prologue, a conv3d.voxel_rms_scale prepass
 // before the grid computes each voxel's statistic once (one read of the
 // input, one float per voxel); the tile loads read it as `norm_scale`.
@@ -51,13 +55,57 @@ using namespace mlir::conv3d;
 
 namespace {
 
+/// The operands one grid iteration reads and writes: the convolution's own,
+/// or for a grouped convolution, views of one group's channels and filters.
+struct TileOperands {
+  Value input, history, filter, gamma, beta, bias, residual, dest;
+};
+
+/// A view of `source` holding [offset, offset + size) along `dim` (all of
+/// every other dimension).
+Value sliceDim(OpBuilder &b, Location loc, Value source, int64_t dim,
+               Value offset, int64_t size) {
+  if (!source)
+    return source;
+  auto type = cast<MemRefType>(source.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+  offsets[dim] = offset;
+  sizes[dim] = b.getIndexAttr(size);
+  return memref::SubViewOp::create(b, loc, source, offsets, sizes, strides);
+}
+
+/// The operands of group `group` of a grouped convolution: its C/G input
+/// channels and F/G filters; `dest` is the output or the split-K workspace
+/// (F last in both).
+TileOperands groupOperands(OpBuilder &b, Location loc, ConvOp conv, Value dest,
+                           Value group) {
+  ConvGeometry g = conv.getGeometry();
+  int64_t cg = g.channelsPerGroup(), fg = g.filtersPerGroup();
+  IRIndexMath math{b, loc};
+  Value c0 = math.mul(group, cg), f0 = math.mul(group, fg);
+  int64_t filterDim = conv.getFilterLayout() == FilterLayout::qrscf ? 4 : 0;
+  int64_t destRank = cast<MemRefType>(dest.getType()).getRank();
+  return {sliceDim(b, loc, conv.getInput(), 4, c0, cg),
+          sliceDim(b, loc, conv.getHistory(), 4, c0, cg),
+          sliceDim(b, loc, conv.getFilter(), filterDim, f0, fg),
+          sliceDim(b, loc, conv.getNormGamma(), 0, c0, cg),
+          sliceDim(b, loc, conv.getNormBeta(), 0, c0, cg),
+          sliceDim(b, loc, conv.getBias(), 0, f0, fg),
+          sliceDim(b, loc, conv.getResidual(), 4, f0, fg),
+          sliceDim(b, loc, dest, destRank - 1, f0, fg)};
+}
+
 /// Builds the body of one grid iteration.
 class TileKernelBuilder {
 public:
   TileKernelBuilder(OpBuilder &b, Location loc, ConvOp conv,
-                    IGemmConfigAttr config, Value normScale)
+                    IGemmConfigAttr config, Value normScale,
+                    TileOperands operands)
       : b(b), loc(loc), conv(conv), config(config), normScale(normScale),
-        geometry(conv.getGeometry()) {}
+        operands(operands), geometry(conv.getGeometry()) {}
 
   /// Emits the K loop(s) accumulating into `acc`, for K tiles
   /// [ktBegin, ktEnd) of the flat order (taps_outer only).
@@ -114,14 +162,13 @@ private:
     const ConvGeometry &g = geometry;
     std::optional<NVFP4Attr> quant = conv.getInputQuant();
     LoadIm2colTileOp::create(
-        b, loc, conv.getInput(), m0, k0, kLimit, a,
-        quant ? conv.getAmax() : Value(), conv.getHistory(),
-        conv.getNormGamma(), conv.getNormBeta(), normScale,
-        b.getDenseI64ArrayAttr(g.window), b.getDenseI64ArrayAttr(g.strides),
-        b.getDenseI64ArrayAttr(g.dilations),
+        b, loc, operands.input, m0, k0, kLimit, a,
+        quant ? conv.getAmax() : Value(), operands.history, operands.gamma,
+        operands.beta, normScale, b.getDenseI64ArrayAttr(g.window),
+        b.getDenseI64ArrayAttr(g.strides), b.getDenseI64ArrayAttr(g.dilations),
         b.getDenseI64ArrayAttr(g.padding()), quant ? *quant : NVFP4Attr(),
         conv.getNormEpsAttr(), conv.getInputActivationAttr());
-    LoadFilterTileOp::create(b, loc, conv.getFilter(), k0, n0, kLimit, bTile,
+    LoadFilterTileOp::create(b, loc, operands.filter, k0, n0, kLimit, bTile,
                              conv.getFilterLayoutAttr());
     TileMmaOp::create(b, loc, a, bTile, acc);
   }
@@ -132,6 +179,8 @@ private:
   IGemmConfigAttr config;
   /// The per-voxel RMS norm statistic from the prepass (null without one).
   Value normScale;
+  TileOperands operands;
+  /// The geometry of one group (gemmK and gemmN are per group).
   ConvGeometry geometry;
 };
 
@@ -196,6 +245,8 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
   SmallVector<OpFoldResult> bounds;
   if (splitK > 1)
     bounds.push_back(rewriter.getIndexAttr(splitK));
+  if (g.isGrouped())
+    bounds.push_back(rewriter.getIndexAttr(g.gemmBatch()));
   bounds.push_back(rewriter.getIndexAttr(ceilDiv(g.gemmM(), tileM)));
   bounds.push_back(rewriter.getIndexAttr(ceilDiv(g.gemmN(), tileN)));
   auto grid = scf::ForallOp::create(rewriter, loc, bounds, ValueRange{},
@@ -212,8 +263,15 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
   rewriter.setInsertionPoint(grid);
   Value normScale = emitNormScalePrepass(rewriter, loc, conv);
   rewriter.setInsertionPointToStart(grid.getBody());
-  TileKernelBuilder kernel(rewriter, loc, conv, config, normScale);
   SmallVector<Value> ivs = grid.getInductionVars();
+  TileOperands operands{conv.getInput(),    conv.getHistory(),
+                        conv.getFilter(),   conv.getNormGamma(),
+                        conv.getNormBeta(), conv.getBias(),
+                        conv.getResidual(), dest};
+  if (g.isGrouped())
+    operands =
+        groupOperands(rewriter, loc, conv, dest, ivs[splitK > 1 ? 1 : 0]);
+  TileKernelBuilder kernel(rewriter, loc, conv, config, normScale, operands);
   IRIndexMath math{rewriter, loc};
   Value m0 = math.mul(ivs[ivs.size() - 2], tileM);
   Value n0 = math.mul(ivs[ivs.size() - 1], tileN);
@@ -243,9 +301,9 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
 
   bool fusedEpilogue = splitK == 1;
   StoreOutputTileOp::create(
-      rewriter, loc, acc, dest, m0, n0, fusedEpilogue ? Value() : ivs[0],
-      fusedEpilogue ? conv.getBias() : Value(),
-      fusedEpilogue ? conv.getResidual() : Value(),
+      rewriter, loc, acc, operands.dest, m0, n0,
+      fusedEpilogue ? Value() : ivs[0], fusedEpilogue ? operands.bias : Value(),
+      fusedEpilogue ? operands.residual : Value(),
       StoreModeAttr::get(rewriter.getContext(), mode),
       fusedEpilogue
           ? conv.getActivationAttr()
@@ -270,6 +328,26 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
 }
 
 namespace {
+
+/// Why the kernel that runs `config` on `target` cannot take `conv`'s
+/// groups, or none. The GPU kernels' lowerings consume the grid loop this
+/// pass emits without knowing of groups: a grouped convolution is refused
+/// here, with the kernel family's reason, rather than computed as a dense
+/// one.
+std::optional<std::string>
+groupedKernelProblem(ConvOp conv, IGemmConfigAttr config, Target target) {
+  if (target == Target::cpu || !conv.getGeometry().isGrouped())
+    return std::nullopt;
+  const KernelFamily *family = config ? getKernelFamilyFor(config, target)
+                                      : &getDefaultKernelFamily(target);
+  if (!family)
+    return std::string("no kernel family of the target runs its "
+                       "configuration");
+  if (std::optional<std::string> why =
+          family->canImplement(ConvProblem::fromConv(conv)))
+    return "the " + family->getName().str() + " kernel cannot take it: " + *why;
+  return std::nullopt;
+}
 
 /// Why a convolution with a packed NVFP4 filter gets no implicit-GEMM tiles
 /// of the bf16/f16 tile ops.
@@ -299,6 +377,9 @@ struct ConvToImplicitGemm : OpRewritePattern<ConvOp> {
         return rewriter.notifyMatchFailure(conv, "needs static shapes");
       config = selectIGemmConfigForConv(conv, options.target);
     }
+    if (std::optional<std::string> why =
+            groupedKernelProblem(conv, config, options.target))
+      return rewriter.notifyMatchFailure(conv, *why);
     if (failed(lowerConvToImplicitGemm(rewriter, conv, config)))
       return failure();
     return success();
@@ -342,6 +423,9 @@ struct ImplicitGemmPass
         reason = "the caller's hook excluded it";
       else if (conv.hasPackedFilter())
         reason = kPackedFilterReason;
+      else if (std::optional<std::string> why = groupedKernelProblem(
+                   conv, conv.getConfig().value_or(IGemmConfigAttr()), target))
+        reason = *why;
       if (std::optional<IGemmConfigAttr> config = conv.getConfig())
         if (std::optional<std::string> problem =
                 checkConfigForConv(*config, g, blockSize))

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "conv3d/Target/Families.h"
 #include "conv3d/Transforms/ConfigHeuristics.h"
 #include "conv3d/Transforms/Passes.h"
 
@@ -164,6 +165,7 @@ mlir::conv3d::decomposeIntoSeparateQSlices(RewriterBase &rewriter,
         rewriter.getDenseI64ArrayAttr(padding), conv.getFilterLayoutAttr(),
         ActivationAttr::get(rewriter.getContext(), Activation::none),
         conv.getInputQuantAttr(), /*overwrite=*/UnitAttr(), sliceConfig);
+    sliceConv.setGroupsAttr(conv.getGroupsAttr());
     SmallVector<int64_t> ones(5, 1);
     acc = tensor::InsertSliceOp::create(rewriter, loc, sliceConv.getResult()[0],
                                         acc, indexAttrs(rewriter, accOffsets),
@@ -232,7 +234,12 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
         }
         continue;
       }
-      // fused (or auto): reorder the K loop of the one kernel.
+      // fused (or auto): reorder the K loop of the one kernel. The GPU
+      // pipelines' depthwise kernel has no K loop: it skips halo taps per
+      // window row itself.
+      if (target != Target::cpu &&
+          !depthwiseKernelProblem(ConvProblem::fromConv(conv)))
+        continue;
       // Split-K ranges, the lockstep K steps of an sm90 cluster and the
       // halo mainloop's per-tile depth taps need the flat K order.
       IGemmConfigAttr config =

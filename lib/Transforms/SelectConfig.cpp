@@ -12,6 +12,7 @@
 #include "conv3d/Transforms/Passes.h"
 
 #include "conv3d/IR/Conv3dOps.h"
+#include "conv3d/Target/Families.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -153,8 +154,14 @@ struct SelectConfigPass
       if (!geometry.hasStaticShape())
         return WalkResult::advance(); // dynamic shapes keep no config
       // The host's hook first, then a forced config, then the heuristic.
+      IGemmConfigAttr fromHook = hook ? hook(conv) : IGemmConfigAttr();
+      // The GPU pipelines give grouped convolutions to the depthwise kernel
+      // (conv3d-lower-depthwise), which has no tile configuration.
+      if (target != Target::cpu &&
+          !depthwiseKernelProblem(ConvProblem::fromConv(conv)))
+        return WalkResult::advance();
       IGemmConfigAttr chosen;
-      if (IGemmConfigAttr fromHook = hook ? hook(conv) : IGemmConfigAttr())
+      if (fromHook)
         chosen = checkChosenConfig(conv, fromHook, target, "the hook's ");
       else if (forced)
         chosen = checkChosenConfig(conv, forced, target, "");

@@ -56,15 +56,20 @@ class Spec(SpecFields):
     def from_shapes(cls, input_shape, filter_shape, strides=(1, 1, 1),
                     dilations=(1, 1, 1), padding=(0,) * 6, filter_layout="qrscf",
                     dtype="bf16", output_dtype=None, bias=False, residual=False,
-                    accumulate=False, activation="none", quant_block_size=0):
-        """input_shape = (N, D, H, W, C); filter_shape = (Q, R, S, C, F)
-        whatever the layout; padding = (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi).
+                    accumulate=False, activation="none", quant_block_size=0,
+                    groups=1):
+        """input_shape = (N, D, H, W, C); filter_shape = (Q, R, S, C/groups,
+        F) whatever the layout; padding = (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi);
+        groups: a grouped convolution (C and F multiples of it).
         dtype, output_dtype: "bf16", "f16" or "f32" (ValueError naming the
         choices otherwise; output_dtype None: dtype's)."""
         n, d, h, w, c = input_shape
         q, r, s, fc, f = filter_shape
-        if fc != c:
+        if groups == 1 and fc != c:
             raise Conv3dError(f"filter has C = {fc}, input has C = {c}")
+        if groups != 1 and fc * groups != c:
+            raise Conv3dError(f"filter has C/groups = {fc} channels per group, input "
+                              f"has C = {c} in {groups} groups")
         spec = cls()
         spec.batch, spec.depth, spec.height, spec.width, spec.channels = n, d, h, w, c
         spec.window[:] = (q, r, s)
@@ -80,6 +85,7 @@ class Spec(SpecFields):
         spec.accumulate = int(accumulate)
         spec.activation = _choice(_ACTIVATIONS, activation, "activation")
         spec.quant_block_size = quant_block_size
+        spec.groups = groups
         return spec
 
     def _geometry(self):

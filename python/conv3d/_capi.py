@@ -50,6 +50,7 @@ class SpecFields(ctypes.Structure):
         ("output_type", ctypes.c_int32), ("has_bias", ctypes.c_int32),
         ("has_residual", ctypes.c_int32), ("accumulate", ctypes.c_int32),
         ("activation", ctypes.c_int32), ("quant_block_size", ctypes.c_int32),
+        ("groups", ctypes.c_int32),
     ]
 
 

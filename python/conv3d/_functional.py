@@ -46,7 +46,9 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     input: (N, C, D, H, W); weight: (F, C, Q, R, S); bias: (F,) or None.
     stride, dilation: an int or a (d, h, w) tuple. padding: an int, a
     (d, h, w) tuple, a 6-tuple (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi) for
-    asymmetric (causal) padding, or 'valid' / 'same'. groups must be 1.
+    asymmetric (causal) padding, or 'valid' / 'same'. groups: a grouped
+    convolution (C and F multiples of it; weight (F, C/groups, Q, R, S)),
+    computed by the cpu target; the GPU targets refuse it (Conv3dError).
     activation: None, 'relu', 'silu' or 'gelu_tanh', applied after the bias;
     residual: an array of the output's shape added after the activation:
     result = act(conv + bias) + residual, computed in float32 and rounded

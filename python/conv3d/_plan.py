@@ -216,9 +216,8 @@ def _resolve_target(target, device):
 
 def _make_plan(x, w, b, res, out, stride, padding, dilation, groups, activation,
                target):
-    if groups != 1:
-        raise ValueError("groups=%r: conv3d computes ungrouped convolutions only "
-                         "(groups=1)" % (groups,))
+    if type(groups) is not int or groups < 1:
+        raise ValueError("groups must be a positive int, got %r" % (groups,))
     if activation not in _ACTIVATIONS:
         raise ValueError("activation must be None, 'relu', 'silu' or 'gelu_tanh', got %r"
                          % (activation,))
@@ -235,9 +234,16 @@ def _make_plan(x, w, b, res, out, stride, padding, dilation, groups, activation,
                         % (_dtype_text(w.dtype), _dtype_text(x.dtype)))
     n, c, d, h, wd = x.shape
     f, wc, q, r, s = w.shape
-    if wc != c:
+    if groups == 1 and wc != c:
         raise ValueError("weight has C = %d input channels (shape %s) but input has C = %d "
                          "(shape %s)" % (wc, w.shape, c, x.shape))
+    if groups != 1 and (c % groups or f % groups):
+        raise ValueError("groups=%d must divide the input's C = %d and the weight's F = %d"
+                         % (groups, c, f))
+    if groups != 1 and wc * groups != c:
+        raise ValueError("weight has C/groups = %d channels per group (shape %s) but input "
+                         "has C = %d in %d groups (shape %s)"
+                         % (wc, w.shape, c, groups, x.shape))
     stride = _triple(stride, "stride", 1)
     dilation = _triple(dilation, "dilation", 1)
     pads = _padding(padding, (q, r, s), stride, dilation)
@@ -286,7 +292,8 @@ def _make_plan(x, w, b, res, out, stride, padding, dilation, groups, activation,
         _check_strides(b, "bias")
         plan.bias_step = b.dtype != "f32" or (f > 1 and b.strides[0] != 1)
 
-    spec = Spec.from_shapes(input_shape=(n, d, h, wd, c), filter_shape=(q, r, s, c, f),
+    spec = Spec.from_shapes(input_shape=(n, d, h, wd, c), filter_shape=(q, r, s, wc, f),
+                            groups=groups,
                             strides=stride, dilations=dilation, padding=pads,
                             filter_layout=filter_layout, dtype=x.dtype,
                             bias=b is not None, residual=res is not None,

@@ -8,7 +8,7 @@ Two kinds of calls are not computed as given:
   unbatched (C, D, H, W) input gets a batch of one; then conv3d computes;
 - calls the kernels do not compute at all go to PyTorch's own convolution
   (F.conv3d, then the activation and the residual in PyTorch):
-  fallback_reason() names them (groups != 1, a dtype other than bfloat16,
+  fallback_reason() names them (a dtype other than bfloat16,
   float16 or float32, float32 on a CUDA device, an empty input, another
   device). Each eager fallback is counted by reason (conv3d.torch.fallbacks())
   and the first of each reason warns once. A call traced by torch.compile
@@ -39,9 +39,8 @@ _warned = set()
 
 def fallback_reason(input, weight, bias, groups):
     """Why PyTorch's convolution computes this call, or None when conv3d's
-    kernels do (possibly after dense copies: dense())."""
-    if groups != 1:
-        return "groups != 1"
+    kernels do (possibly after dense copies: dense()). Grouped convolutions
+    (any `groups`) are conv3d's."""
     dtype = input.dtype
     if dtype not in _KERNEL_DTYPES:
         return _DTYPE_REASONS.get(dtype, "unsupported dtype")

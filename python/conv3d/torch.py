@@ -145,14 +145,16 @@ else:
     def _conv3d_op(input: _torch.Tensor, weight: _torch.Tensor,
                    bias: Optional[_torch.Tensor], stride: List[int], padding: List[int],
                    dilation: List[int], activation: str,
-                   residual: Optional[_torch.Tensor], target: str) -> _torch.Tensor:
+                   residual: Optional[_torch.Tensor], target: str,
+                   groups: int = 1) -> _torch.Tensor:
         return _functional.conv3d(input, weight, bias, stride, _from_six(padding), dilation,
+                                  groups,
                                   activation=None if activation == "none" else activation,
                                   residual=residual, target=target)
 
     @_conv3d_op.register_fake
     def _conv3d_fake(input, weight, bias, stride, padding, dilation, activation, residual,
-                     target):
+                     target, groups=1):
         if input.dim() != 5 or weight.dim() != 5:
             raise ValueError("conv3d: input and weight must have rank 5")
         window = weight.shape[2:]
@@ -201,26 +203,26 @@ else:
 
         A drop-in for F.conv3d: a non-dense view is copied into
         channels_last_3d memory and an unbatched (C, D, H, W) input gets a
-        batch of one; what the kernels do not compute (groups != 1, dtypes
-        other than bfloat16, float16 and float32, float32 on CUDA, an empty
-        input) runs on PyTorch's own convolution, counted by
-        conv3d.torch.fallbacks() (_torch_dropin)."""
+        batch of one; what the kernels do not compute (dtypes other than
+        bfloat16, float16 and float32, float32 on CUDA, an empty input) runs
+        on PyTorch's own convolution, counted by conv3d.torch.fallbacks()
+        (_torch_dropin). Grouped convolutions (groups=g) are conv3d's."""
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError("padding must be an int, a 3-tuple, a 6-tuple, 'valid' or "
                              "'same', got %r" % padding)
         direct = _direct(input, weight, bias, residual)
-        if direct and groups == 1:
+        if direct:
             # conv3d.conv3d's PyTorch hit function itself (the C extension's
             # or _hit._torch_conv3d; one call less); what it refuses is
             # looked at again by _dropin.
             try:
                 hit = _hit.paths.get(_torch.Tensor) or _hit.path_for(_torch.Tensor)
-                result = hit(input, weight, bias, stride, padding, dilation, 1, activation,
-                             residual, None, target)
+                result = hit(input, weight, bias, stride, padding, dilation, groups,
+                             activation, residual, None, target)
                 if result is not _hit.MISS:
                     return result
                 return _functional.conv3d(input, weight, bias, stride, padding, dilation,
-                                          activation=activation, residual=residual,
+                                          groups, activation=activation, residual=residual,
                                           target=target)
             except _CALL_ERRORS:
                 if not _dropin_changes(input, weight, bias, residual, groups):
@@ -258,7 +260,7 @@ else:
             # The op names what it does not take.
             return _torch.ops.conv3d.conv3d(input, weight, bias, _triple(stride),
                                             _six(padding), _triple(dilation),
-                                            activation or "none", residual, target)
+                                            activation or "none", residual, target, groups)
         reason = _torch_dropin.fallback_reason(input, weight, bias, groups)
         if reason:
             return _torch_dropin.pytorch_conv3d(reason, input, weight, bias, stride, padding,
@@ -273,11 +275,11 @@ else:
             weight, bias = _graph_side_copies(weight, bias)
         if direct:
             return _functional.conv3d(input, weight, bias, stride, padding, dilation,
-                                      activation=activation, residual=residual,
+                                      groups, activation=activation, residual=residual,
                                       target=target)
         return _torch.ops.conv3d.conv3d(input, weight, bias, _triple(stride), _six(padding),
                                         _triple(dilation), activation or "none", residual,
-                                        target)
+                                        target, groups)
 
     _is_compiling = _torch.compiler.is_compiling
     _is_tracing = getattr(_torch._C, "_is_tracing", None) or _torch.jit.is_tracing
@@ -308,8 +310,6 @@ else:
 
     def _ineligible(module):
         """Why an nn.Conv3d cannot run on conv3d, or None."""
-        if module.groups != 1:
-            return "grouped (groups=%d)" % module.groups
         if module.padding_mode != "zeros":
             return "padding_mode=%r (only zeros)" % module.padding_mode
         if module.weight.dtype not in (_torch.float32, _torch.float16, _torch.bfloat16):
@@ -374,9 +374,6 @@ else:
         def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                      dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
                      dtype=None, *, activation=None, target="auto"):
-            if groups != 1:
-                raise ValueError("conv3d.torch.Conv3d: groups=%d is not supported "
-                                 "(groups=1 only)" % groups)
             if padding_mode != "zeros":
                 raise ValueError("conv3d.torch.Conv3d: padding_mode=%r is not supported "
                                  "(zeros only)" % padding_mode)
@@ -435,18 +432,19 @@ else:
                 try:
                     hit = _hit.paths.get(_torch.Tensor) or _hit.path_for(_torch.Tensor)
                     result = hit(input, weight, bias, self.stride, self.padding,
-                                 self.dilation, 1, self.activation, residual, None,
-                                 self.target)
+                                 self.dilation, self.groups, self.activation, residual,
+                                 None, self.target)
                     if result is not _hit.MISS:
                         return result
                 except _CALL_ERRORS:
-                    if not _dropin_changes(input, weight, bias, residual, 1):
+                    if not _dropin_changes(input, weight, bias, residual, self.groups):
                         raise
                     return _dropin(input, weight, bias, self.stride, self.padding,
-                                   self.dilation, 1, self.activation, residual,
+                                   self.dilation, self.groups, self.activation, residual,
                                    self.target, True)
             return conv3d(input, weight, bias, self.stride, self.padding, self.dilation,
-                          activation=self.activation, residual=residual, target=self.target)
+                          self.groups, activation=self.activation, residual=residual,
+                          target=self.target)
 
         def extra_repr(self):
             text = super().extra_repr()
@@ -473,8 +471,8 @@ else:
     def convert(model, target="auto"):
         """Replaces every eligible torch.nn.Conv3d in `model` (in place; a
         bare nn.Conv3d is converted and returned in the report's `module`)
-        by conv3d.torch.Conv3d, and reports the ones it left: grouped,
-        transposed, non-zero padding modes, unsupported dtypes or devices,
+        by conv3d.torch.Conv3d (grouped ones included), and reports the
+        ones it left: transposed, non-zero padding modes, unsupported dtypes or devices,
         subclasses overriding forward or _conv_forward (named). Subclasses
         that override neither are converted and stay instances of their
         class (Conv3d.from_conv). Modules already on conv3d (Conv3d,

@@ -97,13 +97,26 @@ func.func @input_larger_than_read(%xc: tensor<1x4x9x6x6xf32>, %wc: tensor<8x4x3x
 
 // -----
 
-// A depthwise 3-D convolution is not a convolution conv3d computes: upstream
-// lowers it, with a warning.
-func.func @depthwise(%x: tensor<1x6x6x6x4xf32>, %w: tensor<3x3x3x4x2xf32>,
-                     %o: tensor<1x4x4x4x4x2xf32>) -> tensor<1x4x4x4x4x2xf32> {
-  // expected-warning @below {{conv3d does not compute linalg.depthwise_conv_3d_ndhwc_dhwcm (it imports linalg.conv_3d_ndhwc_dhwcf and linalg.conv_3d_ncdhw_fcdhw); upstream's generic lowering computes it}}
-  %0 = linalg.depthwise_conv_3d_ndhwc_dhwcm
-         ins(%x, %w : tensor<1x6x6x6x4xf32>, tensor<3x3x3x4x2xf32>)
-         outs(%o : tensor<1x4x4x4x4x2xf32>) -> tensor<1x4x4x4x4x2xf32>
-  return %0 : tensor<1x4x4x4x4x2xf32>
+// An unbatched 3-D convolution is not a convolution conv3d computes:
+// upstream lowers it, with a warning.
+func.func @unbatched(%x: tensor<6x6x6xf32>, %w: tensor<3x3x3xf32>,
+                     %o: tensor<4x4x4xf32>) -> tensor<4x4x4xf32> {
+  // expected-warning @below {{conv3d does not compute linalg.conv_3d (it imports linalg.conv_3d_ndhwc_dhwcf, linalg.conv_3d_ncdhw_fcdhw and the depthwise linalg.depthwise_conv_3d_ndhwc_dhwc, _ncdhw_cdhw and _ndhwc_dhwcm); upstream's generic lowering computes it}}
+  %0 = linalg.conv_3d
+         ins(%x, %w : tensor<6x6x6xf32>, tensor<3x3x3xf32>)
+         outs(%o : tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  return %0 : tensor<4x4x4xf32>
+}
+
+// -----
+
+// A depthwise convolution the import cannot express (its output is smaller
+// than the input gives) is refused with the reason.
+func.func @depthwise_short_output(%x: tensor<1x6x6x6x4xf32>, %w: tensor<3x3x3x4xf32>,
+                                  %o: tensor<1x3x4x4x4xf32>) -> tensor<1x3x4x4x4xf32> {
+  // expected-error @below {{cannot import this convolution into conv3d: its output is 1x3x4x4x4 (NDHWF) where the padded input gives 1x4x4x4x4: conv3d.conv reads the whole input, linalg only what the output needs (the conv3d pipelines do not hand a convolution to upstream's generic lowering)}}
+  %0 = linalg.depthwise_conv_3d_ndhwc_dhwc
+         ins(%x, %w : tensor<1x6x6x6x4xf32>, tensor<3x3x3x4xf32>)
+         outs(%o : tensor<1x3x4x4x4xf32>) -> tensor<1x3x4x4x4xf32>
+  return %0 : tensor<1x3x4x4x4xf32>
 }

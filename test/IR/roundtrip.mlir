@@ -16,7 +16,7 @@
 //       CHECK:   %[[R:.*]] = conv3d.conv ins(%[[X]], %[[W]] : tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>) outs(%[[I]] : tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32>{{$}}
 //       CHECK:   return %[[R]]
 // GENERIC-LABEL: sym_name = "conv_minimal"
-//       GENERIC: "conv3d.conv"(%{{.*}}, %{{.*}}, %{{.*}}) <{activation = #conv3d<activation none>, dilations = array<i64: 1, 1, 1>, filter_layout = #conv3d<filter_layout qrscf>, input_activation = #conv3d<activation none>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0>, padding = array<i64: 0, 0, 0, 0, 0, 0>, strides = array<i64: 1, 1, 1>}> : (tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>, tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32>
+//       GENERIC: "conv3d.conv"(%{{.*}}, %{{.*}}, %{{.*}}) <{activation = #conv3d<activation none>, dilations = array<i64: 1, 1, 1>, filter_layout = #conv3d<filter_layout qrscf>, groups = 1 : i64, input_activation = #conv3d<activation none>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0>, padding = array<i64: 0, 0, 0, 0, 0, 0>, strides = array<i64: 1, 1, 1>}> : (tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>, tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32>
 func.func @conv_minimal(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>,
                         %init: tensor<1x4x4x4x16xf32>) -> tensor<1x4x4x4x16xf32> {
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>)
@@ -38,7 +38,7 @@ func.func @conv_minimal(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>,
 //  CHECK-SAME:     config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, warps_n = 2, k_order = qslice_outer, split_k = 2>
 //  CHECK-SAME:     -> tensor<2x7x9x9x64xbf16>{{$}}
 // GENERIC-LABEL: sym_name = "conv_everything"
-//       GENERIC: "conv3d.conv"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{activation = #conv3d<activation relu>, config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, warps_n = 2, k_order = qslice_outer, split_k = 2>, dilations = array<i64: 2, 1, 1>, filter_layout = #conv3d<filter_layout fqrsc>, input_activation = #conv3d<activation none>, input_quant = #conv3d.nvfp4<block_size = 32>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>, overwrite, padding = array<i64: 2, 0, 1, 1, 1, 1>, strides = array<i64: 1, 2, 2>}>
+//       GENERIC: "conv3d.conv"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{activation = #conv3d<activation relu>, config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 3, warps_m = 4, warps_n = 2, k_order = qslice_outer, split_k = 2>, dilations = array<i64: 2, 1, 1>, filter_layout = #conv3d<filter_layout fqrsc>, groups = 1 : i64, input_activation = #conv3d<activation none>, input_quant = #conv3d.nvfp4<block_size = 32>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>, overwrite, padding = array<i64: 2, 0, 1, 1, 1, 1>, strides = array<i64: 1, 2, 2>}>
 func.func @conv_everything(%x: tensor<2x9x18x18x32xbf16>,
                            %w: tensor<64x3x3x3x32xbf16>, %bias: tensor<64xf32>,
                            %res: tensor<2x7x9x9x64xbf16>, %amax: f32,

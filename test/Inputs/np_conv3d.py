@@ -9,7 +9,9 @@ of the padded input times the tap's C x F matrix, accumulated in float64.
         xp[n, do*sd + q*dd, ho*sh + r*dh, wo*sw + s*dw, c] * w[q, r, s, c, f]
 
 Input NDHWC, filter QRSCF or FQRSC, output NDHWF; padding per side as
-[d_lo, d_hi, h_lo, h_hi, w_lo, w_hi].
+[d_lo, d_hi, h_lo, h_hi, w_lo, w_hi]. A grouped convolution (groups > 1;
+the filter's C is C/groups) is computed as `groups` dense ones on the
+channel slices, concatenated along F.
 
 As a script it compares an output .npy with the convolution of an input and
 a filter .npy and prints 'PASS rel_l2=...' or 'FAIL rel_l2=...' (exit 1).
@@ -22,13 +24,21 @@ import numpy as np
 
 
 def conv3d(x, w, strides=(1, 1, 1), dilations=(1, 1, 1), padding=(0,) * 6,
-           layout="qrscf"):
+           layout="qrscf", groups=1):
     x = np.asarray(x, dtype=np.float64)
     w = np.asarray(w, dtype=np.float64)
     if layout == "fqrsc":
         w = np.transpose(w, (1, 2, 3, 4, 0))  # -> QRSCF
     elif layout != "qrscf":
         raise ValueError("layout must be qrscf or fqrsc")
+    if groups != 1:
+        c, f = x.shape[4], w.shape[4]
+        assert c % groups == 0 and f % groups == 0, "groups must divide C and F"
+        cg, fg = c // groups, f // groups
+        return np.concatenate(
+            [conv3d(x[..., g * cg:(g + 1) * cg], w[..., g * fg:(g + 1) * fg],
+                    strides, dilations, padding)
+             for g in range(groups)], axis=4)
     assert x.ndim == 5 and w.ndim == 5, "rank-5 operands expected"
     n, _, _, _, c = x.shape
     q_, r_, s_, wc, f = w.shape
@@ -86,13 +96,14 @@ def main():
     p.add_argument("--dilation", default="1,1,1")
     p.add_argument("--padding", default="0,0,0,0,0,0")
     p.add_argument("--filter-layout", default="qrscf")
+    p.add_argument("--groups", type=int, default=1)
     p.add_argument("--bias", help="a per-filter bias .npy added to the sum")
     p.add_argument("--activation", default="none", choices=["none", "relu"])
     p.add_argument("--tol", type=float, default=1e-5)
     a = p.parse_args()
     expected = conv3d(np.load(a.input), np.load(a.filter),
                       ints(a.stride, 3), ints(a.dilation, 3),
-                      ints(a.padding, 6), a.filter_layout)
+                      ints(a.padding, 6), a.filter_layout, a.groups)
     if a.bias:
         expected = expected + np.load(a.bias).astype(np.float64)
     if a.activation == "relu":

@@ -32,11 +32,12 @@ def channels_last(a):
 
 
 def reference(x, w, bias=None, stride=(1, 1, 1), padding=(0,) * 6, dilation=(1, 1, 1),
-              activation=None, residual=None):
+              activation=None, residual=None, groups=1):
     """float64, logical NCDHW in and out."""
     y = np_conv3d.conv3d(np.asarray(x, np.float64).transpose(0, 2, 3, 4, 1),
                          np.asarray(w, np.float64).transpose(2, 3, 4, 1, 0),
-                         strides=stride, dilations=dilation, padding=padding)
+                         strides=stride, dilations=dilation, padding=padding,
+                         groups=groups)
     y = y.transpose(0, 4, 1, 2, 3)
     if bias is not None:
         y = y + np.asarray(bias, np.float64)[None, :, None, None, None]
@@ -100,6 +101,29 @@ def case_weight_qrscf():
     w = w_qrscf.transpose(4, 3, 0, 1, 2)              # logical (F, C, Q, R, S), QRSCF memory
     check("QRSCF weight memory, used in place", conv3d.conv3d(x, w, padding=1),
           reference(x, w, padding=(1,) * 6), np.float32)
+
+
+def case_grouped():
+    # Depthwise (groups = C, with a channel multiplier of 2) and grouped,
+    # in every weight memory layout, against the per-group float64
+    # convolutions.
+    x = channels_last(data((2, 6, 5, 7, 6), np.float32))
+    w = channels_last(data((12, 1, 3, 3, 3), np.float32, 0.3))
+    b = data((12,), np.float32)
+    pad, stride, dil = (1, 1, 0, 2, 1, 0), (1, 2, 1), (2, 1, 1)
+    y = conv3d.conv3d(x, w, b, stride=stride, padding=pad, dilation=dil, groups=6,
+                      activation="silu")
+    check("depthwise groups=6 (multiplier 2), stride, dilation, bias, silu", y,
+          reference(x, w, b, stride, pad, dil, "silu", groups=6), np.float32)
+    xc = data((1, 8, 4, 5, 5), np.float16)               # NCDHW-contiguous
+    wc = data((6, 4, 3, 1, 3), np.float16, 0.3)          # FCQRS-contiguous
+    y = conv3d.conv3d(xc, wc, padding=(1, 1, 0, 0, 1, 1), groups=2)
+    check("grouped groups=2, float16, contiguous layouts", y,
+          reference(xc, wc, padding=(1, 1, 0, 0, 1, 1), groups=2), np.float16)
+    wq = data((3, 1, 3, 4, 6), np.float32, 0.3).transpose(4, 3, 0, 1, 2)  # QRSCF memory
+    y = conv3d.conv3d(channels_last(xc.astype(np.float32)), wq, groups=2)
+    check("grouped groups=2, QRSCF weight memory", y,
+          reference(xc.astype(np.float32), wq, groups=2), np.float32)
 
 
 def case_float16_epilogue():
@@ -184,6 +208,10 @@ def case_errors():
     w = channels_last(data((5, 4, 3, 3, 3), np.float32))
     f = conv3d.conv3d
     expect(ValueError, "groups", lambda: f(x, w, groups=2))
+    expect(ValueError, "C/groups = 4 channels per group",
+           lambda: f(channels_last(data((1, 4, 4, 5, 6), np.float32)),
+                     channels_last(data((4, 4, 3, 3, 3), np.float32)), groups=2))
+    expect(ValueError, "groups must be a positive int", lambda: f(x, w, groups=0))
     expect(TypeError, "int32", lambda: f(x.astype(np.int32), w.astype(np.int32)))
     expect(TypeError, "float64", lambda: f(x.astype(np.float64), w.astype(np.float64)))
     expect(TypeError, "non-native byte order", lambda: f(x.astype(">f4"), w.astype(">f4")))
@@ -292,6 +320,7 @@ def main():
     case_channels_last_causal()
     case_contiguous_layout_step()
     case_weight_qrscf()
+    case_grouped()
     case_float16_epilogue()
     case_same_valid()
     case_generic_dlpack()

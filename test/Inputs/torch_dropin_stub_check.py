@@ -50,11 +50,11 @@ def tensor(shape, dtype=np.float32, channels_last=True, scale=1.0):
     return torch.Tensor(a)
 
 
-def reference(x, w, b=None, stride=1, padding=1):
+def reference(x, w, b=None, stride=1, padding=1, groups=1):
     """float64 NCDHW convolution (np_conv3d works in NDHWC, QRSCF)."""
     p = padding
     y = np_conv3d.conv3d(x.a.transpose(0, 2, 3, 4, 1), w.a.transpose(2, 3, 4, 1, 0),
-                         (stride,) * 3, (1, 1, 1), (p, p, p, p, p, p))
+                         (stride,) * 3, (1, 1, 1), (p, p, p, p, p, p), groups=groups)
     if b is not None:
         y = y + b.a.astype(np.float64)
     return y.transpose(0, 4, 1, 2, 3)
@@ -166,8 +166,18 @@ with warnings.catch_warnings(record=True) as caught:
     empty = ct.conv3d(tensor((0, 8, 4, 5, 6)), w32, padding=1)
     print("empty batch: output shape", tuple(empty.shape))
     x = tensor((2, 8, 4, 5, 6))
-    grouped = ct.conv3d(x, tensor((4, 4, 3, 3, 3), scale=0.2), padding=1, groups=2)
-    print("groups=2: output shape", tuple(grouped.shape))
+    wg = tensor((4, 4, 3, 3, 3), scale=0.2)
+    before = pytorch_calls[0]
+    grouped = ct.conv3d(x, wg, padding=1, groups=2)
+    print("groups=2: output shape %s, rel_l2 %s, PyTorch's convolution calls: %d" % (
+        tuple(grouped.shape),
+        "OK" if rel_l2(grouped, reference(x, wg, groups=2)) < 1e-5 else "FAIL",
+        pytorch_calls[0] - before))
+    before = pytorch_calls[0]
+    y = net.grouped(x)
+    print("converted grouped layer: rel_l2 %s, PyTorch's convolution calls: %d" % (
+        "OK" if rel_l2(y, reference(x, net.grouped.weight, net.grouped.bias, groups=2))
+        < 1e-5 else "FAIL", pytorch_calls[0] - before))
     layer = ct.Conv3d(8, 4, 3, padding=1, dtype=torch.float64)
     layer(x64)
     expect("a float32 layer on float64 input (PyTorch's error)",
@@ -214,6 +224,17 @@ print("traced call: through the op: %s; its weight channels_last: %s, its bias %
           args[1].is_contiguous(memory_format=torch.channels_last_3d), args[2].dtype,
           len(_plan._converted) - cached,
           "OK" if rel_l2(y, reference(x, wc, b16)) < 1e-5 else "FAIL"))
+wdw = tensor((16, 1, 3, 3, 3), scale=0.3)  # depthwise with a multiplier of 2
+calls = len(torch.ops.conv3d.conv3d.calls)
+torch._compiling[0] = True
+try:
+    y = ct.conv3d(x, wdw, padding=1, groups=8)
+finally:
+    torch._compiling[0] = False
+print("traced grouped call: through the op: %s, its groups: %s; rel_l2 %s" % (
+    len(torch.ops.conv3d.conv3d.calls) == calls + 1,
+    torch.ops.conv3d.conv3d.calls[calls][-1],
+    "OK" if rel_l2(y, reference(x, wdw, groups=8)) < 1e-5 else "FAIL"))
 
 
 # 4. CausalConv3d's operand checks --------------------------------------------

@@ -61,8 +61,15 @@ cl::opt<std::string> inputShape("input-shape",
                                 cl::cat(specCategory));
 cl::opt<std::string>
     filterShape("filter-shape",
-                cl::desc("Filter shape Q,R,S,C,F (whatever the layout)"),
+                cl::desc("Filter shape Q,R,S,C/G,F (whatever the layout; "
+                         "C/G the channels of one group, C without "
+                         "--groups)"),
                 cl::cat(specCategory));
+cl::opt<int64_t>
+    groups("groups",
+           cl::desc("Groups G of a grouped convolution (G = C: depthwise); "
+                    "C and F must be multiples of G"),
+           cl::init(1), cl::cat(specCategory));
 cl::opt<std::string> filterLayout("filter-layout",
                                   cl::desc("Filter layout: qrscf or fqrsc"),
                                   cl::init("qrscf"), cl::cat(specCategory));
@@ -347,9 +354,10 @@ static llvm::Error checkChoice(llvm::StringRef flag, llvm::StringRef value,
 static llvm::Error parseGeometry(conv3d_run::RunRequest &request) {
   ConvSpec &spec = request.spec;
   if (!preset.empty()) {
-    if (!inputShape.empty() || !filterShape.empty())
-      return flagError("preset", "cannot be combined with --input-shape or "
-                                 "--filter-shape");
+    if (!inputShape.empty() || !filterShape.empty() ||
+        groups.getNumOccurrences())
+      return flagError("preset", "cannot be combined with --input-shape, "
+                                 "--filter-shape or --groups");
     llvm::Expected<BenchmarkShape> shape = loadBenchmarkShape(suite, preset);
     if (!shape)
       return shape.takeError();
@@ -360,6 +368,9 @@ static llvm::Error parseGeometry(conv3d_run::RunRequest &request) {
   if (inputShape.empty() || filterShape.empty())
     return llvm::createStringError(
         "give --input-shape and --filter-shape, or --preset (see --help)");
+  if (groups < 1)
+    return flagError(
+        "groups", llvm::formatv("must be positive, got {0}", int64_t(groups)));
   auto in = parseInts("input-shape", inputShape, 5);
   if (!in)
     return in.takeError();
@@ -375,17 +386,23 @@ static llvm::Error parseGeometry(conv3d_run::RunRequest &request) {
   auto p = parseInts("padding", padding, 6);
   if (!p)
     return p.takeError();
-  if ((*w)[3] != (*in)[4])
+  if (groups == 1 && (*w)[3] != (*in)[4])
     return flagError("filter-shape",
                      llvm::formatv("filter has C = {0} but the input has C "
                                    "= {1}",
                                    (*w)[3], (*in)[4]));
+  if (groups != 1 && ((*in)[4] % groups != 0 || (*in)[4] / groups != (*w)[3]))
+    return flagError("filter-shape",
+                     llvm::formatv("filter has C/G = {0} channels per group "
+                                   "but the input has C = {1} in {2} groups",
+                                   (*w)[3], (*in)[4], int64_t(groups)));
   ConvGeometry &g = spec.geometry;
   g.batch = (*in)[0];
   g.inputSize = {(*in)[1], (*in)[2], (*in)[3]};
   g.channels = (*in)[4];
   g.window = {(*w)[0], (*w)[1], (*w)[2]};
   g.filters = (*w)[4];
+  g.groups = groups;
   g.strides = {(*s)[0], (*s)[1], (*s)[2]};
   g.dilations = {(*d)[0], (*d)[1], (*d)[2]};
   g.padLow = {(*p)[0], (*p)[2], (*p)[4]};
@@ -509,14 +526,14 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   if (!moduleFile.empty()) {
     // Flags that describe a convolution have no meaning for a module.
     const cl::Option *specOnly[] = {
-        &inputShape,    &filterShape, &dtype,           &outputDtype,
-        &filterLayout,  &stride,      &dilation,        &padding,
-        &bias,          &activation,  &residual,        &accumulate,
-        &quantizeInput, &amax,        &blockSize,       &quantizeFilter,
-        &filterAmax,    &preset,      &inputFile,       &filterFile,
-        &outputFile,    &emit,        &historyDepth,    &rmsNorm,
-        &normBeta,      &normEps,     &inputActivation, &packNVFP4,
-        &packedFilter,  &listConfigs, &explain};
+        &inputShape,     &filterShape,   &groups,      &dtype,
+        &outputDtype,    &filterLayout,  &stride,      &dilation,
+        &padding,        &bias,          &activation,  &residual,
+        &accumulate,     &quantizeInput, &amax,        &blockSize,
+        &quantizeFilter, &filterAmax,    &preset,      &inputFile,
+        &filterFile,     &outputFile,    &emit,        &historyDepth,
+        &rmsNorm,        &normBeta,      &normEps,     &inputActivation,
+        &packNVFP4,      &packedFilter,  &listConfigs, &explain};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,

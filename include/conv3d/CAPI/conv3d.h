@@ -39,6 +39,10 @@ typedef struct conv3d_spec {
   int32_t filter_layout, input_type, output_type;
   int32_t has_bias, has_residual, accumulate, activation;
   int32_t quant_block_size; /* NVFP4 on the input; 0 = none */
+  /* Groups G of a grouped convolution (0 or 1: none): C and F multiples of
+   * G, filter f reads the C/G channels of group f / (F/G); the filter's
+   * channel dimension is C/G. */
+  int32_t groups;
 } conv3d_spec;
 
 /* The library's version, "MAJOR.MINOR.PATCH" (the CMake project version). */

@@ -359,6 +359,48 @@ def Conv3dQuantizeToLoops : Pass<"conv3d-quantize-to-loops"> {
   ];
 }
 
+def Conv3dLowerDepthwise : Pass<"conv3d-lower-depthwise"> {
+  let summary = "Lower depthwise convolutions to a direct, memory-bound "
+                "loop nest (the depthwise kernel of the GPU targets)";
+  let description = [{
+    A grouped memref `conv3d.conv`, above all a depthwise one (one input
+    channel and one filter per group, `groups = C = F`), becomes a parallel
+    loop nest over (n, do, ho, W blocks, output channel vectors) instead of
+    an implicit GEMM (whose N and K of 1 and 27 leave the tensor cores
+    idle): each iteration computes `w-block` consecutive outputs along W of
+    V consecutive output channels (V channels of 16 bytes for a depthwise
+    convolution; V filters of one group otherwise, whose input channels are
+    read in chunks and broadcast against the taps' filter vectors). The input vectors of a window row are loaded once per row
+    and reused by every output of the W block and every tap along W
+    (register blocking; channels-last vector loads and stores); taps are
+    accumulated in f32 with the filter's tap vectors in registers, and the
+    epilogue (bias, activation, residual, accumulation onto the output,
+    cast) is applied before the store. Strides, dilations and padding are
+    those of the op (halo taps read zeros). In a GPU pipeline,
+    `conv3d-lower-host-ops-to-gpu` makes the loop nest a kernel, a thread
+    per iteration, consecutive threads on consecutive channel vectors.
+
+    Convolutions it does not take (the reason is the depthwise kernel
+    family's, `depthwiseKernelProblem`) are left to `conv3d-implicit-gemm`,
+    whose GPU kernels refuse grouped convolutions.
+  }];
+  let options = [
+    Option<"wBlock", "w-block", "int64_t", /*default=*/"4",
+           "Consecutive outputs along W per iteration (1 to 16)">,
+    Option<"maxGroupChannels", "max-group-channels", "int64_t",
+           /*default=*/"0",
+           "Take grouped convolutions of at most this many channels per "
+           "group (0: any; the CPU pipeline takes depthwise ones, 1, and "
+           "leaves the others to its implicit GEMM)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
   let summary = "Move the remaining buffer operations of a GPU pipeline to "
                 "the device";

@@ -1,7 +1,8 @@
 //===- ConvGeometry.h - the geometry of a 3-D convolution -------*- C++ -*-===//
 //
 // The one place where the geometry of a convolution is computed: output sizes,
-// the implicit-GEMM view (M = N*Do*Ho*Wo, N = F, K = Q*R*S*C), the index
+// the implicit-GEMM view (M = N*Do*Ho*Wo, N = F/G, K = Q*R*S*C/G, batched
+// over the G groups of a grouped convolution), the index
 // decompositions m -> (n, do, ho, wo) and k -> (q, r, s, c), input
 // coordinates, and the validity checks. The verifier, every pass, the runtime,
 // the reference and the tests use this type.
@@ -85,6 +86,9 @@ struct ConvGeometry {
   // Window Q, R, S and filter count F.
   std::array<int64_t, 3> window = {1, 1, 1};
   int64_t filters = 1;
+  // Groups G of a grouped convolution: filter f reads the C/G input
+  // channels of group f / (F/G). A depthwise convolution has G = C.
+  int64_t groups = 1;
   std::array<int64_t, 3> strides = {1, 1, 1};
   std::array<int64_t, 3> dilations = {1, 1, 1};
   std::array<int64_t, 3> padLow = {0, 0, 0};
@@ -113,15 +117,30 @@ struct ConvGeometry {
 
   /// Builds a geometry from the NDHWC input shape, the filter shape in
   /// `layout`, strides, dilations and the 6 padding values
-  /// [d_lo, d_hi, h_lo, h_hi, w_lo, w_hi]. Shapes may hold kDynamic.
+  /// [d_lo, d_hi, h_lo, h_hi, w_lo, w_hi]. Shapes may hold kDynamic. C
+  /// comes from the input; the filter's channel dimension (C/groups) is
+  /// the verifier's to check.
   static ConvGeometry fromShapes(const std::array<int64_t, 5> &inputShape,
                                  const std::array<int64_t, 5> &filterShape,
                                  FilterLayout layout,
                                  const std::array<int64_t, 3> &strides,
                                  const std::array<int64_t, 3> &dilations,
-                                 const std::array<int64_t, 6> &padding);
+                                 const std::array<int64_t, 6> &padding,
+                                 int64_t groups = 1);
 
-  /// The filter shape in `layout`.
+  /// Input channels of one group (C/G); all C when G = 1.
+  int64_t channelsPerGroup() const {
+    return channels == kDynamic || groups <= 0 ? kDynamic : channels / groups;
+  }
+  /// Filters of one group (F/G).
+  int64_t filtersPerGroup() const {
+    return filters == kDynamic || groups <= 0 ? kDynamic : filters / groups;
+  }
+  bool isGrouped() const { return groups != 1; }
+  /// A depthwise-like convolution: one input channel per group (G = C).
+  bool isDepthwise() const { return groups > 1 && groups == channels; }
+
+  /// The filter shape in `layout` (its channel dimension is C/G).
   std::array<int64_t, 5> filterShape(FilterLayout layout) const;
   /// The padding as [d_lo, d_hi, h_lo, h_hi, w_lo, w_hi].
   std::array<int64_t, 6> padding() const;
@@ -142,11 +161,16 @@ struct ConvGeometry {
 
   bool hasStaticShape() const;
 
-  /// GEMM view. M is kDynamic when any of N, D, H, W is.
+  /// GEMM view of one group (G GEMMs of M x N x K; one for G = 1). M is
+  /// kDynamic when any of N, D, H, W is.
   int64_t gemmM() const;
-  int64_t gemmN() const { return filters; }
-  int64_t gemmK() const { return window[0] * window[1] * window[2] * channels; }
-  /// 2*M*N*K (multiply-adds of the dense convolution, halo included).
+  int64_t gemmN() const { return filtersPerGroup(); }
+  int64_t gemmK() const {
+    return window[0] * window[1] * window[2] * channelsPerGroup();
+  }
+  /// The GEMM's batch: the number of groups.
+  int64_t gemmBatch() const { return groups; }
+  /// 2*G*M*N*K (multiply-adds of the convolution, halo included).
   double flops() const;
 
   /// The first problem with this geometry as a message naming it, or none.
@@ -160,12 +184,12 @@ struct ConvGeometry {
     return delinearize<Math, 4>(
         math, m, {batch, outputSize(0), outputSize(1), outputSize(2)});
   }
-  /// k -> (q, r, s, c).
+  /// k -> (q, r, s, c), c the channel within the group.
   template <typename Math>
   std::array<typename Math::Value, 4> decomposeK(Math &math,
                                                  typename Math::Value k) const {
-    return delinearize<Math, 4>(math, k,
-                                {window[0], window[1], window[2], channels});
+    return delinearize<Math, 4>(
+        math, k, {window[0], window[1], window[2], channelsPerGroup()});
   }
   /// Input coordinate along `axis` read by output position `out` and window
   /// tap `tap`: out * stride - pad_lo + tap * dilation (may be in the halo).

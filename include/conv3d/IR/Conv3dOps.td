@@ -87,12 +87,22 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
       sm100 kernel (`target=sm100 nvfp4-mode=real`, with the input
       quantized too); the other lowerings refuse it.
 
+    - `groups` (default 1): a grouped convolution. The C input channels and
+      the F filters split into `groups` equal groups; filter group
+      `g = f / (F/groups)` sees only input channels
+      `[g*C/groups, (g+1)*C/groups)`. The filter's channel dimension holds
+      the C/groups channels of a group (as PyTorch's weight does), so a
+      depthwise convolution (`groups = C`) has a filter of one channel:
+      `Q x R x S x 1 x F` (QRSCF). C and F must be multiples of `groups`.
+      Input quantization and packed NVFP4 filters take `groups = 1` only.
+
     Element types: input and filter bf16, f16 or f32 (the same; i8 codes
     for a `filter_quant` filter); init f32 or the input type.
 
     The clauses after `outs(...)` (`overwrite`, `strides`, `dilations`,
-    `padding`, `filter_layout`, `activation`, `config`) may come in any
-    order, each at most once; they print in that order, defaults omitted.
+    `padding`, `groups`, `filter_layout`, `activation`, `config`) may come
+    in any order, each at most once; they print in that order, defaults
+    omitted.
 
     Example (a causal 3x3x3 convolution of a video VAE):
 
@@ -101,6 +111,16 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
                                   tensor<3x3x3x96x96xbf16>)
            outs(%init : tensor<1x8x32x32x96xbf16>) overwrite
            padding = [0, 0, 1, 1, 1, 1] -> tensor<1x8x32x32x96xbf16>
+    ```
+
+    A depthwise 3x3x3 convolution of 432 channels (X3D):
+
+    ```mlir
+    %z = conv3d.conv ins(%x, %w : tensor<1x16x14x14x432xbf16>,
+                                  tensor<3x3x3x1x432xbf16>)
+           outs(%init : tensor<1x16x14x14x432xbf16>) overwrite
+           padding = [1, 1, 1, 1, 1, 1] groups = 432
+           -> tensor<1x16x14x14x432xbf16>
     ```
   }];
 
@@ -129,7 +149,8 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
                       "::mlir::conv3d::Activation::none">:$input_activation,
     Optional<Conv3d_RankedTensorOrMemRef>:$filter_scales,
     Optional<F32>:$filter_amax,
-    OptionalAttr<Conv3d_NVFP4Attr>:$filter_quant
+    OptionalAttr<Conv3d_NVFP4Attr>:$filter_quant,
+    DefaultValuedAttr<I64Attr, "1">:$groups
   );
 
   // The builder of the operands and attributes before `history` and the
@@ -155,7 +176,8 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
             ::mlir::conv3d::ActivationAttr::get($_builder.getContext(),
                 ::mlir::conv3d::Activation::none),
             /*filter_scales=*/::mlir::Value(), /*filter_amax=*/::mlir::Value(),
-            /*filter_quant=*/::mlir::conv3d::NVFP4Attr());
+            /*filter_quant=*/::mlir::conv3d::NVFP4Attr(),
+            /*groups=*/$_builder.getI64IntegerAttr(1));
     }]>
   ];
 
@@ -173,7 +195,8 @@ def Conv3d_ConvOp : Conv3d_DpsOp<"conv", [
        type($filter_scales) `,` $filter_amax `)`)?
     `outs` `(` $init `:` type($init) `)`
     ``custom<ConvAttributeClauses>($overwrite, $strides, $dilations, $padding,
-                                   $filter_layout, $activation, $config)
+                                   $groups, $filter_layout, $activation,
+                                   $config)
     attr-dict (`->` type($result)^)?
   }];
 

@@ -28,7 +28,7 @@ struct ReferenceConvProblem {
   ConvGeometry geometry;
   FilterLayout filterLayout = FilterLayout::qrscf;
   const HostTensor *input = nullptr;    // NDHWC
-  const HostTensor *filter = nullptr;   // QRSCF or FQRSC
+  const HostTensor *filter = nullptr;   // QRSCF or FQRSC, C/groups channels
   const HostTensor *bias = nullptr;     // [F], optional
   const HostTensor *residual = nullptr; // output shape, optional
   /// Output shape; the accumulator starts from it. Null means overwrite

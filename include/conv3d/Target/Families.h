@@ -203,6 +203,15 @@ public:
                                   sm100::nvfp4::BlockScaledTmaPlan &tma) const;
 };
 
+/// The depthwise kernel (conv3d-lower-depthwise: a direct, memory-bound
+/// loop nest, a thread per W block of a channel vector, on every GPU
+/// target): why it cannot take `problem`, or none. It takes grouped
+/// convolutions (depthwise ones, channel multipliers, several channels per
+/// group) of static shape without history, prologue or NVFP4 operands. Not a
+/// KernelFamily of the selection lists yet: the pipelines run it before the
+/// implicit GEMM, whose families refuse grouped convolutions.
+std::optional<std::string> depthwiseKernelProblem(const ConvProblem &problem);
+
 const CpuFamily &getCpuFamily();
 const SM80Family &getSM80Family();
 const SM90Im2colFamily &getSM90Im2colFamily();

@@ -2,14 +2,14 @@
 //
 // How a host compiler (IREE, torch-mlir output, a hand-written pipeline)
 // hands convolutions over: the named linalg 3-D convolutions on tensors
-// become conv3d.conv. Padding that a front end materialized as a zero
-// `tensor.pad` goes back into the op's padding attribute, so causal temporal
-// padding never costs a copy. What video VAE decoders put in front of a
-// causal convolution folds the same way: a `tensor.concat` of cached frames
-// and the new input along depth becomes the history operand, and an
-// elementwise activation of the input becomes the input prologue's, and an
-// RMS norm over the channels (a sum of squares and an elementwise map) the
-// prologue's norm.
+// become conv3d.conv (the depthwise ones a grouped conv3d.conv). Padding that a
+// front end materialized as a zero `tensor.pad` goes back into the op's padding
+// attribute, so causal temporal padding never costs a copy. What video VAE
+// decoders put in front of a causal convolution folds the same way: a
+// `tensor.concat` of cached frames and the new input along depth becomes the
+// history operand, and an elementwise activation of the input becomes the input
+// prologue's, and an RMS norm over the channels (a sum of squares and an
+// elementwise map) the prologue's norm.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <tuple>
@@ -100,7 +101,7 @@ static std::optional<std::string>
 whyNotExpressible(ArrayRef<int64_t> inputShape, ArrayRef<int64_t> filterShape,
                   FilterLayout layout, ArrayRef<int64_t> strides,
                   ArrayRef<int64_t> dilations, ArrayRef<int64_t> padding,
-                  ArrayRef<int64_t> outputShape) {
+                  ArrayRef<int64_t> outputShape, int64_t groups = 1) {
   auto toArray = [](ArrayRef<int64_t> values, auto &array) {
     llvm::copy(values, array.begin());
   };
@@ -112,8 +113,8 @@ whyNotExpressible(ArrayRef<int64_t> inputShape, ArrayRef<int64_t> filterShape,
   toArray(strides, stride);
   toArray(dilations, dilation);
   toArray(padding, pad);
-  ConvGeometry g =
-      ConvGeometry::fromShapes(input, filter, layout, stride, dilation, pad);
+  ConvGeometry g = ConvGeometry::fromShapes(input, filter, layout, stride,
+                                            dilation, pad, groups);
   if (std::optional<std::string> problem = g.validate())
     return problem;
   for (auto [expected, actual] : llvm::zip_equal(g.outputShape(), outputShape))
@@ -223,6 +224,113 @@ FailureOr<ImportedConv> analyzeImport(LinalgConvOp op,
   return conv;
 }
 
+/// How one of linalg's depthwise 3-D convolutions maps onto a grouped
+/// conv3d.conv with groups = C (filter f = c*M + m reads channel c, so group
+/// f / M is channel c, as conv3d.conv's groups define it).
+struct DepthwiseLayout {
+  /// NCDHW input and output, CDHW filter (else NDHWC and DHWC[M]).
+  bool channelsFirst;
+  /// A channel multiplier dimension M after C (filter DHWCM, output
+  /// NDHWCM).
+  bool multiplier;
+};
+
+constexpr DepthwiseLayout kDepthwiseNdhwc{false, false};
+constexpr DepthwiseLayout kDepthwiseNcdhw{true, false};
+constexpr DepthwiseLayout kDepthwiseNdhwcm{false, true};
+
+static Value reshape(OpBuilder &b, Location loc, Value value,
+                     ArrayRef<int64_t> shape,
+                     ArrayRef<ReassociationIndices> groups) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto result = RankedTensorType::get(shape, type.getElementType());
+  if (result.getRank() < type.getRank())
+    return tensor::CollapseShapeOp::create(b, loc, result, value, groups);
+  return tensor::ExpandShapeOp::create(b, loc, result, value, groups);
+}
+
+/// What a grouped conv3d.conv takes from linalg depthwise convolution `op`
+/// (the operands still in the linalg op's layout), or in `why`, why it
+/// cannot express it.
+template <typename DepthwiseOp>
+FailureOr<ImportedConv> analyzeDepthwiseImport(DepthwiseOp op,
+                                               const DepthwiseLayout &layout,
+                                               std::string &why) {
+  if (!op.hasPureTensorSemantics()) {
+    why = "conv3d imports convolutions on tensors, not memrefs (import "
+          "before bufferization)";
+    return failure();
+  }
+  ImportedConv conv{
+      op.getInputs()[0], op.getInputs()[1], op.getOutputs()[0], {}, {}, {}};
+  if (!hasSupportedTypes(conv.input, conv.filter, conv.init)) {
+    why = "conv3d computes bf16, f16 and f32 convolutions whose filter has "
+          "the input's element type and whose output is f32 or the input's "
+          "type";
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> strides = getTriple(op.getStrides());
+  std::optional<SmallVector<int64_t>> dilations = getTriple(op.getDilations());
+  if (!strides || !dilations) {
+    why = "its strides and dilations must have 3 elements each";
+    return failure();
+  }
+  auto filterType = cast<ShapedType>(conv.filter.getType());
+  if (!filterType.hasStaticShape()) {
+    why = "its filter shape is dynamic; conv3d needs static window, channel "
+          "and filter sizes";
+    return failure();
+  }
+  conv.strides = std::move(*strides);
+  conv.dilations = std::move(*dilations);
+  conv.padding.assign(6, 0);
+  std::array<int64_t, 3> spatial = layout.channelsFirst
+                                       ? std::array<int64_t, 3>{2, 3, 4}
+                                       : std::array<int64_t, 3>{1, 2, 3};
+  conv.input = foldZeroPad(conv.input, spatial, conv.padding);
+  ArrayRef<int64_t> in = cast<ShapedType>(conv.input.getType()).getShape();
+  ArrayRef<int64_t> out = cast<ShapedType>(conv.init.getType()).getShape();
+  ArrayRef<int64_t> w = filterType.getShape();
+  SmallVector<int64_t> input, filter, output;
+  FilterLayout filterLayout = FilterLayout::qrscf;
+  int64_t groups;
+  if (layout.channelsFirst) {
+    input = {in[0], in[2], in[3], in[4], in[1]};
+    output = {out[0], out[2], out[3], out[4], out[1]};
+    filter = {w[0], w[1], w[2], w[3], 1};
+    filterLayout = FilterLayout::fqrsc;
+    groups = w[0];
+  } else {
+    int64_t multiplier = layout.multiplier ? w[4] : 1;
+    int64_t filters;
+    if (llvm::MulOverflow(w[3], multiplier, filters)) {
+      why = "its filter has more channels than conv3d supports";
+      return failure();
+    }
+    input = llvm::to_vector(in);
+    output = {out[0], out[1], out[2], out[3], filters};
+    if (layout.multiplier && !ShapedType::isDynamic(out[4]) && out[4] != w[3]) {
+      why = "its output has " + std::to_string(out[4]) +
+            " channels where the filter has " + std::to_string(w[3]);
+      return failure();
+    }
+    filter = {w[0], w[1], w[2], 1, filters};
+    groups = w[3];
+  }
+  if (!ShapedType::isDynamic(input[4]) && input[4] != groups) {
+    why = "its input has " + std::to_string(input[4]) +
+          " channels where the filter has " + std::to_string(groups);
+    return failure();
+  }
+  if (std::optional<std::string> problem =
+          whyNotExpressible(input, filter, filterLayout, conv.strides,
+                            conv.dilations, conv.padding, output, groups)) {
+    why = *problem;
+    return failure();
+  }
+  return conv;
+}
+
 /// analyzeImport of `op` if it is one of the imported convolutions.
 static FailureOr<ImportedConv> analyzeAnyImport(Operation *op,
                                                 std::string &why) {
@@ -230,6 +338,12 @@ static FailureOr<ImportedConv> analyzeAnyImport(Operation *op,
     return analyzeImport(ndhwc, kNdhwcLayout, why);
   if (auto ncdhw = dyn_cast<linalg::Conv3DNcdhwFcdhwOp>(op))
     return analyzeImport(ncdhw, kNcdhwLayout, why);
+  if (auto dw = dyn_cast<linalg::DepthwiseConv3DNdhwcDhwcOp>(op))
+    return analyzeDepthwiseImport(dw, kDepthwiseNdhwc, why);
+  if (auto dw = dyn_cast<linalg::DepthwiseConv3DNcdhwCdhwOp>(op))
+    return analyzeDepthwiseImport(dw, kDepthwiseNcdhw, why);
+  if (auto dw = dyn_cast<linalg::DepthwiseConv3DNdhwcDhwcmOp>(op))
+    return analyzeDepthwiseImport(dw, kDepthwiseNdhwcm, why);
   why = "not a convolution conv3d imports";
   return failure();
 }
@@ -330,6 +444,96 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
     return success();
   }
 
+  ShouldConvertFn shouldConvert;
+};
+
+/// linalg.depthwise_conv_3d_ndhwc_dhwc, _ncdhw_cdhw and _ndhwc_dhwcm: a
+/// conv3d.conv with groups = C. The filter gains its one channel per group
+/// by a reshape (no copy), the multiplier's output dims collapse into F;
+/// NCDHW operands are transposed as for linalg.conv_3d_ncdhw_fcdhw.
+template <typename DepthwiseOp>
+struct ImportDepthwiseConv : OpRewritePattern<DepthwiseOp> {
+  ImportDepthwiseConv(MLIRContext *context, const DepthwiseLayout &layout,
+                      ShouldConvertFn shouldConvert)
+      : OpRewritePattern<DepthwiseOp>(context), layout(layout),
+        shouldConvert(std::move(shouldConvert)) {}
+
+  LogicalResult matchAndRewrite(DepthwiseOp op,
+                                PatternRewriter &rewriter) const override {
+    if (shouldConvert && !shouldConvert(op))
+      return rewriter.notifyMatchFailure(op, "left to the host by its hook");
+    std::string why;
+    FailureOr<ImportedConv> matched = analyzeDepthwiseImport(op, layout, why);
+    if (failed(matched))
+      return rewriter.notifyMatchFailure(op, why);
+    auto [input, filter, init, strides, dilations, padding] = *matched;
+    Location loc = op.getLoc();
+    auto filterShape = cast<ShapedType>(filter.getType()).getShape();
+    const SmallVector<int64_t> toChannelsLast = {0, 2, 3, 4, 1};
+    const SmallVector<int64_t> toChannelsFirst = {0, 4, 1, 2, 3};
+    Value convInput = input, convFilter, convInit = init;
+    FilterLayout filterLayout = FilterLayout::qrscf;
+    int64_t channels, filters;
+    if (layout.channelsFirst) {
+      // CDHW -> C x D x H x W x 1: FQRSC with one channel per group.
+      channels = filters = filterShape[0];
+      convInput = transpose(rewriter, loc, input, toChannelsLast);
+      convFilter = reshape(
+          rewriter, loc, filter,
+          {filterShape[0], filterShape[1], filterShape[2], filterShape[3], 1},
+          {{0}, {1}, {2}, {3, 4}});
+      convInit = transpose(rewriter, loc, init, toChannelsLast);
+      filterLayout = FilterLayout::fqrsc;
+    } else {
+      // DHWC[M] -> D x H x W x 1 x C*M.
+      channels = filterShape[3];
+      filters = layout.multiplier ? channels * filterShape[4] : channels;
+      Value flat = filter;
+      if (layout.multiplier)
+        flat =
+            reshape(rewriter, loc, filter,
+                    {filterShape[0], filterShape[1], filterShape[2], filters},
+                    {{0}, {1}, {2}, {3, 4}});
+      convFilter =
+          reshape(rewriter, loc, flat,
+                  {filterShape[0], filterShape[1], filterShape[2], 1, filters},
+                  {{0}, {1}, {2}, {3, 4}});
+      if (layout.multiplier) {
+        auto initShape = cast<ShapedType>(init.getType()).getShape();
+        convInit = reshape(
+            rewriter, loc, init,
+            {initShape[0], initShape[1], initShape[2], initShape[3], filters},
+            {{0}, {1}, {2}, {3}, {4, 5}});
+      }
+    }
+    auto conv = ConvOp::create(
+        rewriter, loc, TypeRange{convInit.getType()}, convInput, convFilter,
+        /*bias=*/Value(), /*residual=*/Value(), /*amax=*/Value(), convInit,
+        /*history=*/Value(), /*norm_gamma=*/Value(), /*norm_beta=*/Value(),
+        rewriter.getDenseI64ArrayAttr(strides),
+        rewriter.getDenseI64ArrayAttr(dilations),
+        rewriter.getDenseI64ArrayAttr(padding),
+        FilterLayoutAttr::get(this->getContext(), filterLayout),
+        ActivationAttr::get(this->getContext(), Activation::none),
+        /*input_quant=*/NVFP4Attr(), /*overwrite=*/UnitAttr(),
+        /*config=*/IGemmConfigAttr(), /*norm_eps=*/FloatAttr(),
+        ActivationAttr::get(this->getContext(), Activation::none),
+        /*filter_scales=*/Value(), /*filter_amax=*/Value(),
+        /*filter_quant=*/NVFP4Attr(), rewriter.getI64IntegerAttr(channels));
+    Value result = conv.getResult()[0];
+    if (layout.channelsFirst)
+      result = linalg::TransposeOp::create(rewriter, loc, result, init,
+                                           toChannelsFirst)
+                   .getResult()[0];
+    else if (layout.multiplier)
+      result = reshape(rewriter, loc, result,
+                       cast<ShapedType>(init.getType()).getShape(),
+                       {{0}, {1}, {2}, {3}, {4, 5}});
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  DepthwiseLayout layout;
   ShouldConvertFn shouldConvert;
 };
 
@@ -507,12 +711,19 @@ struct FoldRmsNormIntoPrologue : OpRewritePattern<ConvOp> {
   }
 };
 
+/// The linalg 3-D convolutions conv3d imports.
+static bool isImportedLinalgConv3d(Operation *op) {
+  return isa<linalg::Conv3DNdhwcDhwcfOp, linalg::Conv3DNcdhwFcdhwOp,
+             linalg::DepthwiseConv3DNdhwcDhwcOp,
+             linalg::DepthwiseConv3DNcdhwCdhwOp,
+             linalg::DepthwiseConv3DNdhwcDhwcmOp>(op);
+}
+
 /// Whether `op` is a linalg 3-D convolution conv3d does not compute
-/// (depthwise, unbatched, quantized: anything but the two it imports).
+/// (unbatched, quantized: anything but those it imports).
 static bool isOtherLinalgConv3d(Operation *op) {
   StringRef name = op->getName().getStringRef();
-  return isa<linalg::LinalgOp>(op) &&
-         !isa<linalg::Conv3DNdhwcDhwcfOp, linalg::Conv3DNcdhwFcdhwOp>(op) &&
+  return isa<linalg::LinalgOp>(op) && !isImportedLinalgConv3d(op) &&
          (name.starts_with("linalg.conv_3d") ||
           name.starts_with("linalg.depthwise_conv_3d"));
 }
@@ -540,13 +751,14 @@ struct Conv3dFromLinalgPass
     getOperation()->walk([&](Operation *op) {
       if (isOtherLinalgConv3d(op)) {
         op->emitWarning() << "conv3d does not compute " << op->getName()
-                          << " (it imports linalg.conv_3d_ndhwc_dhwcf and "
-                             "linalg.conv_3d_ncdhw_fcdhw); upstream's "
+                          << " (it imports linalg.conv_3d_ndhwc_dhwcf, "
+                             "linalg.conv_3d_ncdhw_fcdhw and the depthwise "
+                             "linalg.depthwise_conv_3d_ndhwc_dhwc, "
+                             "_ncdhw_cdhw and _ndhwc_dhwcm); upstream's "
                              "generic lowering computes it";
         return;
       }
-      if (!isa<linalg::Conv3DNdhwcDhwcfOp, linalg::Conv3DNcdhwFcdhwOp>(op) ||
-          (shouldConvert && !shouldConvert(op)))
+      if (!isImportedLinalgConv3d(op) || (shouldConvert && !shouldConvert(op)))
         return;
       std::string why;
       if (succeeded(analyzeAnyImport(op, why)))
@@ -568,6 +780,12 @@ void mlir::conv3d::populateConvFromLinalgPatterns(
     RewritePatternSet &patterns, ShouldConvertFn shouldConvert) {
   patterns.add<ImportNdhwcConv, ImportNcdhwConv>(patterns.getContext(),
                                                  shouldConvert);
+  patterns.add<ImportDepthwiseConv<linalg::DepthwiseConv3DNdhwcDhwcOp>>(
+      patterns.getContext(), kDepthwiseNdhwc, shouldConvert);
+  patterns.add<ImportDepthwiseConv<linalg::DepthwiseConv3DNcdhwCdhwOp>>(
+      patterns.getContext(), kDepthwiseNcdhw, shouldConvert);
+  patterns.add<ImportDepthwiseConv<linalg::DepthwiseConv3DNdhwcDhwcmOp>>(
+      patterns.getContext(), kDepthwiseNdhwcm, shouldConvert);
   patterns.add<FoldConcatIntoHistory, FoldActivationIntoPrologue,
                FoldRmsNormIntoPrologue>(patterns.getContext());
   ConvOp::getCanonicalizationPatterns(patterns, patterns.getContext());

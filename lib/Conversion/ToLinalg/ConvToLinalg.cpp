@@ -214,17 +214,22 @@ static Value padInput(OpBuilder &b, Location loc, Value input,
   return createZeroPaddedInput(b, loc, input, g);
 }
 
-/// The direct convolution: one generic over (n, do, ho, wo, f, q, r, s, c).
+/// The direct convolution: one generic over (n, do, ho, wo, f, q, r, s, c),
+/// c a channel of filter f's group: input channel (f / (F/G)) * C/G + c.
 static Value buildDirectConv(OpBuilder &b, Location loc, Value padded,
                              Value filter, Value acc, const ConvGeometry &g,
                              FilterLayout layout) {
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   MLIRContext *ctx = b.getContext();
+  AffineExpr channel =
+      g.isGrouped()
+          ? d(4).floorDiv(g.filtersPerGroup()) * g.channelsPerGroup() + d(8)
+          : d(8);
   AffineMap inputMap =
       AffineMap::get(9, 0,
                      {d(0), d(1) * g.strides[0] + d(5) * g.dilations[0],
                       d(2) * g.strides[1] + d(6) * g.dilations[1],
-                      d(3) * g.strides[2] + d(7) * g.dilations[2], d(8)},
+                      d(3) * g.strides[2] + d(7) * g.dilations[2], channel},
                      ctx);
   AffineMap filterMap =
       layout == FilterLayout::qrscf
@@ -481,7 +486,22 @@ struct ConvOpToLinalg : OpRewritePattern<ConvOp> {
     Location loc = op.getLoc();
     Value acc =
         initialAccumulator(rewriter, loc, op.getInit(), op.getOverwrite());
-    if (gathered) {
+    if (gathered && g.isGrouped()) {
+      // The im2col GEMM below is dense; a grouped convolution (never
+      // quantized, the verifier says) reads its transformed input and
+      // history materialized, padded, by the direct form.
+      Value source =
+          op.hasPrologue()
+              ? buildInputPrologue(rewriter, loc, op.getInput(),
+                                   op.getNormGamma(), op.getNormBeta(),
+                                   op.getNormEpsAttr(), op.getInputActivation())
+              : op.getInput();
+      if (Value history = op.getHistory())
+        source = tensor::ConcatOp::create(rewriter, loc, /*dim=*/1,
+                                          ValueRange{history, source});
+      acc = buildDirectConv(rewriter, loc, padInput(rewriter, loc, source, g),
+                            op.getFilter(), acc, g, op.getFilterLayout());
+    } else if (gathered) {
       std::optional<int64_t> blockSize;
       if (quant)
         blockSize = quant->getBlockSize();

@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../FamilyUtils.h"
+
 #include "conv3d/Target/Families.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -22,6 +24,7 @@ using namespace mlir;
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::sm100;
 using namespace mlir::conv3d::sm100::nvfp4;
+using mlir::conv3d::families::groupsProblem;
 
 /// The default ring depth's upper bound.
 static constexpr int64_t kDefaultStageLimit = 6;
@@ -39,6 +42,8 @@ SM100BlockScaledFamily::canImplement(const ConvProblem &problem) const {
         "are NVFP4, and this convolution's filter is not packed "
         "(filter_quant; Engine::quantizeFilter packs one). Use "
         "nvfp4-mode=fake");
+  if (std::optional<std::string> why = groupsProblem(problem))
+    return why;
   // On memrefs the lowering packs the original input itself: a quantization
   // not fused into the convolution is a conv3d.quantize it cannot see.
   if (problem.layouts && !problem.quantizesInTile)

@@ -41,7 +41,9 @@ std::optional<std::string>
 SM80Family::canImplement(const ConvProblem &problem) const {
   // Operand types and strides are checked on the grid loop by the lowering
   // (checkGpuOperands), which names them.
-  return packedFilterProblem(problem);
+  if (std::optional<std::string> why = packedFilterProblem(problem))
+    return why;
+  return groupsProblem(problem);
 }
 
 FamilyChoice SM80Family::select(MLIRContext *context,

@@ -36,6 +36,8 @@ std::optional<std::string>
 SM90HaloFamily::canImplement(const ConvProblem &problem) const {
   if (std::optional<std::string> why = packedFilterProblem(problem))
     return why;
+  if (std::optional<std::string> why = groupsProblem(problem))
+    return why;
   if (problem.hasPrologue)
     return std::string("the TMA kernels do not apply an input prologue");
   if (std::optional<std::string> why =
