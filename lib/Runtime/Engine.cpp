@@ -224,7 +224,8 @@ llvm::Error CompiledConv::run(const ConvBuffers &buffers) const {
       {ConvParameter::Residual, &buffers.residual},
       {ConvParameter::History, &buffers.history},
       {ConvParameter::NormGamma, &buffers.normGamma},
-      {ConvParameter::NormBeta, &buffers.normBeta}};
+      {ConvParameter::NormBeta, &buffers.normBeta},
+      {ConvParameter::GradOutput, &buffers.gradOutput}};
   auto check = [&](ConvParameter parameter, const void *data,
                    llvm::ArrayRef<int64_t> shape,
                    size_t elementBytes) -> llvm::Error {
@@ -256,6 +257,7 @@ llvm::Error CompiledConv::run(const ConvBuffers &buffers) const {
   args.history = buffers.history.data;
   args.normGamma = buffers.normGamma.data;
   args.normBeta = buffers.normBeta.data;
+  args.gradOutput = buffers.gradOutput.data;
   args.output = buffers.output.data;
   args.amax = buffers.amax;
   args.filterAmax = buffers.filterAmax;
@@ -267,10 +269,14 @@ llvm::Error CompiledConv::runUnchecked(const ConvArgs &args) const {
   auto missing = [](const char *name) {
     return llvm::createStringError(std::string("missing ") + name + " buffer");
   };
-  if (!args.input)
+  bool needsInput = spec.kind != ConvKind::dgrad;
+  bool needsFilter = spec.kind != ConvKind::wgrad;
+  if (needsInput && !args.input)
     return missing("input");
-  if (!args.filter)
+  if (needsFilter && !args.filter)
     return missing("filter");
+  if (spec.kind != ConvKind::fprop && !args.gradOutput)
+    return missing("grad_output");
   if (!args.output)
     return missing("output");
   if (spec.packedFilter && !args.filterScales)
@@ -321,6 +327,9 @@ llvm::Error CompiledConv::runUnchecked(const ConvArgs &args) const {
       break;
     case ConvParameter::NormBeta:
       buffers.push_back(const_cast<void *>(args.normBeta));
+      break;
+    case ConvParameter::GradOutput:
+      buffers.push_back(const_cast<void *>(args.gradOutput));
       break;
     }
   }
@@ -436,6 +445,11 @@ void Engine::setProgressHandler(std::function<void(llvm::StringRef)> handler) {
 
 llvm::Expected<std::shared_ptr<const CompiledConv>>
 Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
+  // The tuner times forward convolutions on forward operands.
+  if (options.tune && spec.kind != ConvKind::fprop)
+    return llvm::createStringError(
+        "tune=true is for fprop only; " + stringifyConvKind(spec.kind).str() +
+        " compiles its forward convolutions with the rules' configurations");
   if (options.tune)
     return compileTuned(spec, options);
   return compileConfigured(spec, options, /*remember=*/true);
