@@ -147,7 +147,10 @@ TEST(GradientGeometry, WgradForwardComputesExactlyTheForwardTerms) {
     bool anyEmptyAxis = false;
     for (unsigned axis = 0; axis < 3; ++axis)
       anyEmptyAxis |= forwardTerms(g, axis).empty();
-    ASSERT_EQ(w.empty, anyEmptyAxis) << "trial " << trial;
+    // `empty` says the taps read only padding along some axis; where they
+    // straddle the input without touching it, the forward form reads only
+    // its padding too (both term sets below are empty).
+    ASSERT_TRUE(!w.empty || anyEmptyAxis) << "trial " << trial;
     if (w.empty)
       continue;
     ASSERT_FALSE(w.geometry.validate()) << *w.geometry.validate();

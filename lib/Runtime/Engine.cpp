@@ -16,6 +16,7 @@
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -174,12 +175,18 @@ llvm::Error checkToolkit(const CompileOptions &options, bool needsPtxas) {
   return verifyCudaToolkit(options, needsPtxas);
 }
 
-/// Runtime symbols the JIT'ed host code of a target calls.
+/// Runtime symbols the JIT'ed host code of a target calls. memref.copy of
+/// strided views (a data gradient's phases inserted at strided positions)
+/// lowers to upstream's `memrefCopy`: libConv3d.so links it, but a host that
+/// loads the library without RTLD_GLOBAL (Python's ctypes) hides it from
+/// the JIT's process lookup, so it is given by address.
 std::vector<std::pair<std::string, void *>>
 runtimeSymbols(const CompileOptions &options) {
-  if (!isGpuTarget(options.target))
-    return {};
-  return getGpuRuntimeSymbols();
+  std::vector<std::pair<std::string, void *>> symbols = {
+      {"memrefCopy", reinterpret_cast<void *>(&memrefCopy)}};
+  if (isGpuTarget(options.target))
+    llvm::append_range(symbols, getGpuRuntimeSymbols());
+  return symbols;
 }
 
 } // namespace
