@@ -88,9 +88,12 @@ WgradForward mlir::conv3d::wgradAsForward(const ConvGeometry &forward) {
   WgradForward w;
   ConvGeometry &g = w.geometry;
   g.batch = forward.channels;
-  g.channels = forward.batch;
+  g.channels = forward.outputSize(kWidth) * forward.batch;
   g.filters = forward.filters;
-  for (unsigned axis = 0; axis < 3; ++axis) {
+  // Width: the S taps are gathered into the input (x'), one column each.
+  g.inputSize[kWidth] = forward.window[kWidth];
+  g.window[kWidth] = 1;
+  for (unsigned axis = 0; axis < 2; ++axis) {
     int64_t outSize = forward.outputSize(axis);
     // One past the last input row any tap reads.
     int64_t extent = (outSize - 1) * forward.strides[axis] + 1 +

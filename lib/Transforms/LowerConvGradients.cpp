@@ -172,6 +172,62 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
   }
 };
 
+/// The forward input of a weight gradient as its forward convolution reads
+/// it (GradientGeometry's WgradForward): cropped to the depth and height
+/// rows the taps read, padded along width, and gathered per width tap s
+/// into x'[c, d, h, s, wo*N + n] = x[n, d, h, wo*stride + s*dil - pad, c]
+/// (a linalg.generic, then a reshape of its last two dimensions).
+Value widthTapsAsChannels(OpBuilder &b, Location loc, Value input,
+                          const ConvGeometry &forward,
+                          const WgradForward &wgrad) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(input.getType());
+  Type elem = type.getElementType();
+  int64_t n = forward.batch, c = forward.channels;
+  int64_t d = wgrad.inputExtent[0], h = wgrad.inputExtent[1];
+  int64_t width = forward.inputSize[kWidth];
+  int64_t padLow = forward.padLow[kWidth], padHigh = forward.padHigh[kWidth];
+  std::array<int64_t, 5> cropped = {n, d, h, width, c};
+  if (ArrayRef<int64_t>(cropped) != type.getShape())
+    input = tensor::ExtractSliceOp::create(
+        b, loc, input, indexAttrs(b, {0, 0, 0, 0, 0}), indexAttrs(b, cropped),
+        indexAttrs(b, {1, 1, 1, 1, 1}));
+  if (padLow || padHigh) {
+    SmallVector<int64_t> paddedShape(cropped.begin(), cropped.end());
+    paddedShape[3] += padLow + padHigh;
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+    input =
+        tensor::PadOp::create(b, loc, RankedTensorType::get(paddedShape, elem),
+                              input, indexAttrs(b, {0, 0, 0, padLow, 0}),
+                              indexAttrs(b, {0, 0, 0, padHigh, 0}), zero)
+            .getResult();
+  }
+  int64_t taps = forward.window[kWidth];
+  int64_t outWidth = forward.outputSize(kWidth);
+  // Output dims (c, d, h, s, wo, n) read x[n, d, h, wo*stride + s*dil, c].
+  SmallVector<AffineExpr> dims;
+  for (unsigned i = 0; i < 6; ++i)
+    dims.push_back(getAffineDimExpr(i, ctx));
+  AffineExpr column =
+      dims[4] * forward.strides[kWidth] + dims[3] * forward.dilations[kWidth];
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(6, 0, {dims[5], dims[1], dims[2], column, dims[0]}, ctx),
+      AffineMap::getMultiDimIdentityMap(6, ctx)};
+  Value init =
+      tensor::EmptyOp::create(b, loc, {c, d, h, taps, outWidth, n}, elem);
+  SmallVector<utils::IteratorType> iterators(6, utils::IteratorType::parallel);
+  Value gathered = linalg::GenericOp::create(
+                       b, loc, TypeRange{init.getType()}, ValueRange{input},
+                       ValueRange{init}, maps, iterators,
+                       [](OpBuilder &nb, Location nloc, ValueRange args) {
+                         linalg::YieldOp::create(nb, nloc, args[0]);
+                       })
+                       .getResult(0);
+  return tensor::CollapseShapeOp::create(
+      b, loc, gathered,
+      ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3}, {4, 5}});
+}
+
 struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -188,20 +244,23 @@ struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
                                        : op.getInit());
       return success();
     }
-    // The input rows the taps read, as C x D' x H' x W' x N.
-    Value input = op.getInput();
-    std::array<int64_t, 5> cropped = {forward.batch, wgrad.inputExtent[0],
-                                      wgrad.inputExtent[1],
-                                      wgrad.inputExtent[2], forward.channels};
-    if (ArrayRef<int64_t>(cropped) !=
-        cast<RankedTensorType>(input.getType()).getShape())
-      input = tensor::ExtractSliceOp::create(
-          rewriter, loc, input, indexAttrs(rewriter, {0, 0, 0, 0, 0}),
-          indexAttrs(rewriter, cropped), indexAttrs(rewriter, {1, 1, 1, 1, 1}));
-    input = transpose(rewriter, loc, input, {4, 1, 2, 3, 0});
-    // The output gradient as a QRSCF filter: Do x Ho x Wo x N x F.
+    Value input =
+        widthTapsAsChannels(rewriter, loc, op.getInput(), forward, wgrad);
+    // The output gradient as a QRSCF filter Do x Ho x 1 x (Wo*N) x F: a
+    // transpose, then reshapes of contiguous dimensions.
     Value filter =
         transpose(rewriter, loc, op.getGradOutput(), {1, 2, 3, 0, 4});
+    auto dyType = cast<RankedTensorType>(filter.getType());
+    ArrayRef<int64_t> dyShape = dyType.getShape();
+    filter = tensor::CollapseShapeOp::create(
+        rewriter, loc, filter,
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+    filter = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(
+            {dyShape[0], dyShape[1], 1, dyShape[2] * dyShape[3], dyShape[4]},
+            dyType.getElementType()),
+        filter, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
     // C x Q x R x S x F, from and back to the filter's layout.
     SmallVector<int64_t> toCqrsf = layout == FilterLayout::qrscf
                                        ? SmallVector<int64_t>{3, 0, 1, 2, 4}

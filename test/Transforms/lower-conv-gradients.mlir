@@ -43,18 +43,23 @@
 // CHECK-NOT: conv3d.conv
 // CHECK: return
 
-// wgrad: batch C, channels N, the output gradient as a Do x Ho x Wo
-// window; stride = the forward's dilation (1), dilation = its stride (2);
-// depth reads one row past the input (padding 1 after), height and width
-// none.
+// wgrad: batch C, the output gradient as the window (Do x Ho x 1) with
+// its width and batch as channels (Wo*N = 3); stride = the forward's
+// dilation (1), dilation = its stride (2); depth reads one row past the
+// input (padding 1 after). The input is padded along width and gathered
+// per width tap: x'[c, d, h, s, wo] = x[0, d, h, wo*2 + s, c].
 // CHECK-LABEL: func.func @wgrad_strided
-// CHECK: %[[X:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x7x8x6x8xf32>) outs(%{{.*}} : tensor<8x7x8x6x1xf32>) permutation = [4, 1, 2, 3, 0]
-// CHECK: %[[DY:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x4x4x3x6xf32>) outs(%{{.*}} : tensor<4x4x3x1x6xf32>) permutation = [1, 2, 3, 0, 4]
-// CHECK: %[[DW:.*]] = conv3d.conv ins(%[[X]], %[[DY]] : tensor<8x7x8x6x1xf32>, tensor<4x4x3x1x6xf32>) outs(%{{.*}} : tensor<8x3x3x3x6xf32>) overwrite dilations = [2, 2, 2] padding = [1, 1, 1, 0, 1, 0]
+// CHECK: %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0, 0, 1, 0] high[0, 0, 0, 1, 0]
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[GATHER:.*]], {{.*}}]} ins(%[[PAD]] : tensor<1x7x8x8x8xf32>) outs(%{{.*}} : tensor<8x7x8x3x3x1xf32>)
+// CHECK: %[[X:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2], [3], [4, 5]] : tensor<8x7x8x3x3x1xf32> into tensor<8x7x8x3x3xf32>
+// CHECK: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x4x4x3x6xf32>) outs(%{{.*}} : tensor<4x4x3x1x6xf32>) permutation = [1, 2, 3, 0, 4]
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1], [2, 3], [4]] : tensor<4x4x3x1x6xf32> into tensor<4x4x3x6xf32>
+// CHECK: %[[DY:.*]] = tensor.expand_shape %[[C]] {{\[}}[0], [1], [2, 3], [4]] output_shape [4, 4, 1, 3, 6] : tensor<4x4x3x6xf32> into tensor<4x4x1x3x6xf32>
+// CHECK: %[[DW:.*]] = conv3d.conv ins(%[[X]], %[[DY]] : tensor<8x7x8x3x3xf32>, tensor<4x4x1x3x6xf32>) outs(%{{.*}} : tensor<8x3x3x3x6xf32>) overwrite dilations = [2, 2, 1] padding = [1, 1, 1, 0, 0, 0]
 // CHECK: linalg.transpose ins(%[[DW]] : tensor<8x3x3x3x6xf32>) outs(%{{.*}} : tensor<3x3x3x8x6xf32>) permutation = [1, 2, 3, 0, 4]
 
 // Accumulating onto an FQRSC gradient: outs transposed in, the sum out.
 // CHECK-LABEL: func.func @wgrad_accumulate
 // CHECK: %[[INIT:.*]] = linalg.transpose ins(%[[OUTS:.*]] : tensor<5x2x3x2x4xf32>) outs(%{{.*}} : tensor<4x2x3x2x5xf32>) permutation = [4, 1, 2, 3, 0]
-// CHECK: %[[SUM:.*]] = conv3d.conv ins({{.*}}) outs(%[[INIT]] : tensor<4x2x3x2x5xf32>) strides = [2, 1, 2] dilations = [1, 2, 3] padding = [2, 0, 0, 0, 3, 0]
+// CHECK: %[[SUM:.*]] = conv3d.conv ins({{.*}}) outs(%[[INIT]] : tensor<4x2x3x2x5xf32>) strides = [2, 1, 1] dilations = [1, 2, 1] padding = [2, 0, 0, 0, 0, 0]
 // CHECK: linalg.transpose ins(%[[SUM]] : tensor<4x2x3x2x5xf32>) outs(%[[OUTS]] : tensor<5x2x3x2x4xf32>) permutation = [4, 1, 2, 3, 0]

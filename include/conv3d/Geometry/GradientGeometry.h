@@ -13,10 +13,15 @@
 //   taps rotated (and C <-> F transposed), dilation dil/g, no multiplication
 //   by the zeros a zero-inserted formulation would read. Stride 1 is the one
 //   phase: padding (Q-1)*dil - pad_lo, the whole rotated filter.
-// - wgrad as a forward convolution whose batch is the forward's C, whose
-//   channels are the forward's N and whose window is the output gradient
-//   (Do x Ho x Wo): dW[q,r,s,c,f] = sum_{n,o} x[n, o*s + q*dil - pad, c] *
-//   dy[n, o, f], i.e. stride dil, dilation s, output Q x R x S.
+// - wgrad as a forward convolution whose batch is the forward's C and whose
+//   window is the output gradient: dW[q,r,s,c,f] = sum_{n,o} x[n, o*s +
+//   q*dil - pad, c] * dy[n, o, f], i.e. stride dil, dilation s, output
+//   Q x R x S. The output gradient's width and batch are folded into the
+//   channels (Wo*N of them, contiguous in dy): a forward convolution's K
+//   steps run over channels, and N alone (often 1) would leave them empty.
+//   The input is read as S width taps per row, x'[c, d, h, s, (wo, n)] =
+//   x[n, d, h, wo*stride_w + s*dil_w - pad_w, c] (S/stride_w times the
+//   input's size), so the width axis of the convolution is 1 wide.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,14 +98,15 @@ ConvGeometry dgradPhaseGeometry(const ConvGeometry &forward,
                                 const DgradPhase &phase);
 
 /// A weight gradient as a forward convolution (see the file comment): the
-/// forward input cropped to `inputExtent` rows per axis (the rows past it
-/// are read by no tap), transposed to C x D' x H' x W' x N; the output
-/// gradient as its QRSCF filter Do x Ho x Wo x N x F; the result C x Q x R
-/// x S x F. `empty` when some axis's taps read only padding (the gradient
-/// is zero).
+/// forward input cropped to `inputExtent` rows along depth and height (the
+/// rows past them are read by no tap) and gathered per width tap into
+/// C x D' x H' x S x (Wo*N); the output gradient as its QRSCF filter
+/// Do x Ho x 1 x (Wo*N) x F; the result C x Q x R x S x F. `empty` when the
+/// depth or height taps read only padding (the gradient is zero; width
+/// taps that do read zeros of the padded input).
 struct WgradForward {
   ConvGeometry geometry;
-  std::array<int64_t, 3> inputExtent = {0, 0, 0};
+  std::array<int64_t, 2> inputExtent = {0, 0};
   bool empty = false;
 };
 WgradForward wgradAsForward(const ConvGeometry &forward);
