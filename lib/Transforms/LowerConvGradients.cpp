@@ -15,6 +15,7 @@
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
@@ -151,16 +152,31 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
       std::array<int64_t, 5> blockShape = sub.outputShape();
       SmallVector<int64_t> strides = {1, forward.strides[0], forward.strides[1],
                                       forward.strides[2], 1};
-      Value block =
-          overwrite
-              ? tensor::EmptyOp::create(rewriter, loc, blockShape,
-                                        initType.getElementType())
-                    .getResult()
-              : tensor::ExtractSliceOp::create(rewriter, loc, result,
-                                               indexAttrs(rewriter, offsets),
-                                               indexAttrs(rewriter, blockShape),
-                                               indexAttrs(rewriter, strides))
-                    .getResult();
+      // With strides, the phase's positions are a strided view of the
+      // input gradient; its convolution writes a dense block of its own
+      // (bufferization.alloc_tensor, which empty-tensor elimination leaves
+      // alone: kernels that store tiles by TMA need a dense output), copied
+      // into place by the insert_slice. With stride 1 the block is the
+      // whole gradient and the convolution writes it directly.
+      bool strided = llvm::any_of(forward.strides,
+                                  [](int64_t stride) { return stride > 1; });
+      auto blockType =
+          RankedTensorType::get(blockShape, initType.getElementType());
+      Value block;
+      if (overwrite && !strided)
+        block = tensor::EmptyOp::create(rewriter, loc, blockShape,
+                                        initType.getElementType());
+      else if (overwrite)
+        block = bufferization::AllocTensorOp::create(rewriter, loc, blockType,
+                                                     ValueRange{});
+      else {
+        block = tensor::ExtractSliceOp::create(
+            rewriter, loc, result, indexAttrs(rewriter, offsets),
+            indexAttrs(rewriter, blockShape), indexAttrs(rewriter, strides));
+        if (strided)
+          block = bufferization::AllocTensorOp::create(
+              rewriter, loc, blockType, ValueRange{}, /*copy=*/block);
+      }
       Value computed = forwardConv(rewriter, loc, gradOutput, filter, block,
                                    sub, layout, overwrite);
       result = tensor::InsertSliceOp::create(

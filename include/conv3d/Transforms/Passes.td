@@ -133,7 +133,8 @@ def Conv3dLowerConvGradients : Pass<"conv3d-lower-conv-gradients"> {
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 def Conv3dFuseEpilogue : Pass<"conv3d-fuse-epilogue"> {
