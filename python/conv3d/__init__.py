@@ -57,11 +57,16 @@ class Spec(SpecFields):
     def from_shapes(cls, input_shape, filter_shape, strides=(1, 1, 1),
                     dilations=(1, 1, 1), padding=(0,) * 6, filter_layout="qrscf",
                     dtype="bf16", output_dtype=None, bias=False, residual=False,
-                    accumulate=False, activation="none", quant_block_size=0):
+                    accumulate=False, activation="none", quant_block_size=0,
+                    kind="fprop"):
         """input_shape = (N, D, H, W, C); filter_shape = (Q, R, S, C, F)
         whatever the layout; padding = (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi).
         dtype, output_dtype: "bf16", "f16" or "f32" (ValueError naming the
-        choices otherwise; output_dtype None: dtype's)."""
+        choices otherwise; output_dtype None: dtype's). kind: what
+        Engine.compile compiles by default, "fprop" (the convolution),
+        "dgrad" or "wgrad" (its data or weight gradient; the shapes stay
+        the forward's). The C struct has no kind (conv3d_compile_kind takes
+        it), so it is kept beside the fields."""
         n, d, h, w, c = input_shape
         q, r, s, fc, f = filter_shape
         if fc != c:
@@ -81,6 +86,8 @@ class Spec(SpecFields):
         spec.accumulate = int(accumulate)
         spec.activation = _choice(_ACTIVATIONS, activation, "activation")
         spec.quant_block_size = quant_block_size
+        _choice(_KINDS, kind, "kind")
+        spec.kind = kind
         return spec
 
     def _geometry(self):
@@ -214,7 +221,7 @@ class Engine:
     def compile(self, spec, target="cpu", config=None, qslice=None,
                 quant_placement=None, lowering=None, gpu_chip=None, tune=False,
                 packed_filter=False, nvfp4_mode=None, prologue_placement=None,
-                selection=None, kind="fprop"):
+                selection=None, kind=None):
         """Compiles `spec` (cached per spec and options). tune=True times the
         heuristic's and nearby tile configurations on the device (the host
         for "cpu") once per convolution and compiles the fastest; the choice
@@ -231,7 +238,10 @@ class Engine:
         sm90 the candidate the cost model predicts fastest) or "heuristic"
         (the kernel families' rules). kind: "fprop" (the convolution),
         "dgrad" or "wgrad" (its data or weight gradient: `spec` describes
-        the forward; run with Conv.run_gradient)."""
+        the forward; run with Conv.run_gradient); None: the spec's own
+        (Spec.from_shapes(kind=...), "fprop" by default)."""
+        if kind is None:
+            kind = getattr(spec, "kind", "fprop")
         kind_code = _choice(_KINDS, kind, "kind")
         options = [f"target={target}"]
         if tune:
