@@ -108,10 +108,10 @@ TEST(GradientGeometry, DgradPhaseGeometryIsTheInputBlock) {
   for (int trial = 0; trial < 500; ++trial) {
     ConvGeometry g = randomGeometry(rng);
     int64_t positions = 0;
-    for (const DgradPhase &phase : dgradPhases(g)) {
+    DgradPhases phases = dgradPhases(g);
+    for (const DgradPhase &phase : phases.phases) {
       positions += phase.axes[0].size * phase.axes[1].size * phase.axes[2].size;
-      if (phase.contributesNothing())
-        continue;
+      ASSERT_FALSE(phase.contributesNothing());
       ConvGeometry sub = dgradPhaseGeometry(g, phase);
       ASSERT_FALSE(sub.validate()) << *sub.validate();
       std::array<int64_t, 5> expected = {g.batch, phase.axes[0].size,
@@ -119,8 +119,23 @@ TEST(GradientGeometry, DgradPhaseGeometryIsTheInputBlock) {
                                          g.channels};
       ASSERT_EQ(sub.outputShape(), expected);
     }
-    ASSERT_EQ(positions, g.inputSize[0] * g.inputSize[1] * g.inputSize[2]);
+    // The phases that contribute cover every position, or `complete`
+    // says not (the rest is zero).
+    int64_t all = g.inputSize[0] * g.inputSize[1] * g.inputSize[2];
+    ASSERT_EQ(positions == all, phases.complete) << "trial " << trial;
+    ASSERT_LE(int64_t(phases.phases.size()),
+              g.window[0] * g.window[1] * g.window[2]);
   }
+  // A huge stride enumerates only the phases its taps reach.
+  ConvGeometry wide;
+  wide.inputSize = {2, 4000, 4000};
+  wide.window = {2, 3, 3};
+  wide.strides = {1, 1 << 20, 1 << 20};
+  wide.padLow = {0, 1, 1};
+  wide.padHigh = {0, 1 << 20, 1 << 20};
+  DgradPhases few = dgradPhases(wide);
+  EXPECT_EQ(few.phases.size(), 4u); // taps 1 and 2 reach rows 0 and 1
+  EXPECT_FALSE(few.complete);
 }
 
 TEST(GradientGeometry, StrideOneIsOneRotatedConvolution) {
@@ -129,9 +144,10 @@ TEST(GradientGeometry, StrideOneIsOneRotatedConvolution) {
   g.window = {3, 3, 3};
   g.padLow = {1, 1, 1};
   g.padHigh = {1, 1, 1};
-  std::vector<DgradPhase> phases = dgradPhases(g);
-  ASSERT_EQ(phases.size(), 1u);
-  for (const DgradAxisPhase &p : phases[0].axes) {
+  DgradPhases phases = dgradPhases(g);
+  ASSERT_EQ(phases.phases.size(), 1u);
+  EXPECT_TRUE(phases.complete);
+  for (const DgradAxisPhase &p : phases.phases[0].axes) {
     EXPECT_EQ(p.taps, 3);
     EXPECT_EQ(p.padLow, 1); // (k-1)*dil - pad
     EXPECT_EQ(p.padHigh, 1);

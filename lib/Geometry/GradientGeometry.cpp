@@ -2,6 +2,8 @@
 
 #include "conv3d/Geometry/GradientGeometry.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -51,19 +53,34 @@ DgradAxisPhase mlir::conv3d::dgradAxisPhase(const ConvGeometry &forward,
   return p;
 }
 
-std::vector<DgradPhase> mlir::conv3d::dgradPhases(const ConvGeometry &forward) {
-  std::vector<DgradPhase> phases;
-  for (int64_t pd = 0; pd < forward.strides[0]; ++pd)
-    for (int64_t ph = 0; ph < forward.strides[1]; ++ph)
-      for (int64_t pw = 0; pw < forward.strides[2]; ++pw) {
-        DgradPhase phase;
-        phase.axes = {dgradAxisPhase(forward, kDepth, pd),
-                      dgradAxisPhase(forward, kHeight, ph),
-                      dgradAxisPhase(forward, kWidth, pw)};
-        if (!phase.empty())
-          phases.push_back(phase);
-      }
-  return phases;
+DgradPhases mlir::conv3d::dgradPhases(const ConvGeometry &forward) {
+  // Per axis, the phases a tap reaches: tap t reaches the residue
+  // (t*dil - pad_lo) mod stride, if the input has positions there. Only
+  // these are enumerated, so a stride of 2^20 costs nothing.
+  DgradPhases result;
+  std::array<std::vector<DgradAxisPhase>, 3> perAxis;
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    int64_t stride = forward.strides[axis];
+    std::vector<int64_t> residues;
+    for (int64_t t = 0; t < forward.window[axis]; ++t)
+      residues.push_back(positiveMod(
+          t * forward.dilations[axis] - forward.padLow[axis], stride));
+    llvm::sort(residues);
+    residues.erase(std::unique(residues.begin(), residues.end()),
+                   residues.end());
+    for (int64_t phase : residues) {
+      DgradAxisPhase p = dgradAxisPhase(forward, axis, phase);
+      if (p.size > 0 && !p.contributesNothing())
+        perAxis[axis].push_back(p);
+    }
+    int64_t phasesWithPositions = std::min(stride, forward.inputSize[axis]);
+    result.complete &= int64_t(perAxis[axis].size()) == phasesWithPositions;
+  }
+  for (const DgradAxisPhase &d : perAxis[0])
+    for (const DgradAxisPhase &h : perAxis[1])
+      for (const DgradAxisPhase &w : perAxis[2])
+        result.phases.push_back(DgradPhase{{d, h, w}});
+  return result;
 }
 
 ConvGeometry mlir::conv3d::dgradPhaseGeometry(const ConvGeometry &forward,

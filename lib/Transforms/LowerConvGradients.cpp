@@ -120,17 +120,13 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
     ConvGeometry forward = op.getGeometry();
     FilterLayout layout = op.getFilterLayout();
     auto initType = cast<RankedTensorType>(op.getInit().getType());
-    std::vector<DgradPhase> phases = dgradPhases(forward);
+    DgradPhases phases = dgradPhases(forward);
     bool overwrite = op.getOverwrite();
-    bool anyZeroPhase = llvm::any_of(
-        phases, [](const DgradPhase &p) { return p.contributesNothing(); });
     // Every position lies in one phase; phases no tap reaches are zero.
     Value result = op.getInit();
-    if (overwrite && anyZeroPhase)
+    if (overwrite && !phases.complete)
       result = zeroFill(rewriter, loc, result);
-    for (const DgradPhase &phase : phases) {
-      if (phase.contributesNothing())
-        continue;
+    for (const DgradPhase &phase : phases.phases) {
       ConvGeometry sub = dgradPhaseGeometry(forward, phase);
       // The output-gradient rows the phase reads.
       Value gradOutput = op.getGradOutput();

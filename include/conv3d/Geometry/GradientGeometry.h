@@ -85,10 +85,15 @@ struct DgradPhase {
   }
 };
 
-/// Every non-empty stride phase of `forward`'s data gradient (stride_d *
-/// stride_h * stride_w of them for inputs at least as large as the
-/// strides), phases of depth outermost.
-std::vector<DgradPhase> dgradPhases(const ConvGeometry &forward);
+/// The stride phases of `forward`'s data gradient that some tap reaches
+/// (at most Q per axis, each tap reaching one residue; so at most Q*R*S
+/// whatever the strides), phases of depth outermost; `complete` says
+/// whether they cover every input position (else the others are zero).
+struct DgradPhases {
+  std::vector<DgradPhase> phases;
+  bool complete = true;
+};
+DgradPhases dgradPhases(const ConvGeometry &forward);
 
 /// The forward convolution of a phase (one that contributes something):
 /// input the sliced output gradient (N x sliceSize... x F), window the
