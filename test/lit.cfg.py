@@ -77,6 +77,11 @@ if os.path.isdir(ptxemu_dir) and subprocess.run(
         [config.python_executable, "-c", "import numpy"], capture_output=True).returncode == 0:
     config.available_features.add("ptx-emulator")
 
+# PyTorch (Debian's python3-torch on the CPU machines): the autograd tests.
+if subprocess.run([config.python_executable, "-c", "import torch"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")
+
 ptxas = os.path.join(config.cuda_home, "bin", "ptxas")
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")

@@ -247,6 +247,86 @@ extern "C" int conv3d_run_packed(const conv3d_run_args *packed) {
 }
 
 //===----------------------------------------------------------------------===//
+// Training: the gradients
+//===----------------------------------------------------------------------===//
+
+extern "C" conv3d_conv *conv3d_compile_kind(conv3d_engine *engine,
+                                            const conv3d_spec *spec,
+                                            int32_t kind, const char *options,
+                                            char *error, size_t errorSize) {
+  if (!engine || !spec) {
+    setError(error, errorSize, "conv3d_compile_kind: null engine or spec");
+    return nullptr;
+  }
+  std::optional<ConvKind> parsedKind =
+      symbolizeConvKind(static_cast<uint32_t>(kind));
+  if (!parsedKind) {
+    setError(error, errorSize,
+             "conv3d_compile_kind: kind must be CONV3D_KIND_FPROP, _DGRAD or "
+             "_WGRAD, got " +
+                 std::to_string(kind));
+    return nullptr;
+  }
+  llvm::Expected<ConvSpec> parsed = toSpec(*spec);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return nullptr;
+  }
+  parsed->kind = *parsedKind;
+  if (llvm::Error e = parsed->validate()) {
+    setError(error, errorSize, llvm::toString(std::move(e)));
+    return nullptr;
+  }
+  llvm::Expected<CompileOptions> parsedOptions =
+      toOptions(options ? options : "");
+  if (!parsedOptions) {
+    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
+    return nullptr;
+  }
+  auto conv = engine->engine.compile(*parsed, *parsedOptions);
+  if (!conv) {
+    setError(error, errorSize, llvm::toString(conv.takeError()));
+    return nullptr;
+  }
+  return new conv3d_conv{std::move(*conv)};
+}
+
+extern "C" int conv3d_conv_kind(const conv3d_conv *conv) {
+  return conv ? static_cast<int>(conv->conv->getSpec().kind)
+              : CONV3D_KIND_FPROP;
+}
+
+extern "C" int conv3d_run_gradient(const conv3d_conv *conv, const void *input,
+                                   const void *filter, const void *gradOutput,
+                                   void *output, void *stream, char *error,
+                                   size_t errorSize) {
+  if (!conv)
+    return failRun(error, errorSize, "conv3d_run_gradient: null convolution");
+  ConvKind kind = conv->conv->getSpec().kind;
+  if (kind == ConvKind::fprop)
+    return failRun(error, errorSize,
+                   "conv3d_run_gradient: the convolution was compiled for "
+                   "fprop; run it with conv3d_run");
+  if (kind == ConvKind::dgrad && input)
+    return failRun(error, errorSize,
+                   "conv3d_run_gradient: dgrad reads grad_output and the "
+                   "filter; the input must be null");
+  if (kind == ConvKind::wgrad && filter)
+    return failRun(error, errorSize,
+                   "conv3d_run_gradient: wgrad reads the input and "
+                   "grad_output; the filter must be null");
+  ConvArgs args;
+  args.input = input;
+  args.filter = filter;
+  args.gradOutput = gradOutput;
+  args.output = output;
+  args.stream = stream;
+  if (llvm::Error e = conv->conv->runUnchecked(args))
+    return failRun(error, errorSize, llvm::toString(std::move(e)));
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // History, input prologue, causal streams
 //===----------------------------------------------------------------------===//
 

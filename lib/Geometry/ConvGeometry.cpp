@@ -40,6 +40,49 @@ ConvGeometry ConvGeometry::fromShapes(const std::array<int64_t, 5> &inputShape,
   return g;
 }
 
+ConvGeometry
+ConvGeometry::fromTransposed(const std::array<int64_t, 5> &inputShape,
+                             const std::array<int64_t, 5> &filterShape,
+                             FilterLayout layout,
+                             const std::array<int64_t, 3> &strides,
+                             const std::array<int64_t, 3> &dilations,
+                             const std::array<int64_t, 6> &padding,
+                             const std::array<int64_t, 3> &outputPadding) {
+  // The forward's input shape is unknown yet: build the geometry from the
+  // filter, then size its input from the transposed convolution's.
+  ConvGeometry g = fromShapes({inputShape[0], 1, 1, 1, 1}, filterShape, layout,
+                              strides, dilations, padding);
+  g.channels = layout == FilterLayout::qrscf ? filterShape[3] : filterShape[4];
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    int64_t in = inputShape[axis + 1];
+    g.inputSize[axis] = in == kDyn
+                            ? kDyn
+                            : (in - 1) * strides[axis] - g.padLow[axis] -
+                                  g.padHigh[axis] + g.effectiveWindow(axis) +
+                                  outputPadding[axis];
+  }
+  return g;
+}
+
+int64_t ConvGeometry::transposedOutputPadding(unsigned axis) const {
+  if (inputSize[axis] == kDyn)
+    return kDyn;
+  int64_t span =
+      inputSize[axis] + padLow[axis] + padHigh[axis] - effectiveWindow(axis);
+  return span < 0 ? 0 : span % strides[axis];
+}
+
+std::optional<std::string> ConvGeometry::transposedProblem(
+    const std::array<int64_t, 3> &outputPadding) const {
+  for (unsigned axis = 0; axis < 3; ++axis)
+    if (outputPadding[axis] < 0 || outputPadding[axis] >= strides[axis])
+      return llvm::formatv("output padding along {0} must lie in [0, stride "
+                           "= {1}), got {2}",
+                           kAxisNames[axis], strides[axis], outputPadding[axis])
+          .str();
+  return std::nullopt;
+}
+
 std::array<int64_t, 5> ConvGeometry::filterShape(FilterLayout layout) const {
   int64_t c = channelsPerGroup();
   if (layout == FilterLayout::qrscf)

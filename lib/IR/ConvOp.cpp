@@ -39,20 +39,6 @@ static void getDpsEffects(
   }
 }
 
-static std::array<int64_t, 3> toArray3(ArrayRef<int64_t> values) {
-  std::array<int64_t, 3> result = {1, 1, 1};
-  for (unsigned i = 0; i < 3 && i < values.size(); ++i)
-    result[i] = values[i];
-  return result;
-}
-
-static std::array<int64_t, 6> toArray6(ArrayRef<int64_t> values) {
-  std::array<int64_t, 6> result = {0, 0, 0, 0, 0, 0};
-  for (unsigned i = 0; i < 6 && i < values.size(); ++i)
-    result[i] = values[i];
-  return result;
-}
-
 //===----------------------------------------------------------------------===//
 // ConvOp
 //===----------------------------------------------------------------------===//

@@ -8,6 +8,8 @@
 
 #include "conv3d/IR/Conv3dEnums.h"
 
+#include <array>
+
 namespace mlir::conv3d::detail {
 
 /// Checks that `value` is ranked with `rank` dimensions; names it `name`.
@@ -59,6 +61,23 @@ LogicalResult verifyPrologue(Operation *op, Value gamma, Value beta,
 /// under; larger products used to overflow into zero-trip loops or fail in
 /// a later reshape). Dynamic sizes are skipped.
 LogicalResult verifyElementCount(Operation *op, Value value, StringRef name);
+
+/// The per-axis attribute `values` (strides, dilations) as an array; missing
+/// entries (an attribute of the wrong size, which the verifier names) are 1.
+inline std::array<int64_t, 3> toArray3(ArrayRef<int64_t> values) {
+  std::array<int64_t, 3> result = {1, 1, 1};
+  for (unsigned i = 0; i < 3 && i < values.size(); ++i)
+    result[i] = values[i];
+  return result;
+}
+
+/// The per-side padding attribute as an array; missing entries are 0.
+inline std::array<int64_t, 6> toArray6(ArrayRef<int64_t> values) {
+  std::array<int64_t, 6> result = {0, 0, 0, 0, 0, 0};
+  for (unsigned i = 0; i < 6 && i < values.size(); ++i)
+    result[i] = values[i];
+  return result;
+}
 
 /// Formats a shape as `AxBxC` with `?` for dynamic sizes.
 std::string formatShape(ArrayRef<int64_t> shape);

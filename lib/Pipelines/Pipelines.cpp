@@ -106,6 +106,9 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   Conv3dFromLinalgOptions importOptions;
   importOptions.refuseUnconverted = true;
   pm.addPass(createConv3dFromLinalg(importOptions, hooks.shouldConvert));
+  // Gradients become forward convolutions, which every later pass and
+  // kernel family then treats as any other.
+  pm.addPass(createConv3dLowerConvGradients());
   addPipeline(pm, "canonicalize");
   pm.addPass(createConv3dPlacePrologue(
       Conv3dPlacePrologueOptions{options.prologuePlacement}));

@@ -47,6 +47,11 @@ static Value toTensor(OpBuilder &b, Location loc, Value memref,
                                            /*restrict=*/true, writable);
 }
 
+static Value buildForward(OpBuilder &b, Location loc, const ConvSpec &spec,
+                          Value input, Value filter, Value bias, Value residual,
+                          Value amax, Value init, Value history, Value gamma,
+                          Value beta, Value filterScales, Value filterAmax);
+
 OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
                                                     const ConvSpec &spec) {
   context->loadDialect<Conv3dDialect, func::FuncDialect,
@@ -80,8 +85,13 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
       argTypes.push_back(memrefOf({spec.geometry.filters}, b.getF32Type()));
       break;
     case ConvParameter::Residual:
-    case ConvParameter::Output:
       argTypes.push_back(memrefOf(spec.outputShape(), outElem));
+      break;
+    case ConvParameter::Output:
+      argTypes.push_back(memrefOf(spec.resultShape(), outElem));
+      break;
+    case ConvParameter::GradOutput:
+      argTypes.push_back(memrefOf(spec.outputShape(), inElem));
       break;
     case ConvParameter::Amax:
       argTypes.push_back(b.getF32Type());
@@ -99,7 +109,7 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
   func::FuncOp func = createFunction(b, loc, kConvFunctionName, argTypes);
   b.setInsertionPointToStart(&func.getBody().front());
   Value input, filter, bias, residual, amax, output, history, gamma, beta;
-  Value filterScales, filterAmax;
+  Value filterScales, filterAmax, gradOutput;
   for (auto [parameter, arg] :
        llvm::zip_equal(parameters, func.getArguments())) {
     switch (parameter) {
@@ -136,14 +146,50 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
     case ConvParameter::NormBeta:
       beta = toTensor(b, loc, arg);
       break;
+    case ConvParameter::GradOutput:
+      gradOutput = toTensor(b, loc, arg);
+      break;
     }
   }
 
   Value init =
       spec.accumulate
           ? toTensor(b, loc, output, /*writable=*/true)
-          : tensor::EmptyOp::create(b, loc, spec.outputShape(), outElem)
+          : tensor::EmptyOp::create(b, loc, spec.resultShape(), outElem)
                 .getResult();
+  const ConvGeometry &g = spec.geometry;
+  Value result;
+  auto strides = b.getDenseI64ArrayAttr(g.strides);
+  auto dilations = b.getDenseI64ArrayAttr(g.dilations);
+  auto padding = b.getDenseI64ArrayAttr(g.padding());
+  auto layout = FilterLayoutAttr::get(context, spec.filterLayout);
+  UnitAttr overwrite = spec.accumulate ? UnitAttr() : b.getUnitAttr();
+  if (spec.kind == ConvKind::dgrad)
+    result = ConvBackwardDataOp::create(b, loc, init.getType(), gradOutput,
+                                        filter, init, strides, dilations,
+                                        padding, layout, overwrite);
+  else if (spec.kind == ConvKind::wgrad)
+    result = ConvBackwardFilterOp::create(b, loc, init.getType(), input,
+                                          gradOutput, init, strides, dilations,
+                                          padding, layout, overwrite);
+  else
+    result = buildForward(b, loc, spec, input, filter, bias, residual, amax,
+                          init, history, gamma, beta, filterScales, filterAmax);
+  auto materialize = bufferization::MaterializeInDestinationOp::create(
+      b, loc, TypeRange{}, result, output);
+  materialize.setRestrict(true);
+  materialize.setWritable(true);
+  func::ReturnOp::create(b, loc);
+  return module;
+}
+
+/// The conv3d.conv of a forward spec, with its epilogue, quantization,
+/// history and prologue operands.
+static Value buildForward(OpBuilder &b, Location loc, const ConvSpec &spec,
+                          Value input, Value filter, Value bias, Value residual,
+                          Value amax, Value init, Value history, Value gamma,
+                          Value beta, Value filterScales, Value filterAmax) {
+  MLIRContext *context = b.getContext();
   const ConvGeometry &g = spec.geometry;
   auto conv = ConvOp::create(
       b, loc, TypeRange{init.getType()}, input, filter, bias, residual, amax,
@@ -160,12 +206,7 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
       ActivationAttr::get(context, spec.inputActivation), filterScales,
       filterAmax, spec.packedFilter ? NVFP4Attr::get(context, 16) : NVFP4Attr(),
       b.getI64IntegerAttr(g.groups));
-  auto materialize = bufferization::MaterializeInDestinationOp::create(
-      b, loc, TypeRange{}, conv.getResult()[0], output);
-  materialize.setRestrict(true);
-  materialize.setWritable(true);
-  func::ReturnOp::create(b, loc);
-  return module;
+  return conv.getResult()[0];
 }
 
 OwningOpRef<ModuleOp> mlir::conv3d::buildFilterQuantizeModule(

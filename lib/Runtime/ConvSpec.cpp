@@ -45,11 +45,49 @@ std::vector<int64_t> ConvSpec::filterScalesShape() const {
 std::vector<int64_t> ConvSpec::outputShape() const {
   return toVector(geometry.outputShape());
 }
+std::vector<int64_t> ConvSpec::resultShape() const {
+  switch (kind) {
+  case ConvKind::fprop:
+    return outputShape();
+  case ConvKind::dgrad:
+    return inputShape();
+  case ConvKind::wgrad:
+    return filterShape();
+  }
+  return outputShape();
+}
+
+/// The first forward-only feature a gradient spec asks for, or none.
+static std::optional<std::string> gradientProblem(const ConvSpec &spec) {
+  if (spec.kind == ConvKind::fprop)
+    return std::nullopt;
+  std::string kind = stringifyConvKind(spec.kind).str();
+  auto refuse = [&](const char *what) {
+    return kind + " takes no " + what + " (only the forward does)";
+  };
+  if (spec.hasBias)
+    return refuse("bias");
+  if (spec.activation != Activation::none)
+    return refuse("activation");
+  if (spec.hasResidual)
+    return refuse("residual");
+  if (spec.inputQuantBlockSize)
+    return refuse("NVFP4 input quantization");
+  if (spec.packedFilter)
+    return refuse("packed NVFP4 filter");
+  if (spec.geometry.historyDepth != 0)
+    return refuse("history frames");
+  if (spec.hasPrologue())
+    return refuse("input prologue");
+  return std::nullopt;
+}
 
 llvm::Error ConvSpec::validate() const {
   if (!geometry.hasStaticShape())
     return llvm::createStringError("convolution sizes must be static");
   if (std::optional<std::string> problem = geometry.validate())
+    return llvm::createStringError(*problem);
+  if (std::optional<std::string> problem = gradientProblem(*this))
     return llvm::createStringError(*problem);
   if (outputType != ElementType::f32 && outputType != inputType)
     return llvm::createStringError(
@@ -108,7 +146,7 @@ llvm::Error ConvSpec::validate() const {
   } buffers[] = {{"input", inputShape(), inputType},
                  {"history", historyShape(), inputType},
                  {"filter", filterShape(), inputType},
-                 {"output", outputShape(), outputType},
+                 {"output", resultShape(), outputType},
                  {"f32 accumulator", outputShape(), ElementType::f32}};
   for (const Buffer &buffer : buffers)
     if (llvm::Expected<int64_t> bytes = tensorBytes(
@@ -127,7 +165,10 @@ double ConvSpec::checkTolerance() const {
 
 std::string ConvSpec::describe() const {
   const ConvGeometry &g = geometry;
-  std::string text = llvm::formatv(
+  std::string text = kind == ConvKind::fprop
+                         ? std::string()
+                         : ("kind=" + stringifyConvKind(kind) + " ").str();
+  text += llvm::formatv(
       "in={0}x{1}x{2}x{3}x{4} win={5}x{6}x{7} F={8} stride={9},{10},{11} "
       "dil={12},{13},{14} pad={15},{16},{17},{18},{19},{20}",
       g.batch, g.inputSize[0], g.inputSize[1], g.inputSize[2], g.channels,
@@ -166,6 +207,13 @@ std::string ConvSpec::describe() const {
 
 llvm::SmallVector<ConvParameter, 9>
 mlir::conv3d::convParameters(const ConvSpec &spec) {
+  // The gradients read two operands (gradientProblem refuses the rest).
+  if (spec.kind == ConvKind::dgrad)
+    return {ConvParameter::GradOutput, ConvParameter::Filter,
+            ConvParameter::Output};
+  if (spec.kind == ConvKind::wgrad)
+    return {ConvParameter::Input, ConvParameter::GradOutput,
+            ConvParameter::Output};
   llvm::SmallVector<ConvParameter, 9> parameters = {ConvParameter::Input,
                                                     ConvParameter::Filter};
   if (spec.packedFilter)
@@ -202,8 +250,11 @@ mlir::conv3d::convBufferExtent(const ConvSpec &spec, ConvParameter parameter) {
   case ConvParameter::Bias:
     return ConvBufferExtent{{spec.geometry.filters}, kF32};
   case ConvParameter::Residual:
-  case ConvParameter::Output:
     return ConvBufferExtent{spec.outputShape(), output};
+  case ConvParameter::Output:
+    return ConvBufferExtent{spec.resultShape(), output};
+  case ConvParameter::GradOutput:
+    return ConvBufferExtent{spec.outputShape(), input};
   case ConvParameter::History:
     return ConvBufferExtent{spec.historyShape(), input};
   case ConvParameter::NormGamma:
@@ -240,6 +291,8 @@ llvm::StringRef mlir::conv3d::convParameterName(ConvParameter parameter) {
     return "norm gamma";
   case ConvParameter::NormBeta:
     return "norm beta";
+  case ConvParameter::GradOutput:
+    return "grad_output";
   }
   return "?";
 }

@@ -16,6 +16,7 @@
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -174,12 +175,18 @@ llvm::Error checkToolkit(const CompileOptions &options, bool needsPtxas) {
   return verifyCudaToolkit(options, needsPtxas);
 }
 
-/// Runtime symbols the JIT'ed host code of a target calls.
+/// Runtime symbols the JIT'ed host code of a target calls. memref.copy of
+/// strided views (a data gradient's phases inserted at strided positions)
+/// lowers to upstream's `memrefCopy`: libConv3d.so links it, but a host that
+/// loads the library without RTLD_GLOBAL (Python's ctypes) hides it from
+/// the JIT's process lookup, so it is given by address.
 std::vector<std::pair<std::string, void *>>
 runtimeSymbols(const CompileOptions &options) {
-  if (!isGpuTarget(options.target))
-    return {};
-  return getGpuRuntimeSymbols();
+  std::vector<std::pair<std::string, void *>> symbols = {
+      {"memrefCopy", reinterpret_cast<void *>(&memrefCopy)}};
+  if (isGpuTarget(options.target))
+    llvm::append_range(symbols, getGpuRuntimeSymbols());
+  return symbols;
 }
 
 } // namespace
@@ -224,7 +231,8 @@ llvm::Error CompiledConv::run(const ConvBuffers &buffers) const {
       {ConvParameter::Residual, &buffers.residual},
       {ConvParameter::History, &buffers.history},
       {ConvParameter::NormGamma, &buffers.normGamma},
-      {ConvParameter::NormBeta, &buffers.normBeta}};
+      {ConvParameter::NormBeta, &buffers.normBeta},
+      {ConvParameter::GradOutput, &buffers.gradOutput}};
   auto check = [&](ConvParameter parameter, const void *data,
                    llvm::ArrayRef<int64_t> shape,
                    size_t elementBytes) -> llvm::Error {
@@ -256,6 +264,7 @@ llvm::Error CompiledConv::run(const ConvBuffers &buffers) const {
   args.history = buffers.history.data;
   args.normGamma = buffers.normGamma.data;
   args.normBeta = buffers.normBeta.data;
+  args.gradOutput = buffers.gradOutput.data;
   args.output = buffers.output.data;
   args.amax = buffers.amax;
   args.filterAmax = buffers.filterAmax;
@@ -267,10 +276,14 @@ llvm::Error CompiledConv::runUnchecked(const ConvArgs &args) const {
   auto missing = [](const char *name) {
     return llvm::createStringError(std::string("missing ") + name + " buffer");
   };
-  if (!args.input)
+  bool needsInput = spec.kind != ConvKind::dgrad;
+  bool needsFilter = spec.kind != ConvKind::wgrad;
+  if (needsInput && !args.input)
     return missing("input");
-  if (!args.filter)
+  if (needsFilter && !args.filter)
     return missing("filter");
+  if (spec.kind != ConvKind::fprop && !args.gradOutput)
+    return missing("grad_output");
   if (!args.output)
     return missing("output");
   if (spec.packedFilter && !args.filterScales)
@@ -321,6 +334,9 @@ llvm::Error CompiledConv::runUnchecked(const ConvArgs &args) const {
       break;
     case ConvParameter::NormBeta:
       buffers.push_back(const_cast<void *>(args.normBeta));
+      break;
+    case ConvParameter::GradOutput:
+      buffers.push_back(const_cast<void *>(args.gradOutput));
       break;
     }
   }
@@ -436,6 +452,11 @@ void Engine::setProgressHandler(std::function<void(llvm::StringRef)> handler) {
 
 llvm::Expected<std::shared_ptr<const CompiledConv>>
 Engine::compile(const ConvSpec &spec, const CompileOptions &options) {
+  // The tuner times forward convolutions on forward operands.
+  if (options.tune && spec.kind != ConvKind::fprop)
+    return llvm::createStringError(
+        "tune=true is for fprop only; " + stringifyConvKind(spec.kind).str() +
+        " compiles its forward convolutions with the rules' configurations");
   if (options.tune)
     return compileTuned(spec, options);
   return compileConfigured(spec, options, /*remember=*/true);

@@ -97,9 +97,14 @@ ConvRunSession::~ConvRunSession() = default;
 
 llvm::Expected<std::unique_ptr<ConvRunSession>>
 ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
-  if (!buffers.input || !(buffers.filter || buffers.packedFilter) ||
-      !buffers.output)
-    return llvm::createStringError("missing input, filter or output buffer");
+  // Of input, filter and grad_output, a forward reads the first two, a
+  // gradient one of them and grad_output.
+  int operands = (buffers.input != nullptr) +
+                 (buffers.filter || buffers.packedFilter) +
+                 (buffers.gradOutput != nullptr);
+  if (operands != 2 || !buffers.output)
+    return llvm::createStringError(
+        "missing input, filter, grad_output or output buffer");
   std::unique_ptr<ConvRunSession> session(new ConvRunSession());
   session->buffers = buffers;
   session->initialOutput = *buffers.output;
@@ -108,8 +113,11 @@ ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
   args.filterAmax = buffers.filterAmax;
   const Engine::PackedNVFP4 *packed = buffers.packedFilter;
   if (target == Target::cpu) {
-    args.input = buffers.input->data();
-    args.filter = packed ? packed->codes.data() : buffers.filter->data();
+    args.input = buffers.input ? buffers.input->data() : nullptr;
+    args.gradOutput = buffers.gradOutput ? buffers.gradOutput->data() : nullptr;
+    args.filter = packed           ? packed->codes.data()
+                  : buffers.filter ? buffers.filter->data()
+                                   : nullptr;
     args.filterScales = packed ? packed->scales.data() : nullptr;
     args.bias = buffers.bias ? buffers.bias->data() : nullptr;
     args.residual = buffers.residual ? buffers.residual->data() : nullptr;
@@ -130,10 +138,11 @@ ConvRunSession::create(Target target, const HostConvBuffers &buffers) {
       buffers.input,    packed ? nullptr : buffers.filter,
       buffers.bias,     buffers.residual,
       buffers.history,  buffers.normGamma,
-      buffers.normBeta, buffers.output};
-  const void **slots[] = {&args.input,    &args.filter,  &args.bias,
-                          &args.residual, &args.history, &args.normGamma,
-                          &args.normBeta};
+      buffers.normBeta, buffers.gradOutput,
+      buffers.output};
+  const void **slots[] = {&args.input,    &args.filter,    &args.bias,
+                          &args.residual, &args.history,   &args.normGamma,
+                          &args.normBeta, &args.gradOutput};
   constexpr int kInputs = std::size(slots);
   for (int i = 0; i <= kInputs; ++i) {
     llvm::Expected<void *> ptr = device.upload(tensors[i]);
@@ -263,11 +272,18 @@ static llvm::Error checkBuffers(const ConvSpec &spec,
           shapeText(shape, type) + " (" + std::to_string(*bytes) + " bytes)");
     return llvm::Error::success();
   };
-  if (llvm::Error error = check(buffers.input, "input", true, spec.inputType,
-                                spec.inputShape()))
+  if (llvm::Error error =
+          check(buffers.input, "input", spec.kind != ConvKind::dgrad,
+                spec.inputType, spec.inputShape()))
     return error;
-  if (llvm::Error error = check(buffers.filter, "filter", !spec.packedFilter,
-                                spec.inputType, spec.filterShape()))
+  if (llvm::Error error =
+          check(buffers.filter, "filter",
+                !spec.packedFilter && spec.kind != ConvKind::wgrad,
+                spec.inputType, spec.filterShape()))
+    return error;
+  if (llvm::Error error =
+          check(buffers.gradOutput, "grad_output", spec.kind != ConvKind::fprop,
+                spec.inputType, spec.outputShape()))
     return error;
   if (llvm::Error error = checkPackedFilter(spec, buffers))
     return error;
@@ -288,7 +304,7 @@ static llvm::Error checkBuffers(const ConvSpec &spec,
                                 ElementType::f32, {spec.geometry.channels}))
     return error;
   return check(buffers.output, "output", true, spec.outputType,
-               spec.outputShape());
+               spec.resultShape());
 }
 
 llvm::Error mlir::conv3d::runWithHostBuffers(const CompiledConv &conv,

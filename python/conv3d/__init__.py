@@ -25,7 +25,8 @@ conv3d --info` shows which. _capi holds the C API's ctypes side.
 
 import ctypes
 
-from ._capi import (ACTIVATIONS as _ACTIVATIONS, DTYPES as _DTYPES, LAYOUTS as _LAYOUTS,
+from ._capi import (ACTIVATIONS as _ACTIVATIONS, DTYPES as _DTYPES, KINDS as _KINDS,
+                    LAYOUTS as _LAYOUTS,
                     STREAM_LEGACY as _STREAM_LEGACY, Conv3dError, DeviceInfo, FilterExt,
                     RunArgs, SpecFields)
 from . import _capi
@@ -57,12 +58,16 @@ class Spec(SpecFields):
                     dilations=(1, 1, 1), padding=(0,) * 6, filter_layout="qrscf",
                     dtype="bf16", output_dtype=None, bias=False, residual=False,
                     accumulate=False, activation="none", quant_block_size=0,
-                    groups=1):
+                    groups=1, kind="fprop"):
         """input_shape = (N, D, H, W, C); filter_shape = (Q, R, S, C/groups,
         F) whatever the layout; padding = (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi);
         groups: a grouped convolution (C and F multiples of it).
         dtype, output_dtype: "bf16", "f16" or "f32" (ValueError naming the
-        choices otherwise; output_dtype None: dtype's)."""
+        choices otherwise; output_dtype None: dtype's). kind: what
+        Engine.compile compiles by default, "fprop" (the convolution),
+        "dgrad" or "wgrad" (its data or weight gradient; the shapes stay
+        the forward's). The C struct has no kind (conv3d_compile_kind takes
+        it), so it is kept beside the fields."""
         n, d, h, w, c = input_shape
         q, r, s, fc, f = filter_shape
         if groups == 1 and fc != c:
@@ -86,6 +91,8 @@ class Spec(SpecFields):
         spec.activation = _choice(_ACTIVATIONS, activation, "activation")
         spec.quant_block_size = quant_block_size
         spec.groups = groups
+        _choice(_KINDS, kind, "kind")
+        spec.kind = kind
         return spec
 
     def _geometry(self):
@@ -133,6 +140,9 @@ class Conv:
     def __init__(self, handle, spec, packed_filter=False):
         self._handle = handle
         self.spec = spec
+        # "fprop", "dgrad" or "wgrad" (Engine.compile's kind).
+        self.kind = {v: k for k, v in _KINDS.items()}[
+            _library().conv3d_conv_kind(handle)]
         # Whether the filter operand is Engine.quantize_filter's codes.
         self.packed_filter = packed_filter
         self.compile_millis = _library().conv3d_compile_millis(handle)
@@ -177,6 +187,19 @@ class Conv:
         if status:
             raise Conv3dError(error.value.decode())
 
+    def run_gradient(self, grad_output, output, input=None, filter=None, stream=None):
+        """Runs a gradient compiled with kind="dgrad" (reads `grad_output`
+        and `filter`, writes the input's gradient, N x D x H x W x C, to
+        `output`) or kind="wgrad" (reads `input` and `grad_output`, writes
+        the filter's gradient in the spec's layout), on buffer addresses as
+        run() takes them; the operand the kind does not read stays None."""
+        if stream is not None and int(stream) == 0:
+            stream = _STREAM_LEGACY
+        error = ctypes.create_string_buffer(4096)
+        if _library().conv3d_run_gradient(self._handle, input, filter, grad_output,
+                                          output, stream, error, len(error)):
+            raise Conv3dError(error.value.decode())
+
     def __del__(self, _loaded=_capi.loaded):
         # (_loaded bound at definition: module globals may be gone at exit.)
         lib = _loaded()
@@ -203,7 +226,7 @@ class Engine:
     def compile(self, spec, target="cpu", config=None, qslice=None,
                 quant_placement=None, lowering=None, gpu_chip=None, tune=False,
                 packed_filter=False, nvfp4_mode=None, prologue_placement=None,
-                selection=None):
+                selection=None, kind=None):
         """Compiles `spec` (cached per spec and options). tune=True times the
         heuristic's and nearby tile configurations on the device (the host
         for "cpu") once per convolution and compiles the fastest; the choice
@@ -218,7 +241,13 @@ class Engine:
         the loads of the CPU and sm80 kernels). selection: how the tile
         configuration is chosen without `config`, "model" (the default: on
         sm90 the candidate the cost model predicts fastest) or "heuristic"
-        (the kernel families' rules)."""
+        (the kernel families' rules). kind: "fprop" (the convolution),
+        "dgrad" or "wgrad" (its data or weight gradient: `spec` describes
+        the forward; run with Conv.run_gradient); None: the spec's own
+        (Spec.from_shapes(kind=...), "fprop" by default)."""
+        if kind is None:
+            kind = getattr(spec, "kind", "fprop")
+        kind_code = _choice(_KINDS, kind, "kind")
         options = [f"target={target}"]
         if tune:
             options.append("tune=true")
@@ -231,7 +260,13 @@ class Engine:
             if value:
                 options.append(f"{key}={value}")
         error = ctypes.create_string_buffer(16384)
-        if packed_filter:
+        if kind_code != _KINDS["fprop"]:
+            if packed_filter:
+                raise ValueError("a gradient (kind=%r) takes no packed filter" % kind)
+            handle = _library().conv3d_compile_kind(
+                self._handle, ctypes.byref(spec), kind_code, " ".join(options).encode(),
+                error, len(error))
+        elif packed_filter:
             handle = _library().conv3d_compile_filter_ext(
                 self._handle, ctypes.byref(spec), None, ctypes.byref(FilterExt(1)),
                 " ".join(options).encode(), error, len(error))

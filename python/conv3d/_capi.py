@@ -14,7 +14,7 @@ version, lacking a function declared here) is refused in one line.
 import ctypes
 import os
 
-__all__ = ["Conv3dError", "DTYPES", "LAYOUTS", "ACTIVATIONS", "STREAM_LEGACY",
+__all__ = ["Conv3dError", "DTYPES", "LAYOUTS", "ACTIVATIONS", "KINDS", "STREAM_LEGACY",
            "SpecFields", "RunArgs", "FilterExt", "DeviceInfo", "InputExt", "library",
            "library_path", "library_candidates", "LIBRARY_NAME", "PACKAGED_LIBRARY_DIR"]
 
@@ -30,6 +30,7 @@ Conv3dError.__module__ = "conv3d"  # its public name: conv3d.Conv3dError
 DTYPES = {"bf16": 0, "f16": 1, "f32": 2}
 LAYOUTS = {"qrscf": 0, "fqrsc": 1}
 ACTIVATIONS = {"none": 0, "relu": 1, "silu": 2, "gelu_tanh": 3}
+KINDS = {"fprop": 0, "dgrad": 1, "wgrad": 2}
 # CONV3D_STREAM_LEGACY (CU_STREAM_LEGACY): what a 0 CUstream means to CUDA.
 STREAM_LEGACY = 1
 
@@ -113,6 +114,10 @@ _PROTOTYPES = {
     "conv3d_run": (_int, [_p, _p, _p, _p, _p, _f32, _p, _p] + _err),
     "conv3d_run_packed": (_int, [ctypes.POINTER(RunArgs)]),
     "conv3d_last_error": (_str, []),
+    # Training: the gradients.
+    "conv3d_compile_kind": (_p, [_p, _spec, ctypes.c_int32, _str] + _err),
+    "conv3d_conv_kind": (_int, [_p]),
+    "conv3d_run_gradient": (_int, [_p, _p, _p, _p, _p, _p] + _err),
     # Streaming video decoders.
     "conv3d_spec_geometry_ext": (_int, [_spec, _ext, ctypes.POINTER(_i64),
                                         ctypes.POINTER(_f64)] + _err),

@@ -40,7 +40,8 @@ _warned = set()
 def fallback_reason(input, weight, bias, groups):
     """Why PyTorch's convolution computes this call, or None when conv3d's
     kernels do (possibly after dense copies: dense()). Grouped convolutions
-    (any `groups`) are conv3d's."""
+    are conv3d's on the CPU, and on a GPU where each group has one input
+    channel (depthwise, channel multipliers included)."""
     dtype = input.dtype
     if dtype not in _KERNEL_DTYPES:
         return _DTYPE_REASONS.get(dtype, "unsupported dtype")
@@ -56,6 +57,11 @@ def fallback_reason(input, weight, bias, groups):
         return "empty input"
     if device.type == "cuda" and dtype == torch.float32:
         return "float32 on a CUDA device"
+    if device.type == "cuda" and groups != 1 and weight.shape[1] > 1:
+        # The GPU kernel of grouped convolutions runs on CUDA cores: 14x and
+        # 34x cuDNN's time at 8 and 16 channels per group (bench/RESULTS.md);
+        # depthwise ones (one channel per group) run 5-10x faster than cuDNN.
+        return "grouped with several channels per group on a GPU"
     return None
 
 

@@ -9,7 +9,12 @@
 `torch.ops.conv3d.conv3d` is a `torch.library` custom op with a fake (meta)
 kernel, so `torch.compile` traces models that use it without graph breaks.
 It runs on the caller's current CUDA stream and adds no synchronization.
-Inference only: backward through it raises an error. Eager inference calls
+Its backward runs the library's gradient kernels through two more custom
+ops with fake kernels, `conv3d::conv3d_input` (dgrad) and
+`conv3d::conv3d_weight` (wgrad) (conv3d.autograd); the bias gradient is the
+output gradient summed over N, D, H, W, a fused activation's derivative is
+taken at the recomputed pre-activation. `conv3d::conv_transpose3d` (the
+dgrad kernel) backs ConvTranspose3d. Eager inference calls
 (no_grad(), inference_mode(), or nothing requiring grad) go to
 conv3d.conv3d directly: the op's dispatch costs more host time than the
 convolution's own call.
@@ -37,12 +42,13 @@ import weakref
 
 from . import _functional, _hit, _plan
 
-__all__ = ["conv3d", "Conv3d", "convert", "ConvertReport", "CausalConv3d", "fallbacks",
-           "reset_fallbacks"]
+__all__ = ["conv3d", "Conv3d", "ConvTranspose3d", "convert", "ConvertReport",
+           "CausalConv3d", "fallbacks", "reset_fallbacks"]
 
-_INFERENCE_ONLY = ("conv3d.torch is inference only: the conv3d kernels have no "
-                   "backward. Run the model under torch.no_grad() / "
-                   "torch.inference_mode(), or keep torch.nn.Conv3d for training.")
+_CAUSAL_INFERENCE_ONLY = (
+    "conv3d.torch.CausalConv3d is inference only (its cache and prologue have no "
+    "backward yet): run it under torch.no_grad() / torch.inference_mode(), or train "
+    "with conv3d.torch.Conv3d on the concatenated, padded input.")
 
 
 def _six(padding):
@@ -174,13 +180,150 @@ else:
                             memory_format=_torch.channels_last_3d if channels_last
                             else _torch.contiguous_format)
 
+    def _explicit_padding(padding, window, dilation):
+        """The op's padding (6 ints, or 'same'/'valid' coded) as 6 ints."""
+        pads = _from_six(padding)
+        if pads == "valid":
+            return [0] * 6
+        if pads == "same":
+            pads = []
+            for k, d in zip(window, dilation):
+                pads += [d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2]
+        return list(pads)
+
+    @_torch.library.custom_op("conv3d::conv3d_input", mutates_args=())
+    def _conv3d_input_op(input_size: List[int], weight: _torch.Tensor,
+                         grad_output: _torch.Tensor, stride: List[int], padding: List[int],
+                         dilation: List[int], target: str) -> _torch.Tensor:
+        from . import autograd
+        return autograd.conv3d_input(input_size, weight, grad_output, stride, padding,
+                                     dilation, target)
+
+    @_conv3d_input_op.register_fake
+    def _conv3d_input_fake(input_size, weight, grad_output, stride, padding, dilation,
+                           target):
+        return _torch.empty(input_size, dtype=grad_output.dtype, device=grad_output.device,
+                            memory_format=_torch.channels_last_3d)
+
+    @_torch.library.custom_op("conv3d::conv3d_weight", mutates_args=())
+    def _conv3d_weight_op(input: _torch.Tensor, weight_size: List[int],
+                          grad_output: _torch.Tensor, stride: List[int], padding: List[int],
+                          dilation: List[int], target: str) -> _torch.Tensor:
+        from . import autograd
+        return autograd.conv3d_weight(input, weight_size, grad_output, stride, padding,
+                                      dilation, target)
+
+    @_conv3d_weight_op.register_fake
+    def _conv3d_weight_fake(input, weight_size, grad_output, stride, padding, dilation,
+                            target):
+        return _torch.empty(weight_size, dtype=input.dtype, device=input.device,
+                            memory_format=_torch.channels_last_3d)
+
+    def _activation_derivative(z, activation):
+        """d act / dz at the pre-activation z (float32)."""
+        if activation == "relu":
+            return (z > 0).to(z.dtype)
+        if activation == "silu":
+            s = _torch.sigmoid(z)
+            return s * (1 + z * (1 - s))
+        # gelu_tanh: 0.5 * z * (1 + tanh(k * (z + 0.044715 z^3))).
+        k = 0.7978845608028654
+        t = _torch.tanh(k * (z + 0.044715 * z * z * z))
+        return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * k * (1 + 3 * 0.044715 * z * z)
+
     def _setup_context(ctx, inputs, output):
-        pass
+        (input, weight, bias, stride, padding, dilation, activation, residual, target,
+         *rest) = inputs
+        ctx.save_for_backward(input, weight, bias)
+        ctx.arguments = (list(stride), _explicit_padding(padding, weight.shape[2:], dilation),
+                         list(dilation), activation, target, rest[0] if rest else 1)
+        ctx.has_bias = bias is not None
+
+    def _grouped_gradients(ctx, input, weight, grad, stride, padding, dilation, groups):
+        """(grad_input, grad_weight) of a grouped convolution: the gradient
+        kernels are dense, so PyTorch's autograd differentiates F.conv3d of
+        the explicitly padded input (asymmetric padding included)."""
+        F_ = _torch.nn.functional
+        with _torch.enable_grad():
+            x = input.detach().requires_grad_(bool(ctx.needs_input_grad[0]))
+            w = weight.detach().requires_grad_(bool(ctx.needs_input_grad[1]))
+            d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = padding
+            y = F_.conv3d(F_.pad(x, (w_lo, w_hi, h_lo, h_hi, d_lo, d_hi)), w, None, stride,
+                          0, dilation, groups)
+            wanted = [t for t in (x, w) if t.requires_grad]
+            grads = list(_torch.autograd.grad(y, wanted, grad)) if wanted else []
+        grad_input = grads.pop(0) if x.requires_grad else None
+        grad_weight = grads.pop(0) if w.requires_grad else None
+        return grad_input, grad_weight
 
     def _backward(ctx, grad):
-        raise RuntimeError(_INFERENCE_ONLY)
+        input, weight, bias = ctx.saved_tensors
+        stride, padding, dilation, activation, target, groups = ctx.arguments
+        if activation != "none":
+            # The pre-activation is recomputed (one forward without the
+            # activation) rather than kept from the forward.
+            z = _torch.ops.conv3d.conv3d(input, weight, bias, stride, padding, dilation,
+                                         "none", None, target, groups)
+            grad = (grad.float() * _activation_derivative(z.float(), activation)).to(
+                grad.dtype)
+        grad_input = grad_weight = grad_bias = None
+        if groups != 1:
+            grad_input, grad_weight = _grouped_gradients(ctx, input, weight, grad, stride,
+                                                         padding, dilation, groups)
+        else:
+            if ctx.needs_input_grad[0]:
+                grad_input = _torch.ops.conv3d.conv3d_input(list(input.shape), weight, grad,
+                                                            stride, padding, dilation, target)
+            if ctx.needs_input_grad[1]:
+                grad_weight = _torch.ops.conv3d.conv3d_weight(input, list(weight.shape),
+                                                              grad, stride, padding,
+                                                              dilation, target)
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            grad_bias = grad.sum(dim=(0, 2, 3, 4)).to(bias.dtype)
+        grad_residual = grad if ctx.needs_input_grad[7] else None
+        return (grad_input, grad_weight, grad_bias, None, None, None, None, grad_residual,
+                None, None)
 
     _conv3d_op.register_autograd(_backward, setup_context=_setup_context)
+
+    @_torch.library.custom_op("conv3d::conv_transpose3d", mutates_args=())
+    def _conv_transpose3d_op(input: _torch.Tensor, weight: _torch.Tensor,
+                             stride: List[int], padding: List[int],
+                             output_padding: List[int], dilation: List[int],
+                             target: str) -> _torch.Tensor:
+        from . import autograd
+        size = autograd._transposed_input_size(input, weight, stride, padding,
+                                               output_padding, dilation)
+        return autograd.conv3d_input(size, weight, input, stride, padding, dilation, target)
+
+    @_conv_transpose3d_op.register_fake
+    def _conv_transpose3d_fake(input, weight, stride, padding, output_padding, dilation,
+                               target):
+        from . import autograd
+        size = autograd._transposed_input_size(input, weight, stride, padding,
+                                               output_padding, dilation)
+        return _torch.empty(size, dtype=input.dtype, device=input.device,
+                            memory_format=_torch.channels_last_3d)
+
+    def _transposed_setup_context(ctx, inputs, output):
+        input, weight, stride, padding, output_padding, dilation, target = inputs
+        ctx.save_for_backward(input, weight)
+        ctx.arguments = (list(stride), list(padding), list(dilation), target)
+
+    def _transposed_backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        stride, padding, dilation, target = ctx.arguments
+        grad_input = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_input = _torch.ops.conv3d.conv3d(grad, weight, None, stride, padding,
+                                                  dilation, "none", None, target)
+        if ctx.needs_input_grad[1]:
+            grad_weight = _torch.ops.conv3d.conv3d_weight(grad, list(weight.shape), input,
+                                                          stride, padding, dilation, target)
+        return grad_input, grad_weight, None, None, None, None, None
+
+    _conv_transpose3d_op.register_autograd(_transposed_backward,
+                                           setup_context=_transposed_setup_context)
 
     from . import _torch_dropin
     from ._capi import Conv3dError
@@ -206,11 +349,13 @@ else:
         batch of one; what the kernels do not compute (dtypes other than
         bfloat16, float16 and float32, float32 on CUDA, an empty input) runs
         on PyTorch's own convolution, counted by conv3d.torch.fallbacks()
-        (_torch_dropin). Grouped convolutions (groups=g) are conv3d's."""
+        (_torch_dropin). Grouped convolutions (groups=g) are conv3d's, except
+        on a GPU with several channels per group (PyTorch's, counted)."""
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError("padding must be an int, a 3-tuple, a 6-tuple, 'valid' or "
                              "'same', got %r" % padding)
-        direct = _direct(input, weight, bias, residual)
+        direct = _direct(input, weight, bias, residual) and (
+            groups == 1 or not _torch_dropin.fallback_reason(input, weight, bias, groups))
         if direct:
             # conv3d.conv3d's PyTorch hit function itself (the C extension's
             # or _hit._torch_conv3d; one call less); what it refuses is
@@ -425,7 +570,9 @@ else:
 
         def forward(self, input, residual=None):
             weight, bias = self.weight, self.bias
-            if _direct(input, weight, bias, residual):
+            if _direct(input, weight, bias, residual) and (
+                    self.groups == 1
+                    or not _torch_dropin.fallback_reason(input, weight, bias, self.groups)):
                 # As conv3d() does; its own argument checks (groups, padding
                 # strings) are the miss's too. What a hit refuses, conv3d()
                 # looks at again (the drop-in's copies and fallbacks).
@@ -452,6 +599,57 @@ else:
                 text += ", activation=%s" % self.activation
             return text
 
+    class ConvTranspose3d(_torch.nn.ConvTranspose3d):
+        """A drop-in torch.nn.ConvTranspose3d (groups 1, zeros padding)
+        computed by conv3d's data-gradient kernel (the custom op
+        conv3d::conv_transpose3d, differentiable and traceable); the same
+        constructor, parameters and state_dict, plus `target`."""
+
+        def __init__(self, *args, target="auto", **kwargs):
+            super().__init__(*args, **kwargs)
+            reason = _transposed_ineligible(self)
+            if reason:
+                raise ValueError("conv3d.torch.ConvTranspose3d: %s" % reason)
+            self.target = target
+
+        @classmethod
+        def from_conv(cls, module, target="auto"):
+            """Turns a plain nn.ConvTranspose3d into a conv3d.torch.
+            ConvTranspose3d in place (same object and parameters)."""
+            if type(module) is not _torch.nn.ConvTranspose3d:
+                raise TypeError("from_conv takes a plain nn.ConvTranspose3d, got %s"
+                                % type(module).__qualname__)
+            reason = _transposed_ineligible(module)
+            if reason:
+                raise ValueError("this nn.ConvTranspose3d cannot run on conv3d: %s" % reason)
+            module.__class__ = cls
+            module.target = target
+            return module
+
+        def forward(self, input, output_size=None):
+            output_padding = list(self.output_padding)
+            if output_size is not None:
+                output_padding = list(self._output_padding(
+                    input, output_size, self.stride, self.padding, self.kernel_size, 3,
+                    self.dilation))
+            out = _torch.ops.conv3d.conv_transpose3d(
+                input, self.weight, list(self.stride), _six(list(self.padding)),
+                output_padding, list(self.dilation), self.target)
+            if self.bias is not None:
+                out = out + self.bias.to(out.dtype).reshape(1, -1, 1, 1, 1)
+            return out
+
+    def _transposed_ineligible(module):
+        """Why an nn.ConvTranspose3d cannot run on conv3d, or None."""
+        if module.groups != 1:
+            return "grouped (groups=%d)" % module.groups
+        if module.padding_mode != "zeros":
+            return "padding_mode=%r (only zeros)" % module.padding_mode
+        if any(o >= s for o, s in zip(module.output_padding, module.stride)):
+            return "output_padding %s not below the stride %s" % (
+                tuple(module.output_padding), tuple(module.stride))
+        return _ineligible(module)
+
     class ConvertReport:
         """What convert() did: `converted` (qualified names) and `skipped`
         ((name, reason) pairs)."""
@@ -471,8 +669,9 @@ else:
     def convert(model, target="auto"):
         """Replaces every eligible torch.nn.Conv3d in `model` (in place; a
         bare nn.Conv3d is converted and returned in the report's `module`)
-        by conv3d.torch.Conv3d (grouped ones included), and reports the
-        ones it left: transposed, non-zero padding modes, unsupported dtypes or devices,
+        by conv3d.torch.Conv3d (grouped ones included) and every plain
+        nn.ConvTranspose3d by conv3d.torch.ConvTranspose3d, and reports the
+        ones it left: grouped transposed, non-zero padding modes, unsupported dtypes or devices,
         subclasses overriding forward or _conv_forward (named). Subclasses
         that override neither are converted and stay instances of their
         class (Conv3d.from_conv). Modules already on conv3d (Conv3d,
@@ -481,10 +680,17 @@ else:
         report = ConvertReport()
         for name, module in model.named_modules():
             label = name or type(model).__name__
-            if isinstance(module, (Conv3d, CausalConv3d)):
+            if isinstance(module, (Conv3d, CausalConv3d, ConvTranspose3d)):
                 continue
             if isinstance(module, _torch.nn.ConvTranspose3d):
-                report.skipped.append((label, "transposed convolution"))
+                reason = ("subclass %s of nn.ConvTranspose3d" % type(module).__qualname__
+                          if type(module) is not _torch.nn.ConvTranspose3d
+                          else _transposed_ineligible(module))
+                if reason:
+                    report.skipped.append((label, reason))
+                else:
+                    ConvTranspose3d.from_conv(module, target=target)
+                    report.converted.append(label)
                 continue
             if not isinstance(module, _torch.nn.Conv3d):
                 continue
@@ -618,7 +824,7 @@ if _torch_any is not None:
                     norm_eps=1e-6, input_activation=None, residual=None,
                     return_cache=False):
             if _T.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad):
-                raise RuntimeError(_INFERENCE_ONLY)
+                raise RuntimeError(_CAUSAL_INFERENCE_ONLY)
             self._check_operands(x, cache, norm_weight, norm_bias, residual)
             if norm_bias is not None and norm_weight is None:
                 raise ValueError("norm_bias needs norm_weight")

@@ -124,6 +124,7 @@ class Net(torch.nn.Module):
         self.inherited = InheritsForward(8, 8, 3, padding=1)
         self.grouped = torch.nn.Conv3d(8, 8, 3, padding=1, groups=2)
         self.transposed = torch.nn.ConvTranspose3d(8, 8, 3)
+        self.transposed_grouped = torch.nn.ConvTranspose3d(8, 8, 3, groups=2)
         self.causal = ct.CausalConv3d(8, 8, 3, padding=1)
 
 

@@ -49,6 +49,19 @@ cl::opt<std::string> ptxasOptions(
              "(e.g. -O0 to compare with the default -O3 when isolating a "
              "code-generation problem)"),
     cl::cat(compileCategory));
+cl::opt<std::string>
+    kind("kind",
+         cl::desc("What to compute, with the forward's geometry flags: fprop "
+                  "(the convolution), dgrad (the input's gradient from "
+                  "--grad-output and --filter) or wgrad (the filter's gradient "
+                  "from --input and --grad-output); --output-dtype is the "
+                  "gradient's type"),
+         cl::init("fprop"), cl::cat(specCategory));
+cl::opt<std::string>
+    gradOutputFile("grad-output",
+                   cl::desc("dgrad, wgrad: the output's gradient (.npy, "
+                            "float32/64, the forward's output shape)"),
+                   cl::cat(specCategory));
 cl::opt<std::string> dtype("dtype",
                            cl::desc("Input and filter dtype: bf16, f16, f32"),
                            cl::init("bf16"), cl::cat(specCategory));
@@ -450,6 +463,37 @@ static llvm::Error parseCompileOptions(CompileOptions &options) {
   return llvm::Error::success();
 }
 
+/// --kind and the data flags that go with it: a gradient reads two of
+/// --input, --filter and --grad-output and runs on no packed, quantized or
+/// tuned path (ConvSpec::validate names the forward-only features).
+static llvm::Error parseKind(conv3d_run::RunRequest &request) {
+  std::optional<ConvKind> parsed = symbolizeConvKind(kind);
+  if (!parsed)
+    return flagError("kind",
+                     "expected one of fprop, dgrad, wgrad, got '" + kind + "'");
+  request.spec.kind = *parsed;
+  if (*parsed == ConvKind::fprop) {
+    if (gradOutputFile.getNumOccurrences())
+      return flagError("grad-output", "needs --kind=dgrad or --kind=wgrad");
+    return llvm::Error::success();
+  }
+  if (*parsed == ConvKind::dgrad && inputFile.getNumOccurrences())
+    return flagError("input", "--kind=dgrad reads --grad-output and "
+                              "--filter (the input is what it computes)");
+  if (*parsed == ConvKind::wgrad && filterFile.getNumOccurrences())
+    return flagError("filter", "--kind=wgrad reads --input and "
+                               "--grad-output (the filter is what it "
+                               "computes)");
+  const cl::Option *forwardOnly[] = {&listConfigs, &packNVFP4, &checkRows,
+                                     &explain};
+  for (const cl::Option *option : forwardOnly)
+    if (option->getNumOccurrences())
+      return flagError(option->ArgStr, "is for --kind=fprop only");
+  if (request.options.tune)
+    return flagError("tune", "is for --kind=fprop only");
+  return llvm::Error::success();
+}
+
 llvm::Expected<conv3d_run::RunRequest>
 conv3d_run::parseCommandLine(int argc, char **argv) {
   cl::HideUnrelatedOptions(
@@ -533,7 +577,8 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
         &quantizeFilter, &filterAmax,    &preset,      &inputFile,
         &filterFile,     &outputFile,    &emit,        &historyDepth,
         &rmsNorm,        &normBeta,      &normEps,     &inputActivation,
-        &packNVFP4,      &packedFilter,  &listConfigs, &explain};
+        &packNVFP4,      &packedFilter,  &listConfigs, &explain,
+        &kind,           &gradOutputFile};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,
@@ -669,10 +714,13 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     return std::move(e);
   if (llvm::Error e = checkAmax("filter-amax", request.filterAmax))
     return std::move(e);
+  if (llvm::Error e = parseKind(request))
+    return std::move(e);
   if (llvm::Error e = spec.validate())
     return std::move(e);
   request.inputPath = inputFile;
   request.filterPath = filterFile;
+  request.gradOutputPath = gradOutputFile;
   request.outputPath = outputFile;
   return request;
 }

@@ -25,6 +25,8 @@ struct RunRequest {
   mlir::conv3d::CacheOptions cache;
   std::string presetName;
   std::string inputPath, filterPath, outputPath;
+  /// --kind=dgrad|wgrad: the output's gradient.
+  std::string gradOutputPath;
   std::optional<float> amax;
   std::optional<int64_t> filterQuantBlockSize;
   std::optional<float> filterAmax;

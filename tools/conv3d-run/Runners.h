@@ -5,6 +5,9 @@
 
 #include "Flags.h"
 
+#include "conv3d/Runtime/KernelCache.h"
+#include "conv3d/Support/HostTensor.h"
+
 namespace conv3d_run {
 
 /// Compiles the spec, runs it on random or given data, checks and times it.
@@ -24,6 +27,34 @@ int runExplain(const RunRequest &request);
 
 /// Runs a function of an .mlir file on .npy arguments.
 int runModule(const RunRequest &request);
+
+/// --kind=dgrad|wgrad: a gradient spec, checked against the reference
+/// gradients (GradientRunner.cpp).
+int runGradient(const RunRequest &request);
+
+/// What a spec run measured, for printResult.
+struct Measurement {
+  double compileMillis = 0;
+  mlir::conv3d::CacheSource compileSource = mlir::conv3d::CacheSource::Compiled;
+  double runMillis = 0;
+  std::optional<double> relativeError;
+  double tolerance = 0;
+  bool passed = true;
+  /// --tune: the configuration chosen ("heuristic" or key=value pairs),
+  /// the time tuning took and whether the choice was remembered.
+  std::string tunedConfig;
+  double tuneMillis = 0;
+  bool tuneRemembered = false;
+};
+
+/// Prints a spec run's result (text, --quiet's last line, or --json).
+void printResult(const RunRequest &request, const Measurement &m);
+
+/// Loads `path` as `type` with `shape`, or makes random normal data.
+llvm::Expected<mlir::conv3d::HostTensor>
+loadOrRandom(const std::string &path, llvm::StringRef what,
+             mlir::conv3d::ElementType type, const std::vector<int64_t> &shape,
+             uint64_t seed, double stddev);
 
 /// Median of run times in milliseconds.
 double median(std::vector<double> values);

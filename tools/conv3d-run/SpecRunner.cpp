@@ -87,10 +87,10 @@ static llvm::Error checkHostMemory(const ConvSpec &spec, bool check) {
   return llvm::Error::success();
 }
 
-/// Loads `path` as `type` with `shape`, or makes random normal data.
-static llvm::Expected<HostTensor>
-loadOrRandom(const std::string &path, llvm::StringRef what, ElementType type,
-             const std::vector<int64_t> &shape, uint64_t seed, double stddev) {
+llvm::Expected<HostTensor>
+conv3d_run::loadOrRandom(const std::string &path, llvm::StringRef what,
+                         ElementType type, const std::vector<int64_t> &shape,
+                         uint64_t seed, double stddev) {
   if (path.empty()) {
     llvm::Expected<HostTensor> tensor = HostTensor::allocate(type, shape, what);
     if (tensor)
@@ -162,23 +162,7 @@ static HostTensor gatherRows(const HostTensor &output,
   return gathered;
 }
 
-namespace {
-struct Measurement {
-  double compileMillis = 0;
-  CacheSource compileSource = CacheSource::Compiled;
-  double runMillis = 0;
-  std::optional<double> relativeError;
-  double tolerance = 0;
-  bool passed = true;
-  /// --tune: the configuration chosen ("heuristic" or key=value pairs),
-  /// the time tuning took and whether the choice was remembered.
-  std::string tunedConfig;
-  double tuneMillis = 0;
-  bool tuneRemembered = false;
-};
-} // namespace
-
-static void printResult(const RunRequest &request, const Measurement &m) {
+void conv3d_run::printResult(const RunRequest &request, const Measurement &m) {
   const ConvSpec &spec = request.spec;
   // No timed run (--emulate): no rate.
   double gflops =

@@ -30,5 +30,8 @@ int main(int argc, char **argv) {
     return conv3d_run::runPackNVFP4(*request);
   if (request->explain)
     return conv3d_run::runExplain(*request);
+  if (request->spec.kind != mlir::conv3d::ConvKind::fprop &&
+      request->emit.empty())
+    return conv3d_run::runGradient(*request);
   return conv3d_run::runSpec(*request);
 }

@@ -151,6 +151,37 @@ int conv3d_run_packed(const conv3d_run_args *args);
 const char *conv3d_last_error(void);
 
 /*===----------------------------------------------------------------------===*
+ * Training: the data and weight gradients
+ *===----------------------------------------------------------------------===*/
+
+/* What a compiled convolution computes. `spec` always describes the forward
+ * convolution (its input, window, filters, strides, dilations, padding);
+ * output_type is the type of what is written. */
+enum { CONV3D_KIND_FPROP = 0, CONV3D_KIND_DGRAD = 1, CONV3D_KIND_WGRAD = 2 };
+
+/* conv3d_compile of `kind`. A gradient takes no bias, activation, residual
+ * or quantization (an error names the one given); `accumulate` adds the
+ * gradient onto the output buffer (gradient accumulation). */
+conv3d_conv *conv3d_compile_kind(conv3d_engine *engine, const conv3d_spec *spec,
+                                 int32_t kind, const char *options, char *error,
+                                 size_t error_size);
+
+/* The kind a convolution was compiled for (CONV3D_KIND_*). */
+int conv3d_conv_kind(const conv3d_conv *conv);
+
+/* Runs a gradient compiled by conv3d_compile_kind on the caller's buffers
+ * (memory spaces and `stream` as conv3d_run): dgrad reads `grad_output`
+ * (the forward's output shape, input type) and `filter` and writes the
+ * input's gradient (N x D x H x W x C) to `output`; wgrad reads `input` and
+ * `grad_output` and writes the filter's gradient (the spec's layout) to
+ * `output`. The operand the kind does not read must be null: a forward's
+ * conv or an operand given to the wrong kind is an error naming it. */
+int conv3d_run_gradient(const conv3d_conv *conv, const void *input,
+                        const void *filter, const void *grad_output,
+                        void *output, void *stream, char *error,
+                        size_t error_size);
+
+/*===----------------------------------------------------------------------===*
  * Streaming video decoders: cached frames and an input prologue
  *===----------------------------------------------------------------------===*/
 

@@ -140,6 +140,32 @@ struct ConvGeometry {
   /// A depthwise-like convolution: one input channel per group (G = C).
   bool isDepthwise() const { return groups > 1 && groups == channels; }
 
+  /// The forward geometry behind a transposed convolution (ConvTranspose3d)
+  /// of an N x Di x Hi x Wi x C input (`inputShape`, the forward's output:
+  /// its channels are the forward's F) by a filter of `filterShape` in
+  /// `layout` (the forward's QRSCF/FQRSC: the transposed convolution's
+  /// output channels are the forward's C): the forward input size along
+  /// each axis is (Di - 1) * stride - pad_lo - pad_hi + dilated window +
+  /// output_padding. Sizes that come out non-positive are left so, for
+  /// validate() (and transposedProblem()) to name.
+  static ConvGeometry
+  fromTransposed(const std::array<int64_t, 5> &inputShape,
+                 const std::array<int64_t, 5> &filterShape, FilterLayout layout,
+                 const std::array<int64_t, 3> &strides,
+                 const std::array<int64_t, 3> &dilations,
+                 const std::array<int64_t, 6> &padding,
+                 const std::array<int64_t, 3> &outputPadding);
+  /// The transposed convolution's output padding along `axis` implied by
+  /// this forward geometry: the input rows past the last window the
+  /// forward places, (D + pad_lo + pad_hi - dilated window) mod stride.
+  /// Every forward input size has one in [0, stride).
+  int64_t transposedOutputPadding(unsigned axis) const;
+  /// Why a transposed convolution with `outputPadding` cannot be expressed
+  /// over this geometry (an output padding outside [0, stride), which no
+  /// forward input size implies), or none.
+  std::optional<std::string>
+  transposedProblem(const std::array<int64_t, 3> &outputPadding) const;
+
   /// The filter shape in `layout` (its channel dimension is C/G).
   std::array<int64_t, 5> filterShape(FilterLayout layout) const;
   /// The padding as [d_lo, d_hi, h_lo, h_hi, w_lo, w_hi].

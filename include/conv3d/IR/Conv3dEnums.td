@@ -21,6 +21,21 @@ def Conv3d_FilterLayout : I32EnumAttr<"FilterLayout",
   let genSpecializedAttr = 0;
 }
 
+def Conv3d_ConvKind : I32EnumAttr<"ConvKind",
+    "what a convolution spec computes", [
+      // The forward convolution: output from input and filter.
+      I32EnumAttrCase<"fprop", 0>,
+      // The data gradient (and transposed convolution): the input's
+      // gradient from the output gradient and the filter.
+      I32EnumAttrCase<"dgrad", 1>,
+      // The weight gradient: the filter's gradient from the input and the
+      // output gradient.
+      I32EnumAttrCase<"wgrad", 2>
+    ]> {
+  let cppNamespace = "::mlir::conv3d";
+  let genSpecializedAttr = 0;
+}
+
 def Conv3d_Activation : I32EnumAttr<"Activation",
     "activation applied by a fused epilogue", [
       I32EnumAttrCase<"none", 0>,

@@ -408,4 +408,136 @@ def Conv3d_EpilogueOp : Conv3d_DpsOp<"epilogue", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+// The gradients of conv3d.conv. Their own ops rather than a `kind` on
+// conv3d.conv: the operands play other roles (dgrad reads the output
+// gradient and the filter and writes the input's shape; wgrad reads the
+// input and the output gradient and writes the filter's shape), and none of
+// the forward's clauses beyond its geometry (epilogue, quantization,
+// history, prologue, packed filter, tile config) applies to them, so a kind
+// would make every clause's verifier and every pass ask which kind it sees.
+class Conv3d_GradientOp<string mnemonic>
+    : Conv3d_Op<mnemonic, [Pure, DestinationStyleOpInterface]> {
+  let results = (outs AnyRankedTensor:$result);
+  code gradientExtraDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+    /// The forward convolution's geometry (sizes from the operand shapes,
+    /// strides, dilations and padding from the attributes).
+    ::mlir::conv3d::ConvGeometry getGeometry();
+  }];
+  let hasVerifier = 1;
+}
+
+def Conv3d_ConvBackwardDataOp : Conv3d_GradientOp<"conv_backward_data"> {
+  let summary = "data gradient of a 3-D convolution (and transposed "
+                "convolution)";
+  let description = [{
+    The gradient of `conv3d.conv` with respect to its input:
+    `dx[n, i, c] = sum_{o, t, f : o*stride - pad_lo + t*dil = i} dy[n, o, f]
+    * w[t, c, f]` (per axis), i.e. the adjoint of the forward convolution of
+    the same geometry. `acc = (overwrite ? 0 : init) + dx`, accumulated in
+    f32.
+
+    - `grad_output`: NDHWF, the forward's output shape;
+      `filter`: QRSCF or FQRSC (`filter_layout`), the forward's filter;
+      `init` (the `outs` operand) and the result: NDHWC, the forward's
+      input shape.
+    - `strides`, `dilations`, `padding` (`[d_lo, d_hi, h_lo, h_hi, w_lo,
+      w_hi]`): the forward's. The forward input size along each axis is the
+      outs shape's; one forward output size has `stride` input sizes, and
+      the difference is a transposed convolution's output padding
+      (`ConvGeometry::transposedOutputPadding`), so a `ConvTranspose3d` is
+      this op with the transposed convolution's input as `grad_output`.
+
+    Element types: `grad_output` and `filter` bf16, f16 or f32 (the same);
+    outs f32 or that type. Static shapes; tensors only:
+    `conv3d-lower-conv-gradients` rewrites it into forward convolutions
+    (one per stride phase) before bufferization.
+
+    ```mlir
+    %dx = conv3d.conv_backward_data ins(%dy, %w : tensor<1x4x4x4x32xbf16>,
+                                                  tensor<3x3x3x16x32xbf16>)
+            outs(%e : tensor<1x8x8x8x16xbf16>) overwrite
+            strides = [2, 2, 2] padding = [1, 1, 1, 1, 1, 1]
+            -> tensor<1x8x8x8x16xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$grad_output,
+    AnyRankedTensor:$filter,
+    AnyRankedTensor:$init,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$strides,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$dilations,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<Conv3d_FilterLayoutAttr,
+                      "::mlir::conv3d::FilterLayout::qrscf">:$filter_layout,
+    UnitAttr:$overwrite
+  );
+  let assemblyFormat = [{
+    `ins` `(` $grad_output `,` $filter `:` type($grad_output) `,`
+      type($filter) `)`
+    `outs` `(` $init `:` type($init) `)`
+    (`overwrite` $overwrite^)?
+    (`strides` `=` $strides^)?
+    (`dilations` `=` $dilations^)?
+    (`padding` `=` $padding^)?
+    (`filter_layout` `=` custom<EnumKeyword>($filter_layout)^)?
+    attr-dict `->` type($result)
+  }];
+  let extraClassDeclaration = gradientExtraDeclaration;
+}
+
+def Conv3d_ConvBackwardFilterOp : Conv3d_GradientOp<"conv_backward_filter"> {
+  let summary = "weight gradient of a 3-D convolution";
+  let description = [{
+    The gradient of `conv3d.conv` with respect to its filter:
+    `dw[t, c, f] = sum_{n, o} x[n, o*stride - pad_lo + t*dil, c] *
+    dy[n, o, f]` (halo terms zero). `acc = (overwrite ? 0 : init) + dw`,
+    accumulated in f32 (so gradient accumulation over micro-batches is
+    `init` without `overwrite`).
+
+    - `input`: NDHWC, the forward's input; `grad_output`: NDHWF, the
+      forward's output shape; `init` (the `outs` operand) and the result:
+      the forward's filter shape, QRSCF or FQRSC (`filter_layout`).
+    - `strides`, `dilations`, `padding`: the forward's.
+
+    Element types: `input` and `grad_output` bf16, f16 or f32 (the same);
+    outs f32 or that type. Static shapes; tensors only:
+    `conv3d-lower-conv-gradients` rewrites it into a forward convolution
+    (batch C, channels N, window Do x Ho x Wo) before bufferization.
+
+    ```mlir
+    %dw = conv3d.conv_backward_filter ins(%x, %dy : tensor<1x8x8x8x16xbf16>,
+                                                    tensor<1x4x4x4x32xbf16>)
+            outs(%e : tensor<3x3x3x16x32xf32>) overwrite
+            strides = [2, 2, 2] padding = [1, 1, 1, 1, 1, 1]
+            -> tensor<3x3x3x16x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    AnyRankedTensor:$grad_output,
+    AnyRankedTensor:$init,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$strides,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$dilations,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0, 0, 0}">:$padding,
+    DefaultValuedAttr<Conv3d_FilterLayoutAttr,
+                      "::mlir::conv3d::FilterLayout::qrscf">:$filter_layout,
+    UnitAttr:$overwrite
+  );
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $grad_output `:` type($input) `,`
+      type($grad_output) `)`
+    `outs` `(` $init `:` type($init) `)`
+    (`overwrite` $overwrite^)?
+    (`strides` `=` $strides^)?
+    (`dilations` `=` $dilations^)?
+    (`padding` `=` $padding^)?
+    (`filter_layout` `=` custom<EnumKeyword>($filter_layout)^)?
+    attr-dict `->` type($result)
+  }];
+  let extraClassDeclaration = gradientExtraDeclaration;
+}
+
 #endif // CONV3D_IR_CONV3DOPS_TD

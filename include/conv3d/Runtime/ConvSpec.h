@@ -24,6 +24,13 @@
 namespace mlir::conv3d {
 
 struct ConvSpec {
+  /// What the spec computes. The geometry is always the forward
+  /// convolution's; dgrad reads the output gradient (outputShape()) and the
+  /// filter and writes the input's gradient (inputShape()), wgrad reads the
+  /// input and the output gradient and writes the filter's gradient
+  /// (filterShape()). `outputType` is the type of what is written; the
+  /// gradients take no epilogue, quantization, history or prologue.
+  ConvKind kind = ConvKind::fprop;
   ConvGeometry geometry;
   FilterLayout filterLayout = FilterLayout::qrscf;
   ElementType inputType = ElementType::bf16; ///< input and filter
@@ -87,6 +94,9 @@ struct ConvSpec {
   std::vector<int64_t> packedFilterShape() const;
   std::vector<int64_t> filterScalesShape() const;
   std::vector<int64_t> outputShape() const;
+  /// The shape of what the spec writes: the output (fprop), the input's
+  /// gradient (dgrad) or the filter's (wgrad).
+  std::vector<int64_t> resultShape() const;
 };
 
 /// The parameters of the function the engine compiles for a spec.
@@ -99,9 +109,10 @@ enum class ConvParameter {
   Residual,
   Amax,
   Output,
-  History,   ///< N x Dh x H x W x C, the input's element type
-  NormGamma, ///< C f32 values
-  NormBeta,  ///< C f32 values
+  History,    ///< N x Dh x H x W x C, the input's element type
+  NormGamma,  ///< C f32 values
+  NormBeta,   ///< C f32 values
+  GradOutput, ///< dgrad, wgrad: the output's gradient (NDHWF, input type)
 };
 
 /// The parameters of `spec`'s function, in order: the one place the

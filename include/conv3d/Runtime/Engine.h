@@ -76,6 +76,10 @@ struct ConvBuffers {
   ConstBufferRef history;
   ConstBufferRef normGamma;
   ConstBufferRef normBeta;
+  /// dgrad and wgrad: the output's gradient (the spec's outputShape()).
+  ConstBufferRef gradOutput;
+  /// What the spec writes (ConvSpec::resultShape()): the output, or the
+  /// input's or the filter's gradient.
   BufferRef output;
   float amax = 0.0f;       ///< when spec.inputQuantBlockSize
   float filterAmax = 0.0f; ///< when spec.packedFilter
@@ -110,6 +114,9 @@ struct ConvArgs {
   /// members come last so that positional initializers keep their meaning).
   const void *filterScales = nullptr;
   float filterAmax = 0.0f;
+  /// dgrad and wgrad: the output's gradient. `output` is then the input's
+  /// (dgrad) or the filter's (wgrad) gradient.
+  const void *gradOutput = nullptr;
 };
 
 /// CU_STREAM_LEGACY: CUDA's handle for the legacy default stream (what a 0

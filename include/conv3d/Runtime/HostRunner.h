@@ -32,6 +32,9 @@ struct HostConvBuffers {
   const HostTensor *normGamma = nullptr; ///< when the spec has an RMS norm
   const HostTensor *normBeta = nullptr;  ///< when the norm has a beta
   float amax = 0.0f;
+  /// dgrad and wgrad: the output's gradient (dgrad leaves `input` null,
+  /// wgrad `filter`).
+  const HostTensor *gradOutput = nullptr;
   /// In: the destination's initial contents (accumulated onto, or poison).
   /// Out: the result of the first run.
   HostTensor *output = nullptr;

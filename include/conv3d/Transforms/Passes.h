@@ -66,6 +66,14 @@ void populatePlaceProloguePatterns(RewritePatternSet &patterns,
 void populateFilterRelayoutPatterns(RewritePatternSet &patterns, Target target);
 
 //===----------------------------------------------------------------------===//
+// conv3d-lower-conv-gradients
+//===----------------------------------------------------------------------===//
+
+/// Rewrites `conv3d.conv_backward_data` (by stride phase) and
+/// `conv3d.conv_backward_filter` on tensors into forward `conv3d.conv`s.
+void populateLowerConvGradientsPatterns(RewritePatternSet &patterns);
+
+//===----------------------------------------------------------------------===//
 // conv3d-fuse-epilogue
 //===----------------------------------------------------------------------===//
 

@@ -105,6 +105,38 @@ def Conv3dPlacePrologue : Pass<"conv3d-place-prologue"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def Conv3dLowerConvGradients : Pass<"conv3d-lower-conv-gradients"> {
+  let summary = "Rewrite convolution gradients into forward convolutions";
+  let description = [{
+    Rewrites each `conv3d.conv_backward_data` and `conv3d.conv_backward_filter`
+    on tensors into `conv3d.conv` forward convolutions, so that every
+    forward kernel (the CPU implicit GEMM, sm80, sm90, sm100) computes the
+    gradients (`conv3d/Geometry/GradientGeometry.h` holds the geometry):
+
+    - data gradient: one forward convolution per stride phase (stride_d x
+      stride_h x stride_w of them; one for stride 1), each dense and of
+      stride 1: the output gradient (sliced where the phase's padding
+      would be negative) convolved with the phase's taps of the filter,
+      rotated and C <-> F transposed (a `linalg.generic` over the filter),
+      dilation dil / gcd(stride, dil); its result is inserted at the
+      phase's strided positions (`tensor.insert_slice` with strides).
+      Phases no tap reaches are zeros (or keep `outs` when accumulating).
+    - weight gradient: one forward convolution with batch C, channels N and
+      the output gradient as its Do x Ho x Wo window (stride = the forward's
+      dilation, dilation = the forward's stride), over the input cropped to
+      the rows the taps read and transposed to C x D x H x W x N
+      (`linalg.transpose`); its C x Q x R x S x F result is transposed to
+      the filter's layout.
+
+    The pipelines run it first, after the import.
+  }];
+  let dependentDialects = ["::mlir::conv3d::Conv3dDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 def Conv3dFuseEpilogue : Pass<"conv3d-fuse-epilogue"> {
   let summary = "Fold elementwise consumers of a convolution into its epilogue";
   let description = [{

@@ -202,8 +202,17 @@ class Conv3d(Module):
         return self._conv_forward(input, self.weight, self.bias)
 
 class ConvTranspose3d(Module):
-    def __init__(self, in_channels, out_channels, kernel_size):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
         super().__init__()
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = _triple(kernel_size), _triple(stride)
+        self.padding, self.output_padding = _triple(padding), _triple(output_padding)
+        self.dilation, self.groups, self.padding_mode = _triple(dilation), groups, padding_mode
+        shape = (in_channels, out_channels // groups) + self.kernel_size
+        self.weight = Parameter(np.zeros(shape, (dtype or float32).np))
+        self.bias = Parameter(np.zeros(out_channels, (dtype or float32).np)) if bias else None
 
 
 def _conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Benchmark conv3d-mlir's data and weight gradients against cuDNN's.
+
+bench/run_bench.py's method, for the gradients: for each shape of the suite
+(bench/shapes.json), in one process on the same torch tensors (bf16,
+channels_last_3d, torch.backends.cudnn.benchmark = True):
+  - cuDNN: torch.nn.grad.conv3d_input (dgrad) and conv3d_weight (wgrad);
+  - conv3d-mlir: the kinds "dgrad" and "wgrad" of the forward's spec
+    (Engine.compile(kind=...), Conv.run_gradient), reading the same memory:
+    channels_last_3d dy / weight / x are NDHWF / FQRSC / NDHWC, and the
+    results are written into channels_last_3d tensors (NDHWC, FQRSC).
+Timing: CUDA events around each call, warm-up first, median of the runs,
+the L2 flushed before every timed call (a 256 MiB write; --no-flush turns
+it off). Correctness: both results against an fp32 (TF32 off) PyTorch
+reference. Reports ms, TFLOP/s (the forward's 2*M*N*K), the speed ratio to
+cuDNN (cuDNN time / ours), compile time, errors and the geometric means.
+--time-budget stops starting new shapes after that many seconds (the GPU
+job's limit); the shapes left are listed.
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import conv3d  # noqa: E402
+
+FLUSH = None
+
+
+def time_cuda(fn, reps, warmup):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        if FLUSH is not None:
+            FLUSH.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def rel_l2(out, ref):
+    out, ref = out.float(), ref.float()
+    if not torch.isfinite(out).all():
+        return float("inf")
+    return (torch.linalg.vector_norm(out - ref) / torch.linalg.vector_norm(ref)).item()
+
+
+def run_shape(engine, shape, args):
+    n, c, d, h, w, f = (shape[k] for k in ("N", "C", "D", "H", "W", "F"))
+    q, r, s = shape["k"]
+    stride, pad = shape["stride"], shape["pad"]
+    dilation = shape.get("dilation", [1, 1, 1])
+    spec = conv3d.Spec.from_shapes(
+        input_shape=(n, d, h, w, c), filter_shape=(q, r, s, c, f), strides=stride,
+        dilations=dilation, padding=(pad[0], pad[0], pad[1], pad[1], pad[2], pad[2]),
+        filter_layout="fqrsc", dtype="bf16")
+    _, do, ho, wo, _ = spec.output_shape()
+    flops = spec.flops()
+    cl = torch.channels_last_3d
+    x = torch.randn(n, c, d, h, w, device="cuda").to(torch.bfloat16).contiguous(memory_format=cl)
+    wt = (torch.randn(f, c, q, r, s, device="cuda") / math.sqrt(q * r * s * c)).to(
+        torch.bfloat16).contiguous(memory_format=cl)
+    dy = torch.randn(n, f, do, ho, wo, device="cuda").to(torch.bfloat16).contiguous(
+        memory_format=cl)
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    geometry = (stride, pad, dilation)
+    result = dict(name=shape["name"], flops=flops)
+    stream = torch.cuda.current_stream().cuda_stream
+    for kind in args.kinds:
+        if kind == "dgrad":
+            ref = torch.nn.grad.conv3d_input(x.shape, wt.float(), dy.float(), *geometry)
+            cudnn = lambda: torch.nn.grad.conv3d_input(x.shape, wt, dy, *geometry)  # noqa: E731
+            out = torch.empty(n, c, d, h, w, device="cuda", dtype=torch.bfloat16,
+                              memory_format=cl)
+        else:
+            ref = torch.nn.grad.conv3d_weight(x.float(), wt.shape, dy.float(), *geometry)
+            cudnn = lambda: torch.nn.grad.conv3d_weight(x, wt.shape, dy, *geometry)  # noqa: E731
+            out = torch.empty(f, c, q, r, s, device="cuda", dtype=torch.bfloat16,
+                              memory_format=cl)
+        result[kind + "_cudnn_err"] = rel_l2(cudnn(), ref)
+        result[kind + "_cudnn_ms"] = time_cuda(cudnn, args.reps, args.warmup)
+        try:
+            t0 = time.time()
+            conv = engine.compile(spec, target=args.target, kind=kind)
+            result[kind + "_compile_ms"] = (time.time() - t0) * 1e3
+        except conv3d.Conv3dError as e:
+            result[kind + "_error"] = str(e)[:400]
+            continue
+        if kind == "dgrad":
+            call = lambda: conv.run_gradient(dy.data_ptr(), out.data_ptr(),  # noqa: E731
+                                             filter=wt.data_ptr(), stream=stream)
+        else:
+            call = lambda: conv.run_gradient(dy.data_ptr(), out.data_ptr(),  # noqa: E731
+                                             input=x.data_ptr(), stream=stream)
+        out.fill_(float("nan"))
+        call()
+        torch.cuda.synchronize()
+        result[kind + "_err"] = rel_l2(out, ref)
+        result[kind + "_ms"] = time_cuda(call, args.reps, args.warmup)
+    del x, wt, dy, ref, out
+    torch.cuda.empty_cache()
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", default=os.path.join(os.path.dirname(__file__), "shapes.json"))
+    parser.add_argument("--only", nargs="*", help="shape names")
+    parser.add_argument("--kinds", nargs="+", default=["dgrad", "wgrad"],
+                        choices=["dgrad", "wgrad"])
+    parser.add_argument("--target", default="sm90")
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--no-flush", action="store_true")
+    parser.add_argument("--time-budget", type=float, default=0,
+                        help="seconds after which no new shape is started (0: none)")
+    parser.add_argument("--out", default=".")
+    args = parser.parse_args()
+    global FLUSH
+    if not args.no_flush:
+        FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    torch.backends.cudnn.benchmark = True
+    shapes = json.load(open(args.suite))["shapes"]
+    if args.only:
+        shapes = [s for s in shapes if s["name"] in args.only]
+    engine = conv3d.Engine(cache_dir=tempfile.mkdtemp(prefix="conv3d-grad-cache-"))
+    props = torch.cuda.get_device_properties(0)
+    print(f"device: {props.name}, torch {torch.__version__}, cuDNN "
+          f"{torch.backends.cudnn.version()}, target {args.target}", flush=True)
+    start = time.time()
+    results, skipped = [], []
+    for shape in shapes:
+        if args.time_budget and time.time() - start > args.time_budget:
+            skipped.append(shape["name"])
+            continue
+        t0 = time.time()
+        res = run_shape(engine, shape, args)
+        res["wall_s"] = time.time() - t0
+        results.append(res)
+        print(json.dumps(res), flush=True)
+
+    lines = [f"target {args.target}; L2 {'not flushed' if args.no_flush else 'flushed'} "
+             "between calls; TFLOP/s of the forward's 2*M*N*K"]
+    for kind in args.kinds:
+        lines += ["", f"{kind}:",
+                  "| shape | ours ms | cuDNN ms | ours TFLOP/s | speed vs cuDNN | "
+                  "compile ms | rel. err ours / cuDNN |", "|---|---|---|---|---|---|---|"]
+        ratios = []
+        for r in results:
+            if kind + "_ms" not in r:
+                lines.append(f"| {r['name']} | error: {r.get(kind + '_error', '?')[:80]} | "
+                             f"{r[kind + '_cudnn_ms']:.3f} | | | | |")
+                continue
+            ratio = r[kind + "_cudnn_ms"] / r[kind + "_ms"]
+            ratios.append(ratio)
+            lines.append(f"| {r['name']} | {r[kind + '_ms']:.3f} | {r[kind + '_cudnn_ms']:.3f} | "
+                         f"{r['flops'] / r[kind + '_ms'] / 1e9:.0f} | {ratio:.2f}x | "
+                         f"{r[kind + '_compile_ms']:.0f} | {r[kind + '_err']:.2e} / "
+                         f"{r[kind + '_cudnn_err']:.2e} |")
+        if ratios:
+            geo = math.exp(sum(math.log(v) for v in ratios) / len(ratios))
+            lines.append(f"\n{kind} geometric mean speed vs cuDNN: {geo:.3f}x over "
+                         f"{len(ratios)} shapes (min {min(ratios):.2f}x)")
+    if skipped:
+        lines.append("\nnot run (time budget): " + ", ".join(skipped))
+    table = "\n".join(lines)
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "grad_bench.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    with open(os.path.join(args.out, "grad_bench.md"), "w") as f:
+        f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

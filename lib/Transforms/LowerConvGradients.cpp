@@ -1,0 +1,317 @@
+//===- LowerConvGradients.cpp - conv3d-lower-conv-gradients --------------===//
+//
+// The gradients of a convolution as forward convolutions, so that the
+// forward kernels of every target (tuned, with their own canImplement and
+// fallbacks) compute them: the data gradient by stride phase, each phase a
+// dense stride-1 convolution of the output gradient with the phase's
+// rotated, C <-> F transposed taps (no multiplication by the zeros that a
+// zero-inserted formulation reads), the weight gradient as one forward
+// convolution whose window is the output gradient. The geometry is
+// GradientGeometry's; this file only builds the tensor ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/Geometry/GradientGeometry.h"
+#include "conv3d/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::conv3d {
+#define GEN_PASS_DEF_CONV3DLOWERCONVGRADIENTS
+#include "conv3d/Transforms/Passes.h.inc"
+} // namespace mlir::conv3d
+
+using namespace mlir;
+using namespace mlir::conv3d;
+
+namespace {
+
+SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
+  return llvm::map_to_vector(
+      values, [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); });
+}
+
+/// A zero-filled tensor of `type`'s shape (the fill's destination `init`).
+Value zeroFill(OpBuilder &b, Location loc, Value init) {
+  Type elem = getElementTypeOrSelf(init.getType());
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+  return linalg::FillOp::create(b, loc, zero, init).getResult(0);
+}
+
+Value transpose(OpBuilder &b, Location loc, Value value,
+                ArrayRef<int64_t> permutation, Value init = Value()) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!init) {
+    SmallVector<int64_t> shape;
+    for (int64_t dim : permutation)
+      shape.push_back(type.getDimSize(dim));
+    init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+  }
+  return linalg::TransposeOp::create(b, loc, value, init, permutation)
+      .getResult()[0];
+}
+
+/// The forward convolution `conv3d.conv ins(input, filter) outs(init)` of
+/// `geometry` (its strides, dilations and padding).
+Value forwardConv(OpBuilder &b, Location loc, Value input, Value filter,
+                  Value init, const ConvGeometry &geometry, FilterLayout layout,
+                  bool overwrite) {
+  MLIRContext *ctx = b.getContext();
+  auto conv = ConvOp::create(
+      b, loc, TypeRange{init.getType()}, input, filter, /*bias=*/Value(),
+      /*residual=*/Value(), /*amax=*/Value(), init,
+      b.getDenseI64ArrayAttr(geometry.strides),
+      b.getDenseI64ArrayAttr(geometry.dilations),
+      b.getDenseI64ArrayAttr(geometry.padding()),
+      FilterLayoutAttr::get(ctx, layout),
+      ActivationAttr::get(ctx, Activation::none), NVFP4Attr(),
+      overwrite ? b.getUnitAttr() : UnitAttr(), IGemmConfigAttr());
+  return conv.getResult()[0];
+}
+
+/// The filter of one dgrad phase, in the forward filter's layout with the
+/// roles of C and F exchanged: tap k of the phase along each axis is the
+/// forward's tap firstTap + (taps-1-k)*tapStep (rotated), gathered by a
+/// linalg.generic whose input map runs backwards through the taps.
+Value phaseFilter(OpBuilder &b, Location loc, Value filter, FilterLayout layout,
+                  const ConvGeometry &forward, const DgradPhase &phase) {
+  MLIRContext *ctx = b.getContext();
+  Type elem = getElementTypeOrSelf(filter.getType());
+  ConvGeometry sub = dgradPhaseGeometry(forward, phase);
+  std::array<int64_t, 5> shape = sub.filterShape(layout);
+  Value init = tensor::EmptyOp::create(b, loc, shape, elem);
+  auto tap = [&](unsigned axis, AffineExpr k) {
+    const DgradAxisPhase &p = phase.axes[axis];
+    return p.forwardTap(0) - k * p.tapStep;
+  };
+  SmallVector<AffineExpr> d;
+  for (unsigned i = 0; i < 5; ++i)
+    d.push_back(getAffineDimExpr(i, ctx));
+  // Output dims: QRSCF (k0, k1, k2, f, c) reads [t0, t1, t2, c, f];
+  // FQRSC (c, k0, k1, k2, f) reads [f, t0, t1, t2, c].
+  SmallVector<AffineExpr> read =
+      layout == FilterLayout::qrscf
+          ? SmallVector<AffineExpr>{tap(0, d[0]), tap(1, d[1]), tap(2, d[2]),
+                                    d[4], d[3]}
+          : SmallVector<AffineExpr>{d[4], tap(0, d[1]), tap(1, d[2]),
+                                    tap(2, d[3]), d[0]};
+  SmallVector<AffineMap> maps = {AffineMap::get(5, 0, read, ctx),
+                                 AffineMap::getMultiDimIdentityMap(5, ctx)};
+  SmallVector<utils::IteratorType> iterators(5, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{filter}, ValueRange{init},
+      maps, iterators, [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, args[0]);
+      });
+  return generic.getResult(0);
+}
+
+struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvBackwardDataOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ConvGeometry forward = op.getGeometry();
+    FilterLayout layout = op.getFilterLayout();
+    auto initType = cast<RankedTensorType>(op.getInit().getType());
+    DgradPhases phases = dgradPhases(forward);
+    bool overwrite = op.getOverwrite();
+    // Every position lies in one phase; phases no tap reaches are zero.
+    Value result = op.getInit();
+    if (overwrite && !phases.complete)
+      result = zeroFill(rewriter, loc, result);
+    for (const DgradPhase &phase : phases.phases) {
+      ConvGeometry sub = dgradPhaseGeometry(forward, phase);
+      // The output-gradient rows the phase reads.
+      Value gradOutput = op.getGradOutput();
+      SmallVector<int64_t> sliceOffsets = {0, phase.axes[0].sliceBegin,
+                                           phase.axes[1].sliceBegin,
+                                           phase.axes[2].sliceBegin, 0};
+      std::array<int64_t, 5> sliceShape = sub.inputShape();
+      if (ArrayRef<int64_t>(sliceShape) !=
+          cast<RankedTensorType>(gradOutput.getType()).getShape())
+        gradOutput = tensor::ExtractSliceOp::create(
+            rewriter, loc, gradOutput, indexAttrs(rewriter, sliceOffsets),
+            indexAttrs(rewriter, sliceShape),
+            indexAttrs(rewriter, {1, 1, 1, 1, 1}));
+      Value filter =
+          phaseFilter(rewriter, loc, op.getFilter(), layout, forward, phase);
+      // The phase's positions of the input gradient.
+      SmallVector<int64_t> offsets = {
+          0, phase.axes[0].phase, phase.axes[1].phase, phase.axes[2].phase, 0};
+      std::array<int64_t, 5> blockShape = sub.outputShape();
+      SmallVector<int64_t> strides = {1, forward.strides[0], forward.strides[1],
+                                      forward.strides[2], 1};
+      // With strides, the phase's positions are a strided view of the
+      // input gradient; its convolution writes a dense block of its own
+      // (bufferization.alloc_tensor, which empty-tensor elimination leaves
+      // alone: kernels that store tiles by TMA need a dense output), copied
+      // into place by the insert_slice. With stride 1 the block is the
+      // whole gradient and the convolution writes it directly.
+      bool strided = llvm::any_of(forward.strides,
+                                  [](int64_t stride) { return stride > 1; });
+      auto blockType =
+          RankedTensorType::get(blockShape, initType.getElementType());
+      Value block;
+      if (overwrite && !strided)
+        block = tensor::EmptyOp::create(rewriter, loc, blockShape,
+                                        initType.getElementType());
+      else if (overwrite)
+        block = bufferization::AllocTensorOp::create(rewriter, loc, blockType,
+                                                     ValueRange{});
+      else {
+        block = tensor::ExtractSliceOp::create(
+            rewriter, loc, result, indexAttrs(rewriter, offsets),
+            indexAttrs(rewriter, blockShape), indexAttrs(rewriter, strides));
+        if (strided)
+          block = bufferization::AllocTensorOp::create(
+              rewriter, loc, blockType, ValueRange{}, /*copy=*/block);
+      }
+      Value computed = forwardConv(rewriter, loc, gradOutput, filter, block,
+                                   sub, layout, overwrite);
+      result = tensor::InsertSliceOp::create(
+          rewriter, loc, computed, result, indexAttrs(rewriter, offsets),
+          indexAttrs(rewriter, blockShape), indexAttrs(rewriter, strides));
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The forward input of a weight gradient as its forward convolution reads
+/// it (GradientGeometry's WgradForward): cropped to the depth and height
+/// rows the taps read, padded along width, and gathered per width tap s
+/// into x'[c, d, h, s, wo*N + n] = x[n, d, h, wo*stride + s*dil - pad, c]
+/// (a linalg.generic, then a reshape of its last two dimensions).
+Value widthTapsAsChannels(OpBuilder &b, Location loc, Value input,
+                          const ConvGeometry &forward,
+                          const WgradForward &wgrad) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(input.getType());
+  Type elem = type.getElementType();
+  int64_t n = forward.batch, c = forward.channels;
+  int64_t d = wgrad.inputExtent[0], h = wgrad.inputExtent[1];
+  int64_t width = forward.inputSize[kWidth];
+  int64_t padLow = forward.padLow[kWidth], padHigh = forward.padHigh[kWidth];
+  std::array<int64_t, 5> cropped = {n, d, h, width, c};
+  if (ArrayRef<int64_t>(cropped) != type.getShape())
+    input = tensor::ExtractSliceOp::create(
+        b, loc, input, indexAttrs(b, {0, 0, 0, 0, 0}), indexAttrs(b, cropped),
+        indexAttrs(b, {1, 1, 1, 1, 1}));
+  if (padLow || padHigh) {
+    SmallVector<int64_t> paddedShape(cropped.begin(), cropped.end());
+    paddedShape[3] += padLow + padHigh;
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+    input =
+        tensor::PadOp::create(b, loc, RankedTensorType::get(paddedShape, elem),
+                              input, indexAttrs(b, {0, 0, 0, padLow, 0}),
+                              indexAttrs(b, {0, 0, 0, padHigh, 0}), zero)
+            .getResult();
+  }
+  int64_t taps = forward.window[kWidth];
+  int64_t outWidth = forward.outputSize(kWidth);
+  // Output dims (c, d, h, s, wo, n) read x[n, d, h, wo*stride + s*dil, c].
+  SmallVector<AffineExpr> dims;
+  for (unsigned i = 0; i < 6; ++i)
+    dims.push_back(getAffineDimExpr(i, ctx));
+  AffineExpr column =
+      dims[4] * forward.strides[kWidth] + dims[3] * forward.dilations[kWidth];
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(6, 0, {dims[5], dims[1], dims[2], column, dims[0]}, ctx),
+      AffineMap::getMultiDimIdentityMap(6, ctx)};
+  Value init =
+      tensor::EmptyOp::create(b, loc, {c, d, h, taps, outWidth, n}, elem);
+  SmallVector<utils::IteratorType> iterators(6, utils::IteratorType::parallel);
+  Value gathered = linalg::GenericOp::create(
+                       b, loc, TypeRange{init.getType()}, ValueRange{input},
+                       ValueRange{init}, maps, iterators,
+                       [](OpBuilder &nb, Location nloc, ValueRange args) {
+                         linalg::YieldOp::create(nb, nloc, args[0]);
+                       })
+                       .getResult(0);
+  return tensor::CollapseShapeOp::create(
+      b, loc, gathered,
+      ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3}, {4, 5}});
+}
+
+struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvBackwardFilterOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ConvGeometry forward = op.getGeometry();
+    FilterLayout layout = op.getFilterLayout();
+    WgradForward wgrad = wgradAsForward(forward);
+    bool overwrite = op.getOverwrite();
+    if (wgrad.empty) {
+      // Every tap reads only padding along some axis.
+      rewriter.replaceOp(op, overwrite ? zeroFill(rewriter, loc, op.getInit())
+                                       : op.getInit());
+      return success();
+    }
+    Value input =
+        widthTapsAsChannels(rewriter, loc, op.getInput(), forward, wgrad);
+    // The output gradient as a QRSCF filter Do x Ho x 1 x (Wo*N) x F: a
+    // transpose, then reshapes of contiguous dimensions.
+    Value filter =
+        transpose(rewriter, loc, op.getGradOutput(), {1, 2, 3, 0, 4});
+    auto dyType = cast<RankedTensorType>(filter.getType());
+    ArrayRef<int64_t> dyShape = dyType.getShape();
+    filter = tensor::CollapseShapeOp::create(
+        rewriter, loc, filter,
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+    filter = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(
+            {dyShape[0], dyShape[1], 1, dyShape[2] * dyShape[3], dyShape[4]},
+            dyType.getElementType()),
+        filter, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+    // C x Q x R x S x F, from and back to the filter's layout.
+    SmallVector<int64_t> toCqrsf = layout == FilterLayout::qrscf
+                                       ? SmallVector<int64_t>{3, 0, 1, 2, 4}
+                                       : SmallVector<int64_t>{4, 1, 2, 3, 0};
+    SmallVector<int64_t> fromCqrsf = layout == FilterLayout::qrscf
+                                         ? SmallVector<int64_t>{1, 2, 3, 0, 4}
+                                         : SmallVector<int64_t>{4, 1, 2, 3, 0};
+    auto initType = cast<RankedTensorType>(op.getInit().getType());
+    Value init = overwrite
+                     ? tensor::EmptyOp::create(rewriter, loc,
+                                               wgrad.geometry.outputShape(),
+                                               initType.getElementType())
+                           .getResult()
+                     : transpose(rewriter, loc, op.getInit(), toCqrsf);
+    Value computed =
+        forwardConv(rewriter, loc, input, filter, init, wgrad.geometry,
+                    FilterLayout::qrscf, overwrite);
+    rewriter.replaceOp(
+        op, transpose(rewriter, loc, computed, fromCqrsf, op.getInit()));
+    return success();
+  }
+};
+
+struct LowerConvGradientsPass
+    : mlir::conv3d::impl::Conv3dLowerConvGradientsBase<LowerConvGradientsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateLowerConvGradientsPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::conv3d::populateLowerConvGradientsPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<DgradToPhaseConvolutions, WgradToForwardConvolution>(
+      patterns.getContext());
+}

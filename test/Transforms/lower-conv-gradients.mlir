@@ -1,0 +1,68 @@
+// conv3d-lower-conv-gradients: dgrad by stride phase (each phase a dense
+// stride-1 forward convolution with its rotated, C <-> F transposed taps,
+// inserted at the phase's strided positions), phases no tap reaches zero,
+// wgrad as one forward convolution between transposes. The numbers follow
+// GradientGeometry (unittests/GradientGeometryTest.cpp enumerates them);
+// test/Execution/conv-gradients-cpu.test runs the same functions.
+//
+// RUN: conv3d-opt --conv3d-lower-conv-gradients %inputs/module_conv_gradients.mlir | FileCheck %s
+
+// Stride 2 along every axis: 8 phases. Phase (0, 0, 0) (even positions) is
+// reached by the middle tap alone along each axis: a 1x1x1 filter, tap 1.
+// CHECK-DAG: #[[TAP1:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * -2 + 1, d1 * -2 + 1, d2 * -2 + 1, d4, d3)>
+// Phase (1, 1, 1) by taps 2 and 0, in that (rotated) order.
+// CHECK-DAG: #[[TAPS20:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * -2 + 2, d1 * -2 + 2, d2 * -2 + 2, d4, d3)>
+// CHECK-LABEL: func.func @dgrad_strided
+// CHECK-NOT: conv3d.conv_backward_data
+// CHECK: %[[F0:.*]] = linalg.generic {indexing_maps = [#[[TAP1]], {{.*}}]} ins(%{{.*}} : tensor<3x3x3x8x6xf32>) outs(%{{.*}} : tensor<1x1x1x6x8xf32>)
+// CHECK: %[[B0:.*]] = bufferization.alloc_tensor() : tensor<1x4x4x3x8xf32>
+// CHECK: %[[C0:.*]] = conv3d.conv ins(%{{.*}}, %[[F0]] : tensor<1x4x4x3x6xf32>, tensor<1x1x1x6x8xf32>) outs(%[[B0]] : tensor<1x4x4x3x8xf32>) overwrite -> tensor<1x4x4x3x8xf32>
+// CHECK: tensor.insert_slice %[[C0]] into %{{.*}}[0, 0, 0, 0, 0] [1, 4, 4, 3, 8] [1, 2, 2, 2, 1]
+// CHECK-COUNT-6: conv3d.conv ins
+// CHECK: %[[F7:.*]] = linalg.generic {indexing_maps = [#[[TAPS20]], {{.*}}]} ins(%{{.*}} : tensor<3x3x3x8x6xf32>) outs(%{{.*}} : tensor<2x2x2x6x8xf32>)
+// Seven odd depths, eight heights (one past the last window: padding 1
+// after), six widths.
+// CHECK: %[[C7:.*]] = conv3d.conv ins(%{{.*}}, %[[F7]] : tensor<1x4x4x3x6xf32>, tensor<2x2x2x6x8xf32>) outs(%{{.*}} : tensor<1x3x4x3x8xf32>) overwrite padding = [0, 0, 0, 1, 0, 1]
+// CHECK: tensor.insert_slice %[[C7]] into %{{.*}}[0, 1, 1, 1, 0] [1, 3, 4, 3, 8] [1, 2, 2, 2, 1]
+// CHECK-NOT: conv3d.conv
+// CHECK: return
+
+// Accumulating: each phase's convolution adds onto a dense copy of its
+// positions of outs (strided phases write dense blocks of their own).
+// CHECK-LABEL: func.func @dgrad_accumulate
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0] [2, 6, 3, 3, 4] [1, 1, 2, 3, 1]
+// CHECK: %[[BLOCK:.*]] = bufferization.alloc_tensor() copy(%[[SLICE]]) : tensor<2x6x3x3x4xf32>
+// CHECK: conv3d.conv ins({{.*}}) outs(%[[BLOCK]] : tensor<2x6x3x3x4xf32>) dilations = [2, 1, 2] padding = [0, 2, 1, 1, 0, 0] filter_layout = fqrsc
+// CHECK-NOT: overwrite
+// CHECK: return
+
+// Dilation 2 with stride 2 along depth: odd depths get no tap. They are
+// zeros (the fill), and only the 2 (height) x 1 (width) even-depth phases
+// are convolutions.
+// CHECK-LABEL: func.func @dgrad_zero_phase
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: tensor.insert_slice %{{.*}} into %[[ZERO]][0, 0, 0, 0, 0] [1, 3, 3, 4, 3] [1, 2, 2, 1, 1]
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 1, 0, 0] [1, 3, 2, 4, 3] [1, 2, 2, 1, 1]
+// CHECK-NOT: conv3d.conv
+// CHECK: return
+
+// wgrad: batch C, the output gradient as the window (Do x Ho x 1) with
+// its width and batch as channels (Wo*N = 3); stride = the forward's
+// dilation (1), dilation = its stride (2); depth reads one row past the
+// input (padding 1 after). The input is padded along width and gathered
+// per width tap: x'[c, d, h, s, wo] = x[0, d, h, wo*2 + s, c].
+// CHECK-LABEL: func.func @wgrad_strided
+// CHECK: %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0, 0, 1, 0] high[0, 0, 0, 1, 0]
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[GATHER:.*]], {{.*}}]} ins(%[[PAD]] : tensor<1x7x8x8x8xf32>) outs(%{{.*}} : tensor<8x7x8x3x3x1xf32>)
+// CHECK: %[[X:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2], [3], [4, 5]] : tensor<8x7x8x3x3x1xf32> into tensor<8x7x8x3x3xf32>
+// CHECK: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x4x4x3x6xf32>) outs(%{{.*}} : tensor<4x4x3x1x6xf32>) permutation = [1, 2, 3, 0, 4]
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1], [2, 3], [4]] : tensor<4x4x3x1x6xf32> into tensor<4x4x3x6xf32>
+// CHECK: %[[DY:.*]] = tensor.expand_shape %[[C]] {{\[}}[0], [1], [2, 3], [4]] output_shape [4, 4, 1, 3, 6] : tensor<4x4x3x6xf32> into tensor<4x4x1x3x6xf32>
+// CHECK: %[[DW:.*]] = conv3d.conv ins(%[[X]], %[[DY]] : tensor<8x7x8x3x3xf32>, tensor<4x4x1x3x6xf32>) outs(%{{.*}} : tensor<8x3x3x3x6xf32>) overwrite dilations = [2, 2, 1] padding = [1, 1, 1, 0, 0, 0]
+// CHECK: linalg.transpose ins(%[[DW]] : tensor<8x3x3x3x6xf32>) outs(%{{.*}} : tensor<3x3x3x8x6xf32>) permutation = [1, 2, 3, 0, 4]
+
+// Accumulating onto an FQRSC gradient: outs transposed in, the sum out.
+// CHECK-LABEL: func.func @wgrad_accumulate
+// CHECK: %[[INIT:.*]] = linalg.transpose ins(%[[OUTS:.*]] : tensor<5x2x3x2x4xf32>) outs(%{{.*}} : tensor<4x2x3x2x5xf32>) permutation = [4, 1, 2, 3, 0]
+// CHECK: %[[SUM:.*]] = conv3d.conv ins({{.*}}) outs(%[[INIT]] : tensor<4x2x3x2x5xf32>) strides = [2, 1, 1] dilations = [1, 2, 1] padding = [2, 0, 0, 0, 0, 0]
+// CHECK: linalg.transpose ins(%[[SUM]] : tensor<4x2x3x2x5xf32>) outs(%[[OUTS]] : tensor<5x2x3x2x4xf32>) permutation = [4, 1, 2, 3, 0]

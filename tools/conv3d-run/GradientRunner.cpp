@@ -1,0 +1,102 @@
+//===- GradientRunner.cpp - conv3d-run --kind=dgrad|wgrad -----------------===//
+//
+// A gradient spec: the output gradient and the filter (dgrad) or the input
+// (wgrad) from .npy files or fresh random data, the destination poisoned
+// (NaN) or random when accumulated onto, one compiled run, and the check
+// against the float64 reference gradients (lib/Reference), as the forward
+// is checked against referenceConv.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Runners.h"
+
+#include "conv3d/Reference/ReferenceGradients.h"
+#include "conv3d/Runtime/Engine.h"
+#include "conv3d/Runtime/HostRunner.h"
+#include "conv3d/Support/Npy.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir::conv3d;
+using namespace conv3d_run;
+
+static int fail(const llvm::Twine &message, int code = kUsageError) {
+  llvm::errs() << "conv3d-run: error: " << message << "\n";
+  return code;
+}
+
+int conv3d_run::runGradient(const RunRequest &request) {
+  const ConvSpec &spec = request.spec;
+  bool dgrad = spec.kind == ConvKind::dgrad;
+  uint64_t seed = request.seed;
+  auto progress = [&](const llvm::Twine &message) {
+    if (!request.quiet)
+      llvm::errs() << "conv3d-run: " << message << "\n";
+  };
+
+  // The two operands of the gradient, given or fresh random values.
+  auto gradOutput =
+      loadOrRandom(request.gradOutputPath, "grad_output", spec.inputType,
+                   spec.outputShape(), seed + 8, 1.0);
+  if (!gradOutput)
+    return fail(llvm::toString(gradOutput.takeError()));
+  llvm::Expected<HostTensor> other =
+      dgrad ? loadOrRandom(request.filterPath, "filter", spec.inputType,
+                           spec.filterShape(), seed + 1,
+                           1.0 / std::sqrt(double(spec.geometry.gemmK())))
+            : loadOrRandom(request.inputPath, "input", spec.inputType,
+                           spec.inputShape(), seed, 1.0);
+  if (!other)
+    return fail(llvm::toString(other.takeError()));
+  llvm::Expected<HostTensor> initOr =
+      HostTensor::allocate(spec.outputType, spec.resultShape(), "output");
+  if (!initOr)
+    return fail(llvm::toString(initOr.takeError()));
+  HostTensor init = std::move(*initOr);
+  if (spec.accumulate)
+    fillRandomNormal(init, seed + 4, 1.0);
+  else
+    fillPoison(init);
+
+  Engine engine(request.cache);
+  progress("compiling " + spec.describe());
+  llvm::Expected<std::shared_ptr<const CompiledConv>> conv =
+      engine.compile(spec, request.options);
+  if (!conv)
+    return fail(llvm::toString(conv.takeError()));
+  Measurement m;
+  m.compileMillis = (*conv)->getStats().totalMillis;
+  m.compileSource = (*conv)->getStats().source;
+
+  HostTensor result = init;
+  HostConvBuffers buffers;
+  buffers.gradOutput = &*gradOutput;
+  (dgrad ? buffers.filter : buffers.input) = &*other;
+  buffers.output = &result;
+  HostRunTiming timing;
+  timing.repeat = request.repeat;
+  if (llvm::Error error = runWithHostBuffers(**conv, buffers, &timing))
+    return fail(llvm::toString(std::move(error)));
+  m.runMillis = timing.medianMillis;
+
+  if (request.check) {
+    progress("checking against the reference gradient");
+    const HostTensor *start = spec.accumulate ? &init : nullptr;
+    std::vector<double> reference =
+        dgrad ? referenceConvBackwardData(spec.geometry, spec.filterLayout,
+                                          *gradOutput, *other, start)
+              : referenceConvBackwardFilter(spec.geometry, spec.filterLayout,
+                                            *other, *gradOutput, start);
+    m.relativeError = relativeL2Error(reference, result);
+    m.tolerance = spec.checkTolerance();
+    m.passed = *m.relativeError <= m.tolerance;
+  }
+  if (!request.outputPath.empty())
+    if (llvm::Error error = writeNpyF32(request.outputPath, result))
+      return fail(llvm::toString(std::move(error)));
+  printResult(request, m);
+  return m.passed ? kOk : kCheckFailed;
+}

@@ -1,0 +1,165 @@
+//===- CAPIGradientTest.cpp - the gradients through the C API -------------===//
+//
+// conv3d_compile_kind + conv3d_run_gradient on the CPU target: dgrad and
+// wgrad of a strided, dilated, asymmetrically padded convolution against
+// the float64 reference gradients on random data with poisoned outputs;
+// gradient accumulation; and every refusal naming its reason (a forward-only
+// clause, a wrong kind, an operand the kind does not read, a forward run of
+// a gradient).
+//
+//===----------------------------------------------------------------------===//
+
+#include "conv3d/CAPI/conv3d.h"
+#include "conv3d/Reference/ReferenceConv.h"
+#include "conv3d/Reference/ReferenceGradients.h"
+#include "conv3d/Support/HostTensor.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+#include <string>
+
+using namespace mlir::conv3d;
+
+namespace {
+
+conv3d_spec gradientSpec() {
+  conv3d_spec spec;
+  std::memset(&spec, 0, sizeof(spec));
+  spec.batch = 2;
+  spec.depth = 7;
+  spec.height = 6;
+  spec.width = 9;
+  spec.channels = 5;
+  spec.window[0] = 3;
+  spec.window[1] = 2;
+  spec.window[2] = 3;
+  spec.filters = 6;
+  int64_t strides[3] = {2, 1, 3}, dilations[3] = {1, 2, 1};
+  int64_t padding[6] = {1, 2, 0, 1, 2, 0};
+  std::memcpy(spec.strides, strides, sizeof(strides));
+  std::memcpy(spec.dilations, dilations, sizeof(dilations));
+  std::memcpy(spec.padding, padding, sizeof(padding));
+  spec.filter_layout = CONV3D_FQRSC;
+  spec.input_type = spec.output_type = CONV3D_F32;
+  return spec;
+}
+
+ConvGeometry geometryOf(const conv3d_spec &spec) {
+  ConvGeometry g;
+  g.batch = spec.batch;
+  g.inputSize = {spec.depth, spec.height, spec.width};
+  g.channels = spec.channels;
+  g.window = {spec.window[0], spec.window[1], spec.window[2]};
+  g.filters = spec.filters;
+  for (int i = 0; i < 3; ++i) {
+    g.strides[i] = spec.strides[i];
+    g.dilations[i] = spec.dilations[i];
+    g.padLow[i] = spec.padding[2 * i];
+    g.padHigh[i] = spec.padding[2 * i + 1];
+  }
+  return g;
+}
+
+std::vector<int64_t> vec(std::array<int64_t, 5> a) {
+  return {a.begin(), a.end()};
+}
+
+struct Engine {
+  conv3d_engine *engine = conv3d_engine_create_with_cache(nullptr);
+  ~Engine() { conv3d_engine_destroy(engine); }
+};
+
+TEST(CAPIGradient, DgradAndWgradMatchTheReference) {
+  Engine e;
+  conv3d_spec spec = gradientSpec();
+  ConvGeometry g = geometryOf(spec);
+  HostTensor x = HostTensor::zeros(ElementType::f32, vec(g.inputShape()));
+  HostTensor w = HostTensor::zeros(ElementType::f32,
+                                   vec(g.filterShape(FilterLayout::fqrsc)));
+  HostTensor dy = HostTensor::zeros(ElementType::f32, vec(g.outputShape()));
+  fillRandomNormal(x, 1);
+  fillRandomNormal(w, 2);
+  fillRandomNormal(dy, 3);
+  char error[1024] = "";
+  for (int accumulate = 0; accumulate < 2; ++accumulate) {
+    spec.accumulate = accumulate;
+    for (int kind : {CONV3D_KIND_DGRAD, CONV3D_KIND_WGRAD}) {
+      conv3d_conv *conv = conv3d_compile_kind(
+          e.engine, &spec, kind, "target=cpu", error, sizeof(error));
+      ASSERT_NE(conv, nullptr) << error;
+      EXPECT_EQ(conv3d_conv_kind(conv), kind);
+      bool dgrad = kind == CONV3D_KIND_DGRAD;
+      HostTensor out =
+          HostTensor::zeros(ElementType::f32, dgrad ? x.shape : w.shape);
+      if (accumulate)
+        fillRandomNormal(out, 4);
+      else
+        fillPoison(out);
+      HostTensor init = out;
+      int status = conv3d_run_gradient(
+          conv, dgrad ? nullptr : x.data(), dgrad ? w.data() : nullptr,
+          dy.data(), out.data(), nullptr, error, sizeof(error));
+      ASSERT_EQ(status, 0) << error;
+      const HostTensor *start = accumulate ? &init : nullptr;
+      std::vector<double> reference =
+          dgrad
+              ? referenceConvBackwardData(g, FilterLayout::fqrsc, dy, w, start)
+              : referenceConvBackwardFilter(g, FilterLayout::fqrsc, x, dy,
+                                            start);
+      EXPECT_LT(relativeL2Error(reference, out), 2e-5)
+          << (dgrad ? "dgrad" : "wgrad") << " accumulate=" << accumulate;
+      // A gradient is not run as a forward, nor with the operand it does
+      // not read.
+      EXPECT_NE(conv3d_run(conv, x.data(), w.data(), nullptr, nullptr, 0,
+                           out.data(), nullptr, error, sizeof(error)),
+                0);
+      EXPECT_NE(std::string(error).find("missing grad_output buffer"),
+                std::string::npos)
+          << error;
+      EXPECT_NE(conv3d_run_gradient(conv, x.data(), w.data(), dy.data(),
+                                    out.data(), nullptr, error, sizeof(error)),
+                0);
+      EXPECT_NE(std::string(error).find(dgrad ? "the input must be null"
+                                              : "the filter must be null"),
+                std::string::npos)
+          << error;
+      conv3d_conv_destroy(conv);
+    }
+  }
+}
+
+TEST(CAPIGradient, Refusals) {
+  Engine e;
+  conv3d_spec spec = gradientSpec();
+  char error[1024] = "";
+  spec.has_bias = 1;
+  EXPECT_EQ(conv3d_compile_kind(e.engine, &spec, CONV3D_KIND_DGRAD,
+                                "target=cpu", error, sizeof(error)),
+            nullptr);
+  EXPECT_STREQ(error, "dgrad takes no bias (only the forward does)");
+  spec.has_bias = 0;
+  spec.activation = CONV3D_ACT_SILU;
+  EXPECT_EQ(conv3d_compile_kind(e.engine, &spec, CONV3D_KIND_WGRAD,
+                                "target=cpu", error, sizeof(error)),
+            nullptr);
+  EXPECT_STREQ(error, "wgrad takes no activation (only the forward does)");
+  spec.activation = CONV3D_ACT_NONE;
+  EXPECT_EQ(conv3d_compile_kind(e.engine, &spec, 7, "target=cpu", error,
+                                sizeof(error)),
+            nullptr);
+  EXPECT_NE(std::string(error).find("kind must be"), std::string::npos)
+      << error;
+  conv3d_conv *forward =
+      conv3d_compile(e.engine, &spec, "target=cpu", error, sizeof(error));
+  ASSERT_NE(forward, nullptr) << error;
+  char dummy[64];
+  EXPECT_NE(conv3d_run_gradient(forward, nullptr, dummy, dummy, dummy, nullptr,
+                                error, sizeof(error)),
+            0);
+  EXPECT_NE(std::string(error).find("compiled for fprop"), std::string::npos)
+      << error;
+  conv3d_conv_destroy(forward);
+}
+
+} // namespace
