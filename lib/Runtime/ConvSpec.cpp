@@ -79,6 +79,12 @@ static std::optional<std::string> gradientProblem(const ConvSpec &spec) {
     return refuse("history frames");
   if (spec.hasPrologue())
     return refuse("input prologue");
+  // The gradient ops and their rewrites into forward convolutions are dense
+  // (conv3d.torch differentiates a grouped convolution through PyTorch).
+  if (spec.geometry.groups != 1)
+    return kind + " of a grouped convolution (groups = " +
+           std::to_string(spec.geometry.groups) +
+           ") is not supported: the gradient kernels are dense";
   return std::nullopt;
 }
 
