@@ -59,7 +59,7 @@ def fallback_reason(input, weight, bias, groups):
         return "float32 on a CUDA device"
     if device.type == "cuda" and groups != 1 and weight.shape[1] > 1:
         # The GPU kernel of grouped convolutions runs on CUDA cores: 14x and
-        # 34x cuDNN's time at 8 and 16 channels per group (bench/RESULTS.md);
+        # 46x cuDNN's time at 8 and 16 channels per group (bench/RESULTS.md);
         # depthwise ones (one channel per group) run 5-10x faster than cuDNN.
         return "grouped with several channels per group on a GPU"
     return None
