@@ -210,6 +210,21 @@ else:
                           grad_output: _torch.Tensor, stride: List[int], padding: List[int],
                           dilation: List[int], target: str) -> _torch.Tensor:
         from . import autograd
+        if input.is_cuda:
+            # The library's wgrad runs at 0.00-0.16x cuDNN's time on the GPU
+            # (bench/RESULTS.md: a rewrite onto the sm80 kernel, no wgrad
+            # kernel yet): PyTorch's (cuDNN's) weight gradient, counted.
+            _torch_dropin._count("weight gradient on a GPU")
+            F_ = _torch.nn.functional
+            d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = _explicit_padding(
+                padding, weight_size[2:], dilation)
+            with _torch.enable_grad():
+                w = _torch.zeros(weight_size, dtype=input.dtype, device=input.device,
+                                 requires_grad=True)
+                y = F_.conv3d(F_.pad(input.detach(), (w_lo, w_hi, h_lo, h_hi, d_lo, d_hi)),
+                              w, None, stride, 0, dilation)
+                (grad_weight,) = _torch.autograd.grad(y, (w,), grad_output)
+            return grad_weight.contiguous(memory_format=_torch.channels_last_3d)
         return autograd.conv3d_weight(input, weight_size, grad_output, stride, padding,
                                       dilation, target)
 
@@ -259,6 +274,9 @@ else:
     def _backward(ctx, grad):
         input, weight, bias = ctx.saved_tensors
         stride, padding, dilation, activation, target, groups = ctx.arguments
+        # The residual is added after the activation: its gradient is the
+        # output's, before the activation's derivative.
+        grad_residual = grad if ctx.needs_input_grad[7] else None
         if activation != "none":
             # The pre-activation is recomputed (one forward without the
             # activation) rather than kept from the forward.
@@ -280,7 +298,6 @@ else:
                                                               dilation, target)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = grad.sum(dim=(0, 2, 3, 4)).to(bias.dtype)
-        grad_residual = grad if ctx.needs_input_grad[7] else None
         return (grad_input, grad_weight, grad_bias, None, None, None, None, grad_residual,
                 None, None)
 
