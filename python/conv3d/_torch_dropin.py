@@ -104,9 +104,8 @@ def _count(reason):
     if reason not in _warned:
         _warned.add(reason)
         warnings.warn("conv3d.torch: a convolution with %s runs on PyTorch's own "
-                      "convolution (the conv3d kernels take bfloat16, float16 or float32 "
-                      "on the CPU, bfloat16 or float16 on CUDA, groups=1, non-empty "
-                      "input); conv3d.torch.fallbacks() counts them" % reason,
+                      "convolution (docs/python.md lists what the conv3d kernels take "
+                      "and why); conv3d.torch.fallbacks() counts them" % reason,
                       RuntimeWarning, stacklevel=4)
 
 

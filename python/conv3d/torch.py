@@ -215,15 +215,13 @@ else:
             # (bench/RESULTS.md: a rewrite onto the sm80 kernel, no wgrad
             # kernel yet): PyTorch's (cuDNN's) weight gradient, counted.
             _torch_dropin._count("weight gradient on a GPU")
-            F_ = _torch.nn.functional
+            # (A custom op runs below autograd: torch.nn.grad's
+            # convolution_backward, on the explicitly padded input.)
             d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = _explicit_padding(
                 padding, weight_size[2:], dilation)
-            with _torch.enable_grad():
-                w = _torch.zeros(weight_size, dtype=input.dtype, device=input.device,
-                                 requires_grad=True)
-                y = F_.conv3d(F_.pad(input.detach(), (w_lo, w_hi, h_lo, h_hi, d_lo, d_hi)),
-                              w, None, stride, 0, dilation)
-                (grad_weight,) = _torch.autograd.grad(y, (w,), grad_output)
+            padded = _torch.nn.functional.pad(input, (w_lo, w_hi, h_lo, h_hi, d_lo, d_hi))
+            grad_weight = _torch.nn.grad.conv3d_weight(padded, weight_size, grad_output,
+                                                        stride, 0, dilation)
             return grad_weight.contiguous(memory_format=_torch.channels_last_3d)
         return autograd.conv3d_weight(input, weight_size, grad_output, stride, padding,
                                       dilation, target)
