@@ -15,6 +15,7 @@
 
 #include "EnumKeyword.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSet.h"
 
