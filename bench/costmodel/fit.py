@@ -17,6 +17,7 @@ import collections
 import csv
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -29,7 +30,9 @@ SHAPE_KEYS = ("N", "C", "D", "H", "W", "F", "Q", "R", "S", "Do", "Ho", "Wo", "ge
 CONFIG_INTS = ("tile_m", "tile_n", "tile_k", "stages", "warps_m", "split_k")
 
 
-def load(paths):
+def load(paths, subset=None):
+    """Rows of the candidate CSVs; `subset` ("fit" or "validation"), when
+    given, overrides each row's own set (whole runs held back)."""
     rows = []
     for path in paths:
         for r in csv.DictReader(open(path)):
@@ -39,7 +42,8 @@ def load(paths):
             config = {k: int(float(r["cfg_" + k])) for k in CONFIG_INTS}
             for k in ("kernel", "mainloop", "schedule", "k_order"):
                 config[k] = r["cfg_" + k]
-            rows.append(dict(layer=(path, r["index"]), set=r["set"], name=r["layer"],
+            rows.append(dict(layer=(path, r["index"]), set=subset or r["set"],
+                             name=r["layer"],
                              config_text=r["config"], heuristic=r["is_heuristic"] == "1",
                              ms=float(r["ms"]), shape=shape, config=config))
     return rows
@@ -80,6 +84,28 @@ def evaluate(rows, p, subset):
                 p5=losses[int(0.05 * n)] if n else 0)
 
 
+def read_constants(path):
+    """The constants of a CostModelConstants.inc."""
+    pattern = re.compile(r"CONV3D_COST_CONSTANT\((\w+), ([^)]+)\)")
+    found = dict((m.group(1), float(m.group(2))) for m in pattern.finditer(open(path).read()))
+    missing = [n for n in model.NAMES if n not in found]
+    if missing:
+        sys.exit("%s: no value for %s" % (path, ", ".join(missing)))
+    return found
+
+
+def print_evaluation(rows, p):
+    print("\n| set | layers | model's pick within 10% of the best | heuristic's | "
+          "geomean best / pick | 5th percentile |")
+    print("|---|---|---|---|---|---|")
+    for subset in ("fit", "validation", "all"):
+        e = evaluate(rows, p, subset)
+        if e["layers"]:
+            print("| %s | %d | %d (%.0f%%) | %d (%.0f%%) | %.3f | %.3f |" % (
+                subset, e["layers"], e["picked"], 100 * e["picked"] / e["layers"],
+                e["heuristic"], 100 * e["heuristic"] / e["layers"], e["geomean"], e["p5"]))
+
+
 def write_constants(path, p, sources, device):
     with open(path, "w") as out:
         out.write("// The kernel cost model's constants (lib/Target/CostModel.cpp).\n")
@@ -92,24 +118,30 @@ def write_constants(path, p, sources, device):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("csv", nargs="+")
+    parser.add_argument("csv", nargs="+",
+                        help="candidate CSVs (their rows' own fit/validation split "
+                        "unless --validate is given: then all of these are fitted on)")
+    parser.add_argument("--validate", nargs="+", default=[], metavar="CSV",
+                        help="candidate CSVs held back whole: only evaluated")
+    parser.add_argument("--current", metavar="INC",
+                        help="first evaluate the constants of this .inc (e.g. "
+                        "lib/Target/CostModelConstants.inc) on the same rows")
     parser.add_argument("--write", help="write the constants (.inc) here")
     parser.add_argument("--device", default="unknown")
     args = parser.parse_args()
-    rows = load(args.csv)
+    if args.validate:
+        rows = load(args.csv, "fit") + load(args.validate, "validation")
+    else:
+        rows = load(args.csv)
+    if args.current:
+        print("the constants of %s:" % args.current)
+        print_evaluation(rows, read_constants(args.current))
+        print()
     p, rms = fit(rows)
     print("fitted on %d rows (rms log error %.3f):" % (sum(r["set"] == "fit" for r in rows), rms))
     for name in model.NAMES:
         print("  %-18s %.4g" % (name, p[name]))
-    print("\n| set | layers | model's pick within 10% of the best | heuristic's | "
-          "geomean best / pick | 5th percentile |")
-    print("|---|---|---|---|---|---|")
-    for subset in ("fit", "validation"):
-        e = evaluate(rows, p, subset)
-        if e["layers"]:
-            print("| %s | %d | %d (%.0f%%) | %d (%.0f%%) | %.3f | %.3f |" % (
-                subset, e["layers"], e["picked"], 100 * e["picked"] / e["layers"],
-                e["heuristic"], 100 * e["heuristic"] / e["layers"], e["geomean"], e["p5"]))
+    print_evaluation(rows, p)
     if args.write:
         write_constants(args.write, p, [os.path.relpath(c) for c in args.csv], args.device)
         print("\nwrote", args.write)
