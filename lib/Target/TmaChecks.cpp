@@ -4,6 +4,7 @@
 
 #include "FamilyUtils.h"
 
+#include "conv3d/Target/Families.h"
 #include "conv3d/Target/SM90/SM90KernelPlan.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -45,7 +46,16 @@ std::optional<std::string> mlir::conv3d::tmaIm2colProblem(
                            geometry.channels, blockSize)
           .str();
   }
-  if (geometry.channels < 64)
+  // A K step is one tap x a 64-channel TMA box; channels past C load as
+  // zeros. On the H100 and H200 (bench/RESULTS.md, issue 21) the wgmma
+  // kernel still beat the sm80 kernel on C = 45-48 (padded to 48: three
+  // quarters of a box) with windows of several taps in H x W (0.40-0.89x
+  // cuDNN on sm80, 0.90-1.54x here), not with one tap there (1x1x1, 3x1x1:
+  // the sm80 kernel 1.1-4.0x) nor with C = 40 (sm80 0.8-1.3x, here
+  // 0.5-0.8x).
+  bool narrow = geometry.channels < sm90::kChannelBlock;
+  if (narrow && (geometry.channels * 4 < sm90::kChannelBlock * 3 ||
+                 geometry.window[1] * geometry.window[2] == 1))
     return "C = " + std::to_string(geometry.channels) +
            " is under one 64-channel TMA box; the sm80 kernel reads "
            "narrow channels without padding them";
@@ -142,4 +152,17 @@ mlir::conv3d::tmaPaddedChannels(const ConvProblem &problem) {
       problem.hasPrologue || problem.quantBlockSize || problem.packedFilter)
     return std::nullopt;
   return llvm::alignTo(g.channels, 8);
+}
+
+bool mlir::conv3d::sm90ReadsPaddedChannels(MLIRContext *context,
+                                           const ConvProblem &padded,
+                                           IGemmConfigAttr config) {
+  if (!getSM90Im2colFamily().canImplement(padded))
+    return true;
+  const SM90HaloFamily &halo = getSM90HaloFamily();
+  if (halo.canImplement(padded))
+    return false;
+  if (config)
+    return config.getMainloop() == Mainloop::halo;
+  return static_cast<bool>(halo.select(context, padded).config);
 }

@@ -92,7 +92,8 @@ struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
 /// the input and the filter change no sum: the convolution reads
 /// channel-padded copies (one pass over each operand, small next to the
 /// convolution for the layers this applies to: C >= 57, where the padded
-/// channels fill at least one 64-channel TMA box).
+/// channels fill at least one 64-channel TMA box, and narrower channels
+/// that the halo mainloop takes; sm90ReadsPaddedChannels says which).
 struct PadChannelsForTma : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -116,8 +117,9 @@ struct PadChannelsForTma : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(conv, "no channels to pad");
     paddedProblem.geometry.channels = *channels;
     ConvGeometry padded = paddedProblem.geometry;
-    if (getSM90Im2colFamily().canImplement(paddedProblem))
-      return rewriter.notifyMatchFailure(conv, "sm90 cannot take it padded");
+    if (!sm90ReadsPaddedChannels(rewriter.getContext(), paddedProblem,
+                                 conv.getConfigAttr()))
+      return rewriter.notifyMatchFailure(conv, "sm90 does not read it padded");
     Location loc = conv.getLoc();
     // Not a tensor.pad: that bufferizes to a fill of the whole padded buffer
     // before the copy (on r(2+1)d's 230-channel layers the fill alone took
