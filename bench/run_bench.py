@@ -9,10 +9,11 @@ For each shape of the suite (bench/shapes.json), on the same torch tensors:
     channels_last_3d input/weight/output are NDHWC / FQRSC / NDHWF, the
     layouts the kernels take;
   - optionally the fused NVFP4 variant (input quantized in the tile load).
-Timing: CUDA events around each call, warm-up first, median of the runs;
-the L2 is flushed before every timed call (a 256 MiB write, as
-triton.testing.do_bench does: the conservative number; --no-flush turns it
-off), and the calls rotate among several input sets.
+Timing (bench/timing.py): CUDA events around each call, warm-up first,
+median of the runs; the L2 is flushed before every timed call (a write of
+max(2 x L2, 256 MiB), as triton.testing.do_bench does: the conservative
+number; --no-flush turns it off), and the calls rotate among several input
+sets.
 Correctness: both outputs against an fp32 (TF32 off) cuDNN reference.
 Reports ms, TFLOP/s, the speed ratio to cuDNN (cuDNN time / ours), the
 fraction of the roofline limit (max(FLOPs / 730 TFLOP/s, bytes / 3 TB/s) /
@@ -20,10 +21,10 @@ time), compile time, and the geometric mean of the ratio.
 """
 
 import argparse
+import itertools
 import json
 import math
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -33,37 +34,18 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import conv3d  # noqa: E402
+from timing import Timer, rel_l2  # noqa: E402
 
 PEAK_FLOPS = 730e12  # bf16 MMA, measured on the H100 (TOOLCHAIN.md)
 PEAK_BYTES = 3.0e12  # device copy, reads + writes
 L2_BYTES = 50 << 20
 
 
-FLUSH = None  # the L2-flushing buffer (main() allocates it unless --no-flush)
-
-
-def time_cuda(fn, reps, warmup):
-    for _ in range(warmup):
-        fn(0)
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        if FLUSH is not None:
-            FLUSH.zero_()
-        starts[i].record()
-        fn(i)
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-    return statistics.median(times), times
-
-
-def rel_l2(out, ref):
-    out, ref = out.float(), ref.float()
-    if not torch.isfinite(out).all():
-        return float("inf")
-    return (torch.linalg.vector_norm(out - ref) / torch.linalg.vector_norm(ref)).item()
+def rotating(fn):
+    """fn(i) as a call of no arguments, i counting the calls: the timed
+    calls rotate among the input sets."""
+    counter = itertools.count()
+    return lambda: fn(next(counter))
 
 
 def run_shape(engine, shape, args):
@@ -100,9 +82,8 @@ def run_shape(engine, shape, args):
     # cuDNN.
     cudnn_out = F.conv3d(xs[0], wt, stride=stride, padding=pad, dilation=dilation)
     cudnn_err = rel_l2(cudnn_out, ref)
-    cudnn_ms, _ = time_cuda(
-        lambda i: F.conv3d(xs[i % sets], wt, stride=stride, padding=pad, dilation=dilation),
-        args.reps, args.warmup)
+    cudnn_ms = args.timer.median(rotating(
+        lambda i: F.conv3d(xs[i % sets], wt, stride=stride, padding=pad, dilation=dilation)))
 
     result = dict(name=shape["name"], flops=flops, bytes=bytes_moved, limit_ms=limit_ms,
                   cudnn_ms=cudnn_ms, cudnn_err=cudnn_err)
@@ -123,7 +104,7 @@ def run_shape(engine, shape, args):
             call(0)
             torch.cuda.synchronize()
             err = rel_l2(ys[0], ref)
-            ms, _ = time_cuda(call, args.reps, args.warmup)
+            ms = args.timer.median(rotating(call))
             tuning[cfg] = dict(ms=ms, err=err, ratio=cudnn_ms / ms)
         result["tuning"] = tuning
     # The first target is "ours"; the others are timed beside it.
@@ -167,8 +148,7 @@ def run_shape(engine, shape, args):
             # NVFP4 changes the operand (its exactness is tested elsewhere);
             # report the distance to the unquantized result.
             result[label + "_vs_bf16"] = rel_l2(ys[0], ref)
-        ms, _ = time_cuda(call, args.reps, args.warmup)
-        result[label + "_ms"] = ms
+        result[label + "_ms"] = args.timer.median(rotating(call))
         result[label + "_compile_ms"] = conv.compile_millis
         if label == "ours":
             # A second engine stands in for a second process: it loads the
@@ -206,9 +186,7 @@ def main():
                         help="do not flush the L2 before each timed call")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
-    global FLUSH
-    if not args.no_flush:
-        FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    args.timer = Timer(args.reps, args.warmup, flush=not args.no_flush)
 
     torch.backends.cudnn.benchmark = True
     shapes = json.load(open(args.suite))["shapes"]

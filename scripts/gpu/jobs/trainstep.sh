@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The `trainstep` branch's GPU job (issue 22): bench/train_step.py, a
+# training step (forward + backward) against cuDNN. Run on the GPU machine
+# from the repository root (the build carried as .gpu-carry); writes its
+# logs and JSON under $OUT; about 2-4 minutes, at most 290 s (each model
+# has its own timeout, cut to what is left of 280 s):
+#   1. unet: nnU-Net's 3d_fullres U-Net (6 stages, 32-320 channels, instance
+#      norm + LeakyReLU, strided convs, ConvTranspose3d), batch 2, 128^3
+#      patch, bf16 channels_last_3d;
+#   2. vae_block: WAN 2.1's decoder residual block, 192 channels, 8 frames
+#      of 240 x 416, bf16 channels_last_3d.
+# For each, cuDNN (cudnn.benchmark) against the same model after
+# conv3d.torch.convert(): conv kernel time (torch.profiler, the kernels
+# classified and listed by name), whole-step time (interleaved, L2
+# flushed, medians), peak memory (max_memory_allocated), gradients' rel.
+# L2 against float32 (TF32 off); CHECK lines at the end of each log.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
+source scripts/gpu/env.sh
+out="${OUT:-/tmp/conv3d-out}"
+mkdir -p "$out"
+status=0
+deadline=$(( $(date +%s) + 280 ))
+left() { local l=$(( deadline - $(date +%s) )); [ "$l" -lt "$1" ] && echo $(( l > 1 ? l : 1 )) || echo "$1"; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
+  | tee "$out/trainstep-device.log"
+for model in unet vae_block; do
+  echo "=== bench/train_step.py --models $model ==="
+  timeout "$(left 170)" python3 bench/train_step.py --models "$model" --reps 5 --warmup 2 \
+    --profile-reps 3 --json "$out/train_step-$model.json" 2>&1 \
+    | tee "$out/train_step-$model.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+done
+echo "trainstep job status $status" | tee "$out/trainstep-status.txt"
+exit $status
