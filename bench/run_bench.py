@@ -34,7 +34,9 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import conv3d  # noqa: E402
-from timing import Timer, rel_l2  # noqa: E402
+import suite  # noqa: E402
+import timing  # noqa: E402
+from timing import rel_l2  # noqa: E402
 
 PEAK_FLOPS = 730e12  # bf16 MMA, measured on the H100 (TOOLCHAIN.md)
 PEAK_BYTES = 3.0e12  # device copy, reads + writes
@@ -51,12 +53,8 @@ def rotating(fn):
 def run_shape(engine, shape, args):
     n, c, d, h, w, f = (shape[k] for k in ("N", "C", "D", "H", "W", "F"))
     q, r, s = shape["k"]
-    stride, pad = shape["stride"], shape["pad"]
-    dilation = shape.get("dilation", [1, 1, 1])
-    spec_args = dict(input_shape=(n, d, h, w, c), filter_shape=(q, r, s, c, f),
-                     strides=stride, dilations=dilation,
-                     padding=(pad[0], pad[0], pad[1], pad[1], pad[2], pad[2]),
-                     filter_layout="fqrsc", dtype="bf16")
+    stride, pad, dilation = suite.geometry(shape)
+    spec_args = suite.spec_args(shape)
     spec = conv3d.Spec.from_shapes(**spec_args)
     nn, do, ho, wo, ff = spec.output_shape()
     flops = spec.flops()
@@ -67,10 +65,8 @@ def run_shape(engine, shape, args):
 
     sets = max(1, min(4, math.ceil(3 * L2_BYTES / in_bytes)))
     cl = torch.channels_last_3d
-    xs = [torch.randn(n, c, d, h, w, device="cuda").to(torch.bfloat16).contiguous(memory_format=cl)
-          for _ in range(sets)]
-    wt = (torch.randn(f, c, q, r, s, device="cuda") / math.sqrt(q * r * s * c)).to(
-        torch.bfloat16).contiguous(memory_format=cl)
+    xs = [suite.random_input(shape) for _ in range(sets)]
+    wt = suite.random_weight(shape)
     ys = [torch.empty(n, f, do, ho, wo, device="cuda", dtype=torch.bfloat16,
                       memory_format=cl) for _ in range(sets)]
 
@@ -165,10 +161,8 @@ def run_shape(engine, shape, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", default=os.path.join(os.path.dirname(__file__), "shapes.json"))
-    parser.add_argument("--only", nargs="*", help="shape names")
-    parser.add_argument("--reps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=5)
+    suite.add_arguments(parser)
+    timing.add_arguments(parser, reps=20, warmup=5)
     parser.add_argument("--config", default=None, help="force a tile configuration")
     parser.add_argument("--tune", action="store_true",
                         help="compile our main kernels with tune=True (the configuration "
@@ -182,16 +176,12 @@ def main():
     parser.add_argument("--targets", nargs="+", default=["sm90", "sm80"],
                         help="targets to time; the first is the one the table and "
                         "the NVFP4 and tuning runs use")
-    parser.add_argument("--no-flush", action="store_true",
-                        help="do not flush the L2 before each timed call")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
-    args.timer = Timer(args.reps, args.warmup, flush=not args.no_flush)
+    args.timer = timing.from_arguments(args)
 
     torch.backends.cudnn.benchmark = True
-    shapes = json.load(open(args.suite))["shapes"]
-    if args.only:
-        shapes = [s for s in shapes if s["name"] in args.only]
+    shapes = suite.shapes(args)
     # A fresh disk cache: compile times are cold compilations.
     args.cache_dir = tempfile.mkdtemp(prefix="conv3d-bench-cache-")
     engine = conv3d.Engine(cache_dir=args.cache_dir)
@@ -256,13 +246,7 @@ def main():
                 lines.append(f"tune {r['name']} {cfg}: {t['ms']:.3f} ms, {t['ratio']:.2f}x cuDNN, err {t['err']:.1e}")
             else:
                 lines.append(f"tune {r['name']} {cfg}: {t}")
-    table = "\n".join(lines)
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "bench.json"), "w") as fh:
-        json.dump(results, fh, indent=1)
-    with open(os.path.join(args.out, "bench.md"), "w") as fh:
-        fh.write(table + "\n")
+    suite.write(args.out, "bench", results, "\n".join(lines))
 
 
 if __name__ == "__main__":

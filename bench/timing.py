@@ -74,6 +74,19 @@ class Timer:
         return statistics.median(self.interleaved({"call": call}, reps, warmup)["call"])
 
 
+def add_arguments(parser, reps, warmup):
+    """--reps, --warmup (with these defaults) and --no-flush."""
+    parser.add_argument("--reps", type=int, default=reps, help="timed calls (the median's)")
+    parser.add_argument("--warmup", type=int, default=warmup, help="untimed calls first")
+    parser.add_argument("--no-flush", action="store_true",
+                        help="do not flush the L2 before each timed call")
+
+
+def from_arguments(args, device="cuda"):
+    """The Timer of add_arguments' flags."""
+    return Timer(args.reps, args.warmup, flush=not args.no_flush, device=device)
+
+
 def medians(times):
     """{name: median} of Timer.interleaved's result."""
     return {name: statistics.median(values) for name, values in times.items()}

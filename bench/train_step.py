@@ -74,7 +74,8 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from netbench.models import UNET_CHANNELS, unet3d  # noqa: E402
-from timing import Timer, rel_l2  # noqa: E402
+import timing  # noqa: E402
+from timing import rel_l2  # noqa: E402
 
 import conv3d.autograd  # noqa: E402
 from conv3d.models import wan_vae  # noqa: E402
@@ -373,7 +374,7 @@ def run_model(name, size, args, device, dtype):
     del ref_grads, y_ref
 
     # Whole-step time: interleaved, medians.
-    timer = Timer(args.reps, args.warmup, device=device)
+    timer = timing.from_arguments(args, device=device)
     times = timer.interleaved({s: sides[s].step for s in SIDES})
     for s in SIDES:
         row[s + "_step_ms"] = statistics.median(times[s])
@@ -500,8 +501,7 @@ def main():
     ap.add_argument("--reference-dtype", choices=["f32", "f64"], default=None,
                     help="the reference's dtype (default: f32 on cuda, TF32 off; f64 on cpu)")
     ap.add_argument("--target", default="auto", help="conv3d's target (auto, sm90, sm80, cpu)")
-    ap.add_argument("--reps", type=int, default=5, help="timed steps per side")
-    ap.add_argument("--warmup", type=int, default=2)
+    timing.add_arguments(ap, reps=5, warmup=2)
     ap.add_argument("--profile-reps", type=int, default=3, help="profiled steps per side")
     ap.add_argument("--top", type=int, default=4, help="kernel names shown per class")
     ap.add_argument("--seed", type=int, default=0)

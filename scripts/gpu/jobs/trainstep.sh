@@ -14,14 +14,7 @@
 # classified and listed by name), whole-step time (interleaved, L2
 # flushed, medians), peak memory (max_memory_allocated), gradients' rel.
 # L2 against float32 (TF32 off); CHECK lines at the end of each log.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
-source scripts/gpu/env.sh
-out="${OUT:-/tmp/conv3d-out}"
-mkdir -p "$out"
-status=0
-deadline=$(( $(date +%s) + 280 ))
-left() { local l=$(( deadline - $(date +%s) )); [ "$l" -lt "$1" ] && echo $(( l > 1 ? l : 1 )) || echo "$1"; }
+JOB_BUDGET_S=280 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   | tee "$out/trainstep-device.log"
 for model in unet vae_block; do
