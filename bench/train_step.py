@@ -522,6 +522,17 @@ def main():
             props.name, torch.__version__, torch.backends.cudnn.version(), args.target))
     else:
         print("device: CPU, torch %s, conv3d target %s" % (torch.__version__, args.target))
+    if device == "cuda":
+        print("kernel classes: conv3d library = named conv3d_kernel* or launched by a conv3d "
+              "op itself; PyTorch conv = launched by one of PyTorch's convolution ops "
+              "(aten::*conv*: cuDNN; on our side the fallbacks, e.g. the weight gradient); "
+              "conv glue = the other kernels inside convolution ops; other = the rest; "
+              "conv time = conv3d library + PyTorch conv")
+    else:
+        print("CPU op classes (self time): conv3d library = conv3d's ops and autograd "
+              "functions; PyTorch conv = inside PyTorch's convolution ops (aten::*conv*); "
+              "conv glue = the other ops inside conv3d's; other = the rest; conv time = "
+              "conv3d library + PyTorch conv")
     sizes = QUICK if args.quick else FULL
     rows, results = [], []
     for name in args.models:
