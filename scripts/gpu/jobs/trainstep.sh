@@ -2,8 +2,11 @@
 # The `trainstep` branch's GPU job (issue 22): bench/train_step.py, a
 # training step (forward + backward) against cuDNN. Run on the GPU machine
 # from the repository root (the build carried as .gpu-carry); writes its
-# logs and JSON under $OUT; about 2-4 minutes, at most 290 s (each model
+# logs and JSON under $OUT; about 2-4 minutes, at most 290 s (each step
 # has its own timeout, cut to what is left of 280 s):
+#   0. --quick on the CPU target (small models, float32 against float64):
+#      the conv3d.torch.convert() path with this machine's PyTorch, which
+#      the CPU machines (PyTorch 1.13) cannot run;
 #   1. unet: nnU-Net's 3d_fullres U-Net (6 stages, 32-320 channels, instance
 #      norm + LeakyReLU, strided convs, ConvTranspose3d), batch 2, 128^3
 #      patch, bf16 channels_last_3d;
@@ -17,9 +20,13 @@
 JOB_BUDGET_S=280 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   | tee "$out/trainstep-device.log"
+echo "=== bench/train_step.py --quick (CPU target) ==="
+timeout "$(left 60)" python3 bench/train_step.py --quick --target cpu --reps 2 --warmup 1 \
+  --profile-reps 1 --json "$out/train_step-quick.json" 2>&1 | tee "$out/train_step-quick.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 for model in unet vae_block; do
   echo "=== bench/train_step.py --models $model ==="
-  timeout "$(left 170)" python3 bench/train_step.py --models "$model" --reps 5 --warmup 2 \
+  timeout "$(left 150)" python3 bench/train_step.py --models "$model" --reps 5 --warmup 2 \
     --profile-reps 3 --json "$out/train_step-$model.json" 2>&1 \
     | tee "$out/train_step-$model.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
