@@ -4,9 +4,11 @@
 # from the repository root (the build carried as .gpu-carry); writes its
 # logs and JSON under $OUT; about 2-4 minutes, at most 290 s (each step
 # has its own timeout, cut to what is left of 280 s):
-#   0. --quick on the CPU target (small models, float32 against float64):
-#      the conv3d.torch.convert() path with this machine's PyTorch, which
-#      the CPU machines (PyTorch 1.13) cannot run;
+#   0. on the CPU target, with this machine's PyTorch (2.4+: the custom-op
+#      paths, which the CPU machines' PyTorch 1.13 cannot run):
+#      test/Inputs/python_causal_autograd_check.py (CausalConv3d's backward
+#      through conv3d.torch.conv3d against float64 autograd of its twin) and
+#      train_step.py --quick (small models, conv3d.torch.convert());
 #   1. unet: nnU-Net's 3d_fullres U-Net (6 stages, 32-320 channels, instance
 #      norm + LeakyReLU, strided convs, ConvTranspose3d), batch 2, 128^3
 #      patch, bf16 channels_last_3d;
@@ -20,6 +22,10 @@
 JOB_BUDGET_S=280 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   | tee "$out/trainstep-device.log"
+echo "=== CausalConv3d backward (CPU target) ==="
+timeout "$(left 60)" python3 test/Inputs/python_causal_autograd_check.py 2>&1 \
+  | tee "$out/causal-autograd.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "=== bench/train_step.py --quick (CPU target) ==="
 timeout "$(left 60)" python3 bench/train_step.py --quick --target cpu --reps 2 --warmup 1 \
   --profile-reps 1 --json "$out/train_step-quick.json" 2>&1 | tee "$out/train_step-quick.log"
