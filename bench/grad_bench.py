@@ -9,9 +9,9 @@ channels_last_3d, torch.backends.cudnn.benchmark = True):
     (Engine.compile(kind=...), Conv.run_gradient), reading the same memory:
     channels_last_3d dy / weight / x are NDHWF / FQRSC / NDHWC, and the
     results are written into channels_last_3d tensors (NDHWC, FQRSC).
-Timing: CUDA events around each call, warm-up first, median of the runs,
-the L2 flushed before every timed call (a 256 MiB write; --no-flush turns
-it off). Correctness: both results against an fp32 (TF32 off) PyTorch
+Timing (bench/timing.py): CUDA events around each call, warm-up first,
+median of the runs, the L2 flushed before every timed call (--no-flush
+turns it off). Correctness: both results against an fp32 (TF32 off) PyTorch
 reference. Reports ms, TFLOP/s (the forward's 2*M*N*K), the speed ratio to
 cuDNN (cuDNN time / ours), compile time, errors and the geometric means.
 --time-budget stops starting new shapes after that many seconds (the GPU
@@ -22,7 +22,6 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -31,48 +30,21 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import conv3d  # noqa: E402
-
-FLUSH = None
-
-
-def time_cuda(fn, reps, warmup):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        if FLUSH is not None:
-            FLUSH.zero_()
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
-
-
-def rel_l2(out, ref):
-    out, ref = out.float(), ref.float()
-    if not torch.isfinite(out).all():
-        return float("inf")
-    return (torch.linalg.vector_norm(out - ref) / torch.linalg.vector_norm(ref)).item()
+import suite  # noqa: E402
+import timing  # noqa: E402
+from timing import rel_l2  # noqa: E402
 
 
 def run_shape(engine, shape, args):
     n, c, d, h, w, f = (shape[k] for k in ("N", "C", "D", "H", "W", "F"))
     q, r, s = shape["k"]
-    stride, pad = shape["stride"], shape["pad"]
-    dilation = shape.get("dilation", [1, 1, 1])
-    spec = conv3d.Spec.from_shapes(
-        input_shape=(n, d, h, w, c), filter_shape=(q, r, s, c, f), strides=stride,
-        dilations=dilation, padding=(pad[0], pad[0], pad[1], pad[1], pad[2], pad[2]),
-        filter_layout="fqrsc", dtype="bf16")
+    stride, pad, dilation = suite.geometry(shape)
+    spec = conv3d.Spec.from_shapes(**suite.spec_args(shape))
     _, do, ho, wo, _ = spec.output_shape()
     flops = spec.flops()
     cl = torch.channels_last_3d
-    x = torch.randn(n, c, d, h, w, device="cuda").to(torch.bfloat16).contiguous(memory_format=cl)
-    wt = (torch.randn(f, c, q, r, s, device="cuda") / math.sqrt(q * r * s * c)).to(
-        torch.bfloat16).contiguous(memory_format=cl)
+    x = suite.random_input(shape)
+    wt = suite.random_weight(shape)
     dy = torch.randn(n, f, do, ho, wo, device="cuda").to(torch.bfloat16).contiguous(
         memory_format=cl)
     torch.backends.cudnn.allow_tf32 = False
@@ -92,7 +64,7 @@ def run_shape(engine, shape, args):
             out = torch.empty(f, c, q, r, s, device="cuda", dtype=torch.bfloat16,
                               memory_format=cl)
         result[kind + "_cudnn_err"] = rel_l2(cudnn(), ref)
-        result[kind + "_cudnn_ms"] = time_cuda(cudnn, args.reps, args.warmup)
+        result[kind + "_cudnn_ms"] = args.timer.median(cudnn)
         try:
             t0 = time.time()
             conv = engine.compile(spec, target=args.target, kind=kind)
@@ -110,7 +82,7 @@ def run_shape(engine, shape, args):
         call()
         torch.cuda.synchronize()
         result[kind + "_err"] = rel_l2(out, ref)
-        result[kind + "_ms"] = time_cuda(call, args.reps, args.warmup)
+        result[kind + "_ms"] = args.timer.median(call)
     del x, wt, dy, ref, out
     torch.cuda.empty_cache()
     return result
@@ -118,25 +90,18 @@ def run_shape(engine, shape, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", default=os.path.join(os.path.dirname(__file__), "shapes.json"))
-    parser.add_argument("--only", nargs="*", help="shape names")
+    suite.add_arguments(parser)
     parser.add_argument("--kinds", nargs="+", default=["dgrad", "wgrad"],
                         choices=["dgrad", "wgrad"])
     parser.add_argument("--target", default="sm90")
-    parser.add_argument("--reps", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--no-flush", action="store_true")
+    timing.add_arguments(parser, reps=10, warmup=3)
     parser.add_argument("--time-budget", type=float, default=0,
                         help="seconds after which no new shape is started (0: none)")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
-    global FLUSH
-    if not args.no_flush:
-        FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    args.timer = timing.from_arguments(args)
     torch.backends.cudnn.benchmark = True
-    shapes = json.load(open(args.suite))["shapes"]
-    if args.only:
-        shapes = [s for s in shapes if s["name"] in args.only]
+    shapes = suite.shapes(args)
     engine = conv3d.Engine(cache_dir=tempfile.mkdtemp(prefix="conv3d-grad-cache-"))
     props = torch.cuda.get_device_properties(0)
     print(f"device: {props.name}, torch {torch.__version__}, cuDNN "
@@ -177,13 +142,7 @@ def main():
                          f"{len(ratios)} shapes (min {min(ratios):.2f}x)")
     if skipped:
         lines.append("\nnot run (time budget): " + ", ".join(skipped))
-    table = "\n".join(lines)
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "grad_bench.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    with open(os.path.join(args.out, "grad_bench.md"), "w") as f:
-        f.write(table + "\n")
+    suite.write(args.out, "grad_bench", results, "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ For each shape, on the same tensors:
     depthwise kernel for depthwise shapes; grouped shapes with more than
     one channel per group have no GPU kernel yet and report the compiler's
     refusal).
-Timing: CUDA events, warm-up first, median of --reps runs, the L2 flushed
-before every timed call (a 256 MiB write; --no-flush turns it off).
+Timing (bench/timing.py): CUDA events, warm-up first, median of --reps
+runs, the L2 flushed before every timed call (--no-flush turns it off).
 Errors: relative L2 against an fp32 cuDNN result (TF32 off).
 Prints one table row per shape and, with --json FILE, the rows as JSON.
 """
@@ -28,7 +28,6 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 
 import torch
@@ -36,6 +35,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import conv3d  # noqa: E402
+import timing  # noqa: E402
+from timing import rel_l2  # noqa: E402
 
 PEAK_BYTES = 3.35e12  # H100 SXM DRAM bandwidth
 
@@ -49,32 +50,6 @@ SHAPES = [
     ("grouped8_c256_8x28x28", 4, 256, (8, 28, 28), 32, 256, (1, 1, 1)),
     ("grouped16_c256_8x28x28", 4, 256, (8, 28, 28), 16, 256, (1, 1, 1)),
 ]
-
-FLUSH = None
-
-
-def time_cuda(fn, reps, warmup):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        if FLUSH is not None:
-            FLUSH.zero_()
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
-
-
-def rel_l2(out, ref):
-    out, ref = out.float(), ref.float()
-    if not torch.isfinite(out).all():
-        return float("inf")
-    return (torch.linalg.vector_norm(out - ref) / torch.linalg.vector_norm(ref)).item()
-
 
 def run_shape(engine, name, n, c, dhw, groups, f, stride, args):
     d, h, w = dhw
@@ -93,9 +68,8 @@ def run_shape(engine, name, n, c, dhw, groups, f, stride, args):
     for label, xi, wi in (("cudnn_cl", x_cl, w_cl), ("cudnn_ncdhw", x, wt)):
         y = F.conv3d(xi, wi, stride=stride, padding=pad, groups=groups)
         row[label + "_err"] = rel_l2(y, ref)
-        row[label + "_ms"] = time_cuda(
-            lambda: F.conv3d(xi, wi, stride=stride, padding=pad, groups=groups),
-            args.reps, args.warmup)
+        row[label + "_ms"] = args.timer.median(
+            lambda: F.conv3d(xi, wi, stride=stride, padding=pad, groups=groups))
 
     spec = conv3d.Spec.from_shapes(
         input_shape=(n, d, h, w, c), filter_shape=(3, 3, 3, c // groups, f),
@@ -116,23 +90,19 @@ def run_shape(engine, name, n, c, dhw, groups, f, stride, args):
     call()
     torch.cuda.synchronize()
     row["ours_err"] = rel_l2(y, ref)
-    row["ours_ms"] = time_cuda(call, args.reps, args.warmup)
+    row["ours_ms"] = args.timer.median(call)
     return row
 
 
 def main():
-    global FLUSH
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="sm90")
-    parser.add_argument("--reps", type=int, default=50)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--no-flush", action="store_true")
+    timing.add_arguments(parser, reps=50, warmup=5)
     parser.add_argument("--only", nargs="*", help="shape names")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args()
     torch.backends.cudnn.benchmark = True
-    if not args.no_flush:
-        FLUSH = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    args.timer = timing.from_arguments(args)
     engine = conv3d.Engine()
     print("device: %s; bf16; limit = (input + filter + output bytes) / %.2f TB/s"
           % (torch.cuda.get_device_name(), PEAK_BYTES / 1e12))

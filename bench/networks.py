@@ -412,8 +412,9 @@ def main(argv=None):
 def run(args):
     import torch
     torch.backends.cudnn.benchmark = True
+    import timing
     from netbench import measure
-    timer = measure.Timer(args.reps, args.warmup)
+    timer = timing.Timer(args.reps, args.warmup)
     log("compiling with %d processes into %s; conv3d-run: %s" % (
         args.jobs, args.cache_dir, args.tool))
     with torch.inference_mode():

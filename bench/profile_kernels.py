@@ -11,7 +11,6 @@ between them can be read off directly. Usage (GPU machine):
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -20,32 +19,24 @@ from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import conv3d  # noqa: E402
+import suite  # noqa: E402
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", default=os.path.join(os.path.dirname(__file__), "shapes.json"))
-    parser.add_argument("--only", nargs="*", help="shape names (default: all)")
+    suite.add_arguments(parser)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--target", default="sm80")
     parser.add_argument("--configs", nargs="*", default=None,
                         help="bf16 only: profile each forced tile configuration")
     args = parser.parse_args()
-    shapes = json.load(open(args.suite))["shapes"]
-    if args.only:
-        shapes = [s for s in shapes if s["name"] in args.only]
     engine = conv3d.Engine(cache_dir="")
-    for shape in shapes:
-        n, c, d, h, w, f = (shape[k] for k in ("N", "C", "D", "H", "W", "F"))
-        q, r, s = shape["k"]
-        pad = shape["pad"]
-        base = dict(input_shape=(n, d, h, w, c), filter_shape=(q, r, s, c, f),
-                    strides=shape["stride"],
-                    padding=(pad[0], pad[0], pad[1], pad[1], pad[2], pad[2]),
-                    filter_layout="fqrsc", dtype="bf16")
+    for shape in suite.shapes(args):
+        n, f = shape["N"], shape["F"]
+        base = suite.spec_args(shape)
         cl = torch.channels_last_3d
-        x = torch.randn(n, c, d, h, w, device="cuda").to(torch.bfloat16).contiguous(memory_format=cl)
-        wt = torch.randn(f, c, q, r, s, device="cuda").to(torch.bfloat16).contiguous(memory_format=cl)
+        x = suite.random_input(shape)
+        wt = suite.random_weight(shape, scaled=False)
         spec = conv3d.Spec.from_shapes(**base)
         do, ho, wo = spec.output_shape()[1:4]
         y = torch.empty(n, f, do, ho, wo, device="cuda", dtype=torch.bfloat16, memory_format=cl)

@@ -9,10 +9,11 @@ For each shape of the suite (bench/shapes.json), on the same torch tensors:
     channels_last_3d input/weight/output are NDHWC / FQRSC / NDHWF, the
     layouts the kernels take;
   - optionally the fused NVFP4 variant (input quantized in the tile load).
-Timing: CUDA events around each call, warm-up first, median of the runs;
-the L2 is flushed before every timed call (a 256 MiB write, as
-triton.testing.do_bench does: the conservative number; --no-flush turns it
-off), and the calls rotate among several input sets.
+Timing (bench/timing.py): CUDA events around each call, warm-up first,
+median of the runs; the L2 is flushed before every timed call (a write of
+max(2 x L2, 256 MiB), as triton.testing.do_bench does: the conservative
+number; --no-flush turns it off), and the calls rotate among several input
+sets.
 Correctness: both outputs against an fp32 (TF32 off) cuDNN reference.
 Reports ms, TFLOP/s, the speed ratio to cuDNN (cuDNN time / ours), the
 fraction of the roofline limit (max(FLOPs / 730 TFLOP/s, bytes / 3 TB/s) /
@@ -20,10 +21,10 @@ time), compile time, and the geometric mean of the ratio.
 """
 
 import argparse
+import itertools
 import json
 import math
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -33,48 +34,27 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import conv3d  # noqa: E402
+import suite  # noqa: E402
+import timing  # noqa: E402
+from timing import rel_l2  # noqa: E402
 
 PEAK_FLOPS = 730e12  # bf16 MMA, measured on the H100 (TOOLCHAIN.md)
 PEAK_BYTES = 3.0e12  # device copy, reads + writes
 L2_BYTES = 50 << 20
 
 
-FLUSH = None  # the L2-flushing buffer (main() allocates it unless --no-flush)
-
-
-def time_cuda(fn, reps, warmup):
-    for _ in range(warmup):
-        fn(0)
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        if FLUSH is not None:
-            FLUSH.zero_()
-        starts[i].record()
-        fn(i)
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
-    return statistics.median(times), times
-
-
-def rel_l2(out, ref):
-    out, ref = out.float(), ref.float()
-    if not torch.isfinite(out).all():
-        return float("inf")
-    return (torch.linalg.vector_norm(out - ref) / torch.linalg.vector_norm(ref)).item()
+def rotating(fn):
+    """fn(i) as a call of no arguments, i counting the calls: the timed
+    calls rotate among the input sets."""
+    counter = itertools.count()
+    return lambda: fn(next(counter))
 
 
 def run_shape(engine, shape, args):
     n, c, d, h, w, f = (shape[k] for k in ("N", "C", "D", "H", "W", "F"))
     q, r, s = shape["k"]
-    stride, pad = shape["stride"], shape["pad"]
-    dilation = shape.get("dilation", [1, 1, 1])
-    spec_args = dict(input_shape=(n, d, h, w, c), filter_shape=(q, r, s, c, f),
-                     strides=stride, dilations=dilation,
-                     padding=(pad[0], pad[0], pad[1], pad[1], pad[2], pad[2]),
-                     filter_layout="fqrsc", dtype="bf16")
+    stride, pad, dilation = suite.geometry(shape)
+    spec_args = suite.spec_args(shape)
     spec = conv3d.Spec.from_shapes(**spec_args)
     nn, do, ho, wo, ff = spec.output_shape()
     flops = spec.flops()
@@ -85,10 +65,8 @@ def run_shape(engine, shape, args):
 
     sets = max(1, min(4, math.ceil(3 * L2_BYTES / in_bytes)))
     cl = torch.channels_last_3d
-    xs = [torch.randn(n, c, d, h, w, device="cuda").to(torch.bfloat16).contiguous(memory_format=cl)
-          for _ in range(sets)]
-    wt = (torch.randn(f, c, q, r, s, device="cuda") / math.sqrt(q * r * s * c)).to(
-        torch.bfloat16).contiguous(memory_format=cl)
+    xs = [suite.random_input(shape) for _ in range(sets)]
+    wt = suite.random_weight(shape)
     ys = [torch.empty(n, f, do, ho, wo, device="cuda", dtype=torch.bfloat16,
                       memory_format=cl) for _ in range(sets)]
 
@@ -100,9 +78,8 @@ def run_shape(engine, shape, args):
     # cuDNN.
     cudnn_out = F.conv3d(xs[0], wt, stride=stride, padding=pad, dilation=dilation)
     cudnn_err = rel_l2(cudnn_out, ref)
-    cudnn_ms, _ = time_cuda(
-        lambda i: F.conv3d(xs[i % sets], wt, stride=stride, padding=pad, dilation=dilation),
-        args.reps, args.warmup)
+    cudnn_ms = args.timer.median(rotating(
+        lambda i: F.conv3d(xs[i % sets], wt, stride=stride, padding=pad, dilation=dilation)))
 
     result = dict(name=shape["name"], flops=flops, bytes=bytes_moved, limit_ms=limit_ms,
                   cudnn_ms=cudnn_ms, cudnn_err=cudnn_err)
@@ -123,7 +100,7 @@ def run_shape(engine, shape, args):
             call(0)
             torch.cuda.synchronize()
             err = rel_l2(ys[0], ref)
-            ms, _ = time_cuda(call, args.reps, args.warmup)
+            ms = args.timer.median(rotating(call))
             tuning[cfg] = dict(ms=ms, err=err, ratio=cudnn_ms / ms)
         result["tuning"] = tuning
     # The first target is "ours"; the others are timed beside it.
@@ -167,8 +144,7 @@ def run_shape(engine, shape, args):
             # NVFP4 changes the operand (its exactness is tested elsewhere);
             # report the distance to the unquantized result.
             result[label + "_vs_bf16"] = rel_l2(ys[0], ref)
-        ms, _ = time_cuda(call, args.reps, args.warmup)
-        result[label + "_ms"] = ms
+        result[label + "_ms"] = args.timer.median(rotating(call))
         result[label + "_compile_ms"] = conv.compile_millis
         if label == "ours":
             # A second engine stands in for a second process: it loads the
@@ -185,10 +161,8 @@ def run_shape(engine, shape, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", default=os.path.join(os.path.dirname(__file__), "shapes.json"))
-    parser.add_argument("--only", nargs="*", help="shape names")
-    parser.add_argument("--reps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=5)
+    suite.add_arguments(parser)
+    timing.add_arguments(parser, reps=20, warmup=5)
     parser.add_argument("--config", default=None, help="force a tile configuration")
     parser.add_argument("--tune", action="store_true",
                         help="compile our main kernels with tune=True (the configuration "
@@ -202,18 +176,12 @@ def main():
     parser.add_argument("--targets", nargs="+", default=["sm90", "sm80"],
                         help="targets to time; the first is the one the table and "
                         "the NVFP4 and tuning runs use")
-    parser.add_argument("--no-flush", action="store_true",
-                        help="do not flush the L2 before each timed call")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
-    global FLUSH
-    if not args.no_flush:
-        FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    args.timer = timing.from_arguments(args)
 
     torch.backends.cudnn.benchmark = True
-    shapes = json.load(open(args.suite))["shapes"]
-    if args.only:
-        shapes = [s for s in shapes if s["name"] in args.only]
+    shapes = suite.shapes(args)
     # A fresh disk cache: compile times are cold compilations.
     args.cache_dir = tempfile.mkdtemp(prefix="conv3d-bench-cache-")
     engine = conv3d.Engine(cache_dir=args.cache_dir)
@@ -278,13 +246,7 @@ def main():
                 lines.append(f"tune {r['name']} {cfg}: {t['ms']:.3f} ms, {t['ratio']:.2f}x cuDNN, err {t['err']:.1e}")
             else:
                 lines.append(f"tune {r['name']} {cfg}: {t}")
-    table = "\n".join(lines)
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "bench.json"), "w") as fh:
-        json.dump(results, fh, indent=1)
-    with open(os.path.join(args.out, "bench.md"), "w") as fh:
-        fh.write(table + "\n")
+    suite.write(args.out, "bench", results, "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""GPU timing by the project's rules (bench/RESULTS.md): same process, same
-tensors, the L2 flushed before every timed call, CUDA events, medians
-after a warm-up (which also takes compilation and cuDNN's benchmark-mode
-search out of the timed calls), random data (never zeros), bf16
-channels_last_3d tensors, torch.backends.cudnn.benchmark = True."""
+"""Layers and networks measured by the project's rules (bench/RESULTS.md):
+same process, same tensors, the timing of bench/timing.py (interleaved,
+L2 flushed before every timed call, CUDA events, medians after a warm-up,
+which also takes compilation and cuDNN's benchmark-mode search out of the
+timed calls), random data (never zeros), bf16 channels_last_3d tensors,
+torch.backends.cudnn.benchmark = True."""
 
 import math
 import statistics
@@ -13,52 +14,11 @@ import torch.nn.functional as F
 
 import conv3d
 import conv3d.torch
+from timing import rel_l2
 
 from .compiling import short_error
 
 CL = torch.channels_last_3d
-
-
-class Timer:
-    """Interleaved CUDA-event timing of several calls with the L2 flushed
-    (a write of max(2 x L2, 256 MiB)) before each."""
-
-    def __init__(self, reps, warmup):
-        if reps < 1 or warmup < 1:
-            raise ValueError("reps and warmup must be >= 1")
-        self.reps, self.warmup = reps, warmup
-        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20)
-        self.flush_bytes = max(2 * l2, 256 << 20)
-        self.flush = torch.empty(self.flush_bytes, dtype=torch.int8, device="cuda")
-
-    def interleaved(self, calls, reps=None, warmup=None):
-        """{name: [ms per rep]} for {name: callable}; each repetition runs
-        every call once, in order, each after a flush."""
-        reps = reps or self.reps
-        for _ in range(warmup or self.warmup):
-            for call in calls.values():
-                call()
-        torch.cuda.synchronize()
-        events = {name: [(torch.cuda.Event(enable_timing=True),
-                          torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-                  for name in calls}
-        for i in range(reps):
-            for name, call in calls.items():
-                self.flush.zero_()
-                start, end = events[name][i]
-                start.record()
-                call()
-                end.record()
-        torch.cuda.synchronize()
-        return {name: [s.elapsed_time(e) for s, e in pairs] for name, pairs in events.items()}
-
-
-def rel_l2(out, ref):
-    out, ref = out.float(), ref.float()
-    if not torch.isfinite(out).all():
-        return float("inf")
-    norm = torch.linalg.vector_norm(ref).item()
-    return torch.linalg.vector_norm(out - ref).item() / (norm or 1.0)
 
 
 def layer_tensors(layer, seed):

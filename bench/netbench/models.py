@@ -99,12 +99,15 @@ def _torchvision(name, **kwargs):
     return builder(**kwargs).eval()
 
 
-def _unet3d(in_channels=1, classes=3):
-    """nnU-Net's PlainConvUNet (3d_fullres, 6 stages), inference mode."""
+UNET_CHANNELS = (32, 64, 128, 256, 320, 320)  # nnU-Net's 3d_fullres stages
+
+
+def unet3d(in_channels=1, classes=3, channels=UNET_CHANNELS):
+    """nnU-Net's PlainConvUNet (3d_fullres: 6 stages of UNET_CHANNELS), in
+    eval mode; `channels` gives other stages (bench/train_step.py's small
+    CPU model)."""
     import torch
     from torch import nn
-
-    channels = (32, 64, 128, 256, 320, 320)
 
     def block(c_in, c_out, stride):
         return nn.Sequential(
@@ -197,7 +200,7 @@ def extract(name, size, batch, frames, device, unet_patch=(128, 192, 192), wan_f
         return ex
     if name == "unet3d":
         ex = Extracted(name, "%dx%dx%d patch" % tuple(unet_patch))
-        model = _unet3d()
+        model = unet3d()
         ex.input_shape = (batch, 1) + tuple(unet_patch)
     else:
         ex = Extracted(name, "%dx%d" % (size, size))

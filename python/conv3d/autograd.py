@@ -156,65 +156,60 @@ def _fprop(input, weight, bias, stride, padding, dilation, target):
     return y.permute(0, 4, 1, 2, 3).to(dtype)
 
 
+# kind -> (the operand besides grad_output, the size argument, its form,
+# the keyword Conv.run_gradient reads the operand by)
+_GRADIENTS = {"dgrad": ("weight", "input_size", "(N, C, D, H, W)", "filter"),
+              "wgrad": ("input", "weight_size", "(F, C, Q, R, S)", "input")}
+
+
+def _gradient(kind, size, operand, grad_output, stride, padding, dilation, target):
+    """The library's `kind` kernel: dgrad (operand: the weight) gives the
+    input's gradient of `size`, wgrad (operand: the input) the weight's;
+    every argument checked against the forward's spec first."""
+    operand_name, size_name, size_form, keyword = _GRADIENTS[kind]
+    stride, dilation = _triple(stride, "stride", 1), _triple(dilation, "dilation", 1)
+    padding = _six(padding)
+    _check_tensor(operand, operand_name)
+    _check_tensor(grad_output, "grad_output")
+    size = tuple(int(v) for v in size)
+    if len(size) != 5:
+        raise ValueError("%s must be %s, got %r" % (size_name, size_form, size))
+    named = [("grad_output", grad_output), (operand_name, operand)]
+    dtype, device = _common(named if kind == "dgrad" else named[::-1])
+    input_shape, weight_shape = ((size, tuple(operand.shape)) if kind == "dgrad"
+                                 else (tuple(operand.shape), size))
+    expected = _forward_output_shape(input_shape, weight_shape, stride, padding, dilation)
+    if tuple(grad_output.shape) != expected:
+        raise ValueError("grad_output has shape %s but the forward convolution of an input "
+                         "of %s by a weight of %s (stride %s, padding %s, dilation %s) "
+                         "outputs %s" % (tuple(grad_output.shape), input_shape, weight_shape,
+                                         stride, padding, dilation, expected))
+    compute = _compute_dtype(dtype)
+    conv = _compile(kind, input_shape, weight_shape, stride, padding, dilation,
+                    _DTYPES[compute], _target(target, device))
+    dy = _channels_last(grad_output, compute)
+    other = _channels_last(operand, compute)
+    # The result channels-last: (N, D, H, W, C) or (F, Q, R, S, C).
+    result = torch.empty((size[0],) + size[2:] + (size[1],), dtype=compute, device=device)
+    conv.run_gradient(dy.data_ptr(), result.data_ptr(), stream=_stream(device),
+                      **{keyword: other.data_ptr()})
+    return result.permute(0, 4, 1, 2, 3).to(dtype)
+
+
 def conv3d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=1,
                  target="auto"):
     """The input's gradient of conv3d (torch.nn.grad.conv3d_input's
     arguments; padding also as 6 ints): the library's dgrad kernel."""
-    stride, dilation = _triple(stride, "stride", 1), _triple(dilation, "dilation", 1)
-    padding = _six(padding)
-    _check_tensor(weight, "weight")
-    _check_tensor(grad_output, "grad_output")
-    input_size = tuple(int(v) for v in input_size)
-    if len(input_size) != 5:
-        raise ValueError("input_size must be (N, C, D, H, W), got %r" % (input_size,))
-    dtype, device = _common([("grad_output", grad_output), ("weight", weight)])
-    expected = _forward_output_shape(input_size, weight.shape, stride, padding, dilation)
-    if tuple(grad_output.shape) != expected:
-        raise ValueError("grad_output has shape %s but the forward convolution of an input "
-                         "of %s by a weight of %s (stride %s, padding %s, dilation %s) "
-                         "outputs %s" % (tuple(grad_output.shape), input_size,
-                                         tuple(weight.shape), stride, padding, dilation,
-                                         expected))
-    compute = _compute_dtype(dtype)
-    conv = _compile("dgrad", input_size, weight.shape, stride, padding, dilation,
-                    _DTYPES[compute], _target(target, device))
-    dy = _channels_last(grad_output, compute)
-    wt = _channels_last(weight, compute)
-    n, c, d, h, w = input_size
-    dx = torch.empty((n, d, h, w, c), dtype=compute, device=device)
-    conv.run_gradient(dy.data_ptr(), dx.data_ptr(), filter=wt.data_ptr(),
-                      stream=_stream(device))
-    return dx.permute(0, 4, 1, 2, 3).to(dtype)
+    return _gradient("dgrad", input_size, weight, grad_output, stride, padding, dilation,
+                     target)
 
 
 def conv3d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation=1,
                   target="auto"):
     """The weight's gradient of conv3d (torch.nn.grad.conv3d_weight's
     arguments; padding also as 6 ints): the library's wgrad kernel."""
-    stride, dilation = _triple(stride, "stride", 1), _triple(dilation, "dilation", 1)
-    padding = _six(padding)
-    _check_tensor(input, "input")
-    _check_tensor(grad_output, "grad_output")
-    weight_size = tuple(int(v) for v in weight_size)
-    if len(weight_size) != 5:
-        raise ValueError("weight_size must be (F, C, Q, R, S), got %r" % (weight_size,))
-    dtype, device = _common([("input", input), ("grad_output", grad_output)])
-    expected = _forward_output_shape(input.shape, weight_size, stride, padding, dilation)
-    if tuple(grad_output.shape) != expected:
-        raise ValueError("grad_output has shape %s but the forward convolution of an input "
-                         "of %s by a weight of %s (stride %s, padding %s, dilation %s) "
-                         "outputs %s" % (tuple(grad_output.shape), tuple(input.shape),
-                                         weight_size, stride, padding, dilation, expected))
-    compute = _compute_dtype(dtype)
-    conv = _compile("wgrad", input.shape, weight_size, stride, padding, dilation,
-                    _DTYPES[compute], _target(target, device))
-    x = _channels_last(input, compute)
-    dy = _channels_last(grad_output, compute)
-    f, c, q, r, s = weight_size
-    dw = torch.empty((f, q, r, s, c), dtype=compute, device=device)
-    conv.run_gradient(dy.data_ptr(), dw.data_ptr(), input=x.data_ptr(),
-                      stream=_stream(device))
-    return dw.permute(0, 4, 1, 2, 3).to(dtype)
+    return _gradient("wgrad", weight_size, input, grad_output, stride, padding, dilation,
+                     target)
 
 
 class _Conv3dFunction(torch.autograd.Function):

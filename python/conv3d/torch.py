@@ -45,12 +45,6 @@ from . import _functional, _hit, _plan
 __all__ = ["conv3d", "Conv3d", "ConvTranspose3d", "convert", "ConvertReport",
            "CausalConv3d", "fallbacks", "reset_fallbacks"]
 
-_CAUSAL_INFERENCE_ONLY = (
-    "conv3d.torch.CausalConv3d is inference only (its cache and prologue have no "
-    "backward yet): run it under torch.no_grad() / torch.inference_mode(), or train "
-    "with conv3d.torch.Conv3d on the concatenated, padded input.")
-
-
 def _six(padding):
     """The op's padding: 6 ints (d_lo, d_hi, h_lo, h_hi, w_lo, w_hi) or
     [-1] for 'same' (-2 for 'valid')."""
@@ -729,6 +723,24 @@ if _torch_any is not None:
     _TORCH_DTYPE_NAMES = {_T.bfloat16: "bf16", _T.float16: "f16",
                           _T.float32: "f32"}
 
+    def _differentiable_conv(x, weight, bias, stride, padding, dilation, activation,
+                             residual, target):
+        """act(conv3d(x, weight) + bias) + residual (padding: 6 ints) through
+        conv3d's autograd: conv3d.torch.conv3d (PyTorch 2.4+: the custom
+        op, activation and residual fused, torch.compile traces it), else
+        conv3d.autograd.conv3d with the activation (in float32) and the
+        residual in PyTorch."""
+        if _torch is not None:
+            return conv3d(x, weight, bias, stride, padding, dilation, activation=activation,
+                          residual=residual, target=target)
+        from . import autograd
+        from ._torch_dropin import apply_activation
+        y = autograd.conv3d(x, weight, bias, list(stride), list(padding), list(dilation),
+                            target)
+        if activation is not None:
+            y = apply_activation(y.float(), activation).to(y.dtype)
+        return y if residual is None else y + residual.to(y.dtype)
+
     class CausalConv3d(_T.nn.Conv3d):
         """A convolution that is causal in time, as video VAE decoders
         (WAN 2.x and others) build it, computed by conv3d.
@@ -765,8 +777,24 @@ if _torch_any is not None:
         With return_cache=True, forward returns (y, cache) where cache holds
         the frames the next chunk's call takes: the last 2*p_t frames of
         concat(cache, x) after the prologue (x's through the prologue in
-        PyTorch, a few frames; the given cache's as they are). Inference
-        only.
+        PyTorch, a few frames; the given cache's as they are).
+
+        Training: where autograd records (grad enabled and x, the cache,
+        the weight, the bias, norm_weight, norm_bias or the residual
+        requiring grad), forward computes the same as its differentiable
+        decomposition (_differentiable): the prologue in PyTorch (float32,
+        rounded to x's dtype), concat(cache, x) in time, the convolution
+        through conv3d's autograd (_differentiable_conv: with PyTorch 2.4+
+        conv3d.torch.conv3d, whose backward runs the library's data
+        gradient and, on a GPU, PyTorch's weight gradient; with an older
+        PyTorch conv3d.autograd.conv3d, both gradients on the library's
+        kernels, the output activation and the residual in PyTorch), and
+        the returned cache a slice of the concatenation, so gradients reach
+        every operand, the cache included (through the next chunk's use of
+        a returned cache too). Its results equal inference's up to the
+        rounding of the unfused steps. Without autograd (torch.no_grad(),
+        torch.inference_mode(), nothing requiring grad) forward is the
+        fused inference path above, unchanged.
         """
 
         def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
@@ -838,8 +866,6 @@ if _torch_any is not None:
         def forward(self, x, cache=None, *, norm_weight=None, norm_bias=None,
                     norm_eps=1e-6, input_activation=None, residual=None,
                     return_cache=False):
-            if _T.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad):
-                raise RuntimeError(_CAUSAL_INFERENCE_ONLY)
             self._check_operands(x, cache, norm_weight, norm_bias, residual)
             if norm_bias is not None and norm_weight is None:
                 raise ValueError("norm_bias needs norm_weight")
@@ -847,6 +873,12 @@ if _torch_any is not None:
                 raise ValueError("input_activation must be None, 'relu', 'silu' or "
                                  "'gelu_tanh', got %r" % (input_activation,))
             history, front = self._history(cache)
+            operands = (x, cache, self.weight, self.bias, norm_weight, norm_bias, residual)
+            if _T.is_grad_enabled() and any(t is not None and t.requires_grad
+                                            for t in operands):
+                return self._differentiable(x, history, front, norm_weight, norm_bias,
+                                            norm_eps, input_activation, residual,
+                                            return_cache)
             has_prologue = norm_weight is not None or input_activation is not None
             new_cache = None
             if return_cache:
@@ -862,6 +894,26 @@ if _torch_any is not None:
             y = self._forward_fused(x, history, front, norm_weight, norm_bias, norm_eps,
                                     input_activation, residual, placement or "prepass")
             return (y, new_cache) if return_cache else y
+
+        def _differentiable(self, x, history, front, norm_weight, norm_bias, norm_eps,
+                            input_activation, residual, return_cache):
+            """forward as autograd records it (see the class's docstring):
+            y, or (y, the last 2*p_t frames of concat(history, prologue(x))
+            in channels_last_3d, None when p_t is 0)."""
+            if norm_weight is not None or input_activation is not None:
+                x = _prologue(x, norm_weight, norm_bias, norm_eps, input_activation)
+            full = x if history is None else _T.cat([history.to(x.dtype), x], dim=2)
+            _, p_h, p_w = self.causal_padding
+            y = _differentiable_conv(full, self.weight, self.bias, self.stride,
+                                     (front, 0, p_h, p_h, p_w, p_w), self.dilation,
+                                     self.activation, residual, self.target)
+            if not return_cache:
+                return y
+            keep = self.causal_padding[0]
+            if keep == 0:
+                return y, None
+            tail = full[:, :, max(0, full.shape[2] - keep):]
+            return y, tail.contiguous(memory_format=_T.channels_last_3d)
 
         def _next_cache(self, x, history, norm_weight, norm_bias, norm_eps, activation):
             """The last 2*p_t frames of concat(history, prologue(x)), in

@@ -7,12 +7,7 @@
 # the PyTorch path (conv3d.conv3d, conv3d.torch); `networks [flags]` runs
 # bench/networks.py (real networks, --random N, --candidates) against cuDNN.
 # Logs go to $OUT (when set) so they come back from the device tool.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-source scripts/gpu/env.sh
-out="${OUT:-/tmp/conv3d-out}"
-mkdir -p "$out"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/job-setup.sh"
 step() { echo; echo "=== $* ==="; }
 run_info() { step info; conv3d-gpu-info; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv; }
 run_unit() {

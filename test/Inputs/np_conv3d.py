@@ -15,6 +15,8 @@ channel slices, concatenated along F.
 
 As a script it compares an output .npy with the convolution of an input and
 a filter .npy and prints 'PASS rel_l2=...' or 'FAIL rel_l2=...' (exit 1).
+np_conv3d_grad.py's script takes the same geometry flags and reports the
+same way (geometry_arguments, geometry, report).
 """
 
 import argparse
@@ -43,9 +45,7 @@ def conv3d(x, w, strides=(1, 1, 1), dilations=(1, 1, 1), padding=(0,) * 6,
     n, _, _, _, c = x.shape
     q_, r_, s_, wc, f = w.shape
     assert wc == c, "filter C %d != input C %d" % (wc, c)
-    pads = [(0, 0), (padding[0], padding[1]), (padding[2], padding[3]),
-            (padding[4], padding[5]), (0, 0)]
-    xp = np.pad(x, pads, mode="constant", constant_values=0.0)
+    xp = np.pad(x, pads(padding), mode="constant", constant_values=0.0)
     window = (q_, r_, s_)
     out_size = []
     for axis in range(3):
@@ -69,6 +69,13 @@ def conv3d(x, w, strides=(1, 1, 1), dilations=(1, 1, 1), padding=(0,) * 6,
     return out
 
 
+def pads(padding):
+    """numpy.pad's widths of an NDHWC array for [d_lo, d_hi, h_lo, h_hi,
+    w_lo, w_hi]."""
+    return [(0, 0), (padding[0], padding[1]), (padding[2], padding[3]),
+            (padding[4], padding[5]), (0, 0)]
+
+
 def rel_l2(reference, actual):
     reference = np.asarray(reference, dtype=np.float64)
     actual = np.asarray(actual, dtype=np.float64)
@@ -87,33 +94,47 @@ def ints(text, count):
     return values
 
 
+def geometry_arguments(parser):
+    """The flags of the checked convolution's geometry, the result and the
+    tolerance."""
+    parser.add_argument("--output", required=True, help="the result to check")
+    parser.add_argument("--stride", default="1,1,1")
+    parser.add_argument("--dilation", default="1,1,1")
+    parser.add_argument("--padding", default="0,0,0,0,0,0")
+    parser.add_argument("--filter-layout", default="qrscf")
+    parser.add_argument("--tol", type=float, default=1e-5)
+
+
+def geometry(args):
+    """(strides, dilations, padding, layout) of geometry_arguments' flags."""
+    return (ints(args.stride, 3), ints(args.dilation, 3), ints(args.padding, 6),
+            args.filter_layout)
+
+
+def report(expected, actual, tol):
+    """Prints 'PASS rel_l2=... shape=...' or 'FAIL ...'; the exit status."""
+    err = rel_l2(expected, actual)
+    ok = np.all(np.isfinite(actual)) and err <= tol
+    print("%s rel_l2=%.3e shape=%s" % ("PASS" if ok else "FAIL", err,
+                                        "x".join(map(str, actual.shape))))
+    return 0 if ok else 1
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--input", required=True)
     p.add_argument("--filter", required=True)
-    p.add_argument("--output", required=True, help="the result to check")
-    p.add_argument("--stride", default="1,1,1")
-    p.add_argument("--dilation", default="1,1,1")
-    p.add_argument("--padding", default="0,0,0,0,0,0")
-    p.add_argument("--filter-layout", default="qrscf")
+    geometry_arguments(p)
     p.add_argument("--groups", type=int, default=1)
     p.add_argument("--bias", help="a per-filter bias .npy added to the sum")
     p.add_argument("--activation", default="none", choices=["none", "relu"])
-    p.add_argument("--tol", type=float, default=1e-5)
     a = p.parse_args()
-    expected = conv3d(np.load(a.input), np.load(a.filter),
-                      ints(a.stride, 3), ints(a.dilation, 3),
-                      ints(a.padding, 6), a.filter_layout, a.groups)
+    expected = conv3d(np.load(a.input), np.load(a.filter), *geometry(a), a.groups)
     if a.bias:
         expected = expected + np.load(a.bias).astype(np.float64)
     if a.activation == "relu":
         expected = np.maximum(expected, 0.0)
-    actual = np.load(a.output)
-    err = rel_l2(expected, actual)
-    ok = np.all(np.isfinite(actual)) and err <= a.tol
-    print("%s rel_l2=%.3e shape=%s" % ("PASS" if ok else "FAIL", err,
-                                        "x".join(map(str, actual.shape))))
-    return 0 if ok else 1
+    return report(expected, np.load(a.output), a.tol)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Independent NumPy data and weight gradients of a 3-D convolution.
 
-Shares no code with the project (nor with np_conv3d.py's forward beyond the
-formula): every window tap (q, r, s) of the forward reads the strided,
+Shares no code with the project, nor with np_conv3d.py's forward beyond the
+formula (its flags, padding widths and report are np_conv3d.py's): every window tap (q, r, s) of the forward reads the strided,
 dilated slice xp[:, q*dd : ... : sd, ...] of the zero-padded input, so
 
     dgrad: that slice of a zero dxp gets dy . w[q, r, s]^T added (a scatter
@@ -23,6 +23,8 @@ import sys
 
 import numpy as np
 
+from np_conv3d import geometry, geometry_arguments, pads, rel_l2, report  # noqa: F401
+
 
 def _taps(shape3, window, strides, dilations, padding):
     """(q, r, s, slices into the padded input) of every forward tap."""
@@ -41,11 +43,6 @@ def _taps(shape3, window, strides, dilations, padding):
                     for a, t in enumerate((q, r, s)))
                 yield q, r, s, idx
     return
-
-
-def _pads(padding):
-    return [(0, 0), (padding[0], padding[1]), (padding[2], padding[3]),
-            (padding[4], padding[5]), (0, 0)]
 
 
 def dgrad(dy, w, input_shape, strides=(1, 1, 1), dilations=(1, 1, 1),
@@ -74,7 +71,7 @@ def wgrad(x, dy, filter_shape, strides=(1, 1, 1), dilations=(1, 1, 1),
         f, q_, r_, s_, c = filter_shape
     else:
         q_, r_, s_, c, f = filter_shape
-    xp = np.pad(x, _pads(padding), mode="constant", constant_values=0.0)
+    xp = np.pad(x, pads(padding), mode="constant", constant_values=0.0)
     dw = np.zeros((q_, r_, s_, c, f), dtype=np.float64)
     for q, r, s, idx in _taps(x.shape[1:4], (q_, r_, s_), strides, dilations,
                               padding):
@@ -85,24 +82,6 @@ def wgrad(x, dy, filter_shape, strides=(1, 1, 1), dilations=(1, 1, 1),
     return dw
 
 
-def rel_l2(reference, actual):
-    reference = np.asarray(reference, dtype=np.float64)
-    actual = np.asarray(actual, dtype=np.float64)
-    if reference.shape != actual.shape:
-        raise SystemExit("shape mismatch: expected %s, got %s"
-                         % (reference.shape, actual.shape))
-    num = np.linalg.norm((actual - reference).ravel())
-    den = np.linalg.norm(reference.ravel())
-    return num / den if den > 0 else num
-
-
-def ints(text, count):
-    values = [int(v) for v in text.split(",")]
-    if len(values) != count:
-        raise argparse.ArgumentTypeError("expected %d integers" % count)
-    return values
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--kind", required=True, choices=["dgrad", "wgrad"])
@@ -110,28 +89,17 @@ def main():
     p.add_argument("--filter", help="dgrad: the forward's filter")
     p.add_argument("--input", help="wgrad: the forward's input")
     p.add_argument("--init", help="accumulated onto (default: zeros)")
-    p.add_argument("--output", required=True, help="the result to check")
-    p.add_argument("--stride", default="1,1,1")
-    p.add_argument("--dilation", default="1,1,1")
-    p.add_argument("--padding", default="0,0,0,0,0,0")
-    p.add_argument("--filter-layout", default="qrscf")
-    p.add_argument("--tol", type=float, default=1e-5)
+    geometry_arguments(p)
     a = p.parse_args()
     actual = np.load(a.output)
-    geometry = (ints(a.stride, 3), ints(a.dilation, 3), ints(a.padding, 6),
-                a.filter_layout)
     dy = np.load(a.grad_output)
     if a.kind == "dgrad":
-        expected = dgrad(dy, np.load(a.filter), actual.shape, *geometry)
+        expected = dgrad(dy, np.load(a.filter), actual.shape, *geometry(a))
     else:
-        expected = wgrad(np.load(a.input), dy, actual.shape, *geometry)
+        expected = wgrad(np.load(a.input), dy, actual.shape, *geometry(a))
     if a.init:
         expected = expected + np.load(a.init).astype(np.float64)
-    err = rel_l2(expected, actual)
-    ok = np.all(np.isfinite(actual)) and err <= a.tol
-    print("%s rel_l2=%.3e shape=%s" % ("PASS" if ok else "FAIL", err,
-                                        "x".join(map(str, actual.shape))))
-    return 0 if ok else 1
+    return report(expected, actual, a.tol)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,7 @@
 #   2. bench/grouped.py: the memory limit, cuDNN (channels_last_3d and
 #      NCDHW) and ours on the X3D, CSN, MViT-v2 pooling and grouped shapes.
 # Logs and the benchmark's JSON go to $OUT. About 2-3 minutes.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
-source scripts/gpu/env.sh
-out="${OUT:-/tmp/conv3d-out}"
-mkdir -p "$out"
-status=0
+source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
 echo "=== device ==="
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   | tee "$out/grouped-device.log"
