@@ -263,9 +263,19 @@ else:
         grad_weight = grads.pop(0) if w.requires_grad else None
         return grad_input, grad_weight
 
+    def _dense_gradient(grad):
+        """The output's gradient as the kernels read it. Autograd hands over
+        views as they come: the gradient of a channel slice of a
+        concatenation (a U-Net's skip connection) is a non-dense
+        channels-last view, which conv3d's own ops refuse."""
+        if grad.is_contiguous(memory_format=_torch.channels_last_3d) or grad.is_contiguous():
+            return grad
+        return grad.contiguous(memory_format=_torch.channels_last_3d)
+
     def _backward(ctx, grad):
         input, weight, bias = ctx.saved_tensors
         stride, padding, dilation, activation, target, groups = ctx.arguments
+        grad = _dense_gradient(grad)
         # The residual is added after the activation: its gradient is the
         # output's, before the activation's derivative.
         grad_residual = grad if ctx.needs_input_grad[7] else None
@@ -322,6 +332,7 @@ else:
     def _transposed_backward(ctx, grad):
         input, weight = ctx.saved_tensors
         stride, padding, dilation, target = ctx.arguments
+        grad = _dense_gradient(grad)
         grad_input = grad_weight = None
         if ctx.needs_input_grad[0]:
             grad_input = _torch.ops.conv3d.conv3d(grad, weight, None, stride, padding,
