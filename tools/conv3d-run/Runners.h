@@ -8,6 +8,8 @@
 #include "conv3d/Runtime/KernelCache.h"
 #include "conv3d/Support/HostTensor.h"
 
+#include "llvm/ADT/Twine.h"
+
 namespace conv3d_run {
 
 /// Compiles the spec, runs it on random or given data, checks and times it.
@@ -58,6 +60,19 @@ loadOrRandom(const std::string &path, llvm::StringRef what,
 
 /// Median of run times in milliseconds.
 double median(std::vector<double> values);
+
+/// Prints `message` as conv3d-run's error and returns `code`.
+int fail(const llvm::Twine &message, int code = kUsageError);
+
+/// Prints a step of the run unless --quiet.
+void progress(const RunRequest &request, const llvm::Twine &message);
+
+/// The output buffer (`shape`) that `spec`'s run writes: random values with
+/// `seed` when the convolution accumulates onto it, else poisoned (NaN) so
+/// that what the run does not write shows in the check.
+llvm::Expected<mlir::conv3d::HostTensor>
+initialOutput(const mlir::conv3d::ConvSpec &spec,
+              const std::vector<int64_t> &shape, uint64_t seed);
 
 } // namespace conv3d_run
 
