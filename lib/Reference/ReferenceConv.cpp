@@ -127,7 +127,7 @@ static Dims checkProblem(const ReferenceConvProblem &p) {
   return d;
 }
 
-static double activate(Activation activation, double x) {
+double mlir::conv3d::referenceActivation(Activation activation, double x) {
   switch (activation) {
   case Activation::none:
     return x;
@@ -188,7 +188,8 @@ static void logicalVoxel(const ReferenceConvProblem &p, const Dims &d,
       if (p.normBeta)
         y += p.normBeta->get(c);
     }
-    out[c] = roundToElementType(activate(p.inputActivation, y), p.input->type);
+    out[c] = roundToElementType(referenceActivation(p.inputActivation, y),
+                                p.input->type);
   }
 }
 
@@ -309,7 +310,7 @@ std::vector<double> mlir::conv3d::referenceConv(const ReferenceConvProblem &p) {
             double y = acc[f];
             if (p.bias)
               y += p.bias->get(f);
-            y = activate(p.activation, y);
+            y = referenceActivation(p.activation, y);
             if (p.residual)
               y += p.residual->get(m * d.f + f);
             result[m * d.f + f] = y;
@@ -341,7 +342,7 @@ mlir::conv3d::referenceConvRows(const ReferenceConvProblem &p,
       double y = acc[f];
       if (p.bias)
         y += p.bias->get(f);
-      y = activate(p.activation, y);
+      y = referenceActivation(p.activation, y);
       if (p.residual)
         y += p.residual->get(m * d.f + f);
       result.push_back(y);
