@@ -270,6 +270,21 @@ static int failRun(char *error, size_t errorSize, std::string message) {
 
 extern "C" const char *conv3d_last_error(void) { return lastRunError.c_str(); }
 
+/// conv3d_run's operands as ConvArgs; the other entry points add theirs.
+static ConvArgs forwardArgs(const void *input, const void *filter,
+                            const void *bias, const void *residual, float amax,
+                            void *output, void *stream) {
+  ConvArgs args;
+  args.input = input;
+  args.filter = filter;
+  args.bias = bias;
+  args.residual = residual;
+  args.amax = amax;
+  args.output = output;
+  args.stream = stream;
+  return args;
+}
+
 /// Runs `conv` on `args`: 0, or failRun's status with the run's message.
 static int runRecorded(const conv3d_conv &conv, const ConvArgs &args,
                        char *error, size_t errorSize) {
@@ -284,15 +299,9 @@ extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
                           void *stream, char *error, size_t errorSize) {
   if (!conv)
     return failRun(error, errorSize, "conv3d_run: null convolution");
-  ConvArgs args;
-  args.input = input;
-  args.filter = filter;
-  args.bias = bias;
-  args.residual = residual;
-  args.amax = amax;
-  args.output = output;
-  args.stream = stream;
-  return runRecorded(*conv, args, error, errorSize);
+  return runRecorded(
+      *conv, forwardArgs(input, filter, bias, residual, amax, output, stream),
+      error, errorSize);
 }
 
 extern "C" int conv3d_run_packed(const conv3d_run_args *packed) {
@@ -358,12 +367,10 @@ extern "C" int conv3d_run_gradient(const conv3d_conv *conv, const void *input,
     return failRun(error, errorSize,
                    "conv3d_run_gradient: wgrad reads the input and "
                    "grad_output; the filter must be null");
-  ConvArgs args;
-  args.input = input;
-  args.filter = filter;
+  ConvArgs args =
+      forwardArgs(input, filter, /*bias=*/nullptr,
+                  /*residual=*/nullptr, /*amax=*/0.0f, output, stream);
   args.gradOutput = gradOutput;
-  args.output = output;
-  args.stream = stream;
   return runRecorded(*conv, args, error, errorSize);
 }
 
@@ -462,17 +469,11 @@ extern "C" int conv3d_run_ext(const conv3d_conv *conv, const void *input,
     setError(error, errorSize, "conv3d_run_ext: null convolution");
     return 1;
   }
-  ConvArgs args;
-  args.input = input;
+  ConvArgs args =
+      forwardArgs(input, filter, bias, residual, amax, output, stream);
   args.history = history;
-  args.filter = filter;
   args.normGamma = norm_gamma;
   args.normBeta = norm_beta;
-  args.bias = bias;
-  args.residual = residual;
-  args.amax = amax;
-  args.output = output;
-  args.stream = stream;
   if (llvm::Error e = conv->conv->runUnchecked(args)) {
     setError(error, errorSize, llvm::toString(std::move(e)));
     return 1;
@@ -707,16 +708,11 @@ extern "C" int conv3d_run_packed_filter(const conv3d_run_args *args,
              "conv3d_run");
     return 1;
   }
-  ConvArgs run;
-  run.input = args->input;
-  run.filter = args->filter;
+  ConvArgs run =
+      forwardArgs(args->input, args->filter, args->bias, args->residual,
+                  args->amax, args->output, args->stream);
   run.filterScales = filterScales;
   run.filterAmax = filterAmax;
-  run.bias = args->bias;
-  run.residual = args->residual;
-  run.amax = args->amax;
-  run.output = args->output;
-  run.stream = args->stream;
   if (llvm::Error e = args->conv->conv->runUnchecked(run)) {
     setError(args->error, args->error_size, llvm::toString(std::move(e)));
     return 1;
