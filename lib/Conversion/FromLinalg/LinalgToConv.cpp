@@ -378,42 +378,52 @@ static Value createImportedConv(PatternRewriter &rewriter, Location loc,
   return conv.getResult()[0];
 }
 
-/// linalg.conv_3d_ndhwc_dhwcf: the same layouts as conv3d.conv with QRSCF.
-struct ImportNdhwcConv : OpRewritePattern<linalg::Conv3DNdhwcDhwcfOp> {
-  ImportNdhwcConv(MLIRContext *context, ShouldConvertFn shouldConvert)
-      : OpRewritePattern(context), shouldConvert(std::move(shouldConvert)) {}
+/// A pattern importing the linalg convolution `LinalgConvOp`: the host's
+/// hook and the analysis decide (matchImportable), `replacement` builds what
+/// replaces the op from what the analysis read.
+template <typename LinalgConvOp>
+struct ImportPattern : OpRewritePattern<LinalgConvOp> {
+  ImportPattern(MLIRContext *context, ShouldConvertFn shouldConvert)
+      : OpRewritePattern<LinalgConvOp>(context),
+        shouldConvert(std::move(shouldConvert)) {}
 
-  LogicalResult matchAndRewrite(linalg::Conv3DNdhwcDhwcfOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(LinalgConvOp op,
+                                PatternRewriter &rewriter) const final {
     FailureOr<ImportedConv> matched =
         matchImportable(op, rewriter, shouldConvert);
     if (failed(matched))
       return failure();
-    rewriter.replaceOp(op,
-                       createImportedConv(rewriter, op.getLoc(), *matched,
-                                          matched->input, matched->filter,
-                                          matched->init, FilterLayout::qrscf,
-                                          /*overwrite=*/false));
+    rewriter.replaceOp(op, replacement(op, *matched, rewriter));
     return success();
   }
+
+  /// The value that replaces `op`'s result.
+  virtual Value replacement(LinalgConvOp op, const ImportedConv &conv,
+                            PatternRewriter &rewriter) const = 0;
 
   ShouldConvertFn shouldConvert;
 };
 
+/// linalg.conv_3d_ndhwc_dhwcf: the same layouts as conv3d.conv with QRSCF.
+struct ImportNdhwcConv : ImportPattern<linalg::Conv3DNdhwcDhwcfOp> {
+  using ImportPattern::ImportPattern;
+
+  Value replacement(linalg::Conv3DNdhwcDhwcfOp op, const ImportedConv &conv,
+                    PatternRewriter &rewriter) const override {
+    return createImportedConv(rewriter, op.getLoc(), conv, conv.input,
+                              conv.filter, conv.init, FilterLayout::qrscf,
+                              /*overwrite=*/false);
+  }
+};
+
 /// linalg.conv_3d_ncdhw_fcdhw: transposes to NDHWC and FQRSC (the filter
 /// needs only its channel dimension moved last), and the result back.
-struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
-  ImportNcdhwConv(MLIRContext *context, ShouldConvertFn shouldConvert)
-      : OpRewritePattern(context), shouldConvert(std::move(shouldConvert)) {}
+struct ImportNcdhwConv : ImportPattern<linalg::Conv3DNcdhwFcdhwOp> {
+  using ImportPattern::ImportPattern;
 
-  LogicalResult matchAndRewrite(linalg::Conv3DNcdhwFcdhwOp op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<ImportedConv> matched =
-        matchImportable(op, rewriter, shouldConvert);
-    if (failed(matched))
-      return failure();
-    Value input = matched->input, filter = matched->filter,
-          init = matched->init;
+  Value replacement(linalg::Conv3DNcdhwFcdhwOp op, const ImportedConv &matched,
+                    PatternRewriter &rewriter) const override {
+    Value input = matched.input, filter = matched.filter, init = matched.init;
     Location loc = op.getLoc();
     ArrayRef<int64_t> toChannelsLast = kNcdhwLayout.toConvOrder;
     const SmallVector<int64_t> toChannelsFirst = {0, 4, 1, 2, 3};
@@ -434,19 +444,15 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
       ndhwfInit = transpose(rewriter, loc, init, toChannelsLast);
     }
     Value conv =
-        createImportedConv(rewriter, loc, *matched, ndhwcInput, fqrscFilter,
+        createImportedConv(rewriter, loc, matched, ndhwcInput, fqrscFilter,
                            ndhwfInit, FilterLayout::fqrsc, overwrite);
     // A zero-filled destination is fully overwritten: transpose into the
     // fill's own destination rather than computing the fill.
     Value dest = overwrite ? fill.getOutputs()[0] : init;
-    Value result =
-        linalg::TransposeOp::create(rewriter, loc, conv, dest, toChannelsFirst)
-            .getResult()[0];
-    rewriter.replaceOp(op, result);
-    return success();
+    return linalg::TransposeOp::create(rewriter, loc, conv, dest,
+                                       toChannelsFirst)
+        .getResult()[0];
   }
-
-  ShouldConvertFn shouldConvert;
 };
 
 /// linalg.depthwise_conv_3d_ndhwc_dhwc, _ncdhw_cdhw and _ndhwc_dhwcm: a
@@ -454,20 +460,15 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
 /// by a reshape (no copy), the multiplier's output dims collapse into F;
 /// NCDHW operands are transposed as for linalg.conv_3d_ncdhw_fcdhw.
 template <typename DepthwiseOp>
-struct ImportDepthwiseConv : OpRewritePattern<DepthwiseOp> {
+struct ImportDepthwiseConv : ImportPattern<DepthwiseOp> {
   ImportDepthwiseConv(MLIRContext *context, const DepthwiseLayout &layout,
                       ShouldConvertFn shouldConvert)
-      : OpRewritePattern<DepthwiseOp>(context), layout(layout),
-        shouldConvert(std::move(shouldConvert)) {}
+      : ImportPattern<DepthwiseOp>(context, std::move(shouldConvert)),
+        layout(layout) {}
 
-  LogicalResult matchAndRewrite(DepthwiseOp op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<ImportedConv> matched =
-        matchImportable(op, rewriter, shouldConvert);
-    if (failed(matched))
-      return failure();
-    Value input = matched->input, filter = matched->filter,
-          init = matched->init;
+  Value replacement(DepthwiseOp op, const ImportedConv &matched,
+                    PatternRewriter &rewriter) const override {
+    Value input = matched.input, filter = matched.filter, init = matched.init;
     Location loc = op.getLoc();
     auto filterShape = cast<ShapedType>(filter.getType()).getShape();
     const SmallVector<int64_t> toChannelsLast = {0, 2, 3, 4, 1};
@@ -508,7 +509,7 @@ struct ImportDepthwiseConv : OpRewritePattern<DepthwiseOp> {
       }
     }
     Value result =
-        createImportedConv(rewriter, loc, *matched, convInput, convFilter,
+        createImportedConv(rewriter, loc, matched, convInput, convFilter,
                            convInit, filterLayout, /*overwrite=*/false,
                            /*groups=*/channels);
     if (layout.channelsFirst)
@@ -519,12 +520,10 @@ struct ImportDepthwiseConv : OpRewritePattern<DepthwiseOp> {
       result = reshape(rewriter, loc, result,
                        cast<ShapedType>(init.getType()).getShape(),
                        {{0}, {1}, {2}, {3}, {4, 5}});
-    rewriter.replaceOp(op, result);
-    return success();
+    return result;
   }
 
   DepthwiseLayout layout;
-  ShouldConvertFn shouldConvert;
 };
 
 /// conv(concat(h, x) along depth)  ==>  conv(x) with history h. The
