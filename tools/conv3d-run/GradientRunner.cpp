@@ -10,10 +10,10 @@
 
 #include "Runners.h"
 
+#include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Reference/ReferenceGradients.h"
 #include "conv3d/Runtime/Engine.h"
 #include "conv3d/Runtime/HostRunner.h"
-#include "conv3d/Support/Npy.h"
 
 #include <cmath>
 
@@ -74,13 +74,7 @@ int conv3d_run::runGradient(const RunRequest &request) {
                                           *gradOutput, *other, start)
               : referenceConvBackwardFilter(spec.geometry, spec.filterLayout,
                                             *other, *gradOutput, start);
-    m.relativeError = relativeL2Error(reference, result);
-    m.tolerance = spec.checkTolerance();
-    m.passed = *m.relativeError <= m.tolerance;
+    m.recordCheck(relativeL2Error(reference, result), spec.checkTolerance());
   }
-  if (!request.outputPath.empty())
-    if (llvm::Error error = writeNpyF32(request.outputPath, result))
-      return fail(llvm::toString(std::move(error)));
-  printResult(request, m);
-  return m.passed ? kOk : kCheckFailed;
+  return finishRun(request, m, result);
 }

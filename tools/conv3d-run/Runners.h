@@ -47,10 +47,23 @@ struct Measurement {
   std::string tunedConfig;
   double tuneMillis = 0;
   bool tuneRemembered = false;
+
+  /// The check's result: the output's relative L2 error against the
+  /// reference and the largest one accepted.
+  void recordCheck(double error, double acceptedError) {
+    relativeError = error;
+    tolerance = acceptedError;
+    passed = error <= acceptedError;
+  }
 };
 
 /// Prints a spec run's result (text, --quiet's last line, or --json).
 void printResult(const RunRequest &request, const Measurement &m);
+
+/// The end of a spec run: `output` written to --output when asked, the
+/// result printed; the exit code (kCheckFailed when the check failed).
+int finishRun(const RunRequest &request, const Measurement &m,
+              const mlir::conv3d::HostTensor &output);
 
 /// Loads `path` as `type` with `shape`, or makes random normal data.
 llvm::Expected<mlir::conv3d::HostTensor>

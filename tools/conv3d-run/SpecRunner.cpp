@@ -443,18 +443,20 @@ int conv3d_run::runSpec(const RunRequest &request) {
                                     "reference",
                                     rows.size()));
     std::vector<double> reference = referenceConvRows(referenceOf(), rows);
-    m.relativeError = relativeL2Error(reference, gatherRows(result, rows));
-    m.tolerance = spec.checkTolerance();
-    m.passed = *m.relativeError <= m.tolerance;
+    m.recordCheck(relativeL2Error(reference, gatherRows(result, rows)),
+                  spec.checkTolerance());
   } else if (request.check) {
     progress(request, "checking against the reference");
     std::vector<double> reference = referenceConv(referenceOf());
-    m.relativeError = relativeL2Error(reference, result);
-    m.tolerance = spec.checkTolerance();
-    m.passed = *m.relativeError <= m.tolerance;
+    m.recordCheck(relativeL2Error(reference, result), spec.checkTolerance());
   }
+  return finishRun(request, m, result);
+}
+
+int conv3d_run::finishRun(const RunRequest &request, const Measurement &m,
+                          const HostTensor &output) {
   if (!request.outputPath.empty())
-    if (llvm::Error error = writeNpyF32(request.outputPath, result))
+    if (llvm::Error error = writeNpyF32(request.outputPath, output))
       return fail(llvm::toString(std::move(error)));
   printResult(request, m);
   return m.passed ? kOk : kCheckFailed;
