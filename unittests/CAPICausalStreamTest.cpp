@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CAPITestSupport.h"
+
 #include "conv3d/CAPI/conv3d.h"
 
 #include "gtest/gtest.h"
@@ -20,6 +22,8 @@
 #include <unistd.h>
 #include <vector>
 
+using namespace mlir::conv3d::capi_test;
+
 namespace {
 
 constexpr int64_t kChannels = 8, kFilters = 4;
@@ -27,21 +31,10 @@ constexpr int64_t kChannels = 8, kFilters = 4;
 /// A causal 3x3x3 f32 stream over 1 x L x 4 x 4 x 8 chunks with bias and an
 /// RMS norm with beta (padding (2, 0) in depth, 1 in height and width).
 conv3d_spec streamSpec() {
-  conv3d_spec spec;
-  std::memset(&spec, 0, sizeof(spec));
-  spec.batch = 1;
-  spec.depth = 1;
-  spec.height = spec.width = 4;
-  spec.channels = kChannels;
-  for (int i = 0; i < 3; ++i) {
-    spec.window[i] = 3;
-    spec.strides[i] = spec.dilations[i] = 1;
-  }
-  spec.filters = kFilters;
+  conv3d_spec spec = makeSpec({1, 1, 4, 4, kChannels}, {3, 3, 3}, kFilters,
+                              CONV3D_QRSCF, CONV3D_F32);
   const int64_t padding[6] = {2, 0, 1, 1, 1, 1};
   std::memcpy(spec.padding, padding, sizeof(padding));
-  spec.filter_layout = CONV3D_QRSCF;
-  spec.input_type = spec.output_type = CONV3D_F32;
   spec.has_bias = 1;
   return spec;
 }
@@ -75,16 +68,13 @@ private:
   size_t page = 0;
 };
 
-class CAPICausalStream : public ::testing::Test {
+class CAPICausalStream : public CAPITest {
 protected:
   void SetUp() override {
-    engine = conv3d_engine_create_with_cache("");
-    ASSERT_NE(engine, nullptr);
+    ASSERT_NO_FATAL_FAILURE(CAPITest::SetUp());
     for (size_t i = 0; i < filter.size(); ++i)
       filter[i] = 0.01f * float(i % 17) - 0.08f;
   }
-  void TearDown() override { conv3d_engine_destroy(engine); }
-
   /// conv3d_causal_stream_create with the given gamma (the others right);
   /// null with the message in `error` when refused.
   conv3d_causal_stream *create(const void *gamma, size_t gammaSize,
@@ -98,13 +88,11 @@ protected:
                                        betaSize, error, sizeof(error));
   }
 
-  conv3d_engine *engine = nullptr;
   std::vector<float> filter =
       std::vector<float>(27 * kChannels * kFilters, 0.0f);
   std::vector<float> bias = std::vector<float>(kFilters, 0.5f);
   std::vector<float> gamma = std::vector<float>(kChannels, 1.0f);
   std::vector<float> beta = std::vector<float>(kChannels, 0.25f);
-  char error[1024] = {};
 };
 
 TEST_F(CAPICausalStream, ShortGammaAgainstAnUnreadablePageIsRefused) {

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CAPITestSupport.h"
+
 #include "conv3d/CAPI/conv3d.h"
 
 #include "llvm/Support/JSON.h"
@@ -16,25 +18,16 @@
 #include <cstring>
 #include <string>
 
+using namespace mlir::conv3d::capi_test;
+
 namespace {
 
 /// 1x4x16x16x16 bf16 input, 3x3x3 window, 384 FQRSC filters.
 conv3d_spec narrowSpec() {
-  conv3d_spec spec;
-  std::memset(&spec, 0, sizeof(spec));
-  spec.batch = 1;
-  spec.depth = 4;
-  spec.height = spec.width = 16;
-  spec.channels = 16;
-  for (int i = 0; i < 3; ++i) {
-    spec.window[i] = 3;
-    spec.strides[i] = spec.dilations[i] = 1;
-  }
-  spec.filters = 384;
+  conv3d_spec spec =
+      makeSpec({1, 4, 16, 16, 16}, {3, 3, 3}, 384, CONV3D_FQRSC, CONV3D_BF16);
   for (int64_t &p : spec.padding)
     p = 1;
-  spec.filter_layout = CONV3D_FQRSC;
-  spec.input_type = spec.output_type = CONV3D_BF16;
   return spec;
 }
 
@@ -56,8 +49,9 @@ Explained explain(conv3d_engine *engine, const conv3d_spec &spec,
   return result;
 }
 
-TEST(CAPIExplainTest, TextAndJson) {
-  conv3d_engine *engine = conv3d_engine_create_with_cache(nullptr);
+using CAPIExplainTest = CAPITest;
+
+TEST_F(CAPIExplainTest, TextAndJson) {
   conv3d_spec spec = narrowSpec();
   Explained text = explain(engine, spec, "target=sm90", CONV3D_EXPLAIN_TEXT);
   ASSERT_TRUE(text.error.empty()) << text.error;
@@ -85,11 +79,9 @@ TEST(CAPIExplainTest, TextAndJson) {
   const llvm::json::Array *families = conv->getArray("families");
   ASSERT_TRUE(families && families->size() == 3);
   EXPECT_EQ((*families)[1].getAsObject()->getString("verdict"), "refused");
-  conv3d_engine_destroy(engine);
 }
 
-TEST(CAPIExplainTest, Errors) {
-  conv3d_engine *engine = conv3d_engine_create_with_cache(nullptr);
+TEST_F(CAPIExplainTest, Errors) {
   conv3d_spec spec = narrowSpec();
   EXPECT_EQ(explain(engine, spec, "target=sm70", CONV3D_EXPLAIN_TEXT).error,
             "target=sm70: expected one of cpu, sm80, sm90, sm100");
@@ -99,12 +91,10 @@ TEST(CAPIExplainTest, Errors) {
   spec.channels = 0;
   EXPECT_FALSE(
       explain(engine, spec, "target=cpu", CONV3D_EXPLAIN_TEXT).error.empty());
-  char error[256] = "";
   EXPECT_EQ(conv3d_explain(nullptr, &spec, nullptr, nullptr, "", 0, error,
                            sizeof(error)),
             nullptr);
   EXPECT_STREQ(error, "conv3d_explain: null engine or spec");
-  conv3d_engine_destroy(engine);
 }
 
 } // namespace

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CAPITestSupport.h"
+
 #include "conv3d/CAPI/conv3d.h"
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Reference/ReferenceGradients.h"
@@ -20,58 +22,30 @@
 #include <string>
 
 using namespace mlir::conv3d;
+using namespace mlir::conv3d::capi_test;
 
 namespace {
 
+/// A strided, dilated, asymmetrically padded f32 convolution: 2x7x6x9x5
+/// input, 3x2x3 window, 6 FQRSC filters.
 conv3d_spec gradientSpec() {
-  conv3d_spec spec;
-  std::memset(&spec, 0, sizeof(spec));
-  spec.batch = 2;
-  spec.depth = 7;
-  spec.height = 6;
-  spec.width = 9;
-  spec.channels = 5;
-  spec.window[0] = 3;
-  spec.window[1] = 2;
-  spec.window[2] = 3;
-  spec.filters = 6;
+  conv3d_spec spec =
+      makeSpec({2, 7, 6, 9, 5}, {3, 2, 3}, 6, CONV3D_FQRSC, CONV3D_F32);
   int64_t strides[3] = {2, 1, 3}, dilations[3] = {1, 2, 1};
   int64_t padding[6] = {1, 2, 0, 1, 2, 0};
   std::memcpy(spec.strides, strides, sizeof(strides));
   std::memcpy(spec.dilations, dilations, sizeof(dilations));
   std::memcpy(spec.padding, padding, sizeof(padding));
-  spec.filter_layout = CONV3D_FQRSC;
-  spec.input_type = spec.output_type = CONV3D_F32;
   return spec;
-}
-
-ConvGeometry geometryOf(const conv3d_spec &spec) {
-  ConvGeometry g;
-  g.batch = spec.batch;
-  g.inputSize = {spec.depth, spec.height, spec.width};
-  g.channels = spec.channels;
-  g.window = {spec.window[0], spec.window[1], spec.window[2]};
-  g.filters = spec.filters;
-  for (int i = 0; i < 3; ++i) {
-    g.strides[i] = spec.strides[i];
-    g.dilations[i] = spec.dilations[i];
-    g.padLow[i] = spec.padding[2 * i];
-    g.padHigh[i] = spec.padding[2 * i + 1];
-  }
-  return g;
 }
 
 std::vector<int64_t> vec(std::array<int64_t, 5> a) {
   return {a.begin(), a.end()};
 }
 
-struct Engine {
-  conv3d_engine *engine = conv3d_engine_create_with_cache(nullptr);
-  ~Engine() { conv3d_engine_destroy(engine); }
-};
+using CAPIGradient = CAPITest;
 
-TEST(CAPIGradient, DgradAndWgradMatchTheReference) {
-  Engine e;
+TEST_F(CAPIGradient, DgradAndWgradMatchTheReference) {
   conv3d_spec spec = gradientSpec();
   ConvGeometry g = geometryOf(spec);
   HostTensor x = HostTensor::zeros(ElementType::f32, vec(g.inputShape()));
@@ -81,12 +55,11 @@ TEST(CAPIGradient, DgradAndWgradMatchTheReference) {
   fillRandomNormal(x, 1);
   fillRandomNormal(w, 2);
   fillRandomNormal(dy, 3);
-  char error[1024] = "";
   for (int accumulate = 0; accumulate < 2; ++accumulate) {
     spec.accumulate = accumulate;
     for (int kind : {CONV3D_KIND_DGRAD, CONV3D_KIND_WGRAD}) {
-      conv3d_conv *conv = conv3d_compile_kind(
-          e.engine, &spec, kind, "target=cpu", error, sizeof(error));
+      conv3d_conv *conv = conv3d_compile_kind(engine, &spec, kind, "target=cpu",
+                                              error, sizeof(error));
       ASSERT_NE(conv, nullptr) << error;
       EXPECT_EQ(conv3d_conv_kind(conv), kind);
       bool dgrad = kind == CONV3D_KIND_DGRAD;
@@ -129,29 +102,27 @@ TEST(CAPIGradient, DgradAndWgradMatchTheReference) {
   }
 }
 
-TEST(CAPIGradient, Refusals) {
-  Engine e;
+TEST_F(CAPIGradient, Refusals) {
   conv3d_spec spec = gradientSpec();
-  char error[1024] = "";
   spec.has_bias = 1;
-  EXPECT_EQ(conv3d_compile_kind(e.engine, &spec, CONV3D_KIND_DGRAD,
-                                "target=cpu", error, sizeof(error)),
+  EXPECT_EQ(conv3d_compile_kind(engine, &spec, CONV3D_KIND_DGRAD, "target=cpu",
+                                error, sizeof(error)),
             nullptr);
   EXPECT_STREQ(error, "dgrad takes no bias (only the forward does)");
   spec.has_bias = 0;
   spec.activation = CONV3D_ACT_SILU;
-  EXPECT_EQ(conv3d_compile_kind(e.engine, &spec, CONV3D_KIND_WGRAD,
-                                "target=cpu", error, sizeof(error)),
+  EXPECT_EQ(conv3d_compile_kind(engine, &spec, CONV3D_KIND_WGRAD, "target=cpu",
+                                error, sizeof(error)),
             nullptr);
   EXPECT_STREQ(error, "wgrad takes no activation (only the forward does)");
   spec.activation = CONV3D_ACT_NONE;
-  EXPECT_EQ(conv3d_compile_kind(e.engine, &spec, 7, "target=cpu", error,
-                                sizeof(error)),
-            nullptr);
+  EXPECT_EQ(
+      conv3d_compile_kind(engine, &spec, 7, "target=cpu", error, sizeof(error)),
+      nullptr);
   EXPECT_NE(std::string(error).find("kind must be"), std::string::npos)
       << error;
   conv3d_conv *forward =
-      conv3d_compile(e.engine, &spec, "target=cpu", error, sizeof(error));
+      conv3d_compile(engine, &spec, "target=cpu", error, sizeof(error));
   ASSERT_NE(forward, nullptr) << error;
   char dummy[64];
   EXPECT_NE(conv3d_run_gradient(forward, nullptr, dummy, dummy, dummy, nullptr,

@@ -9,71 +9,45 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CAPITestSupport.h"
+
 #include "conv3d/CAPI/conv3d.h"
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Support/HostTensor.h"
 
 #include "gtest/gtest.h"
 
-#include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
 
 using namespace mlir::conv3d;
+using namespace mlir::conv3d::capi_test;
 
 namespace {
 
 /// A 1x3x4x5x8 input, 3x3x3 window, 6 filters, padding 1, bias and relu.
 conv3d_spec smallSpec() {
-  conv3d_spec spec;
-  std::memset(&spec, 0, sizeof(spec));
-  spec.batch = 1;
-  spec.depth = 3;
-  spec.height = 4;
-  spec.width = 5;
-  spec.channels = 8;
-  for (int i = 0; i < 3; ++i) {
-    spec.window[i] = 3;
-    spec.strides[i] = 1;
-    spec.dilations[i] = 1;
-  }
-  spec.filters = 6;
+  conv3d_spec spec =
+      makeSpec({1, 3, 4, 5, 8}, {3, 3, 3}, 6, CONV3D_QRSCF, CONV3D_F32);
   for (int64_t &p : spec.padding)
     p = 1;
-  spec.filter_layout = CONV3D_QRSCF;
-  spec.input_type = spec.output_type = CONV3D_F32;
   spec.has_bias = 1;
   spec.activation = CONV3D_ACT_RELU;
   return spec;
 }
 
-ConvGeometry geometryOf(const conv3d_spec &spec) {
-  ConvGeometry g;
-  g.batch = spec.batch;
-  g.inputSize = {spec.depth, spec.height, spec.width};
-  g.channels = spec.channels;
-  g.window = {spec.window[0], spec.window[1], spec.window[2]};
-  g.filters = spec.filters;
-  g.strides = {1, 1, 1};
-  g.dilations = {1, 1, 1};
-  g.padLow = {1, 1, 1};
-  g.padHigh = {1, 1, 1};
-  return g;
-}
-
-class CAPIRunPacked : public ::testing::Test {
+class CAPIRunPacked : public CAPITest {
 protected:
   void SetUp() override {
-    engine = conv3d_engine_create_with_cache("");
-    ASSERT_NE(engine, nullptr);
+    ASSERT_NO_FATAL_FAILURE(CAPITest::SetUp());
     spec = smallSpec();
     conv = conv3d_compile(engine, &spec, "target=cpu", error, sizeof(error));
     ASSERT_NE(conv, nullptr) << error;
   }
   void TearDown() override {
     conv3d_conv_destroy(conv);
-    conv3d_engine_destroy(engine);
+    CAPITest::TearDown();
   }
 
   /// Random operands with seed `seed` and a poisoned output.
@@ -96,16 +70,7 @@ protected:
     problem.filter = &filter;
     problem.bias = &bias;
     problem.activation = Activation::relu;
-    std::vector<double> expected = referenceConv(problem);
-    ASSERT_EQ(expected.size(), static_cast<size_t>(output.numElements()));
-    const float *actual = static_cast<const float *>(output.data());
-    double err = 0, norm = 0;
-    for (size_t i = 0; i < expected.size(); ++i) {
-      ASSERT_TRUE(std::isfinite(actual[i])) << "element " << i;
-      err += (actual[i] - expected[i]) * (actual[i] - expected[i]);
-      norm += expected[i] * expected[i];
-    }
-    EXPECT_LT(std::sqrt(err / norm), 1e-5);
+    EXPECT_LT(relativeL2Error(referenceConv(problem), output), 1e-5);
   }
 
   conv3d_run_args argsFor(HostTensor &out) {
@@ -121,11 +86,9 @@ protected:
     return args;
   }
 
-  conv3d_engine *engine = nullptr;
   conv3d_conv *conv = nullptr;
   conv3d_spec spec;
   HostTensor input, filter, bias, output;
-  char error[4096] = {0};
 };
 
 TEST_F(CAPIRunPacked, MatchesConvRunAndTheReference) {

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -23,19 +24,28 @@ using namespace mlir::conv3d;
 
 namespace {
 
-TEST(PackedFilterConv, FakeModeEqualsTheFakeQuantizedFilterOnCpu) {
-  Engine engine{CacheOptions{}};
+/// A causal 3x3x3 bf16 convolution (depth padding (2, 0), 1 elsewhere) of
+/// `channels` into `filters` FQRSC filters with an f32 output, the layout a
+/// packed NVFP4 filter takes.
+ConvSpec causalSpec(int64_t batch, std::array<int64_t, 3> inputSize,
+                    int64_t channels, int64_t filters) {
   ConvSpec spec;
-  spec.geometry.batch = 2;
-  spec.geometry.inputSize = {4, 6, 5};
-  spec.geometry.channels = 48;
+  spec.geometry.batch = batch;
+  spec.geometry.inputSize = inputSize;
+  spec.geometry.channels = channels;
   spec.geometry.window = {3, 3, 3};
-  spec.geometry.filters = 24;
+  spec.geometry.filters = filters;
   spec.geometry.padLow = {2, 1, 1};
   spec.geometry.padHigh = {0, 1, 1};
   spec.filterLayout = FilterLayout::fqrsc;
   spec.inputType = ElementType::bf16;
   spec.outputType = ElementType::f32;
+  return spec;
+}
+
+TEST(PackedFilterConv, FakeModeEqualsTheFakeQuantizedFilterOnCpu) {
+  Engine engine{CacheOptions{}};
+  ConvSpec spec = causalSpec(2, {4, 6, 5}, 48, 24);
   HostTensor x = HostTensor::zeros(spec.inputType, spec.inputShape());
   HostTensor w = HostTensor::zeros(spec.inputType, spec.filterShape());
   fillRandomNormal(x, 31, 1.0);
@@ -99,17 +109,7 @@ TEST_P(PackedFilterConvGpu, FakeModeEqualsTheFakeQuantizedFilter) {
   if (GetParam() == Target::sm90 && info->chip() != "sm_90")
     GTEST_SKIP() << "the sm90 kernel runs on sm_90, this is " << info->chip();
   Engine engine{CacheOptions{}};
-  ConvSpec spec;
-  spec.geometry.batch = 2;
-  spec.geometry.inputSize = {5, 9, 10};
-  spec.geometry.channels = 64;
-  spec.geometry.window = {3, 3, 3};
-  spec.geometry.filters = 48;
-  spec.geometry.padLow = {2, 1, 1};
-  spec.geometry.padHigh = {0, 1, 1};
-  spec.filterLayout = FilterLayout::fqrsc;
-  spec.inputType = ElementType::bf16;
-  spec.outputType = ElementType::f32;
+  ConvSpec spec = causalSpec(2, {5, 9, 10}, 64, 48);
   spec.hasBias = true;
   HostTensor x = HostTensor::zeros(spec.inputType, spec.inputShape());
   HostTensor w = HostTensor::zeros(spec.inputType, spec.filterShape());

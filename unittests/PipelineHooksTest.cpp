@@ -70,6 +70,31 @@ protected:
     module = parseSourceString<ModuleOp>(kModule, &context);
   }
 
+  /// The diagnostics of the import and graph pipelines run with `options`
+  /// and a hook that gives every convolution `config`, which the pipelines
+  /// must refuse.
+  std::string refusedHookConfig(StringRef config,
+                                const PipelineOptions &options) {
+    std::string diagnostics;
+    EXPECT_TRUE(module);
+    if (!module)
+      return diagnostics;
+    ConvolutionHooks hooks;
+    hooks.selectConfig = [&](ConvOp conv) {
+      std::string error;
+      return parseIGemmConfig(conv.getContext(), config, error);
+    };
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      diagnostics += diag.str() + "\n";
+      return success();
+    });
+    PassManager pm(&context);
+    buildConv3dImportPipeline(pm, hooks);
+    buildConv3dGraphPipeline(pm, options, hooks);
+    EXPECT_TRUE(failed(pm.run(*module)));
+    return diagnostics;
+  }
+
   /// The number of output channels of a convolution (either form).
   static int64_t filtersOf(Operation *op) {
     auto type = cast<ShapedType>(op->getResult(0).getType());
@@ -201,26 +226,11 @@ TEST_F(PipelineHooksTest, TheCpuPipelineWithHooksEndsInTheLlvmDialect) {
 }
 
 TEST_F(PipelineHooksTest, AConfigThatDoesNotFitIsAnErrorOnTheConv) {
-  ASSERT_TRUE(module);
-  ConvolutionHooks hooks;
   // split_k needs the taps-outer K order: refused as a forced config is.
-  hooks.selectConfig = [&](ConvOp conv) {
-    std::string error;
-    return parseIGemmConfig(conv.getContext(),
-                            "tile_m=8,tile_n=8,tile_k=16,split_k=2,"
-                            "k_order=qslice_outer",
-                            error);
-  };
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    diagnostics += diag.str() + "\n";
-    return success();
-  });
-  PipelineOptions options;
-  PassManager pm(&context);
-  buildConv3dImportPipeline(pm, hooks);
-  buildConv3dGraphPipeline(pm, options, hooks);
-  EXPECT_TRUE(failed(pm.run(*module)));
+  std::string diagnostics =
+      refusedHookConfig("tile_m=8,tile_n=8,tile_k=16,split_k=2,"
+                        "k_order=qslice_outer",
+                        PipelineOptions());
   EXPECT_NE(diagnostics.find("cannot use the hook's tile configuration"),
             std::string::npos)
       << diagnostics;
@@ -230,27 +240,12 @@ TEST_F(PipelineHooksTest, AConfigThatDoesNotFitIsAnErrorOnTheConv) {
 }
 
 TEST_F(PipelineHooksTest, AnSm90ConfigOnAConvItsKernelCannotTakeIsRefused) {
-  ASSERT_TRUE(module);
-  ConvolutionHooks hooks;
   // f32 operands: the sm90 kernel takes bf16/f16 only.
-  hooks.selectConfig = [&](ConvOp conv) {
-    std::string error;
-    return parseIGemmConfig(conv.getContext(),
-                            "tile_m=128,tile_n=64,tile_k=64,warps_m=8,"
-                            "warps_n=1,kernel=sm90",
-                            error);
-  };
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    diagnostics += diag.str() + "\n";
-    return success();
-  });
   PipelineOptions options;
   options.target = Target::sm90;
-  PassManager pm(&context);
-  buildConv3dImportPipeline(pm, hooks);
-  buildConv3dGraphPipeline(pm, options, hooks);
-  EXPECT_TRUE(failed(pm.run(*module)));
+  std::string diagnostics = refusedHookConfig(
+      "tile_m=128,tile_n=64,tile_k=64,warps_m=8,warps_n=1,kernel=sm90",
+      options);
   EXPECT_NE(diagnostics.find("the sm90 kernel cannot take this convolution"),
             std::string::npos)
       << diagnostics;

@@ -32,6 +32,32 @@ ConvGeometry makeGeometry(int64_t n, std::array<int64_t, 3> in, int64_t c,
   return g;
 }
 
+/// Random operands of `g` with every epilogue input: an `inputType` input,
+/// a bf16 QRSCF filter, f32 bias, bf16 residual and f32 init, drawn with
+/// seeds `seed` to `seed` + 4.
+struct EpilogueOperands {
+  HostTensor x, w, bias, residual, init;
+
+  EpilogueOperands(const ConvGeometry &g, ElementType inputType,
+                   uint64_t seed) {
+    auto vec = [](auto shape) {
+      return std::vector<int64_t>(shape.begin(), shape.end());
+    };
+    std::vector<int64_t> outShape = vec(g.outputShape());
+    x = HostTensor::zeros(inputType, vec(g.inputShape()));
+    w = HostTensor::zeros(ElementType::bf16,
+                          vec(g.filterShape(FilterLayout::qrscf)));
+    bias = HostTensor::zeros(ElementType::f32, {g.filters});
+    residual = HostTensor::zeros(ElementType::bf16, outShape);
+    init = HostTensor::zeros(ElementType::f32, outShape);
+    fillRandomNormal(x, seed);
+    fillRandomNormal(w, seed + 1, 0.3);
+    fillRandomNormal(bias, seed + 2);
+    fillRandomNormal(residual, seed + 3);
+    fillRandomNormal(init, seed + 4);
+  }
+};
+
 /// The FQRSC form of a QRSCF filter.
 HostTensor transposeToFQRSC(const HostTensor &qrscf) {
   const auto &s = qrscf.shape; // Q R S C F
@@ -241,22 +267,8 @@ TEST(ReferenceConv, Activations) {
 TEST(ReferenceConv, InitBiasActivationResidual) {
   ConvGeometry g = makeGeometry(2, {4, 3, 5}, 3, {2, 3, 1}, 4, {1, 2, 1},
                                 {1, 1, 2}, {1, 1, 0}, {0, 1, 0});
-  auto in = g.inputShape();
-  auto fs = g.filterShape(FilterLayout::qrscf);
-  auto os = g.outputShape();
-  std::vector<int64_t> outShape(os.begin(), os.end());
-  HostTensor x = HostTensor::zeros(ElementType::f16,
-                                   std::vector<int64_t>(in.begin(), in.end()));
-  HostTensor w = HostTensor::zeros(ElementType::bf16,
-                                   std::vector<int64_t>(fs.begin(), fs.end()));
-  HostTensor bias = HostTensor::zeros(ElementType::f32, {4});
-  HostTensor residual = HostTensor::zeros(ElementType::bf16, outShape);
-  HostTensor init = HostTensor::zeros(ElementType::f32, outShape);
-  fillRandomNormal(x, 1);
-  fillRandomNormal(w, 2, 0.3);
-  fillRandomNormal(bias, 3);
-  fillRandomNormal(residual, 4);
-  fillRandomNormal(init, 5);
+  EpilogueOperands operands(g, ElementType::f16, /*seed=*/1);
+  auto &[x, w, bias, residual, init] = operands;
 
   ReferenceConvProblem p;
   p.geometry = g;
@@ -462,22 +474,8 @@ TEST(ReferenceConv, RowsAreTheWholeConvolutionsRows) {
   // epilogue input, both layouts and NVFP4 quantization.
   ConvGeometry g = makeGeometry(2, {4, 3, 5}, 20, {2, 3, 1}, 4, {1, 2, 1},
                                 {1, 1, 2}, {1, 1, 0}, {0, 1, 0});
-  auto in = g.inputShape();
-  auto fs = g.filterShape(FilterLayout::qrscf);
-  auto os = g.outputShape();
-  std::vector<int64_t> outShape(os.begin(), os.end());
-  HostTensor x = HostTensor::zeros(ElementType::bf16,
-                                   std::vector<int64_t>(in.begin(), in.end()));
-  HostTensor w = HostTensor::zeros(ElementType::bf16,
-                                   std::vector<int64_t>(fs.begin(), fs.end()));
-  HostTensor bias = HostTensor::zeros(ElementType::f32, {4});
-  HostTensor residual = HostTensor::zeros(ElementType::bf16, outShape);
-  HostTensor init = HostTensor::zeros(ElementType::f32, outShape);
-  fillRandomNormal(x, 11);
-  fillRandomNormal(w, 12, 0.3);
-  fillRandomNormal(bias, 13);
-  fillRandomNormal(residual, 14);
-  fillRandomNormal(init, 15);
+  EpilogueOperands operands(g, ElementType::bf16, /*seed=*/11);
+  auto &[x, w, bias, residual, init] = operands;
   HostTensor wf = transposeToFQRSC(w);
   int64_t rows = g.gemmM();
   std::vector<int64_t> picked = {rows - 1, 0, 7, rows / 2, 7};

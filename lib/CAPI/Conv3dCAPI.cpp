@@ -88,6 +88,91 @@ static llvm::Expected<CompileOptions> toOptions(llvm::StringRef text) {
   return parsePipelineOptions(text);
 }
 
+/// `spec` with `ext` applied (the spec's depth is the input's own).
+static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c,
+                                       const conv3d_input_ext *ext) {
+  if (!ext)
+    return toSpec(c);
+  if (ext->history_depth < 0)
+    return llvm::createStringError("history_depth must be >= 0, got " +
+                                   std::to_string(ext->history_depth));
+  conv3d_spec base = c;
+  // The geometry's depth is the concatenation's (a depth past int64 fails
+  // validation below as a dynamic size).
+  if (__builtin_add_overflow(c.depth, ext->history_depth, &base.depth))
+    return llvm::createStringError("depth + history_depth overflows int64");
+  llvm::Expected<ConvSpec> spec = toSpec(base);
+  if (!spec)
+    return spec.takeError();
+  spec->geometry.historyDepth = ext->history_depth;
+  if (ext->input_activation < CONV3D_ACT_NONE ||
+      ext->input_activation > CONV3D_ACT_GELU_TANH)
+    return llvm::createStringError("unknown input activation code");
+  spec->inputActivation = static_cast<Activation>(ext->input_activation);
+  spec->hasNorm = ext->has_norm;
+  spec->hasNormBeta = ext->has_norm_beta;
+  spec->normEps = ext->norm_eps;
+  if (llvm::Error error = spec->validate())
+    return std::move(error);
+  return spec;
+}
+
+/// `spec` with both extensions applied, for a convolution of `kind`.
+static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c,
+                                       const conv3d_input_ext *inputExt,
+                                       const conv3d_filter_ext *filterExt,
+                                       ConvKind kind = ConvKind::fprop) {
+  llvm::Expected<ConvSpec> spec = toSpec(c, inputExt);
+  if (!spec || (!filterExt && kind == ConvKind::fprop))
+    return spec;
+  if (filterExt)
+    spec->packedFilter = filterExt->packed_filter;
+  spec->kind = kind;
+  if (llvm::Error error = spec->validate())
+    return std::move(error);
+  return spec;
+}
+
+/// The spec (with both extensions, of `kind`) and the options of a
+/// compilation request, or none after writing why to `error`.
+static std::optional<std::pair<ConvSpec, CompileOptions>>
+toRequest(const conv3d_spec &spec, const conv3d_input_ext *inputExt,
+          const conv3d_filter_ext *filterExt, ConvKind kind,
+          const char *options, char *error, size_t errorSize) {
+  llvm::Expected<ConvSpec> parsed = toSpec(spec, inputExt, filterExt, kind);
+  if (!parsed) {
+    setError(error, errorSize, llvm::toString(parsed.takeError()));
+    return std::nullopt;
+  }
+  llvm::Expected<CompileOptions> parsedOptions =
+      toOptions(options ? options : "");
+  if (!parsedOptions) {
+    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
+    return std::nullopt;
+  }
+  return std::pair{std::move(*parsed), std::move(*parsedOptions)};
+}
+
+/// The compilation of toRequest's request on `engine`: what every
+/// conv3d_compile* returns once its own arguments are checked.
+static conv3d_conv *compileRequest(conv3d_engine &engine,
+                                   const conv3d_spec &spec,
+                                   const conv3d_input_ext *inputExt,
+                                   const conv3d_filter_ext *filterExt,
+                                   ConvKind kind, const char *options,
+                                   char *error, size_t errorSize) {
+  auto request =
+      toRequest(spec, inputExt, filterExt, kind, options, error, errorSize);
+  if (!request)
+    return nullptr;
+  auto conv = engine.engine.compile(request->first, request->second);
+  if (!conv) {
+    setError(error, errorSize, llvm::toString(conv.takeError()));
+    return nullptr;
+  }
+  return new conv3d_conv{std::move(*conv)};
+}
+
 extern "C" const char *conv3d_version(void) { return CONV3D_VERSION; }
 
 extern "C" int conv3d_cuda_device(conv3d_device_info *info, char *error,
@@ -134,47 +219,18 @@ extern "C" int conv3d_spec_geometry(const conv3d_spec *spec,
     setError(error, errorSize, "conv3d_spec_geometry: null argument");
     return 1;
   }
-  llvm::Expected<ConvSpec> parsed = toSpec(*spec);
-  if (!parsed) {
-    setError(error, errorSize, llvm::toString(parsed.takeError()));
-    return 1;
-  }
-  const ConvGeometry &g = parsed->geometry;
-  if (std::optional<std::string> problem = g.validate()) {
-    setError(error, errorSize, *problem);
-    return 1;
-  }
-  std::array<int64_t, 5> shape = g.outputShape();
-  std::copy(shape.begin(), shape.end(), output_shape);
-  *flops = g.flops();
-  return 0;
+  // toSpec validates the geometry (ConvSpec::validate).
+  return conv3d_spec_geometry_ext(spec, /*ext=*/nullptr, output_shape, flops,
+                                  error, errorSize);
 }
 
 extern "C" conv3d_conv *conv3d_compile(conv3d_engine *engine,
                                        const conv3d_spec *spec,
                                        const char *options, char *error,
                                        size_t errorSize) {
-  if (!engine || !spec) {
-    setError(error, errorSize, "conv3d_compile: null engine or spec");
-    return nullptr;
-  }
-  llvm::Expected<ConvSpec> parsed = toSpec(*spec);
-  if (!parsed) {
-    setError(error, errorSize, llvm::toString(parsed.takeError()));
-    return nullptr;
-  }
-  llvm::Expected<CompileOptions> parsedOptions =
-      toOptions(options ? options : "");
-  if (!parsedOptions) {
-    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
-    return nullptr;
-  }
-  auto conv = engine->engine.compile(*parsed, *parsedOptions);
-  if (!conv) {
-    setError(error, errorSize, llvm::toString(conv.takeError()));
-    return nullptr;
-  }
-  return new conv3d_conv{std::move(*conv)};
+  return conv3d_compile_filter_ext(engine, spec, /*inputExt=*/nullptr,
+                                   /*filterExt=*/nullptr, options, error,
+                                   errorSize);
 }
 
 extern "C" double conv3d_compile_millis(const conv3d_conv *conv) {
@@ -214,12 +270,10 @@ static int failRun(char *error, size_t errorSize, std::string message) {
 
 extern "C" const char *conv3d_last_error(void) { return lastRunError.c_str(); }
 
-extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
-                          const void *filter, const void *bias,
-                          const void *residual, float amax, void *output,
-                          void *stream, char *error, size_t errorSize) {
-  if (!conv)
-    return failRun(error, errorSize, "conv3d_run: null convolution");
+/// conv3d_run's operands as ConvArgs; the other entry points add theirs.
+static ConvArgs forwardArgs(const void *input, const void *filter,
+                            const void *bias, const void *residual, float amax,
+                            void *output, void *stream) {
   ConvArgs args;
   args.input = input;
   args.filter = filter;
@@ -228,9 +282,26 @@ extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
   args.amax = amax;
   args.output = output;
   args.stream = stream;
-  if (llvm::Error e = conv->conv->runUnchecked(args))
+  return args;
+}
+
+/// Runs `conv` on `args`: 0, or failRun's status with the run's message.
+static int runRecorded(const conv3d_conv &conv, const ConvArgs &args,
+                       char *error, size_t errorSize) {
+  if (llvm::Error e = conv.conv->runUnchecked(args))
     return failRun(error, errorSize, llvm::toString(std::move(e)));
   return 0;
+}
+
+extern "C" int conv3d_run(const conv3d_conv *conv, const void *input,
+                          const void *filter, const void *bias,
+                          const void *residual, float amax, void *output,
+                          void *stream, char *error, size_t errorSize) {
+  if (!conv)
+    return failRun(error, errorSize, "conv3d_run: null convolution");
+  return runRecorded(
+      *conv, forwardArgs(input, filter, bias, residual, amax, output, stream),
+      error, errorSize);
 }
 
 extern "C" int conv3d_run_packed(const conv3d_run_args *packed) {
@@ -267,28 +338,9 @@ extern "C" conv3d_conv *conv3d_compile_kind(conv3d_engine *engine,
                  std::to_string(kind));
     return nullptr;
   }
-  llvm::Expected<ConvSpec> parsed = toSpec(*spec);
-  if (!parsed) {
-    setError(error, errorSize, llvm::toString(parsed.takeError()));
-    return nullptr;
-  }
-  parsed->kind = *parsedKind;
-  if (llvm::Error e = parsed->validate()) {
-    setError(error, errorSize, llvm::toString(std::move(e)));
-    return nullptr;
-  }
-  llvm::Expected<CompileOptions> parsedOptions =
-      toOptions(options ? options : "");
-  if (!parsedOptions) {
-    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
-    return nullptr;
-  }
-  auto conv = engine->engine.compile(*parsed, *parsedOptions);
-  if (!conv) {
-    setError(error, errorSize, llvm::toString(conv.takeError()));
-    return nullptr;
-  }
-  return new conv3d_conv{std::move(*conv)};
+  return compileRequest(*engine, *spec, /*inputExt=*/nullptr,
+                        /*filterExt=*/nullptr, *parsedKind, options, error,
+                        errorSize);
 }
 
 extern "C" int conv3d_conv_kind(const conv3d_conv *conv) {
@@ -315,15 +367,11 @@ extern "C" int conv3d_run_gradient(const conv3d_conv *conv, const void *input,
     return failRun(error, errorSize,
                    "conv3d_run_gradient: wgrad reads the input and "
                    "grad_output; the filter must be null");
-  ConvArgs args;
-  args.input = input;
-  args.filter = filter;
+  ConvArgs args =
+      forwardArgs(input, filter, /*bias=*/nullptr,
+                  /*residual=*/nullptr, /*amax=*/0.0f, output, stream);
   args.gradOutput = gradOutput;
-  args.output = output;
-  args.stream = stream;
-  if (llvm::Error e = conv->conv->runUnchecked(args))
-    return failRun(error, errorSize, llvm::toString(std::move(e)));
-  return 0;
+  return runRecorded(*conv, args, error, errorSize);
 }
 
 //===----------------------------------------------------------------------===//
@@ -333,35 +381,6 @@ extern "C" int conv3d_run_gradient(const conv3d_conv *conv, const void *input,
 struct conv3d_causal_stream {
   std::unique_ptr<CausalConv3dStream> stream;
 };
-
-/// `spec` with `ext` applied (the spec's depth is the input's own).
-static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c,
-                                       const conv3d_input_ext *ext) {
-  if (!ext)
-    return toSpec(c);
-  if (ext->history_depth < 0)
-    return llvm::createStringError("history_depth must be >= 0, got " +
-                                   std::to_string(ext->history_depth));
-  conv3d_spec base = c;
-  // The geometry's depth is the concatenation's (a depth past int64 fails
-  // validation below as a dynamic size).
-  if (__builtin_add_overflow(c.depth, ext->history_depth, &base.depth))
-    return llvm::createStringError("depth + history_depth overflows int64");
-  llvm::Expected<ConvSpec> spec = toSpec(base);
-  if (!spec)
-    return spec.takeError();
-  spec->geometry.historyDepth = ext->history_depth;
-  if (ext->input_activation < CONV3D_ACT_NONE ||
-      ext->input_activation > CONV3D_ACT_GELU_TANH)
-    return llvm::createStringError("unknown input activation code");
-  spec->inputActivation = static_cast<Activation>(ext->input_activation);
-  spec->hasNorm = ext->has_norm;
-  spec->hasNormBeta = ext->has_norm_beta;
-  spec->normEps = ext->norm_eps;
-  if (llvm::Error error = spec->validate())
-    return std::move(error);
-  return spec;
-}
 
 extern "C" int conv3d_spec_geometry_ext(const conv3d_spec *spec,
                                         const conv3d_input_ext *ext,
@@ -391,39 +410,6 @@ extern "C" conv3d_conv *conv3d_compile_ext(conv3d_engine *engine,
                                    errorSize);
 }
 
-/// `spec` with both extensions applied.
-static llvm::Expected<ConvSpec> toSpec(const conv3d_spec &c,
-                                       const conv3d_input_ext *inputExt,
-                                       const conv3d_filter_ext *filterExt) {
-  llvm::Expected<ConvSpec> spec = toSpec(c, inputExt);
-  if (!spec || !filterExt)
-    return spec;
-  spec->packedFilter = filterExt->packed_filter;
-  if (llvm::Error error = spec->validate())
-    return std::move(error);
-  return spec;
-}
-
-/// The spec (with both extensions) and the options of a compilation request,
-/// or none after writing why to `error`.
-static std::optional<std::pair<ConvSpec, CompileOptions>>
-toRequest(const conv3d_spec &spec, const conv3d_input_ext *inputExt,
-          const conv3d_filter_ext *filterExt, const char *options, char *error,
-          size_t errorSize) {
-  llvm::Expected<ConvSpec> parsed = toSpec(spec, inputExt, filterExt);
-  if (!parsed) {
-    setError(error, errorSize, llvm::toString(parsed.takeError()));
-    return std::nullopt;
-  }
-  llvm::Expected<CompileOptions> parsedOptions =
-      toOptions(options ? options : "");
-  if (!parsedOptions) {
-    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
-    return std::nullopt;
-  }
-  return std::pair{std::move(*parsed), std::move(*parsedOptions)};
-}
-
 extern "C" conv3d_conv *
 conv3d_compile_filter_ext(conv3d_engine *engine, const conv3d_spec *spec,
                           const conv3d_input_ext *inputExt,
@@ -433,16 +419,8 @@ conv3d_compile_filter_ext(conv3d_engine *engine, const conv3d_spec *spec,
     setError(error, errorSize, "conv3d_compile: null engine or spec");
     return nullptr;
   }
-  auto request =
-      toRequest(*spec, inputExt, filterExt, options, error, errorSize);
-  if (!request)
-    return nullptr;
-  auto conv = engine->engine.compile(request->first, request->second);
-  if (!conv) {
-    setError(error, errorSize, llvm::toString(conv.takeError()));
-    return nullptr;
-  }
-  return new conv3d_conv{std::move(*conv)};
+  return compileRequest(*engine, *spec, inputExt, filterExt, ConvKind::fprop,
+                        options, error, errorSize);
 }
 
 extern "C" char *conv3d_explain(conv3d_engine *engine, const conv3d_spec *spec,
@@ -461,8 +439,8 @@ extern "C" char *conv3d_explain(conv3d_engine *engine, const conv3d_spec *spec,
                  std::to_string(format));
     return nullptr;
   }
-  auto request =
-      toRequest(*spec, inputExt, filterExt, options, error, errorSize);
+  auto request = toRequest(*spec, inputExt, filterExt, ConvKind::fprop, options,
+                           error, errorSize);
   if (!request)
     return nullptr;
   llvm::Expected<Explanation> explanation =
@@ -491,17 +469,11 @@ extern "C" int conv3d_run_ext(const conv3d_conv *conv, const void *input,
     setError(error, errorSize, "conv3d_run_ext: null convolution");
     return 1;
   }
-  ConvArgs args;
-  args.input = input;
+  ConvArgs args =
+      forwardArgs(input, filter, bias, residual, amax, output, stream);
   args.history = history;
-  args.filter = filter;
   args.normGamma = norm_gamma;
   args.normBeta = norm_beta;
-  args.bias = bias;
-  args.residual = residual;
-  args.amax = amax;
-  args.output = output;
-  args.stream = stream;
   if (llvm::Error e = conv->conv->runUnchecked(args)) {
     setError(error, errorSize, llvm::toString(std::move(e)));
     return 1;
@@ -546,20 +518,13 @@ extern "C" conv3d_causal_stream *conv3d_causal_stream_create(
              "conv3d_causal_stream_create: null engine, spec or filter");
     return nullptr;
   }
-  llvm::Expected<ConvSpec> parsed = toSpec(*spec, ext);
-  if (!parsed) {
-    setError(error, errorSize, llvm::toString(parsed.takeError()));
+  auto request = toRequest(*spec, ext, /*filterExt=*/nullptr, ConvKind::fprop,
+                           options, error, errorSize);
+  if (!request)
     return nullptr;
-  }
-  llvm::Expected<CompileOptions> parsedOptions =
-      toOptions(options ? options : "");
-  if (!parsedOptions) {
-    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
-    return nullptr;
-  }
   // The weights are copied into tensors of the spec's shapes, each after
   // its caller-given size is checked against the bytes the copy reads.
-  const ConvSpec &s = *parsed;
+  const auto &[s, parsedOptions] = *request;
   const int64_t filters = s.geometry.filters, channels = s.geometry.channels;
   auto refuse = [&](llvm::Error reason) -> conv3d_causal_stream * {
     setError(error, errorSize,
@@ -591,7 +556,7 @@ extern "C" conv3d_causal_stream *conv3d_causal_stream_create(
   causalWeights.bias = pointer(*biasCopy);
   causalWeights.normGamma = pointer(*gammaCopy);
   causalWeights.normBeta = pointer(*betaCopy);
-  auto stream = CausalConv3dStream::create(engine->engine, s, *parsedOptions,
+  auto stream = CausalConv3dStream::create(engine->engine, s, parsedOptions,
                                            causalWeights);
   if (!stream) {
     setError(error, errorSize, llvm::toString(stream.takeError()));
@@ -691,22 +656,16 @@ extern "C" int conv3d_quantize_filter(
              "scales");
     return 1;
   }
-  llvm::Expected<ConvSpec> parsed = toSpec(*spec);
-  if (!parsed) {
-    setError(error, errorSize, llvm::toString(parsed.takeError()));
+  auto request = toRequest(*spec, /*inputExt=*/nullptr, /*filterExt=*/nullptr,
+                           ConvKind::fprop, options, error, errorSize);
+  if (!request)
     return 1;
-  }
-  llvm::Expected<CompileOptions> parsedOptions =
-      toOptions(options ? options : "");
-  if (!parsedOptions) {
-    setError(error, errorSize, llvm::toString(parsedOptions.takeError()));
-    return 1;
-  }
+  const auto &[parsed, parsedOptions] = *request;
   HostTensor filterCopy =
-      HostTensor::zeros(parsed->inputType, parsed->filterShape());
+      HostTensor::zeros(parsed.inputType, parsed.filterShape());
   std::memcpy(filterCopy.data(), filter, filterCopy.sizeInBytes());
   llvm::Expected<Engine::PackedNVFP4> packed = engine->engine.quantizeFilter(
-      *parsed, filterCopy, filterAmax, *parsedOptions);
+      parsed, filterCopy, filterAmax, parsedOptions);
   if (!packed) {
     setError(error, errorSize, llvm::toString(packed.takeError()));
     return 1;
@@ -749,16 +708,11 @@ extern "C" int conv3d_run_packed_filter(const conv3d_run_args *args,
              "conv3d_run");
     return 1;
   }
-  ConvArgs run;
-  run.input = args->input;
-  run.filter = args->filter;
+  ConvArgs run =
+      forwardArgs(args->input, args->filter, args->bias, args->residual,
+                  args->amax, args->output, args->stream);
   run.filterScales = filterScales;
   run.filterAmax = filterAmax;
-  run.bias = args->bias;
-  run.residual = args->residual;
-  run.amax = args->amax;
-  run.output = args->output;
-  run.stream = args->stream;
   if (llvm::Error e = args->conv->conv->runUnchecked(run)) {
     setError(args->error, args->error_size, llvm::toString(std::move(e)));
     return 1;

@@ -18,18 +18,19 @@ using namespace mlir::conv3d::detail;
 
 namespace {
 
-/// The operands of a gradient op in the forward's terms.
+/// An operand of a gradient op and the name its diagnostics give it.
+struct NamedValue {
+  Value value;
+  StringRef name;
+};
+
+/// The operands of a gradient op in the forward's terms; its grad_output
+/// and outs are the op's own.
 struct GradientOperands {
-  Value forwardInput; // NDHWC: dgrad's outs, wgrad's input
-  StringRef forwardInputName;
-  Value filter; // the filter's shape: dgrad's filter, wgrad's outs
-  StringRef filterName;
-  Value gradOutput;
-  Value init;
-  Value computeOperand; // the first operand, whose type the others follow
-  StringRef computeName;
-  Value otherOperand;
-  StringRef otherName;
+  NamedValue compute;      // the first operand, whose type the others follow
+  NamedValue other;        // the second operand
+  NamedValue forwardInput; // NDHWC: dgrad's outs, wgrad's input
+  NamedValue filter;       // the filter's shape: dgrad's filter, wgrad's outs
 };
 
 template <typename OpTy>
@@ -42,67 +43,65 @@ ConvGeometry geometryOf(OpTy op, Value forwardInput, Value filter) {
 
 template <typename OpTy>
 LogicalResult verifyGradient(OpTy op, const GradientOperands &operands) {
+  auto [compute, other, forwardInput, filter] = operands;
+  Value init = op.getInit();
   Operation *raw = op.getOperation();
-  if (failed(
-          verifyRank(raw, operands.computeOperand, operands.computeName, 5)) ||
-      failed(verifyRank(raw, operands.otherOperand, operands.otherName, 5)) ||
-      failed(verifyRank(raw, operands.init, "outs", 5)) ||
+  if (failed(verifyRank(raw, compute.value, compute.name, 5)) ||
+      failed(verifyRank(raw, other.value, other.name, 5)) ||
+      failed(verifyRank(raw, init, "outs", 5)) ||
       failed(verifyArraySize(raw, op.getStrides(), "strides", 3)) ||
       failed(verifyArraySize(raw, op.getDilations(), "dilations", 3)) ||
       failed(verifyArraySize(raw, op.getPadding(), "padding", 6)))
     return failure();
-  if (op.getResult().getType() != operands.init.getType())
-    return op.emitOpError()
-           << "result type " << op.getResult().getType()
-           << " must be the outs type " << operands.init.getType();
-  Type elem = getElementTypeOrSelf(operands.computeOperand.getType());
-  Type otherElem = getElementTypeOrSelf(operands.otherOperand.getType());
-  Type outElem = getElementTypeOrSelf(operands.init.getType());
+  if (op.getResult().getType() != init.getType())
+    return op.emitOpError() << "result type " << op.getResult().getType()
+                            << " must be the outs type " << init.getType();
+  Type elem = getElementTypeOrSelf(compute.value.getType());
+  Type otherElem = getElementTypeOrSelf(other.value.getType());
+  Type outElem = getElementTypeOrSelf(init.getType());
   if (!isSupportedComputeType(elem))
     return op.emitOpError()
-           << operands.computeName
-           << " element type must be bf16, f16 or f32, got " << elem;
+           << compute.name << " element type must be bf16, f16 or f32, got "
+           << elem;
   if (otherElem != elem)
-    return op.emitOpError() << operands.otherName << " element type "
-                            << otherElem << " must match the "
-                            << operands.computeName << " element type " << elem;
+    return op.emitOpError()
+           << other.name << " element type " << otherElem << " must match the "
+           << compute.name << " element type " << elem;
   if (!outElem.isF32() && outElem != elem)
     return op.emitOpError()
-           << "outs element type must be f32 or the " << operands.computeName
+           << "outs element type must be f32 or the " << compute.name
            << " element type " << elem << ", got " << outElem;
-  for (Value value :
-       {operands.computeOperand, operands.otherOperand, operands.init})
+  for (Value value : {compute.value, other.value, init})
     if (!cast<ShapedType>(value.getType()).hasStaticShape())
       return op.emitOpError()
              << "shapes must be static (the lowering sizes its stride "
                 "phases and forward convolutions from them), got "
              << formatShape(cast<ShapedType>(value.getType()).getShape());
 
-  auto filterShape = getShape5(operands.filter.getType());
+  auto filterShape = getShape5(filter.value.getType());
   int64_t filterChannels = op.getFilterLayout() == FilterLayout::qrscf
                                ? filterShape[3]
                                : filterShape[4];
-  auto inputShape = getShape5(operands.forwardInput.getType());
+  auto inputShape = getShape5(forwardInput.value.getType());
   if (inputShape[4] != filterChannels)
     return op.emitOpError()
-           << operands.filterName << " has " << filterChannels
-           << " input channels but " << operands.forwardInputName << " has "
-           << inputShape[4] << " (filter_layout = "
+           << filter.name << " has " << filterChannels << " input channels but "
+           << forwardInput.name << " has " << inputShape[4]
+           << " (filter_layout = "
            << stringifyFilterLayout(op.getFilterLayout()) << ")";
   ConvGeometry geometry = op.getGeometry();
   if (std::optional<std::string> problem = geometry.validate())
     return op.emitOpError()
            << "the forward convolution is invalid: " << *problem;
   std::array<int64_t, 5> expected = geometry.outputShape();
-  auto gradShape = getShape5(operands.gradOutput.getType());
+  auto gradShape = getShape5(op.getGradOutput().getType());
   if (gradShape != expected)
     return op.emitOpError()
            << "grad_output shape " << formatShape(gradShape)
            << " must be the forward's output shape " << formatShape(expected)
-           << " (from the " << operands.forwardInputName << " shape "
-           << formatShape(inputShape) << ", the " << operands.filterName
-           << " shape " << formatShape(filterShape)
-           << ", strides, dilations and padding)";
+           << " (from the " << forwardInput.name << " shape "
+           << formatShape(inputShape) << ", the " << filter.name << " shape "
+           << formatShape(filterShape) << ", strides, dilations and padding)";
   return success();
 }
 
@@ -113,18 +112,11 @@ ConvGeometry ConvBackwardDataOp::getGeometry() {
 }
 
 LogicalResult ConvBackwardDataOp::verify() {
-  GradientOperands operands;
-  operands.forwardInput = getInit();
-  operands.forwardInputName = "outs (the input gradient)";
-  operands.filter = getFilter();
-  operands.filterName = "filter";
-  operands.gradOutput = getGradOutput();
-  operands.init = getInit();
-  operands.computeOperand = getGradOutput();
-  operands.computeName = "grad_output";
-  operands.otherOperand = getFilter();
-  operands.otherName = "filter";
-  return verifyGradient(*this, operands);
+  NamedValue filter{getFilter(), "filter"};
+  return verifyGradient(*this, {{getGradOutput(), "grad_output"},
+                                filter,
+                                {getInit(), "outs (the input gradient)"},
+                                filter});
 }
 
 ConvGeometry ConvBackwardFilterOp::getGeometry() {
@@ -132,16 +124,9 @@ ConvGeometry ConvBackwardFilterOp::getGeometry() {
 }
 
 LogicalResult ConvBackwardFilterOp::verify() {
-  GradientOperands operands;
-  operands.forwardInput = getInput();
-  operands.forwardInputName = "input";
-  operands.filter = getInit();
-  operands.filterName = "outs (the filter gradient)";
-  operands.gradOutput = getGradOutput();
-  operands.init = getInit();
-  operands.computeOperand = getInput();
-  operands.computeName = "input";
-  operands.otherOperand = getGradOutput();
-  operands.otherName = "grad_output";
-  return verifyGradient(*this, operands);
+  NamedValue input{getInput(), "input"};
+  return verifyGradient(*this, {input,
+                                {getGradOutput(), "grad_output"},
+                                input,
+                                {getInit(), "outs (the filter gradient)"}});
 }

@@ -127,7 +127,7 @@ static Dims checkProblem(const ReferenceConvProblem &p) {
   return d;
 }
 
-static double activate(Activation activation, double x) {
+double mlir::conv3d::referenceActivation(Activation activation, double x) {
   switch (activation) {
   case Activation::none:
     return x;
@@ -142,6 +142,19 @@ static double activate(Activation activation, double x) {
   }
   }
   llvm_unreachable("unknown activation");
+}
+
+/// Output (m, f) from its accumulator (init included): act(acc + bias) +
+/// residual, as both the whole reference and its sampled rows compute it.
+static double epilogue(const ReferenceConvProblem &p, const Dims &d, int64_t m,
+                       int64_t f, double acc) {
+  double y = acc;
+  if (p.bias)
+    y += p.bias->get(f);
+  y = referenceActivation(p.activation, y);
+  if (p.residual)
+    y += p.residual->get(m * d.f + f);
+  return y;
 }
 
 /// The filter as doubles in [q][r][s][c][f] order (c of C/groups),
@@ -188,7 +201,8 @@ static void logicalVoxel(const ReferenceConvProblem &p, const Dims &d,
       if (p.normBeta)
         y += p.normBeta->get(c);
     }
-    out[c] = roundToElementType(activate(p.inputActivation, y), p.input->type);
+    out[c] = roundToElementType(referenceActivation(p.inputActivation, y),
+                                p.input->type);
   }
 }
 
@@ -305,15 +319,8 @@ std::vector<double> mlir::conv3d::referenceConv(const ReferenceConvProblem &p) {
             }
           }
 
-          for (int64_t f = 0; f < d.f; ++f) {
-            double y = acc[f];
-            if (p.bias)
-              y += p.bias->get(f);
-            y = activate(p.activation, y);
-            if (p.residual)
-              y += p.residual->get(m * d.f + f);
-            result[m * d.f + f] = y;
-          }
+          for (int64_t f = 0; f < d.f; ++f)
+            result[m * d.f + f] = epilogue(p, d, m, f, acc[f]);
         }
   return result;
 }
@@ -337,15 +344,8 @@ mlir::conv3d::referenceConvRows(const ReferenceConvProblem &p,
         for (int64_t f = 0; f < d.f; ++f)
           acc[f] += double(a[tap * d.c + d.channelOf(f, c)]) *
                     w[(tap * d.cg + c) * d.f + f];
-    for (int64_t f = 0; f < d.f; ++f) {
-      double y = acc[f];
-      if (p.bias)
-        y += p.bias->get(f);
-      y = activate(p.activation, y);
-      if (p.residual)
-        y += p.residual->get(m * d.f + f);
-      result.push_back(y);
-    }
+    for (int64_t f = 0; f < d.f; ++f)
+      result.push_back(epilogue(p, d, m, f, acc[f]));
   }
   return result;
 }

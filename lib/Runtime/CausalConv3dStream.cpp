@@ -2,6 +2,7 @@
 
 #include "conv3d/Runtime/CausalConv3dStream.h"
 
+#include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Runtime/CudaDriver.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -42,22 +43,6 @@ static llvm::Error checkTensor(const HostTensor *tensor, llvm::StringRef what,
 
 static int64_t ceilDivNonNegative(int64_t a, int64_t b) {
   return (a + b - 1) / b;
-}
-
-static double activate(Activation activation, double x) {
-  switch (activation) {
-  case Activation::none:
-    return x;
-  case Activation::relu:
-    return std::max(x, 0.0);
-  case Activation::silu:
-    return x / (1.0 + std::exp(-x));
-  case Activation::gelu_tanh:
-    return 0.5 * x *
-           (1.0 +
-            std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-  }
-  return x;
 }
 
 CausalConv3dStream::CausalConv3dStream(Engine &engine, ConvSpec spec,
@@ -507,7 +492,8 @@ llvm::Error CausalConv3dStream::step(const void *chunk, int64_t length,
             if (spec.hasNormBeta)
               y += normBeta.get(c);
           }
-          nextCache->set(dst + pixel + c, activate(spec.inputActivation, y));
+          nextCache->set(dst + pixel + c,
+                         referenceActivation(spec.inputActivation, y));
         }
       }
     }

@@ -54,9 +54,14 @@ std::optional<std::string> packedFilterProblem(const ConvProblem &problem);
 /// convolution would read every channel.
 std::optional<std::string> groupsProblem(const ConvProblem &problem);
 
+/// What every TMA family (sm90-im2col, sm90-halo, sm100) refuses before its
+/// own checks, or none: a packed filter, a grouped convolution, an input
+/// prologue.
+std::optional<std::string> tmaOperandProblem(const ConvProblem &problem);
+
 /// Why the TMA im2col kernel of `kernel` (sm90-im2col, sm100) cannot take
-/// `problem`, or none: a packed filter, an input prologue, the operand and
-/// descriptor checks of tmaIm2colProblem and, on memrefs, the layouts.
+/// `problem`, or none: tmaOperandProblem, the operand and descriptor checks
+/// of tmaIm2colProblem and, on memrefs, the layouts.
 std::optional<std::string> tmaIm2colFamilyProblem(const ConvProblem &problem,
                                                   Target kernel);
 

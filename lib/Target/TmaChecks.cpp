@@ -72,13 +72,20 @@ std::optional<std::string> mlir::conv3d::tmaIm2colProblem(
 }
 
 std::optional<std::string>
-families::tmaIm2colFamilyProblem(const ConvProblem &problem, Target kernel) {
+families::tmaOperandProblem(const ConvProblem &problem) {
   if (std::optional<std::string> why = packedFilterProblem(problem))
     return why;
   if (std::optional<std::string> why = groupsProblem(problem))
     return why;
   if (problem.hasPrologue)
     return std::string("the TMA kernels do not apply an input prologue");
+  return std::nullopt;
+}
+
+std::optional<std::string>
+families::tmaIm2colFamilyProblem(const ConvProblem &problem, Target kernel) {
+  if (std::optional<std::string> why = tmaOperandProblem(problem))
+    return why;
   if (std::optional<std::string> why = tmaIm2colProblem(
           problem.geometry, problem.filterLayout, problem.inputType,
           problem.tileQuantBlockSize(), kernel))

@@ -120,3 +120,16 @@ func.func @depthwise_short_output(%x: tensor<1x6x6x6x4xf32>, %w: tensor<3x3x3x4x
          outs(%o : tensor<1x3x4x4x4xf32>) -> tensor<1x3x4x4x4xf32>
   return %0 : tensor<1x3x4x4x4xf32>
 }
+
+// -----
+
+// The depthwise import refuses element types as the dense one does, naming
+// them (both share the operand checks).
+func.func @depthwise_integer_types(%x: tensor<1x6x6x6x4xi8>, %w: tensor<3x3x3x4xi8>,
+                                   %o: tensor<1x4x4x4x4xi32>) -> tensor<1x4x4x4x4xi32> {
+  // expected-error @below {{cannot import this convolution into conv3d: conv3d computes bf16, f16 and f32 convolutions whose filter has the input's element type and whose output is f32 or the input's type; this one has a i8 input, a i8 filter and a i32 output}}
+  %0 = linalg.depthwise_conv_3d_ndhwc_dhwc
+         ins(%x, %w : tensor<1x6x6x6x4xi8>, tensor<3x3x3x4xi8>)
+         outs(%o : tensor<1x4x4x4x4xi32>) -> tensor<1x4x4x4x4xi32>
+  return %0 : tensor<1x4x4x4x4xi32>
+}

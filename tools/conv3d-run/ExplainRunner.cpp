@@ -20,11 +20,8 @@ int conv3d_run::runExplain(const RunRequest &request) {
   Engine engine(request.cache);
   llvm::Expected<Explanation> explanation =
       engine.explain(request.spec, request.options);
-  if (!explanation) {
-    llvm::errs() << "conv3d-run: error: "
-                 << llvm::toString(explanation.takeError()) << "\n";
-    return kUsageError;
-  }
+  if (!explanation)
+    return fail(llvm::toString(explanation.takeError()));
   if (request.json)
     llvm::outs() << explanation->toJSON() << "\n";
   else

@@ -10,32 +10,20 @@
 
 #include "Runners.h"
 
+#include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Reference/ReferenceGradients.h"
 #include "conv3d/Runtime/Engine.h"
 #include "conv3d/Runtime/HostRunner.h"
-#include "conv3d/Support/Npy.h"
-
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 
 using namespace mlir::conv3d;
 using namespace conv3d_run;
 
-static int fail(const llvm::Twine &message, int code = kUsageError) {
-  llvm::errs() << "conv3d-run: error: " << message << "\n";
-  return code;
-}
-
 int conv3d_run::runGradient(const RunRequest &request) {
   const ConvSpec &spec = request.spec;
   bool dgrad = spec.kind == ConvKind::dgrad;
   uint64_t seed = request.seed;
-  auto progress = [&](const llvm::Twine &message) {
-    if (!request.quiet)
-      llvm::errs() << "conv3d-run: " << message << "\n";
-  };
 
   // The two operands of the gradient, given or fresh random values.
   auto gradOutput =
@@ -52,17 +40,13 @@ int conv3d_run::runGradient(const RunRequest &request) {
   if (!other)
     return fail(llvm::toString(other.takeError()));
   llvm::Expected<HostTensor> initOr =
-      HostTensor::allocate(spec.outputType, spec.resultShape(), "output");
+      initialOutput(spec, spec.resultShape(), seed + 4);
   if (!initOr)
     return fail(llvm::toString(initOr.takeError()));
   HostTensor init = std::move(*initOr);
-  if (spec.accumulate)
-    fillRandomNormal(init, seed + 4, 1.0);
-  else
-    fillPoison(init);
 
   Engine engine(request.cache);
-  progress("compiling " + spec.describe());
+  progress(request, "compiling " + spec.describe());
   llvm::Expected<std::shared_ptr<const CompiledConv>> conv =
       engine.compile(spec, request.options);
   if (!conv)
@@ -83,20 +67,14 @@ int conv3d_run::runGradient(const RunRequest &request) {
   m.runMillis = timing.medianMillis;
 
   if (request.check) {
-    progress("checking against the reference gradient");
+    progress(request, "checking against the reference gradient");
     const HostTensor *start = spec.accumulate ? &init : nullptr;
     std::vector<double> reference =
         dgrad ? referenceConvBackwardData(spec.geometry, spec.filterLayout,
                                           *gradOutput, *other, start)
               : referenceConvBackwardFilter(spec.geometry, spec.filterLayout,
                                             *other, *gradOutput, start);
-    m.relativeError = relativeL2Error(reference, result);
-    m.tolerance = spec.checkTolerance();
-    m.passed = *m.relativeError <= m.tolerance;
+    m.recordCheck(relativeL2Error(reference, result), spec.checkTolerance());
   }
-  if (!request.outputPath.empty())
-    if (llvm::Error error = writeNpyF32(request.outputPath, result))
-      return fail(llvm::toString(std::move(error)));
-  printResult(request, m);
-  return m.passed ? kOk : kCheckFailed;
+  return finishRun(request, m, result);
 }

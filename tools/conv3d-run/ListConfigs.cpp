@@ -37,10 +37,6 @@ using namespace mlir::conv3d;
 int conv3d_run::runListConfigs(const RunRequest &request) {
   const ConvSpec &spec = request.spec;
   const CompileOptions &options = request.options;
-  auto fail = [](const llvm::Twine &message) {
-    llvm::errs() << "conv3d-run: error: " << message << "\n";
-    return int(kUsageError);
-  };
   // The graph pipeline is assembled from registered pass names.
   registerAllPasses();
   DialectRegistry registry;

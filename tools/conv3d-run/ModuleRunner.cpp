@@ -17,11 +17,6 @@
 using namespace mlir::conv3d;
 using namespace conv3d_run;
 
-static int fail(const llvm::Twine &message) {
-  llvm::errs() << "conv3d-run: error: " << message << "\n";
-  return kUsageError;
-}
-
 static std::string formatShape(const std::vector<int64_t> &shape) {
   std::string text;
   for (int64_t s : shape)

@@ -64,10 +64,6 @@ static int compareBytes(llvm::StringRef what, const std::vector<uint8_t> &got,
 int conv3d_run::runPackNVFP4(const RunRequest &request) {
   const ConvSpec &spec = request.spec;
   int64_t blockSize = *request.packBlockSize;
-  auto fail = [](const llvm::Twine &message) {
-    llvm::errs() << "conv3d-run: error: " << message << "\n";
-    return int(kUsageError);
-  };
   if (spec.geometry.channels % blockSize != 0)
     return fail(llvm::formatv("--pack-nvfp4: C = {0} is not a multiple of "
                               "the block size {1}",

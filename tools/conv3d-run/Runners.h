@@ -8,6 +8,8 @@
 #include "conv3d/Runtime/KernelCache.h"
 #include "conv3d/Support/HostTensor.h"
 
+#include "llvm/ADT/Twine.h"
+
 namespace conv3d_run {
 
 /// Compiles the spec, runs it on random or given data, checks and times it.
@@ -45,10 +47,23 @@ struct Measurement {
   std::string tunedConfig;
   double tuneMillis = 0;
   bool tuneRemembered = false;
+
+  /// The check's result: the output's relative L2 error against the
+  /// reference and the largest one accepted.
+  void recordCheck(double error, double acceptedError) {
+    relativeError = error;
+    tolerance = acceptedError;
+    passed = error <= acceptedError;
+  }
 };
 
 /// Prints a spec run's result (text, --quiet's last line, or --json).
 void printResult(const RunRequest &request, const Measurement &m);
+
+/// The end of a spec run: `output` written to --output when asked, the
+/// result printed; the exit code (kCheckFailed when the check failed).
+int finishRun(const RunRequest &request, const Measurement &m,
+              const mlir::conv3d::HostTensor &output);
 
 /// Loads `path` as `type` with `shape`, or makes random normal data.
 llvm::Expected<mlir::conv3d::HostTensor>
@@ -58,6 +73,19 @@ loadOrRandom(const std::string &path, llvm::StringRef what,
 
 /// Median of run times in milliseconds.
 double median(std::vector<double> values);
+
+/// Prints `message` as conv3d-run's error and returns `code`.
+int fail(const llvm::Twine &message, int code = kUsageError);
+
+/// Prints a step of the run unless --quiet.
+void progress(const RunRequest &request, const llvm::Twine &message);
+
+/// The output buffer (`shape`) that `spec`'s run writes: random values with
+/// `seed` when the convolution accumulates onto it, else poisoned (NaN) so
+/// that what the run does not write shows in the check.
+llvm::Expected<mlir::conv3d::HostTensor>
+initialOutput(const mlir::conv3d::ConvSpec &spec,
+              const std::vector<int64_t> &shape, uint64_t seed);
 
 } // namespace conv3d_run
 

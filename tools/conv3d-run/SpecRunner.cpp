@@ -32,14 +32,29 @@ double conv3d_run::median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-static int fail(const llvm::Twine &message, int code = kUsageError) {
+int conv3d_run::fail(const llvm::Twine &message, int code) {
   llvm::errs() << "conv3d-run: error: " << message << "\n";
   return code;
 }
 
-static void progress(const RunRequest &request, const llvm::Twine &message) {
+void conv3d_run::progress(const RunRequest &request,
+                          const llvm::Twine &message) {
   if (!request.quiet)
     llvm::errs() << "conv3d-run: " << message << "\n";
+}
+
+llvm::Expected<HostTensor>
+conv3d_run::initialOutput(const ConvSpec &spec,
+                          const std::vector<int64_t> &shape, uint64_t seed) {
+  llvm::Expected<HostTensor> init =
+      HostTensor::allocate(spec.outputType, shape, "output");
+  if (!init)
+    return init.takeError();
+  if (spec.accumulate)
+    fillRandomNormal(*init, seed, 1.0);
+  else
+    fillPoison(*init);
+  return init;
 }
 
 /// Checks, before anything is allocated, that the host buffers a run needs
@@ -296,14 +311,10 @@ int conv3d_run::runSpec(const RunRequest &request) {
     fillRandomNormal(*tensor, seed + offset, 1.0);
   }
   llvm::Expected<HostTensor> initOr =
-      HostTensor::allocate(spec.outputType, spec.outputShape(), "output");
+      initialOutput(spec, spec.outputShape(), seed + 4);
   if (!initOr)
     return fail(llvm::toString(initOr.takeError()));
   HostTensor init = std::move(*initOr);
-  if (spec.accumulate)
-    fillRandomNormal(init, seed + 4, 1.0);
-  else
-    fillPoison(init);
   float amax = request.amax ? *request.amax : maxAbs(*input);
 
   // A packed NVFP4 filter (--packed-filter, nvfp4-mode=real): packed once
@@ -432,18 +443,20 @@ int conv3d_run::runSpec(const RunRequest &request) {
                                     "reference",
                                     rows.size()));
     std::vector<double> reference = referenceConvRows(referenceOf(), rows);
-    m.relativeError = relativeL2Error(reference, gatherRows(result, rows));
-    m.tolerance = spec.checkTolerance();
-    m.passed = *m.relativeError <= m.tolerance;
+    m.recordCheck(relativeL2Error(reference, gatherRows(result, rows)),
+                  spec.checkTolerance());
   } else if (request.check) {
     progress(request, "checking against the reference");
     std::vector<double> reference = referenceConv(referenceOf());
-    m.relativeError = relativeL2Error(reference, result);
-    m.tolerance = spec.checkTolerance();
-    m.passed = *m.relativeError <= m.tolerance;
+    m.recordCheck(relativeL2Error(reference, result), spec.checkTolerance());
   }
+  return finishRun(request, m, result);
+}
+
+int conv3d_run::finishRun(const RunRequest &request, const Measurement &m,
+                          const HostTensor &output) {
   if (!request.outputPath.empty())
-    if (llvm::Error error = writeNpyF32(request.outputPath, result))
+    if (llvm::Error error = writeNpyF32(request.outputPath, output))
       return fail(llvm::toString(std::move(error)));
   printResult(request, m);
   return m.passed ? kOk : kCheckFailed;

@@ -11,17 +11,13 @@
 #include "Runners.h"
 
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::Expected<conv3d_run::RunRequest> request =
       conv3d_run::parseCommandLine(argc, argv);
-  if (!request) {
-    llvm::errs() << "conv3d-run: error: " << llvm::toString(request.takeError())
-                 << "\n";
-    return conv3d_run::kUsageError;
-  }
+  if (!request)
+    return conv3d_run::fail(llvm::toString(request.takeError()));
   if (request->isModuleMode())
     return conv3d_run::runModule(*request);
   if (request->listConfigs)

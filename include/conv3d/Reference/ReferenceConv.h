@@ -59,6 +59,10 @@ struct ReferenceConvProblem {
   Activation inputActivation = Activation::none;
 };
 
+/// `activation` of `x` in double (the reference's, and the host's wherever
+/// it applies one, as the causal stream does to its cached frames).
+double referenceActivation(Activation activation, double x);
+
 /// y = act(acc + bias) + residual with acc = init + conv(input, filter), in
 /// double, as an NDHWF row-major vector before any rounding to the output
 /// type. Inconsistent shapes in `problem` are a fatal error.

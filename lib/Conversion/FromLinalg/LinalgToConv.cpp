@@ -172,11 +172,15 @@ struct ImportedConv {
 /// null takes every one.
 using ShouldConvertFn = std::function<bool(Operation *)>;
 
-/// What conv3d.conv takes from `op`, or in `why`, why it cannot express it.
+/// What every import reads off a linalg 3-D convolution `op` (dense or
+/// depthwise): its operands on tensors of types conv3d.conv computes, its
+/// strides and dilations, and a zero `tensor.pad` of the input's
+/// `spatialDims` folded into the padding; or in `why`, why it cannot take
+/// it. The filter's shape must be static: it gives the window and channels.
 template <typename LinalgConvOp>
-FailureOr<ImportedConv> analyzeImport(LinalgConvOp op,
-                                      const LinalgConvLayout &layout,
-                                      std::string &why) {
+FailureOr<ImportedConv> analyzeOperands(LinalgConvOp op,
+                                        ArrayRef<int64_t> spatialDims,
+                                        std::string &why) {
   if (!op.hasPureTensorSemantics()) {
     why = "conv3d imports convolutions on tensors, not memrefs (import "
           "before bufferization)";
@@ -208,7 +212,20 @@ FailureOr<ImportedConv> analyzeImport(LinalgConvOp op,
   conv.strides = std::move(*strides);
   conv.dilations = std::move(*dilations);
   conv.padding.assign(6, 0);
-  conv.input = foldZeroPad(conv.input, layout.spatialDims, conv.padding);
+  conv.input = foldZeroPad(conv.input, spatialDims, conv.padding);
+  return conv;
+}
+
+/// What conv3d.conv takes from `op`, or in `why`, why it cannot express it.
+template <typename LinalgConvOp>
+FailureOr<ImportedConv> analyzeImport(LinalgConvOp op,
+                                      const LinalgConvLayout &layout,
+                                      std::string &why) {
+  FailureOr<ImportedConv> analyzed =
+      analyzeOperands(op, layout.spatialDims, why);
+  if (failed(analyzed))
+    return failure();
+  ImportedConv &conv = *analyzed;
   auto inConvOrder = [&](Value value) {
     ArrayRef<int64_t> shape = cast<ShapedType>(value.getType()).getShape();
     return llvm::map_to_vector(layout.toConvOrder,
@@ -221,7 +238,7 @@ FailureOr<ImportedConv> analyzeImport(LinalgConvOp op,
     why = *problem;
     return failure();
   }
-  return conv;
+  return analyzed;
 }
 
 /// How one of linalg's depthwise 3-D convolutions maps onto a grouped
@@ -256,41 +273,16 @@ template <typename DepthwiseOp>
 FailureOr<ImportedConv> analyzeDepthwiseImport(DepthwiseOp op,
                                                const DepthwiseLayout &layout,
                                                std::string &why) {
-  if (!op.hasPureTensorSemantics()) {
-    why = "conv3d imports convolutions on tensors, not memrefs (import "
-          "before bufferization)";
-    return failure();
-  }
-  ImportedConv conv{
-      op.getInputs()[0], op.getInputs()[1], op.getOutputs()[0], {}, {}, {}};
-  if (!hasSupportedTypes(conv.input, conv.filter, conv.init)) {
-    why = "conv3d computes bf16, f16 and f32 convolutions whose filter has "
-          "the input's element type and whose output is f32 or the input's "
-          "type";
-    return failure();
-  }
-  std::optional<SmallVector<int64_t>> strides = getTriple(op.getStrides());
-  std::optional<SmallVector<int64_t>> dilations = getTriple(op.getDilations());
-  if (!strides || !dilations) {
-    why = "its strides and dilations must have 3 elements each";
-    return failure();
-  }
-  auto filterType = cast<ShapedType>(conv.filter.getType());
-  if (!filterType.hasStaticShape()) {
-    why = "its filter shape is dynamic; conv3d needs static window, channel "
-          "and filter sizes";
-    return failure();
-  }
-  conv.strides = std::move(*strides);
-  conv.dilations = std::move(*dilations);
-  conv.padding.assign(6, 0);
   std::array<int64_t, 3> spatial = layout.channelsFirst
                                        ? std::array<int64_t, 3>{2, 3, 4}
                                        : std::array<int64_t, 3>{1, 2, 3};
-  conv.input = foldZeroPad(conv.input, spatial, conv.padding);
+  FailureOr<ImportedConv> analyzed = analyzeOperands(op, spatial, why);
+  if (failed(analyzed))
+    return failure();
+  ImportedConv &conv = *analyzed;
   ArrayRef<int64_t> in = cast<ShapedType>(conv.input.getType()).getShape();
   ArrayRef<int64_t> out = cast<ShapedType>(conv.init.getType()).getShape();
-  ArrayRef<int64_t> w = filterType.getShape();
+  ArrayRef<int64_t> w = cast<ShapedType>(conv.filter.getType()).getShape();
   SmallVector<int64_t> input, filter, output;
   FilterLayout filterLayout = FilterLayout::qrscf;
   int64_t groups;
@@ -328,7 +320,7 @@ FailureOr<ImportedConv> analyzeDepthwiseImport(DepthwiseOp op,
     why = *problem;
     return failure();
   }
-  return conv;
+  return analyzed;
 }
 
 /// analyzeImport of `op` if it is one of the imported convolutions.
@@ -348,61 +340,90 @@ static FailureOr<ImportedConv> analyzeAnyImport(Operation *op,
   return failure();
 }
 
-template <typename LinalgConvOp>
-FailureOr<ImportedConv> matchImportable(LinalgConvOp op,
-                                        const LinalgConvLayout &layout,
-                                        PatternRewriter &rewriter,
-                                        const ShouldConvertFn &shouldConvert) {
+/// analyzeAnyImport as a pattern's match: a failure noted on `op` where the
+/// host's hook keeps it or conv3d.conv cannot express it.
+static FailureOr<ImportedConv>
+matchImportable(Operation *op, PatternRewriter &rewriter,
+                const ShouldConvertFn &shouldConvert) {
   if (shouldConvert && !shouldConvert(op))
     return rewriter.notifyMatchFailure(op, "left to the host by its hook");
   std::string why;
-  FailureOr<ImportedConv> conv = analyzeImport(op, layout, why);
+  FailureOr<ImportedConv> conv = analyzeAnyImport(op, why);
   if (failed(conv))
     return rewriter.notifyMatchFailure(op, why);
   return conv;
 }
 
-/// linalg.conv_3d_ndhwc_dhwcf: the same layouts as conv3d.conv with QRSCF.
-struct ImportNdhwcConv : OpRewritePattern<linalg::Conv3DNdhwcDhwcfOp> {
-  ImportNdhwcConv(MLIRContext *context, ShouldConvertFn shouldConvert)
-      : OpRewritePattern(context), shouldConvert(std::move(shouldConvert)) {}
+/// The conv3d.conv an import creates of `input`, `filter` and `init` (in
+/// conv3d.conv's layouts) with `imported`'s strides, dilations and padding:
+/// a plain convolution, without epilogue, prologue or quantization.
+static Value createImportedConv(PatternRewriter &rewriter, Location loc,
+                                const ImportedConv &imported, Value input,
+                                Value filter, Value init,
+                                FilterLayout filterLayout, bool overwrite,
+                                int64_t groups = 1) {
+  MLIRContext *context = rewriter.getContext();
+  auto conv =
+      ConvOp::create(rewriter, loc, TypeRange{init.getType()}, input, filter,
+                     /*bias=*/Value(), /*residual=*/Value(), /*amax=*/Value(),
+                     init, rewriter.getDenseI64ArrayAttr(imported.strides),
+                     rewriter.getDenseI64ArrayAttr(imported.dilations),
+                     rewriter.getDenseI64ArrayAttr(imported.padding),
+                     FilterLayoutAttr::get(context, filterLayout),
+                     ActivationAttr::get(context, Activation::none),
+                     /*input_quant=*/NVFP4Attr(),
+                     overwrite ? rewriter.getUnitAttr() : UnitAttr(),
+                     /*config=*/IGemmConfigAttr());
+  conv.setGroupsAttr(rewriter.getI64IntegerAttr(groups));
+  return conv.getResult()[0];
+}
 
-  LogicalResult matchAndRewrite(linalg::Conv3DNdhwcDhwcfOp op,
-                                PatternRewriter &rewriter) const override {
+/// A pattern importing the linalg convolution `LinalgConvOp`: the host's
+/// hook and the analysis decide (matchImportable), `replacement` builds what
+/// replaces the op from what the analysis read.
+template <typename LinalgConvOp>
+struct ImportPattern : OpRewritePattern<LinalgConvOp> {
+  ImportPattern(MLIRContext *context, ShouldConvertFn shouldConvert)
+      : OpRewritePattern<LinalgConvOp>(context),
+        shouldConvert(std::move(shouldConvert)) {}
+
+  LogicalResult matchAndRewrite(LinalgConvOp op,
+                                PatternRewriter &rewriter) const final {
     FailureOr<ImportedConv> matched =
-        matchImportable(op, kNdhwcLayout, rewriter, shouldConvert);
+        matchImportable(op, rewriter, shouldConvert);
     if (failed(matched))
       return failure();
-    auto [input, filter, init, strides, dilations, padding] = *matched;
-    rewriter.replaceOpWithNewOp<ConvOp>(
-        op, TypeRange{init.getType()}, input, filter, /*bias=*/Value(),
-        /*residual=*/Value(), /*amax=*/Value(), init,
-        rewriter.getDenseI64ArrayAttr(strides),
-        rewriter.getDenseI64ArrayAttr(dilations),
-        rewriter.getDenseI64ArrayAttr(padding),
-        FilterLayoutAttr::get(getContext(), FilterLayout::qrscf),
-        ActivationAttr::get(getContext(), Activation::none),
-        /*input_quant=*/NVFP4Attr(), /*overwrite=*/UnitAttr(),
-        /*config=*/IGemmConfigAttr());
+    rewriter.replaceOp(op, replacement(op, *matched, rewriter));
     return success();
   }
+
+  /// The value that replaces `op`'s result.
+  virtual Value replacement(LinalgConvOp op, const ImportedConv &conv,
+                            PatternRewriter &rewriter) const = 0;
 
   ShouldConvertFn shouldConvert;
 };
 
+/// linalg.conv_3d_ndhwc_dhwcf: the same layouts as conv3d.conv with QRSCF.
+struct ImportNdhwcConv : ImportPattern<linalg::Conv3DNdhwcDhwcfOp> {
+  using ImportPattern::ImportPattern;
+
+  Value replacement(linalg::Conv3DNdhwcDhwcfOp op, const ImportedConv &conv,
+                    PatternRewriter &rewriter) const override {
+    return createImportedConv(rewriter, op.getLoc(), conv, conv.input,
+                              conv.filter, conv.init, FilterLayout::qrscf,
+                              /*overwrite=*/false);
+  }
+};
+
 /// linalg.conv_3d_ncdhw_fcdhw: transposes to NDHWC and FQRSC (the filter
 /// needs only its channel dimension moved last), and the result back.
-struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
-  ImportNcdhwConv(MLIRContext *context, ShouldConvertFn shouldConvert)
-      : OpRewritePattern(context), shouldConvert(std::move(shouldConvert)) {}
+struct ImportNcdhwConv : ImportPattern<linalg::Conv3DNcdhwFcdhwOp> {
+  using ImportPattern::ImportPattern;
 
-  LogicalResult matchAndRewrite(linalg::Conv3DNcdhwFcdhwOp op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<ImportedConv> matched =
-        matchImportable(op, kNcdhwLayout, rewriter, shouldConvert);
-    if (failed(matched))
-      return failure();
-    auto [input, filter, init, strides, dilations, padding] = *matched;
+  Value replacement(linalg::Conv3DNcdhwFcdhwOp op, const ImportedConv &matched,
+                    PatternRewriter &rewriter) const override {
+    Value input = matched.input, filter = matched.filter, init = matched.init;
     Location loc = op.getLoc();
     ArrayRef<int64_t> toChannelsLast = kNcdhwLayout.toConvOrder;
     const SmallVector<int64_t> toChannelsFirst = {0, 4, 1, 2, 3};
@@ -422,29 +443,16 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
     } else {
       ndhwfInit = transpose(rewriter, loc, init, toChannelsLast);
     }
-    auto conv = ConvOp::create(
-        rewriter, loc, TypeRange{ndhwfInit.getType()}, ndhwcInput, fqrscFilter,
-        /*bias=*/Value(), /*residual=*/Value(), /*amax=*/Value(), ndhwfInit,
-        rewriter.getDenseI64ArrayAttr(strides),
-        rewriter.getDenseI64ArrayAttr(dilations),
-        rewriter.getDenseI64ArrayAttr(padding),
-        FilterLayoutAttr::get(getContext(), FilterLayout::fqrsc),
-        ActivationAttr::get(getContext(), Activation::none),
-        /*input_quant=*/NVFP4Attr(),
-        overwrite ? rewriter.getUnitAttr() : UnitAttr(),
-        /*config=*/IGemmConfigAttr());
+    Value conv =
+        createImportedConv(rewriter, loc, matched, ndhwcInput, fqrscFilter,
+                           ndhwfInit, FilterLayout::fqrsc, overwrite);
     // A zero-filled destination is fully overwritten: transpose into the
     // fill's own destination rather than computing the fill.
     Value dest = overwrite ? fill.getOutputs()[0] : init;
-    Value result =
-        linalg::TransposeOp::create(rewriter, loc, conv.getResult()[0], dest,
-                                    toChannelsFirst)
-            .getResult()[0];
-    rewriter.replaceOp(op, result);
-    return success();
+    return linalg::TransposeOp::create(rewriter, loc, conv, dest,
+                                       toChannelsFirst)
+        .getResult()[0];
   }
-
-  ShouldConvertFn shouldConvert;
 };
 
 /// linalg.depthwise_conv_3d_ndhwc_dhwc, _ncdhw_cdhw and _ndhwc_dhwcm: a
@@ -452,21 +460,15 @@ struct ImportNcdhwConv : OpRewritePattern<linalg::Conv3DNcdhwFcdhwOp> {
 /// by a reshape (no copy), the multiplier's output dims collapse into F;
 /// NCDHW operands are transposed as for linalg.conv_3d_ncdhw_fcdhw.
 template <typename DepthwiseOp>
-struct ImportDepthwiseConv : OpRewritePattern<DepthwiseOp> {
+struct ImportDepthwiseConv : ImportPattern<DepthwiseOp> {
   ImportDepthwiseConv(MLIRContext *context, const DepthwiseLayout &layout,
                       ShouldConvertFn shouldConvert)
-      : OpRewritePattern<DepthwiseOp>(context), layout(layout),
-        shouldConvert(std::move(shouldConvert)) {}
+      : ImportPattern<DepthwiseOp>(context, std::move(shouldConvert)),
+        layout(layout) {}
 
-  LogicalResult matchAndRewrite(DepthwiseOp op,
-                                PatternRewriter &rewriter) const override {
-    if (shouldConvert && !shouldConvert(op))
-      return rewriter.notifyMatchFailure(op, "left to the host by its hook");
-    std::string why;
-    FailureOr<ImportedConv> matched = analyzeDepthwiseImport(op, layout, why);
-    if (failed(matched))
-      return rewriter.notifyMatchFailure(op, why);
-    auto [input, filter, init, strides, dilations, padding] = *matched;
+  Value replacement(DepthwiseOp op, const ImportedConv &matched,
+                    PatternRewriter &rewriter) const override {
+    Value input = matched.input, filter = matched.filter, init = matched.init;
     Location loc = op.getLoc();
     auto filterShape = cast<ShapedType>(filter.getType()).getShape();
     const SmallVector<int64_t> toChannelsLast = {0, 2, 3, 4, 1};
@@ -506,21 +508,10 @@ struct ImportDepthwiseConv : OpRewritePattern<DepthwiseOp> {
             {{0}, {1}, {2}, {3}, {4, 5}});
       }
     }
-    auto conv = ConvOp::create(
-        rewriter, loc, TypeRange{convInit.getType()}, convInput, convFilter,
-        /*bias=*/Value(), /*residual=*/Value(), /*amax=*/Value(), convInit,
-        /*history=*/Value(), /*norm_gamma=*/Value(), /*norm_beta=*/Value(),
-        rewriter.getDenseI64ArrayAttr(strides),
-        rewriter.getDenseI64ArrayAttr(dilations),
-        rewriter.getDenseI64ArrayAttr(padding),
-        FilterLayoutAttr::get(this->getContext(), filterLayout),
-        ActivationAttr::get(this->getContext(), Activation::none),
-        /*input_quant=*/NVFP4Attr(), /*overwrite=*/UnitAttr(),
-        /*config=*/IGemmConfigAttr(), /*norm_eps=*/FloatAttr(),
-        ActivationAttr::get(this->getContext(), Activation::none),
-        /*filter_scales=*/Value(), /*filter_amax=*/Value(),
-        /*filter_quant=*/NVFP4Attr(), rewriter.getI64IntegerAttr(channels));
-    Value result = conv.getResult()[0];
+    Value result =
+        createImportedConv(rewriter, loc, matched, convInput, convFilter,
+                           convInit, filterLayout, /*overwrite=*/false,
+                           /*groups=*/channels);
     if (layout.channelsFirst)
       result = linalg::TransposeOp::create(rewriter, loc, result, init,
                                            toChannelsFirst)
@@ -529,12 +520,10 @@ struct ImportDepthwiseConv : OpRewritePattern<DepthwiseOp> {
       result = reshape(rewriter, loc, result,
                        cast<ShapedType>(init.getType()).getShape(),
                        {{0}, {1}, {2}, {3}, {4, 5}});
-    rewriter.replaceOp(op, result);
-    return success();
+    return result;
   }
 
   DepthwiseLayout layout;
-  ShouldConvertFn shouldConvert;
 };
 
 /// conv(concat(h, x) along depth)  ==>  conv(x) with history h. The

@@ -125,6 +125,55 @@ struct TmaKernel {
   std::pair<Value, Value> stageAndPhase(Value t) const;
 };
 
+/// The ring fields the TMA kernels' plans (SM90KernelPlan, SM100KernelPlan)
+/// hold under the same names; each kernel's ringOf adds its own (barrier
+/// offsets, clusters, CTA pairs).
+template <typename Plan> TmaRing planRing(const Plan &plan) {
+  TmaRing ring;
+  ring.tileM = plan.tileM;
+  ring.tileN = plan.tileN;
+  ring.stages = plan.stages;
+  ring.aStageBytes = plan.aStageBytes;
+  ring.bStageBytes = plan.bStageBytes;
+  ring.stepBytes = plan.stepBytes;
+  ring.channelBlocks = plan.channelBlocks;
+  ring.stepsPerSlice = plan.stepsPerSlice;
+  ring.totalSteps = plan.totalSteps;
+  ring.kOrder = plan.kOrder;
+  ring.splitK = plan.splitK;
+  return ring;
+}
+
+/// A TMA kernel emitted from a target's `Plan`: what the parts of the sm90
+/// and the sm100 kernel share besides the TMA layer's state.
+template <typename Plan> struct PlannedTmaKernel : TmaKernel {
+  const Plan &plan;
+  Type inElem, outElem;
+  const KernelOperands &ops;
+  StoreMode mode;
+  Activation activation;
+  Type indexType;
+
+  PlannedTmaKernel(OpBuilder &b, Location loc, const Plan &plan, TmaRing ring,
+                   const ConvGeometry &g, Type inElem, Type outElem,
+                   const KernelOperands &ops, StoreMode mode,
+                   Activation activation, Type indexType)
+      : TmaKernel(b, loc, g, ring), plan(plan), inElem(inElem),
+        outElem(outElem), ops(ops), mode(mode), activation(activation),
+        indexType(indexType) {}
+
+  KernelMath math() const { return {b, loc, indexType}; }
+};
+
+/// Emits the body of `scf.if cond` (no results) at the builder's point.
+inline void ifThen(OpBuilder &b, Location loc, Value cond,
+                   function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body();
+}
+
 /// A tile's origin: (m0, n0) and its split-K index (i32). N tiles vary
 /// fastest, so the blocks working at one time share input tiles in L2.
 /// With ring.multicastB, `tile` indexes the clusters' tile pairs (k.numTiles

@@ -223,7 +223,7 @@ void mlir::conv3d::sm100::emitBlockScaledMma(SM100Kernel &k, Value lane) {
         b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     NVVM::SyncWarpOp::create(b, loc, allLanes);
-    ifThen(k, leader, [&] {
+    ifThen(k.b, k.loc, leader, [&] {
       auto copyAtom = [&](int64_t column, Value atom) {
         NVVM::Tcgen05CpOp::create(
             b, loc,

@@ -20,14 +20,7 @@
 
 namespace mlir::conv3d::sm100 {
 
-struct SM100Kernel : TmaKernel {
-  const SM100KernelPlan &plan;
-  Type inElem, outElem;
-  const KernelOperands &ops;
-  StoreMode mode;
-  Activation activation;
-  Type indexType;
-
+struct SM100Kernel : PlannedTmaKernel<SM100KernelPlan> {
   /// The TMEM address tcgen05.alloc returned (i32: lane << 16 | column).
   Value tmemBase = {};
 
@@ -44,30 +37,16 @@ struct SM100Kernel : TmaKernel {
               const ConvGeometry &g, Type inElem, Type outElem,
               const KernelOperands &ops, StoreMode mode, Activation activation,
               Type indexType)
-      : TmaKernel(b, loc, g, ringOf(plan)), plan(plan), inElem(inElem),
-        outElem(outElem), ops(ops), mode(mode), activation(activation),
-        indexType(indexType) {}
+      : PlannedTmaKernel(b, loc, plan, ringOf(plan), g, inElem, outElem, ops,
+                         mode, activation, indexType) {}
 
   static TmaRing ringOf(const SM100KernelPlan &plan) {
-    TmaRing ring;
-    ring.tileM = plan.tileM;
-    ring.tileN = plan.tileN;
-    ring.stages = plan.stages;
-    ring.aStageBytes = plan.aStageBytes;
-    ring.bStageBytes = plan.bStageBytes;
-    ring.stepBytes = plan.stepBytes;
+    TmaRing ring = planRing(plan);
     ring.fullBarrierOffset = plan.fullBarrierOffset(0);
     ring.emptyBarrierOffset = plan.emptyBarrierOffset(0);
-    ring.channelBlocks = plan.channelBlocks;
-    ring.stepsPerSlice = plan.stepsPerSlice;
-    ring.totalSteps = plan.totalSteps;
-    ring.kOrder = plan.kOrder;
-    ring.splitK = plan.splitK;
     ring.ctaGroup = plan.ctaGroup;
     return ring;
   }
-
-  KernelMath math() const { return {b, loc, indexType}; }
 
   /// The accumulator-full (MMA -> epilogue) and accumulator-empty (epilogue
   /// -> MMA) barriers of accumulator buffer `buffer` (i32).
@@ -106,14 +85,6 @@ inline void fence(SM100Kernel &k, NVVM::Tcgen05FenceKind kind) {
 inline void waitParity(SM100Kernel &k, Value barrier, Value parity) {
   NVVM::MBarrierTryWaitParityOp::create(k.b, k.loc, barrier, parity,
                                         k.i32Const(0));
-}
-
-/// Builds the then-block of `if (cond)` with `body`.
-inline void ifThen(SM100Kernel &k, Value cond, function_ref<void()> body) {
-  auto ifOp = scf::IfOp::create(k.b, k.loc, cond, /*withElse=*/false);
-  OpBuilder::InsertionGuard guard(k.b);
-  k.b.setInsertionPointToStart(ifOp.thenBlock());
-  body();
 }
 
 /// The MMA warp's tile loop, for both kernels: per tile, wait for its

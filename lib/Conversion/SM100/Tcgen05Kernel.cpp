@@ -87,7 +87,7 @@ void emitMma(SM100Kernel &k) {
   };
   Value trueValue = m.trueValue();
   emitMmaTileLoop(k, leader, [&](Value stage, Value t, Value accumulator) {
-    ifThen(k, leader, [&] {
+    ifThen(k.b, k.loc, leader, [&] {
       Value aBase = k.aStage(stage), bBase = k.bStage(stage);
       Value accumulate = m.cmp(arith::CmpIPredicate::ne, t, m.constant(0));
       for (int64_t kk = 0; kk < kChannelBlock / kMmaK; ++kk) {
@@ -291,7 +291,7 @@ void mlir::conv3d::sm100::emitMmaTileLoop(
     }
     // Arrives once every MMA issued so far (the tile's) is done; at once
     // for a tile without steps, whose epilogue writes zeros.
-    ifThen(k, leader, [&] {
+    ifThen(k.b, k.loc, leader, [&] {
       NVVM::Tcgen05CommitOp::create(b, loc, k.accFullBarrier(buffer),
                                     commitMask(k), k.ctaGroup());
     });
@@ -325,7 +325,7 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
     return m.cmp(arith::CmpIPredicate::eq, warp, m.constant(role));
   };
   Value isThread0 = m.cmp(arith::CmpIPredicate::eq, k.tid, m.constant(0));
-  ifThen(k, isThread0, [&] {
+  ifThen(k.b, k.loc, isThread0, [&] {
     for (int64_t s = 0; s < plan.stages; ++s) {
       NVVM::MBarrierInitOp::create(b, loc, k.fullBarrier(m.constant(s)),
                                    m.constant(1), Value());
@@ -353,7 +353,7 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
   });
   Value tmemSlot = k.sharedPtr(m.constant(plan.tmemSlotOffset));
   Value columns = m.constant(plan.tmemColumns);
-  ifThen(k, isWarp(kMmaWarp), [&] {
+  ifThen(k.b, k.loc, isWarp(kMmaWarp), [&] {
     NVVM::Tcgen05AllocOp::create(b, loc, tmemSlot, columns, k.ctaGroup());
     NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc, k.ctaGroup());
   });
@@ -368,7 +368,7 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(producer.thenBlock());
-    ifThen(k, isThread0, [&] {
+    ifThen(k.b, k.loc, isThread0, [&] {
       if (k.blockScaled)
         emitBlockScaledProducer(k);
       else
@@ -381,7 +381,7 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
     if (k.blockScaled)
       emitBlockScaledMma(k, lane);
     else if (isLeader)
-      ifThen(k, isLeader, [&] { emitMma(k); });
+      ifThen(k.b, k.loc, isLeader, [&] { emitMma(k); });
     else
       emitMma(k);
     b.setInsertionPointToStart(mma.elseBlock());
@@ -394,7 +394,7 @@ void mlir::conv3d::sm100::buildSM100Kernel(SM100Kernel &k,
   // land in shared memory that must outlive them.)
   fence(k, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
   barrierAll(k);
-  ifThen(k, isWarp(kMmaWarp), [&] {
+  ifThen(k.b, k.loc, isWarp(kMmaWarp), [&] {
     fence(k, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     NVVM::Tcgen05DeallocOp::create(b, loc, k.tmemPtr(k.tmemBase), columns,
                                    k.ctaGroup());

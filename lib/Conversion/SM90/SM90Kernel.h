@@ -23,47 +23,26 @@ namespace mlir::conv3d::sm90 {
 
 /// Everything the kernel's parts share: the TMA kernel layer's state plus
 /// the plan and what the consumers' epilogue needs.
-struct SM90Kernel : TmaKernel {
-  const SM90KernelPlan &plan;
-  Type inElem, outElem;
-  const KernelOperands &ops;
-  StoreMode mode;
-  Activation activation;
-  Type indexType;
-
+struct SM90Kernel : PlannedTmaKernel<SM90KernelPlan> {
   SM90Kernel(OpBuilder &b, Location loc, const SM90KernelPlan &plan,
              const ConvGeometry &g, Type inElem, Type outElem,
              const KernelOperands &ops, StoreMode mode, Activation activation,
              Type indexType)
-      : TmaKernel(b, loc, g, ringOf(plan)), plan(plan), inElem(inElem),
-        outElem(outElem), ops(ops), mode(mode), activation(activation),
-        indexType(indexType) {}
+      : PlannedTmaKernel(b, loc, plan, ringOf(plan), g, inElem, outElem, ops,
+                         mode, activation, indexType) {}
 
   /// With plan.tmaStore: a generic pointer to the output's TMA descriptor
   /// (descA and descB, of the TmaKernel, are the input's and the filter's).
   Value descC = {};
 
   static TmaRing ringOf(const SM90KernelPlan &plan) {
-    TmaRing ring;
-    ring.tileM = plan.tileM;
-    ring.tileN = plan.tileN;
-    ring.stages = plan.stages;
-    ring.aStageBytes = plan.aStageBytes;
-    ring.bStageBytes = plan.bStageBytes;
-    ring.stepBytes = plan.stepBytes;
+    TmaRing ring = planRing(plan);
     ring.fullBarrierOffset = plan.barrierOffset;
     ring.emptyBarrierOffset = plan.barrierOffset + 8 * plan.stages;
-    ring.channelBlocks = plan.channelBlocks;
-    ring.stepsPerSlice = plan.stepsPerSlice;
-    ring.totalSteps = plan.totalSteps;
-    ring.kOrder = plan.kOrder;
-    ring.splitK = plan.splitK;
     ring.multicastB = plan.clusterM;
     ring.splitCluster = plan.splitCluster;
     return ring;
   }
-
-  KernelMath math() const { return {b, loc, indexType}; }
 
   /// The address-independent bits of the wgmma descriptors of K-major
   /// swizzled operands with rows of `rowBytes` (128 or 64), as an i64
@@ -94,15 +73,6 @@ struct SM90Kernel : TmaKernel {
                            m.mul(group, 8)));
   }
 };
-
-/// Emits the body of `scf.if cond` (no results) at the builder's point.
-inline void ifThen(OpBuilder &b, Location loc, Value cond,
-                   function_ref<void()> body) {
-  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  body();
-}
 
 /// Emits the kernel into `launch`'s body (`k` carries the host's values:
 /// descriptors, tiles, operands).

@@ -34,12 +34,8 @@ const SM90HaloFamily &mlir::conv3d::getSM90HaloFamily() {
 
 std::optional<std::string>
 SM90HaloFamily::canImplement(const ConvProblem &problem) const {
-  if (std::optional<std::string> why = packedFilterProblem(problem))
+  if (std::optional<std::string> why = tmaOperandProblem(problem))
     return why;
-  if (std::optional<std::string> why = groupsProblem(problem))
-    return why;
-  if (problem.hasPrologue)
-    return std::string("the TMA kernels do not apply an input prologue");
   if (std::optional<std::string> why =
           haloProblem(problem.geometry, problem.filterLayout, problem.inputType,
                       problem.quantizesInTile))
