@@ -165,6 +165,31 @@ TEST_F(CAPIRunPacked, LastErrorIsTheThreadsLastFailure) {
   EXPECT_EQ(other, "");
 }
 
+TEST_F(CAPIRunPacked, EveryRunEntryKeepsItsFailure) {
+  // conv3d_run_ext and conv3d_run_packed_filter keep their failures for
+  // conv3d_last_error as conv3d_run does, with or without a buffer.
+  char error[512] = "untouched";
+  EXPECT_EQ(conv3d_run_ext(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                           nullptr, nullptr, 0.0f, nullptr, nullptr, nullptr,
+                           0),
+            1);
+  EXPECT_EQ(std::string(conv3d_last_error()),
+            "conv3d_run_ext: null convolution");
+  EXPECT_EQ(conv3d_run_packed_filter(nullptr, nullptr, 0.0f), 1);
+  EXPECT_EQ(std::string(conv3d_last_error()),
+            "conv3d_run_packed_filter: null arguments");
+  makeOperands(52);
+  conv3d_run_args args = argsFor(output);
+  args.error = error;
+  args.error_size = sizeof(error);
+  // The fixture's convolution has no packed filter.
+  EXPECT_EQ(conv3d_run_packed_filter(&args, nullptr, 0.0f), 1);
+  std::string message = conv3d_last_error();
+  EXPECT_NE(message.find("compiled without a packed filter"), std::string::npos)
+      << message;
+  EXPECT_EQ(std::string(error), message);
+}
+
 TEST_F(CAPIRunPacked, AnUnalignedBlockRuns) {
   // The bytes of a block one byte past an aligned address, as a packed
   // record from a foreign-function layer may be.

@@ -465,19 +465,15 @@ extern "C" int conv3d_run_ext(const conv3d_conv *conv, const void *input,
                               const void *bias, const void *residual,
                               float amax, void *output, void *stream,
                               char *error, size_t errorSize) {
-  if (!conv) {
-    setError(error, errorSize, "conv3d_run_ext: null convolution");
-    return 1;
-  }
+  if (!conv)
+    return failRun(error, errorSize, "conv3d_run_ext: null convolution");
   ConvArgs args =
       forwardArgs(input, filter, bias, residual, amax, output, stream);
   args.history = history;
   args.normGamma = norm_gamma;
   args.normBeta = norm_beta;
-  if (llvm::Error e = conv->conv->runUnchecked(args)) {
-    setError(error, errorSize, llvm::toString(std::move(e)));
-    return 1;
-  }
+  if (llvm::Error e = conv->conv->runUnchecked(args))
+    return failRun(error, errorSize, llvm::toString(std::move(e)));
   return 0;
 }
 
@@ -695,27 +691,22 @@ extern "C" int conv3d_run_packed_filter(const conv3d_run_args *args,
                                         const void *filterScales,
                                         float filterAmax) {
   if (!args)
-    return 1;
-  if (!args->conv) {
-    setError(args->error, args->error_size,
-             "conv3d_run_packed_filter: null convolution");
-    return 1;
-  }
-  if (!args->conv->conv->getSpec().packedFilter) {
-    setError(args->error, args->error_size,
-             "conv3d_run_packed_filter: the convolution was compiled without "
-             "a packed filter (conv3d_filter_ext.packed_filter); run it with "
-             "conv3d_run");
-    return 1;
-  }
+    return failRun(nullptr, 0, "conv3d_run_packed_filter: null arguments");
+  if (!args->conv)
+    return failRun(args->error, args->error_size,
+                   "conv3d_run_packed_filter: null convolution");
+  if (!args->conv->conv->getSpec().packedFilter)
+    return failRun(
+        args->error, args->error_size,
+        "conv3d_run_packed_filter: the convolution was compiled without a "
+        "packed filter (conv3d_filter_ext.packed_filter); run it with "
+        "conv3d_run");
   ConvArgs run =
       forwardArgs(args->input, args->filter, args->bias, args->residual,
                   args->amax, args->output, args->stream);
   run.filterScales = filterScales;
   run.filterAmax = filterAmax;
-  if (llvm::Error e = args->conv->conv->runUnchecked(run)) {
-    setError(args->error, args->error_size, llvm::toString(std::move(e)));
-    return 1;
-  }
+  if (llvm::Error e = args->conv->conv->runUnchecked(run))
+    return failRun(args->error, args->error_size, llvm::toString(std::move(e)));
   return 0;
 }

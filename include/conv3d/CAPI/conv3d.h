@@ -144,10 +144,11 @@ typedef struct conv3d_run_args {
  * record, e.g. Python's struct.pack, as a char pointer). */
 int conv3d_run_packed(const conv3d_run_args *args);
 
-/* The message of the calling thread's last failed conv3d_run or
- * conv3d_run_packed, kept whether or not the call had an error buffer (""
- * before any failure). Valid until this thread's next failed run. Lets a
- * caller pass no error buffer and ask only when a run fails. */
+/* The message of the calling thread's last failed run (conv3d_run,
+ * conv3d_run_packed, conv3d_run_ext, conv3d_run_packed_filter,
+ * conv3d_run_gradient), kept whether or not the call had an error buffer
+ * ("" before any failure). Valid until this thread's next failed run. Lets
+ * a caller pass no error buffer and ask only when a run fails. */
 const char *conv3d_last_error(void);
 
 /*===----------------------------------------------------------------------===*
