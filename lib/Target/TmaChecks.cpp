@@ -161,15 +161,15 @@ mlir::conv3d::tmaPaddedChannels(const ConvProblem &problem) {
   return llvm::alignTo(g.channels, 8);
 }
 
-bool mlir::conv3d::sm90ReadsPaddedChannels(MLIRContext *context,
-                                           const ConvProblem &padded,
-                                           IGemmConfigAttr config) {
-  if (!getSM90Im2colFamily().canImplement(padded))
+bool mlir::conv3d::sm90ReadsRelaidOut(MLIRContext *context,
+                                      const ConvProblem &relaidOut,
+                                      IGemmConfigAttr config) {
+  if (!getSM90Im2colFamily().canImplement(relaidOut))
     return true;
   const SM90HaloFamily &halo = getSM90HaloFamily();
-  if (halo.canImplement(padded))
+  if (halo.canImplement(relaidOut))
     return false;
   if (config)
     return config.getMainloop() == Mainloop::halo;
-  return static_cast<bool>(halo.select(context, padded).config);
+  return static_cast<bool>(halo.select(context, relaidOut).config);
 }

@@ -56,15 +56,18 @@ struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
     if (!geometry.hasStaticShape())
       return rewriter.notifyMatchFailure(conv, "dynamic shape");
     // Only where the layout (and channels that PadChannelsForTma pads) is
-    // what keeps the sm90 im2col kernel from it. (A prologue fused into the
-    // loads keeps it from the kernel too, but such a convolution has always
-    // been relaid out for the sm80 kernel that runs it: kept so, its kernel
-    // unchanged.)
+    // what keeps the sm90 kernels from it. (A prologue fused into the loads
+    // keeps them from it too, but such a convolution has always been relaid
+    // out for the sm80 kernel that runs it: kept so, its kernel unchanged.)
     ConvProblem relaidOut = ConvProblem::fromConv(conv);
     relaidOut.geometry = geometry;
     relaidOut.filterLayout = FilterLayout::fqrsc;
+    bool prologue = relaidOut.hasPrologue;
     relaidOut.hasPrologue = false;
-    if (getSM90Im2colFamily().canImplement(relaidOut))
+    if (!prologue && !sm90ReadsRelaidOut(rewriter.getContext(), relaidOut,
+                                         conv.getConfigAttr()))
+      return rewriter.notifyMatchFailure(conv, "sm90 does not read it");
+    if (prologue && getSM90Im2colFamily().canImplement(relaidOut))
       return rewriter.notifyMatchFailure(conv, "sm90 cannot take it anyway");
     // [Q, R, S, C, F] -> [F, Q, R, S, C].
     ArrayRef<int64_t> shape = filterType.getShape();
@@ -93,7 +96,7 @@ struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
 /// channel-padded copies (one pass over each operand, small next to the
 /// convolution for the layers this applies to: C >= 57, where the padded
 /// channels fill at least one 64-channel TMA box, and narrower channels
-/// that the halo mainloop takes; sm90ReadsPaddedChannels says which).
+/// that the halo mainloop takes; sm90ReadsRelaidOut says which).
 struct PadChannelsForTma : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -117,8 +120,8 @@ struct PadChannelsForTma : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(conv, "no channels to pad");
     paddedProblem.geometry.channels = *channels;
     ConvGeometry padded = paddedProblem.geometry;
-    if (!sm90ReadsPaddedChannels(rewriter.getContext(), paddedProblem,
-                                 conv.getConfigAttr()))
+    if (!sm90ReadsRelaidOut(rewriter.getContext(), paddedProblem,
+                            conv.getConfigAttr()))
       return rewriter.notifyMatchFailure(conv, "sm90 does not read it padded");
     Location loc = conv.getLoc();
     // Not a tensor.pad: that bufferizes to a fill of the whole padded buffer

@@ -127,3 +127,29 @@ func.func @narrow_unpadded(%x: tensor<1x4x8x8x45xbf16>, %w: tensor<64x3x1x1x45xb
   %y = conv3d.conv ins(%x, %w : tensor<1x4x8x8x45xbf16>, tensor<64x3x1x1x45xbf16>) outs(%o : tensor<1x2x8x8x64xbf16>) overwrite filter_layout = fqrsc -> tensor<1x2x8x8x64xbf16>
   return %y : tensor<1x2x8x8x64xbf16>
 }
+
+// -----
+
+// A QRSCF filter of C = 45 that the halo mainloop is asked for: transposed
+// to FQRSC, then both operands padded to 48 channels.
+// CHECK-LABEL: func.func @narrow_qrscf_for_halo
+// CHECK: linalg.transpose {{.*}} permutation = [4, 0, 1, 2, 3]
+// CHECK: tensor.insert_slice {{.*}} [1, 4, 8, 8, 45]
+// CHECK: tensor.insert_slice {{.*}} [64, 1, 3, 3, 45]
+// CHECK: conv3d.conv ins(%{{.*}}, %{{.*}} : tensor<1x4x8x8x48xbf16>, tensor<64x1x3x3x48xbf16>)
+func.func @narrow_qrscf_for_halo(%x: tensor<1x4x8x8x45xbf16>, %w: tensor<1x3x3x45x64xbf16>, %o: tensor<1x4x8x8x64xbf16>) -> tensor<1x4x8x8x64xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x4x8x8x45xbf16>, tensor<1x3x3x45x64xbf16>) outs(%o : tensor<1x4x8x8x64xbf16>) overwrite padding = [0, 0, 1, 1, 1, 1] config = #conv3d.igemm_config<tile_m = 256, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90, mainloop = halo> -> tensor<1x4x8x8x64xbf16>
+  return %y : tensor<1x4x8x8x64xbf16>
+}
+
+// -----
+
+// A QRSCF filter of C = 45 with one tap in H x W and no halo: left to the
+// sm80 kernel as it is.
+// CHECK-LABEL: func.func @narrow_qrscf_kept
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: tensor.insert_slice
+func.func @narrow_qrscf_kept(%x: tensor<1x4x8x8x45xbf16>, %w: tensor<3x1x1x45x64xbf16>, %o: tensor<1x2x8x8x64xbf16>) -> tensor<1x2x8x8x64xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x4x8x8x45xbf16>, tensor<3x1x1x45x64xbf16>) outs(%o : tensor<1x2x8x8x64xbf16>) overwrite -> tensor<1x2x8x8x64xbf16>
+  return %y : tensor<1x2x8x8x64xbf16>
+}

@@ -53,17 +53,18 @@ std::optional<std::string> tileIndexProblem(const ConvGeometry &geometry,
 /// The pass and the tuner's view of a spec both ask this.
 std::optional<int64_t> tmaPaddedChannels(const ConvProblem &problem);
 
-/// Whether an sm90 kernel reads `padded` (a problem whose channels
-/// tmaPaddedChannels padded), so that the padding pays: the im2col family
+/// Whether an sm90 kernel reads `relaidOut`: a problem as
+/// conv3d-relayout-filter would leave it (an FQRSC filter, channels padded
+/// by tmaPaddedChannels), so that the relayout pays. The im2col family
 /// wherever it can implement it (tmaIm2colProblem says where narrow
 /// channels pay); else the halo family where it would choose the problem,
 /// or where `config` (when given) asks for the halo mainloop. Elsewhere the
-/// sm80 kernel reads the unpadded channels: the padding pass (a copy of the
-/// whole input) would cost more than it saves. The halo kernel took C = 45
-/// 3x3x3 layers from 0.31-0.58x cuDNN on sm80 to 1.32-1.70x (bench/
-/// RESULTS.md, issue 21).
-bool sm90ReadsPaddedChannels(MLIRContext *context, const ConvProblem &padded,
-                             IGemmConfigAttr config);
+/// sm80 kernel reads the operands as they are: a padding pass (a copy of
+/// the whole input) or a transpose would cost more than it saves. The halo
+/// kernel took C = 45 3x3x3 layers from 0.31-0.58x cuDNN on sm80 to
+/// 1.32-1.70x (bench/RESULTS.md, issue 21).
+bool sm90ReadsRelaidOut(MLIRContext *context, const ConvProblem &relaidOut,
+                        IGemmConfigAttr config);
 
 } // namespace mlir::conv3d
 
