@@ -16,8 +16,8 @@ checked on measured layers before a GPU run; a pick that was never timed
 import argparse
 import collections
 import csv
-import math
 import os
+import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,11 +59,14 @@ def main():
     p.add_argument("csv", nargs="+", help="candidates.csv files")
     p.add_argument("--tool", default=os.path.join(os.path.dirname(os.path.dirname(HERE)),
                                                   "build", "bin", "conv3d-run"),
-                   help="the conv3d-run whose choice is replayed (default: build/bin)")
+                   help="the conv3d-run whose choice is replayed: a path, or a name "
+                   "looked up on PATH (default: build/bin/conv3d-run)")
     p.add_argument("--target", default="sm90")
     p.add_argument("--misses", type=int, default=15,
                    help="list this many of the worst picks (default 15)")
     args = p.parse_args()
+    if os.sep not in args.tool:
+        args.tool = shutil.which(args.tool) or args.tool
     if not os.access(args.tool, os.X_OK):
         sys.exit("replay.py: %s is not an executable conv3d-run (--tool)" % args.tool)
 
