@@ -1,5 +1,7 @@
 //===- ConvGeometryTest.cpp - the geometry of a 3-D convolution -----------===//
 
+#include "RandomGeometry.h"
+
 #include "conv3d/Geometry/ConvGeometry.h"
 
 #include <gtest/gtest.h>
@@ -20,25 +22,12 @@ int64_t torchOutputSize(int64_t size, int64_t padLow, int64_t padHigh,
 }
 
 ConvGeometry randomGeometry(std::mt19937_64 &rng) {
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return lo + int64_t(rng() % uint64_t(hi - lo + 1));
-  };
-  ConvGeometry g;
-  g.batch = pick(1, 3);
-  g.channels = pick(1, 6);
-  g.filters = pick(1, 5);
-  for (unsigned a = 0; a < 3; ++a) {
-    g.window[a] = pick(1, 4);
-    g.strides[a] = pick(1, 4);
-    g.dilations[a] = pick(1, 3);
-    // Padding may exceed the window (outputs that see only the halo).
-    g.padLow[a] = pick(0, 7);
-    g.padHigh[a] = pick(0, 7);
-    int64_t effective = (g.window[a] - 1) * g.dilations[a] + 1;
-    g.inputSize[a] =
-        pick(std::max<int64_t>(1, effective - g.padLow[a] - g.padHigh[a]), 12);
-  }
-  return g;
+  unittest::GeometryLimits limits;
+  limits.batch = 3;
+  limits.channels = 6;
+  limits.filters = 5;
+  limits.padding = 7;
+  return unittest::randomGeometry(rng, limits);
 }
 
 TEST(ConvGeometry, OutputSizeMatchesPyTorch) {

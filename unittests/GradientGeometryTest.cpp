@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RandomGeometry.h"
+
 #include "conv3d/Geometry/GradientGeometry.h"
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Reference/ReferenceGradients.h"
@@ -30,24 +32,9 @@ using Term =
     std::tuple<int64_t, int64_t, int64_t>; // input row, output row, tap
 
 ConvGeometry randomGeometry(std::mt19937_64 &rng, int64_t maxSize = 12) {
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return lo + int64_t(rng() % uint64_t(hi - lo + 1));
-  };
-  ConvGeometry g;
-  g.batch = pick(1, 2);
-  g.channels = pick(1, 4);
-  g.filters = pick(1, 4);
-  for (unsigned a = 0; a < 3; ++a) {
-    g.window[a] = pick(1, 4);
-    g.strides[a] = pick(1, 4);
-    g.dilations[a] = pick(1, 3);
-    g.padLow[a] = pick(0, 6);
-    g.padHigh[a] = pick(0, 6);
-    int64_t effective = (g.window[a] - 1) * g.dilations[a] + 1;
-    g.inputSize[a] = pick(
-        std::max<int64_t>(1, effective - g.padLow[a] - g.padHigh[a]), maxSize);
-  }
-  return g;
+  unittest::GeometryLimits limits;
+  limits.inputSize = maxSize;
+  return unittest::randomGeometry(rng, limits);
 }
 
 std::vector<Term> forwardTerms(const ConvGeometry &g, unsigned axis) {

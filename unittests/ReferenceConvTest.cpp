@@ -1,5 +1,7 @@
 //===- ReferenceConvTest.cpp - naive reference convolution ----------------===//
 
+#include "RandomGeometry.h"
+
 #include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Quant/NVFP4Reference.h"
 
@@ -196,23 +198,13 @@ TEST(ReferenceConv, HandComputedStridedDilatedPadded) {
 TEST(ReferenceConv, MatchesExplicitlyPaddedConvolution) {
   std::mt19937_64 rng(31);
   for (int trial = 0; trial < 40; ++trial) {
-    auto pick = [&](int64_t lo, int64_t hi) {
-      return lo + int64_t(rng() % uint64_t(hi - lo + 1));
-    };
-    ConvGeometry g;
-    g.batch = pick(1, 2);
-    g.channels = pick(1, 5);
-    g.filters = pick(1, 4);
-    for (int a = 0; a < 3; ++a) {
-      g.window[a] = pick(1, 3);
-      g.strides[a] = pick(1, 3);
-      g.dilations[a] = pick(1, 3);
-      g.padLow[a] = pick(0, 4);
-      g.padHigh[a] = pick(0, 4);
-      int64_t effective = (g.window[a] - 1) * g.dilations[a] + 1;
-      g.inputSize[a] =
-          pick(std::max<int64_t>(1, effective - g.padLow[a] - g.padHigh[a]), 7);
-    }
+    unittest::GeometryLimits limits;
+    limits.channels = 5;
+    limits.window = 3;
+    limits.stride = 3;
+    limits.padding = 4;
+    limits.inputSize = 7;
+    ConvGeometry g = unittest::randomGeometry(rng, limits);
     ASSERT_FALSE(g.validate()) << *g.validate();
     auto in = g.inputShape();
     auto fs = g.filterShape(FilterLayout::qrscf);
@@ -568,25 +560,17 @@ TEST(ReferenceConv, GroupedEqualsDenseConvolutionsOfChannelSlices) {
   // dilations, paddings, group counts (depthwise included) and the
   // epilogue, both layouts; the sampled rows agree with the whole.
   std::mt19937_64 rng(7);
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return lo + int64_t(rng() % uint64_t(hi - lo + 1));
-  };
+  unittest::GeometryLimits limits;
+  limits.groups = 4;
+  limits.channels = 3;
+  limits.filters = 3;
+  limits.window = 3;
+  limits.stride = 2;
+  limits.dilation = 2;
+  limits.padding = 2;
+  limits.inputSize = 6;
   for (int trial = 0; trial < 30; ++trial) {
-    ConvGeometry g;
-    g.groups = pick(1, 4);
-    g.batch = pick(1, 2);
-    g.channels = g.groups * pick(1, 3);
-    g.filters = g.groups * pick(1, 3);
-    for (int a = 0; a < 3; ++a) {
-      g.window[a] = pick(1, 3);
-      g.strides[a] = pick(1, 2);
-      g.dilations[a] = pick(1, 2);
-      g.padLow[a] = pick(0, 2);
-      g.padHigh[a] = pick(0, 2);
-      int64_t effective = (g.window[a] - 1) * g.dilations[a] + 1;
-      g.inputSize[a] =
-          pick(std::max<int64_t>(1, effective - g.padLow[a] - g.padHigh[a]), 6);
-    }
+    ConvGeometry g = unittest::randomGeometry(rng, limits);
     ASSERT_FALSE(g.validate()) << *g.validate();
     auto in = g.inputShape();
     auto fs = g.filterShape(FilterLayout::qrscf);

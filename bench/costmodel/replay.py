@@ -23,34 +23,22 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from netbench import compiling  # noqa: E402
+from netbench import compiling, configs  # noqa: E402
 from netbench.layers import ConvLayer  # noqa: E402
 from netbench.stats import geomean, percentile  # noqa: E402
 
 
 def layers_of(paths):
-    """{(path, index): (ConvLayer, [rows])} of the timed rows."""
+    """{(path, index): (ConvLayer, name, [timed rows])}."""
     layers = collections.OrderedDict()
     for path in paths:
         for r in csv.DictReader(open(path)):
             key = (path, r["index"])
             if key not in layers:
-                i = lambda k: int(float(r[k]))  # noqa: E731
-                layer = ConvLayer(i("N"), i("C"), i("D"), i("H"), i("W"), i("F"),
-                                  (i("Q"), i("R"), i("S")),
-                                  (i("stride_d"), i("stride_h"), i("stride_w")),
-                                  (i("pad_d"), i("pad_h"), i("pad_w")),
-                                  (i("dil_d"), i("dil_h"), i("dil_w")),
-                                  r["bias"] in ("1", "True", "true"))
-                layers[key] = (layer, r["layer"], [])
+                layers[key] = (ConvLayer.from_dict(r), r["layer"], [])
             if r.get("ms") and not r.get("error"):
                 layers[key][2].append(r)
     return layers
-
-
-def canonical(text):
-    """A configuration's key=value text with its fields in a fixed order."""
-    return ",".join(sorted(field.strip() for field in text.split(",") if field.strip()))
 
 
 def main():
@@ -77,8 +65,8 @@ def main():
         if not rows:
             continue
         best = min(rows, key=lambda r: float(r["ms"]))
-        pick = canonical(compiling.list_configs(layer, args.target, args.tool)["heuristic"])
-        timed = [r for r in rows if canonical(r["config"]) == pick]
+        pick = compiling.list_configs(layer, args.target, args.tool)["heuristic"]
+        timed = [r for r in rows if configs.fields(r["config"]) == configs.fields(pick)]
         if not timed:
             untimed += 1
             absent.append("%s: %s" % (name, pick))

@@ -113,6 +113,18 @@ class ConvLayer:
                     gflop=self.flops() / 1e9, mbytes=self.bytes_moved() / 1e6,
                     family=self.family())
 
+    @classmethod
+    def from_dict(cls, row):
+        """The layer of an as_dict() row (of a CSV this package wrote:
+        values may be text)."""
+        i = lambda key: int(float(row[key]))  # noqa: E731
+        return cls(i("N"), i("C"), i("D"), i("H"), i("W"), i("F"),
+                   (i("Q"), i("R"), i("S")),
+                   (i("stride_d"), i("stride_h"), i("stride_w")),
+                   (i("pad_d"), i("pad_h"), i("pad_w")),
+                   (i("dil_d"), i("dil_h"), i("dil_w")),
+                   str(row["bias"]) in ("1", "True", "true"))
+
     def spec_args(self):
         """conv3d.Spec.from_shapes arguments for these tensors in
         channels_last_3d (NDHWC input, FQRSC filter), as conv3d.conv3d

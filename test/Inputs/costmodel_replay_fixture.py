@@ -20,21 +20,14 @@ tool, path = sys.argv[2], sys.argv[3]
 layers = [ConvLayer(2, 128, 8, 32, 32, 128, (3, 3, 3), padding=(1, 1, 1)),
           ConvLayer(1, 64, 4, 16, 16, 96, (1, 1, 1))]
 other = "tile_m=64,tile_n=64,tile_k=64,stages=4,warps_m=4,kernel=sm90"
-fields = ["index", "set", "layer", "N", "C", "D", "H", "W", "F", "Q", "R", "S",
-          "stride_d", "stride_h", "stride_w", "pad_d", "pad_h", "pad_w",
-          "dil_d", "dil_h", "dil_w", "bias", "config", "is_heuristic", "ms",
-          "cudnn_ms", "error"]
+fields = (["index", "set", "layer"] + list(layers[0].as_dict()) +
+          ["config", "is_heuristic", "ms", "cudnn_ms", "error"])
 with open(path, "w", newline="") as out:
     writer = csv.DictWriter(out, fieldnames=fields)
     writer.writeheader()
     for index, layer in enumerate(layers):
         pick = compiling.list_configs(layer, "sm90", tool)["heuristic"]
-        base = dict(index=index, set="all", layer="layer%d" % index,
-                    N=layer.n, C=layer.c, D=layer.d, H=layer.h, W=layer.w, F=layer.f,
-                    Q=layer.kernel[0], R=layer.kernel[1], S=layer.kernel[2],
-                    stride_d=1, stride_h=1, stride_w=1,
-                    pad_d=layer.padding[0], pad_h=layer.padding[1],
-                    pad_w=layer.padding[2], dil_d=1, dil_h=1, dil_w=1, bias=0,
+        base = dict(layer.as_dict(), index=index, set="all", layer="layer%d" % index,
                     cudnn_ms=1.5, error="")
         # The pick as networks.py writes it: the same fields, in another order.
         reordered = ",".join(reversed(pick.split(",")))
