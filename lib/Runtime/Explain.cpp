@@ -123,10 +123,10 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
   ConvolutionHooks hooks;
   hooks.selectConfig = [&](ConvOp conv) -> IGemmConfigAttr {
     ConvProblem problem = ConvProblem::fromConv(conv);
+    SelectionPolicy policy =
+        selectUnderQSlice(problem, options.qslice, options.selection);
     ConvExplanation explained = explainSelection(
-        problem,
-        selectKernel(&context, problem, options.target,
-                     selectionUnderQSlice(options.qslice, options.selection)));
+        problem, selectKernel(&context, problem, options.target, policy));
     // Grouped convolutions take the depthwise kernel before any GEMM family
     // is asked (conv3d-lower-depthwise: every one it takes in the GPU
     // pipelines, the depthwise ones in the CPU's implicit-GEMM pipeline).
