@@ -42,8 +42,7 @@ selectKernelForConv(ConvOp conv, Target target,
 /// take it, where the cost model's split-K candidates do not. Other
 /// strategies keep `policy`. conv3d-qslice, conv3d-select-config and explain
 /// ask this.
-SelectionPolicy selectUnderQSlice(ConvProblem &problem,
-                                  QSliceStrategy strategy,
+SelectionPolicy selectUnderQSlice(ConvProblem &problem, QSliceStrategy strategy,
                                   SelectionPolicy policy);
 
 /// selectKernelForConv's configuration.
