@@ -87,7 +87,8 @@ static bool modelChooses(const KernelFamily &family, Target target) {
 /// Replaces the heuristic's configuration in `selection` with the candidate
 /// of the lowest predicted time whose plan builds, where the heuristic's
 /// leaves multiprocessors idle (under one wave) and the candidate saves at
-/// least kModelMargin.
+/// least kModelMargin (a ping-pong candidate's prediction scaled by
+/// kModelPingpongPenalty).
 static void chooseByCostModel(MLIRContext *context, const ConvProblem &problem,
                               Target target, KernelSelection &selection) {
   std::optional<KernelPrediction> heuristic =
@@ -105,6 +106,8 @@ static void chooseByCostModel(MLIRContext *context, const ConvProblem &problem,
       continue;
     std::optional<KernelPrediction> prediction =
         family->predict(problem, config);
+    if (prediction && config.getSchedule() == KernelSchedule::pingpong)
+      prediction->seconds *= kModelPingpongPenalty;
     if (prediction && prediction->seconds < bestSeconds) {
       bestSeconds = prediction->seconds;
       bestFamily = family;

@@ -4,12 +4,16 @@ pick (asked of conv3d-run --list-configs, so the fixture follows the rules
 as they change) and one other configuration each. On the first layer the
 other one is twice as fast (a miss: best / pick 0.5), on the second the
 pick is the fastest; cuDNN takes 1.5 ms on both, and a third configuration
-of the first layer failed (left out).
+of the first layer failed (left out). With STUB, it also writes there an
+executable stand-in for another build's conv3d-run whose --list-configs
+picks the other configuration on every layer (replay.py --baseline).
 
-    costmodel_replay_fixture.py BENCH_DIR CONV3D_RUN OUT.csv
+    costmodel_replay_fixture.py BENCH_DIR CONV3D_RUN OUT.csv [STUB]
 """
 
 import csv
+import json
+import os
 import sys
 
 sys.path.insert(0, sys.argv[1])
@@ -38,4 +42,9 @@ with open(path, "w", newline="") as out:
         if index == 0:
             writer.writerow(dict(base, config="tile_m=999", is_heuristic=0, ms="",
                                  error="refused by the compiler"))
+if len(sys.argv) > 4:
+    with open(sys.argv[4], "w") as stub:
+        stub.write("#!%s\nimport json\nprint(json.dumps(%s))\n" % (
+            sys.executable, json.dumps({"heuristic": other, "candidates": []})))
+    os.chmod(sys.argv[4], 0o755)
 print("fixture: %d layers" % len(layers))

@@ -233,6 +233,14 @@ inline constexpr double kModelMargin = 0.05;
 /// (bench/RESULTS.md: the suite's video_r3d_64 ran 0.132 ms on the rules'
 /// halo tile, 0.206 ms on the model's im2col pick).
 inline constexpr double kModelMaxWaves = 1.0;
+/// What the cost model's choice multiplies a ping-pong candidate's predicted
+/// time by. The model prices the schedule's overlapped epilogue, not its
+/// slower mainloop: on the timed candidates of 240 random layers (run 14,
+/// H200) the cooperative schedule beat ping-pong in 75% of the same-N-tile
+/// pairs and ping-pong won by over 5% in 3%. Chosen on seed 31 (1.15 and 1.3
+/// picked alike), checked on seed 32: picks within 10% of the best 86% ->
+/// 89% (bench/RESULTS.md, fifth session).
+inline constexpr double kModelPingpongPenalty = 1.15;
 
 //===----------------------------------------------------------------------===//
 // The registry
