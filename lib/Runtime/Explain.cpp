@@ -127,15 +127,12 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
         problem,
         selectKernel(&context, problem, options.target,
                      selectionUnderQSlice(options.qslice, options.selection)));
-    // Grouped convolutions take the depthwise kernel before any GEMM family
-    // is asked (conv3d-lower-depthwise: every one it takes in the GPU
-    // pipelines, the depthwise ones in the CPU's implicit-GEMM pipeline).
-    bool depthwisePipeline =
-        options.target != Target::cpu
-            ? true
-            : options.lowering == CpuLowering::ImplicitGemm &&
-                  problem.geometry.channelsPerGroup() == 1;
-    if (depthwisePipeline && !depthwiseKernelProblem(problem)) {
+    // Grouped convolutions the depthwise kernel takes (takesDepthwiseKernel)
+    // go to it before the GEMM families (conv3d-lower-depthwise, which the
+    // CPU target's reference lowering does not run).
+    bool depthwisePipeline = options.target != Target::cpu ||
+                             options.lowering == CpuLowering::ImplicitGemm;
+    if (depthwisePipeline && takesDepthwiseKernel(problem, options.target)) {
       explained.family = "depthwise";
       explained.summary = "a direct loop nest, a thread per W block of a "
                           "16-byte channel vector; no GEMM";

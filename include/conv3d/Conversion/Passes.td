@@ -4,6 +4,7 @@
 #define CONV3D_CONVERSION_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+include "conv3d/Transforms/PassOptions.td"
 
 def Conv3dFromLinalg : Pass<"conv3d-from-linalg"> {
   let summary = "Import linalg 3-D convolutions as conv3d.conv";
@@ -380,18 +381,22 @@ def Conv3dLowerDepthwise : Pass<"conv3d-lower-depthwise"> {
     `conv3d-lower-host-ops-to-gpu` makes the loop nest a kernel, a thread
     per iteration, consecutive threads on consecutive channel vectors.
 
-    Convolutions it does not take (the reason is the depthwise kernel
-    family's, `depthwiseKernelProblem`) are left to `conv3d-implicit-gemm`,
-    whose GPU kernels refuse grouped convolutions.
+    It takes the grouped convolutions that `takesDepthwiseKernel` (the
+    target layer's statement of the boundary, conv3d/Target/Families.h)
+    gives it on `target`: on `cpu`, depthwise ones (one channel per group;
+    the CPU's implicit GEMM tiles the others over a group grid dimension);
+    on a GPU target, those no kernel family of the target implements (the
+    sm80 kernel's grouped implicit GEMM takes groups of multiples of 8
+    channels and filters, so this kernel keeps depthwise convolutions,
+    channel multipliers and smaller or unaligned groups). The others, and
+    the convolutions it cannot compute (`depthwiseKernelProblem`), are left
+    to `conv3d-implicit-gemm`.
   }];
   let options = [
     Option<"wBlock", "w-block", "int64_t", /*default=*/"4",
            "Consecutive outputs along W per iteration (1 to 16)">,
-    Option<"maxGroupChannels", "max-group-channels", "int64_t",
-           /*default=*/"0",
-           "Take grouped convolutions of at most this many channels per "
-           "group (0: any; the CPU pipeline takes depthwise ones, 1, and "
-           "leaves the others to its implicit GEMM)">
+    Conv3dTargetOption<"Target whose pipeline runs the pass: which grouped "
+                       "convolutions it takes">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
