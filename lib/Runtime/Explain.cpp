@@ -40,8 +40,10 @@ std::string describeProblem(const ConvProblem &problem) {
   const ConvGeometry &g = problem.geometry;
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "GEMM " << g.gemmM() << " x " << g.gemmN() << " x " << g.gemmK()
-     << "; input " << joinInts(g.inputShape(), "x") << " " << problem.inputType
+  os << "GEMM " << g.gemmM() << " x " << g.gemmN() << " x " << g.gemmK();
+  if (g.isGrouped())
+    os << " per group, " << g.gemmBatch() << " groups";
+  os << "; input " << joinInts(g.inputShape(), "x") << " " << problem.inputType
      << ", window " << joinInts(g.window, "x") << ", F = " << g.filters
      << ", filter " << stringifyFilterLayout(problem.filterLayout)
      << ", strides " << joinInts(g.strides, ",") << ", dilations "
@@ -77,7 +79,8 @@ ConvExplanation explainSelection(const ConvProblem &problem,
   conv.config = formatIGemmConfig(config);
   const ConvGeometry &g = problem.geometry;
   conv.tiles = ceilDiv(g.gemmM(), config.getTileM()) *
-               ceilDiv(g.gemmN(), config.getTileN()) * config.getSplitK();
+               ceilDiv(g.gemmN(), config.getTileN()) * config.getSplitK() *
+               g.gemmBatch();
   if (selection.prediction)
     conv.prediction = PredictionReport{selection.prediction->seconds,
                                        selection.prediction->waves,

@@ -286,13 +286,16 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
            << "cannot lower " << config << " to sm80: " << numBlocks
            << " thread blocks exceed the grid limit of "
               "2^31 - 1; use larger tiles";
+  bool viewsCloned = true;
   createKernelLaunch(
       rewriter, loc, rewriter.getIndexAttr(numBlocks), plan.threads,
       plan.sharedBytes, [&](gpu::LaunchOp launch) {
         if (kernel.groups > 1) {
           IRMapping views;
           Value group = blockGroup(rewriter, loc, launch, numNT, kernel.groups);
-          if (succeeded(cloneGroupViews(rewriter, kernel, group, views)))
+          viewsCloned =
+              succeeded(cloneGroupViews(rewriter, kernel, group, views));
+          if (viewsCloned)
             flat = flattenOperands(rewriter, loc, kernel, views);
           if (failed(flat))
             return;
@@ -308,6 +311,12 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
         buildKernel(ctx, launch, numMT, numNT, kernel.groups);
       });
   // (The pass fails: the launch left behind is not looked at.)
+  if (!viewsCloned)
+    return grid.emitError()
+           << "conv3d-lower-to-sm80: the tile ops of a grid of "
+           << kernel.groups
+           << " groups must read views computed from the group's induction "
+              "variable alone (conv3d-implicit-gemm's group views)";
   if (failed(flat))
     return grid.emitError(kFlattenProblem);
   rewriter.eraseOp(grid);
