@@ -211,26 +211,6 @@ func.func @quant_blocks_across_slices(%x: memref<1x4x4x4x16xbf16>, %w: memref<3x
 
 // -----
 
-// "not an implicit-GEMM grid loop": one grid dimension (grids have M and N
-// tiles, and before them the split and the group).
-func.func @grid_of_rank_1(%x: memref<1x4x4x4x16xbf16>, %w: memref<1x1x1x16x16xbf16>, %o: memref<1x4x4x4x16xbf16>) {
-  %c0 = arith.constant 0 : index
-  %c16 = arith.constant 16 : index
-  // expected-error @below {{conv3d-lower-to-sm80: not an implicit-GEMM grid loop produced by conv3d-implicit-gemm}}
-  scf.forall (%tm) in (1) {
-    %a = memref.alloc() : memref<64x16xbf16>
-    %b = memref.alloc() : memref<16x16xbf16>
-    %acc = memref.alloc() : memref<64x16xf32>
-    conv3d.load_im2col_tile %x[%c0, %c0] limit %c16 into %a window = [1, 1, 1] : memref<1x4x4x4x16xbf16>, memref<64x16xbf16>
-    conv3d.load_filter_tile %w[%c0, %c0] limit %c16 into %b : memref<1x1x1x16x16xbf16>, memref<16x16xbf16>
-    conv3d.tile_mma %a, %b, %acc : memref<64x16xbf16>, memref<16x16xbf16>, memref<64x16xf32>
-    conv3d.store_output_tile %acc into %o[%c0, %c0] mode = overwrite : memref<64x16xf32>, memref<1x4x4x4x16xbf16>
-  } {conv3d.igemm_config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 16, stages = 2>}
-  return
-}
-
-// -----
-
 // A grid of 2 groups whose input view is computed from the M tile's
 // induction variable, not the group's: the kernel computes only a group's
 // views.

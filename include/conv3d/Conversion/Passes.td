@@ -132,7 +132,12 @@ def Conv3dLowerToSM80 : Pass<"conv3d-lower-to-sm80"> {
     depth) and applies the input prologue with the `norm_scale` statistic
     of the prepass: on the landed `cp.async` tile one stage ahead of the
     MMAs (3+ stages), else on the register-staged path; halo voxels stay
-    zero, history frames unchanged. The code runs on any sm_80+ GPU. See
+    zero, history frames unchanged. A grouped convolution's grid (with a
+    group dimension) becomes groups x M tiles x N tiles blocks: each
+    computes its group from its block index, builds the grid body's views
+    of the group's input channels, filters and output columns, and runs the
+    dense kernel on them (the sm80 family takes groups of multiples of 8
+    channels and filters). The code runs on any sm_80+ GPU. See
     SM80KernelPlan.h for the constraints on the configuration.
   }];
   let dependentDialects = [

@@ -62,10 +62,11 @@ FailureOr<GridKernel> mlir::conv3d::analyzeGrid(scf::ForallOp grid) {
   if (result.wasInterrupted() || !kernel.config || !kernel.im2col ||
       !kernel.filterLoad || !kernel.store)
     return failure();
-  // (split,) (group,) M tile, N tile: the split is the one recorded.
+  // (split,) (group,) M tile, N tile: the split is the one recorded. (The
+  // lowerings compute the tiles from the block index: a dense grid's
+  // dimensions are not read.)
   int64_t split = kernel.config.getSplitK() > 1 ? 1 : 0;
-  int64_t rank = grid.getRank();
-  if (rank == split + 3) {
+  if (grid.getRank() == split + 3) {
     ArrayRef<int64_t> bounds = grid.getStaticUpperBound();
     if (ShapedType::isDynamic(bounds[split]) ||
         !llvm::all_of(grid.getStaticLowerBound(),
@@ -75,8 +76,6 @@ FailureOr<GridKernel> mlir::conv3d::analyzeGrid(scf::ForallOp grid) {
       return failure();
     kernel.groups = bounds[split];
     kernel.groupIv = grid.getInductionVar(split);
-  } else if (rank != split + 2) {
-    return failure();
   }
   return kernel;
 }
