@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <numeric>
 
@@ -118,7 +119,8 @@ LogicalResult mlir::conv3d::cloneGroupViews(OpBuilder &b,
     Operation *op = value.getDefiningOp();
     if (!kernel.grid->isProperAncestor(op))
       continue; // defined above the grid
-    if (op->getBlock() != body || op->getNumRegions() != 0)
+    // Only pure ops of the body itself (index math, views) are cloned.
+    if (op->getBlock() != body || op->getNumRegions() != 0 || !isPure(op))
       return failure();
     if (needed.insert(op).second)
       llvm::append_range(worklist, op->getOperands());

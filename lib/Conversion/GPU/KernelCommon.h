@@ -170,7 +170,8 @@ FailureOr<KernelOperands> flattenOperands(OpBuilder &b, Location loc,
 /// Clones into the kernel (at `b`'s insertion point) the grid body's
 /// computation of a grouped grid's operand views for group `group` (an
 /// index), and maps each view of the tile ops to its clone in `views`.
-/// Fails when a view depends on another induction variable of the grid.
+/// Fails when a view depends on another induction variable of the grid or
+/// on an op with side effects or regions.
 LogicalResult cloneGroupViews(OpBuilder &b, const GridKernel &kernel,
                               Value group, IRMapping &views);
 
