@@ -5,10 +5,14 @@
 // group's input channels, filters, bias and output columns into the kernel,
 // flattens them there and runs the dense kernel of C/G channels and F/G
 // filters on them: 16-byte cp.async of each group's 16 channels and 32
-// filters, mma.sync, 16-byte epilogue loads and stores at the group's
-// columns. Errors: lower-to-sm80-invalid.mlir.
+// filters (the input's through L1: a group's slice of 32 bytes a voxel is
+// re-read once per filter tap; the filter's L2-only), mma.sync, 16-byte
+// epilogue loads and stores at the group's columns. Errors:
+// lower-to-sm80-invalid.mlir.
 //
 // RUN: conv3d-opt %s -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 | FileCheck %s
+// RUN: conv3d-opt %s -conv3d-implicit-gemm=target=sm80 -conv3d-lower-to-sm80 | FileCheck %s --check-prefix=CA
+// CA-NOT: nvgpu.device_async_copy %reinterpret_cast[{{.*}}bypassL1
 
 // 2 groups of 16 channels and 32 filters: per group M = 4*8*8 = 256 in 4
 // tiles of 64, N = 32 in 2 tiles of 16, K = 27*16 = 432: 16 blocks of
@@ -40,8 +44,9 @@
 // CHECK-NEXT: %[[OF:.*]] = memref.reinterpret_cast %[[OB]] to offset: [%[[OO]]]
 // CHECK-NEXT: %[[BB:.*]], %[[BO:.*]], %{{.*}}, %{{.*}} = memref.extract_strided_metadata %[[BG]]
 // CHECK-NEXT: %[[BF:.*]] = memref.reinterpret_cast %[[BB]] to offset: [%[[BO]]], sizes: [32], strides: [1]
-// 16-byte copies of both operands (the group views are 8-element aligned).
-// CHECK: nvgpu.device_async_copy %[[XF]][%{{.*}}], %{{.*}}[%{{.*}}], 8, %{{.*}} {bypassL1}
+// 16-byte copies of both operands (the group views are 8-element aligned):
+// the input's cached in L1 (.ca), the filter's not (.cg).
+// CHECK: nvgpu.device_async_copy %[[XF]][%{{.*}}], %{{.*}}[%{{.*}}], 8, %{{[0-9]+}} : memref<8176xbf16
 // CHECK: nvgpu.device_async_copy %[[WF]][%{{.*}}], %{{.*}}[%{{.*}}], 8, %{{.*}} {bypassL1}
 // CHECK: scf.for
 // CHECK-COUNT-8: nvvm.mma.sync {{.*}} shape = #nvvm.shape<m = 16, n = 8, k = 16>

@@ -362,6 +362,15 @@ int64_t mlir::conv3d::elementAlignment(Value memref) {
   return common;
 }
 
+bool mlir::conv3d::isChannelSlice(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() == 5 &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !ShapedType::isDynamic(strides[3]) && strides[3] > type.getDimSize(4);
+}
+
 int64_t mlir::conv3d::epilogueAlignmentOf(const GridKernel &kernel) {
   return std::min({elementAlignment(kernel.store.getOutput()),
                    elementAlignment(kernel.store.getResidual()),

@@ -185,6 +185,9 @@ FailureOr<KernelOperands> flattenOperands(OpBuilder &b, Location loc,
 /// dynamic offset of a memref.subview (a group's view) counts with what is
 /// known of its offsets: multiples of constants (group * C/G).
 int64_t elementAlignment(Value memref);
+/// Whether the NDHWC `memref`'s voxels are further apart than its channels
+/// (a view of some of each voxel's channels: a group's).
+bool isChannelSlice(Value memref);
 /// The alignment (elements, up to 8) every operand of `kernel`'s epilogue
 /// has: its output, residual and bias.
 int64_t epilogueAlignmentOf(const GridKernel &kernel);

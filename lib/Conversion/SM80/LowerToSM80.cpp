@@ -254,6 +254,7 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   if (Value history = kernel.im2col.getHistory())
     alignment.input = std::min(alignment.input, elementAlignment(history));
   alignment.filter = elementAlignment(filter);
+  alignment.inputChannelSlice = isChannelSlice(input);
   alignment.epilogue = epilogueAlignmentOf(kernel);
 
   SM80KernelPlan plan;
