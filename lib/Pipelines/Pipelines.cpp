@@ -123,9 +123,8 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   // Configs are chosen before the Q-slice decomposition so that `fused`
   // can reorder the K loop of a forced configuration.
   pm.addPass(createConv3dSelectConfig(
-      Conv3dSelectConfigOptions{
-          target, options.config,
-          selectionUnderQSlice(options.qslice, options.selection)},
+      Conv3dSelectConfigOptions{target, options.config, options.selection,
+                                options.qslice},
       hooks.selectConfig));
   pm.addPass(createConv3dQSlice(
       Conv3dQSliceOptions{options.qslice, target, options.selection}));

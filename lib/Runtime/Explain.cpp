@@ -126,10 +126,10 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
   ConvolutionHooks hooks;
   hooks.selectConfig = [&](ConvOp conv) -> IGemmConfigAttr {
     ConvProblem problem = ConvProblem::fromConv(conv);
+    SelectionPolicy policy =
+        selectUnderQSlice(problem, options.qslice, options.selection);
     ConvExplanation explained = explainSelection(
-        problem,
-        selectKernel(&context, problem, options.target,
-                     selectionUnderQSlice(options.qslice, options.selection)));
+        problem, selectKernel(&context, problem, options.target, policy));
     // Grouped convolutions the depthwise kernel takes (takesDepthwiseKernel)
     // go to it before the GEMM families (conv3d-lower-depthwise, which the
     // CPU target's reference lowering does not run).

@@ -245,8 +245,7 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
       IGemmConfigAttr config =
           conv.getConfig()
               ? *conv.getConfig()
-              : selectIGemmConfigForConv(
-                    conv, target, selectionUnderQSlice(strategy, selection));
+              : selectIGemmConfigForConv(conv, target, selection, strategy);
       if (config.getSplitK() > 1 || config.getClusterM() > 1 ||
           config.getMainloop() == Mainloop::halo) {
         if (forced) {

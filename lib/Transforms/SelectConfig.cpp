@@ -31,9 +31,12 @@ std::optional<int64_t> mlir::conv3d::inputQuantBlockSize(ConvOp conv) {
 }
 
 KernelSelection mlir::conv3d::selectKernelForConv(ConvOp conv, Target target,
-                                                  SelectionPolicy policy) {
-  KernelSelection selection = selectKernel(
-      conv.getContext(), ConvProblem::fromConv(conv), target, policy);
+                                                  SelectionPolicy policy,
+                                                  QSliceStrategy qslice) {
+  ConvProblem problem = ConvProblem::fromConv(conv);
+  policy = selectUnderQSlice(problem, qslice, policy);
+  KernelSelection selection =
+      selectKernel(conv.getContext(), problem, target, policy);
   if (std::optional<std::string> why = selection.fallbackReason(target))
     conv.emitRemark() << "conv3d: the " << stringifyTarget(target)
                       << " kernel cannot take this convolution (" << *why
@@ -45,16 +48,20 @@ KernelSelection mlir::conv3d::selectKernelForConv(ConvOp conv, Target target,
   return selection;
 }
 
-SelectionPolicy mlir::conv3d::selectionUnderQSlice(QSliceStrategy strategy,
-                                                   SelectionPolicy selection) {
-  return strategy == QSliceStrategy::Fused ? SelectionPolicy::Heuristic
-                                           : selection;
+SelectionPolicy mlir::conv3d::selectUnderQSlice(ConvProblem &problem,
+                                                QSliceStrategy strategy,
+                                                SelectionPolicy policy) {
+  if (strategy != QSliceStrategy::Fused)
+    return policy;
+  problem.needsQSliceOrder = true;
+  return SelectionPolicy::Heuristic;
 }
 
 IGemmConfigAttr mlir::conv3d::selectIGemmConfigForConv(ConvOp conv,
                                                        Target target,
-                                                       SelectionPolicy policy) {
-  return selectKernelForConv(conv, target, policy).config;
+                                                       SelectionPolicy policy,
+                                                       QSliceStrategy qslice) {
+  return selectKernelForConv(conv, target, policy, qslice).config;
 }
 
 std::optional<std::string>
@@ -167,7 +174,7 @@ struct SelectConfigPass
       else if (forced)
         chosen = checkChosenConfig(conv, forced, target, "");
       else if (IGemmConfigAttr heuristic =
-                   selectIGemmConfigForConv(conv, target, selection);
+                   selectIGemmConfigForConv(conv, target, selection, qslice);
                std::optional<std::string> problem = checkConfigForConv(
                    heuristic, geometry, inputQuantBlockSize(conv)))
         conv.emitError() << "cannot use tile configuration " << heuristic

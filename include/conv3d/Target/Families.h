@@ -126,7 +126,7 @@ public:
 /// One tiled TMA load per depth tap and channel block of the input patch a
 /// tile reads, which the MMAs of all R x S taps share; faster than im2col
 /// for narrow N tiles (F <= 96), which im2col starves by reloading the
-/// activation per tap.
+/// activation per tap, and for few input channels (C < 128).
 class SM90HaloFamily : public SM90Family {
 public:
   StringRef getName() const override { return "sm90-halo"; }

@@ -126,6 +126,10 @@ struct ConvProblem {
   std::optional<bool> outputTakesTmaStore;
   /// The memref form's operand layouts; nullopt on tensors.
   std::optional<OperandLayouts> layouts;
+  /// The K loop will run depth slice by depth slice (k_order =
+  /// qslice_outer: the fused Q-slice strategy, forced), so only kernels that
+  /// take that order qualify.
+  bool needsQSliceOrder = false;
 
   /// The NVFP4 block size of quantization in the tile loads, or none.
   std::optional<int64_t> tileQuantBlockSize() const {

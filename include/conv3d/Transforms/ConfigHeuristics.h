@@ -24,27 +24,32 @@ namespace mlir::conv3d {
 std::optional<int64_t> inputQuantBlockSize(ConvOp conv);
 
 /// The kernel family and configuration of `conv` for `target` (selectKernel
-/// on the op's facts, choosing by `policy`), with a remark on `conv` for each
-/// note of the chosen family and for a fallback to another chip's kernel (the
-/// sm80 kernel where the target's own cannot take the convolution), naming
-/// the reason.
+/// on the op's facts, choosing by `policy` under the Q-slice strategy
+/// `qslice`: selectUnderQSlice), with a remark on `conv` for each note of the
+/// chosen family and for a fallback to another chip's kernel (the sm80
+/// kernel where the target's own cannot take the convolution), naming the
+/// reason.
 KernelSelection
 selectKernelForConv(ConvOp conv, Target target,
-                    SelectionPolicy policy = SelectionPolicy::CostModel);
+                    SelectionPolicy policy = SelectionPolicy::CostModel,
+                    QSliceStrategy qslice = QSliceStrategy::Auto);
 
-/// How configurations are chosen under the Q-slice strategy `strategy`: a
-/// forced `fused` strategy reorders the chosen configuration's K loop
-/// (k_order = qslice_outer), which the rules' configurations take and the
-/// cost model's split-K does not, so it selects with the rules; other
-/// strategies keep `selection`. conv3d-qslice, the pipelines' select-config
-/// and explain ask this.
-SelectionPolicy selectionUnderQSlice(QSliceStrategy strategy,
-                                     SelectionPolicy selection);
+/// Prepares a selection for `problem` under the Q-slice strategy `strategy`
+/// and returns the policy to choose by. A forced `fused` strategy reorders
+/// the chosen configuration's K loop (k_order = qslice_outer): `problem`
+/// then needs that order (ConvProblem::needsQSliceOrder, which the sm90 halo
+/// mainloop refuses), and the choice is the rules', whose configurations
+/// take it, where the cost model's split-K candidates do not. Other
+/// strategies keep `policy`. conv3d-qslice, conv3d-select-config and explain
+/// ask this.
+SelectionPolicy selectUnderQSlice(ConvProblem &problem, QSliceStrategy strategy,
+                                  SelectionPolicy policy);
 
 /// selectKernelForConv's configuration.
 IGemmConfigAttr
 selectIGemmConfigForConv(ConvOp conv, Target target,
-                         SelectionPolicy policy = SelectionPolicy::CostModel);
+                         SelectionPolicy policy = SelectionPolicy::CostModel,
+                         QSliceStrategy qslice = QSliceStrategy::Auto);
 
 /// Why `config` cannot serve `geometry` (a message), or none. Checks what
 /// the verifier cannot know in general: quantization block alignment and

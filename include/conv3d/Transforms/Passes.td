@@ -21,6 +21,22 @@ class Conv3dSelectionOption
                        "heuristic", "the families' rules"))
       }]>;
 
+// The Q-slice strategy (PassEnums.td), as conv3d-qslice applies it and as
+// conv3d-select-config chooses for it.
+class Conv3dQSliceOption<string name, string description>
+    : Option<name, name, "::mlir::conv3d::QSliceStrategy",
+             /*default=*/"::mlir::conv3d::QSliceStrategy::Auto", description, [{
+        ::llvm::cl::values(
+            clEnumValN(::mlir::conv3d::QSliceStrategy::Auto, "auto",
+                       "fused where depth padding makes slices halo-only"),
+            clEnumValN(::mlir::conv3d::QSliceStrategy::None, "none",
+                       "unchanged"),
+            clEnumValN(::mlir::conv3d::QSliceStrategy::Fused, "fused",
+                       "slices outermost in one kernel's K loop"),
+            clEnumValN(::mlir::conv3d::QSliceStrategy::Separate, "separate",
+                       "Q convolutions accumulating in f32"))
+      }]>;
+
 // The typed options of PassEnums.td, spelled as the pipelines spell them.
 class Conv3dQuantPlacementOption
     : Option<"placement", "placement", "::mlir::conv3d::QuantPlacement",
@@ -170,13 +186,20 @@ def Conv3dSelectConfig : Pass<"conv3d-select-config"> {
     the target's kernel families: the first that takes the convolution,
     with its heuristic's configuration or, with `selection=model` (the
     default) on sm90, the candidate the cost model predicts fastest
-    (conv3d/Target/KernelFamily.h, CostModel.h).
+    (conv3d/Target/KernelFamily.h, CostModel.h). `qslice=fused` says that
+    conv3d-qslice will run the chosen configuration's K loop slice by slice
+    (`k_order = qslice_outer`): the choice is then the rules' (the cost
+    model's split-K candidates cannot take that order) among the families
+    that take the order (not the sm90 halo mainloop).
   }];
   let options = [
     Conv3dTargetOption<"Target whose heuristic chooses the config">,
     Option<"config", "config", "std::string", /*default=*/"\"\"",
            "Force this config (key=value pairs separated by commas)">,
-    Conv3dSelectionOption<>
+    Conv3dSelectionOption<>,
+    Conv3dQSliceOption<"qslice", "The Q-slice strategy conv3d-qslice applies "
+                       "next (fused: a configuration that takes "
+                       "k_order = qslice_outer)">
   ];
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect"];
 }
@@ -241,19 +264,7 @@ def Conv3dQSlice : Pass<"conv3d-qslice"> {
     Intermediate sums are never rounded to the output type.
   }];
   let options = [
-    Option<"strategy", "strategy", "::mlir::conv3d::QSliceStrategy",
-           /*default=*/"::mlir::conv3d::QSliceStrategy::Auto",
-           "Strategy: auto, fused, separate or none", [{
-        ::llvm::cl::values(
-            clEnumValN(::mlir::conv3d::QSliceStrategy::Auto, "auto",
-                       "fused where depth padding makes slices halo-only"),
-            clEnumValN(::mlir::conv3d::QSliceStrategy::None, "none",
-                       "unchanged"),
-            clEnumValN(::mlir::conv3d::QSliceStrategy::Fused, "fused",
-                       "slices outermost in one kernel's K loop"),
-            clEnumValN(::mlir::conv3d::QSliceStrategy::Separate, "separate",
-                       "Q convolutions accumulating in f32"))
-      }]>,
+    Conv3dQSliceOption<"strategy", "Strategy: auto, fused, separate or none">,
     Conv3dTargetOption<"Target whose heuristic picks a config when none "
                        "is attached">,
     Conv3dSelectionOption<>

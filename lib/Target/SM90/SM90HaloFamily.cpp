@@ -4,9 +4,15 @@
 // (bench/RESULTS.md, 2026-11-24, third session): for narrow N tiles, which
 // the im2col mainloop starves by re-reading the activation per tap from L2,
 // 256-row halo tiles are 1.6-1.9x faster (video_r3d_64, F = 64; wan_up_96,
-// F = 96); from F = 192 up the im2col kernel is as fast or faster. Chosen
-// only where the window reuses rows (R * S > 1), the tiles fill the
-// multiprocessors, and the output takes the TMA-store epilogue.
+// F = 96). With fewer than 128 input channels (at most two 64-channel
+// blocks a tap) the halo tiles win at any F too: on the timed candidates of
+// 240 random layers (H200, bench/RESULTS.md, fifth session) they are
+// 1.4-1.6x faster for C = 96-114 and F = 128-288, while from C = 128 up
+// with F > 96 the im2col mainloop is as fast or up to 4x faster. Chosen
+// only where the window reuses rows (R * S > 1), the tiles nearly fill the
+// multiprocessors, the 64-column tile rows are mostly output (W fill), and
+// the output takes the TMA-store epilogue (kMinHaloTiles and
+// kMinHaloFillPercent below).
 //
 // The tuner times 128- and 256-row tiles with N tiles of whole 32-column
 // store boxes, each with the deepest filter ring up to 8 that its plan
@@ -27,6 +33,15 @@ using namespace mlir;
 using namespace mlir::conv3d;
 using namespace mlir::conv3d::families;
 
+// Where the halo kernel is chosen over the im2col one, fitted on the timed
+// candidates of 120 random layers (seed 31) and checked on 120 others (seed
+// 32; bench/RESULTS.md, fifth session): at least 48 tiles of 256 rows (60
+// and 120 tiles still ran 1.2x and 1.8x faster than the im2col kernel, C =
+// F = 96), and output rows that fill at least half of the 64-column tile
+// rows (Wo = 28, 44%, ran 1.4x slower; Wo = 73, 57%, 1.2x faster).
+static constexpr int64_t kMinHaloTiles = 48;
+static constexpr int64_t kMinHaloFillPercent = 50;
+
 const SM90HaloFamily &mlir::conv3d::getSM90HaloFamily() {
   static const SM90HaloFamily family;
   return family;
@@ -36,6 +51,10 @@ std::optional<std::string>
 SM90HaloFamily::canImplement(const ConvProblem &problem) const {
   if (std::optional<std::string> why = tmaOperandProblem(problem))
     return why;
+  if (problem.needsQSliceOrder)
+    return std::string("the fused Q-slice strategy runs K depth slice by "
+                       "depth slice, and the halo mainloop walks each tile's "
+                       "depth taps itself");
   if (std::optional<std::string> why =
           haloProblem(problem.geometry, problem.filterLayout, problem.inputType,
                       problem.quantizesInTile))
@@ -52,26 +71,47 @@ SM90HaloFamily::canImplement(const ConvProblem &problem) const {
   return std::nullopt;
 }
 
+/// The halo kernel's N tile for F filters: F itself (in 32-column store
+/// boxes) up to 128, else the widest of 128, 96 and 64 columns that pads F
+/// least (F = 288: three 96-column tiles).
+static int64_t haloTileN(int64_t filters) {
+  if (filters <= 128)
+    return roundUp(filters, 32);
+  int64_t best = 128;
+  for (int64_t tileN : {int64_t(96), int64_t(64)})
+    if (roundUp(filters, tileN) < roundUp(filters, best))
+      best = tileN;
+  return best;
+}
+
 FamilyChoice SM90HaloFamily::select(MLIRContext *context,
                                     const ConvProblem &problem) const {
   const ConvGeometry &g = problem.geometry;
-  if (g.filters > 96)
+  if (g.filters > 96 && g.channels >= 128)
     return FamilyChoice::decline(llvm::formatv(
-        "F = {0}: the halo mainloop is chosen for N tiles up to 96 columns; "
-        "from F = 192 up the im2col mainloop is as fast or faster",
-        g.filters));
+        "C = {0}, F = {1}: the halo mainloop is chosen for F up to 96 or C "
+        "under 128; with more of both the im2col mainloop is as fast or "
+        "faster",
+        g.channels, g.filters));
   if (g.window[1] * g.window[2] < 2)
     return FamilyChoice::decline("a 1x1 window in H and W reuses no input "
                                  "rows across taps");
-  int64_t tileM = 256, tileN = roundUp(g.filters, 32);
+  int64_t tileM = 256, tileN = haloTileN(g.filters);
+  int64_t outW = g.outputSize(2);
+  int64_t columns = ceilDiv(outW, sm90::kWgmmaM) * sm90::kWgmmaM;
+  if (outW * 100 < columns * kMinHaloFillPercent)
+    return FamilyChoice::decline(
+        llvm::formatv("Wo = {0} fills {1}% of the 64-column tile rows (under "
+                      "{2}%)",
+                      outW, outW * 100 / columns, kMinHaloFillPercent));
   int64_t tiles = g.batch * g.outputSize(0) *
                   ceilDiv(g.outputSize(1), tileM / sm90::kWgmmaM) *
-                  ceilDiv(g.outputSize(2), sm90::kWgmmaM);
-  if (tiles < kH100SMs)
+                  ceilDiv(outW, sm90::kWgmmaM);
+  if (tiles < kMinHaloTiles)
     return FamilyChoice::decline(
         llvm::formatv("{0} tiles of 256 rows leave multiprocessors idle "
                       "(fewer than {1})",
-                      tiles, kH100SMs));
+                      tiles, kMinHaloTiles));
   std::optional<int64_t> stages =
       sm90::SM90KernelPlan::deepestHaloStages(g, tileM, tileN);
   if (!stages)
