@@ -5,8 +5,10 @@ cuDNN and conv3d-mlir, in one process (issue 23).
 Shapes (bf16): the depthwise 3x3x3 layers of X3D (C = 432 at 16x14x14,
 C = 54 at 16x56x56) and CSN (C = 256 at 8x28x28), MViT-v2's attention
 pooling (depthwise 3x3x3 over C = 96 at 8x56x56, stride 1 and the KV
-pooling's 1x8x8), and grouped 3x3x3 convolutions of 8 and 16 channels per
-group (C = F = 256 at 8x28x28).
+pooling's 1x8x8), grouped 3x3x3 convolutions of 8 and 16 channels per
+group (C = F = 256 at 8x28x28), and ResNeXt-like 3-D layers of 32 groups:
+of 4 channels (C = 128 at 8x56x56: the depthwise kernel's) and of 16
+(C = 512 at 8x14x14).
 
 For each shape, on the same tensors:
   - limit: the bytes a convolution must move (input, filter and output
@@ -14,10 +16,12 @@ For each shape, on the same tensors:
     shapes are far below the tensor cores' limit);
   - cuDNN: torch.nn.functional.conv3d on channels_last_3d tensors and on
     NCDHW (contiguous) tensors, torch.backends.cudnn.benchmark = True;
-  - ours: the convolution compiled through the C API for --target (the
-    depthwise kernel for depthwise shapes; grouped shapes with more than
-    one channel per group have no GPU kernel yet and report the compiler's
-    refusal).
+  - ours: the convolution compiled through the C API for --target, on the
+    kernel the compiler picks (the "kernel" column: the depthwise kernel,
+    or the sm80 kernel's grouped implicit GEMM for groups of multiples of 8
+    channels and filters; conv3d.explain names it); --config forces a
+    tile configuration of the grouped GEMM, --tune times its candidates
+    (the tuner's choice is used).
 Timing (bench/timing.py): CUDA events, warm-up first, median of --reps
 runs, the L2 flushed before every timed call (--no-flush turns it off).
 Errors: relative L2 against an fp32 cuDNN result (TF32 off).
@@ -49,7 +53,25 @@ SHAPES = [
     ("mvit_pool_c96_8x56x56_s188", 1, 96, (8, 56, 56), 96, 96, (1, 8, 8)),
     ("grouped8_c256_8x28x28", 4, 256, (8, 28, 28), 32, 256, (1, 1, 1)),
     ("grouped16_c256_8x28x28", 4, 256, (8, 28, 28), 16, 256, (1, 1, 1)),
+    ("resnext_32x4_c128_8x56x56", 4, 128, (8, 56, 56), 32, 128, (1, 1, 1)),
+    ("resnext_32x16_c512_8x14x14", 4, 512, (8, 14, 14), 32, 512, (1, 1, 1)),
 ]
+
+
+def kernel_of(spec, args):
+    """The family conv3d.explain names for `spec` (depthwise, sm80, ...)."""
+    report = conv3d.explain(spec, target=args.target, json=True, **compile_options(args))
+    return report["convolutions"][0]["family"]
+
+
+def compile_options(args):
+    options = {}
+    if args.config:
+        options["config"] = args.config
+    if args.tune:
+        options["tune"] = True
+    return options
+
 
 def run_shape(engine, name, n, c, dhw, groups, f, stride, args):
     d, h, w = dhw
@@ -76,7 +98,8 @@ def run_shape(engine, name, n, c, dhw, groups, f, stride, args):
         strides=stride, padding=(1, 1, 1, 1, 1, 1), filter_layout="fqrsc",
         dtype="bf16", groups=groups)
     try:
-        conv = engine.compile(spec, target=args.target)
+        row["kernel"] = kernel_of(spec, args)
+        conv = engine.compile(spec, target=args.target, **compile_options(args))
     except conv3d.Conv3dError as e:
         row["ours_error"] = str(e).splitlines()[-1][:300]
         return row
@@ -99,6 +122,10 @@ def main():
     parser.add_argument("--target", default="sm90")
     timing.add_arguments(parser, reps=50, warmup=5)
     parser.add_argument("--only", nargs="*", help="shape names")
+    parser.add_argument("--config", help="tile configuration of our kernel "
+                        "(conv3d-run --config syntax; GEMM kernels only)")
+    parser.add_argument("--tune", action="store_true",
+                        help="time the tuner's candidates and use its choice")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args()
     torch.backends.cudnn.benchmark = True
@@ -106,7 +133,7 @@ def main():
     engine = conv3d.Engine()
     print("device: %s; bf16; limit = (input + filter + output bytes) / %.2f TB/s"
           % (torch.cuda.get_device_name(), PEAK_BYTES / 1e12))
-    header = ("shape", "limit ms", "cuDNN cl ms", "cuDNN ncdhw ms", "ours ms",
+    header = ("shape", "kernel", "limit ms", "cuDNN cl ms", "cuDNN ncdhw ms", "ours ms",
               "ours/limit", "cuDNN cl/ours", "err ours", "err cuDNN")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -117,7 +144,8 @@ def main():
         row = run_shape(engine, *shape, args)
         rows.append(row)
         ours = row.get("ours_ms")
-        cells = [row["name"], "%.4f" % row["limit_ms"], "%.4f" % row["cudnn_cl_ms"],
+        cells = [row["name"], row.get("kernel", "-"), "%.4f" % row["limit_ms"],
+                 "%.4f" % row["cudnn_cl_ms"],
                  "%.4f" % row["cudnn_ncdhw_ms"],
                  "%.4f" % ours if ours else "refused",
                  "%.1fx" % (ours / row["limit_ms"]) if ours else "-",

@@ -247,31 +247,87 @@ TEST_F(KernelFamilyTest, PlanProblemRefusesHaloWithoutTmaStores) {
 
 namespace {
 
-TEST_F(KernelFamilyTest, GroupedConvolutionsAreTheDepthwiseKernels) {
-  // Every GEMM family refuses groups > 1 with the reason; the cpu family
-  // and the depthwise kernel take it (the X3D depthwise layer, and 8
-  // channels per group).
-  for (int64_t groupChannels : {1, 8}) {
-    ConvProblem p = problem(432, 432);
-    p.geometry.groups = 432 / groupChannels;
-    ASSERT_FALSE(p.geometry.validate()) << *p.geometry.validate();
-    for (Target target : {Target::sm80, Target::sm90, Target::sm100})
-      for (const KernelFamily *family : getKernelFamilies(target)) {
-        if (family == &getSM100BlockScaledFamily())
-          continue; // refuses every unpacked filter first
-        std::optional<std::string> why = family->canImplement(p);
-        ASSERT_TRUE(why) << family->getName().str();
-        EXPECT_NE(why->find("it is a grouped convolution (groups = " +
-                            std::to_string(p.geometry.groups)),
+TEST_F(KernelFamilyTest, GroupedConvolutionsAreTheGroupedGemmsOrDepthwise) {
+  // The TMA families refuse groups > 1 with the reason; the sm80 family
+  // takes groups whose channels and filters are multiples of 8 (its grouped
+  // implicit GEMM) and names what the others lack; takesDepthwiseKernel
+  // gives the depthwise kernel the rest on the GPU targets, and the
+  // depthwise ones on the cpu target (whose family takes every group).
+  for (int64_t cg : {1, 2, 4, 8, 16, 24})
+    for (int64_t fg : {1, 4, 8, 16, 32}) {
+      SCOPED_TRACE("channels per group " + std::to_string(cg) +
+                   ", filters per group " + std::to_string(fg));
+      int64_t groups = 48 / cg;
+      ConvProblem p = problem(48, groups * fg);
+      p.geometry.groups = groups;
+      ASSERT_FALSE(p.geometry.validate()) << *p.geometry.validate();
+      bool gemm = cg % 8 == 0 && fg % 8 == 0;
+      std::optional<std::string> sm80 = getSM80Family().canImplement(p);
+      EXPECT_EQ(!sm80, gemm) << sm80.value_or("");
+      if (sm80)
+        EXPECT_NE(sm80->find(cg % 8 ? " input channels per group, and the "
+                                      "sm80 kernel takes groups of a "
+                                      "multiple of 8 input channels"
+                                    : " filters per group, and the sm80 "
+                                      "kernel takes groups of a multiple of "
+                                      "8 filters"),
                   std::string::npos)
-            << *why;
+            << *sm80;
+      for (Target target : {Target::sm90, Target::sm100})
+        for (const KernelFamily *family : getKernelFamilies(target)) {
+          if (family == &getSM80Family() ||
+              family == &getSM100BlockScaledFamily())
+            continue; // (the block-scaled one refuses unpacked filters)
+          std::optional<std::string> why = family->canImplement(p);
+          ASSERT_TRUE(why) << family->getName().str();
+          EXPECT_NE(why->find("it is a grouped convolution (groups = " +
+                              std::to_string(groups)),
+                    std::string::npos)
+              << *why;
+        }
+      EXPECT_FALSE(getCpuFamily().canImplement(p));
+      EXPECT_FALSE(depthwiseKernelProblem(p));
+      EXPECT_EQ(takesDepthwiseKernel(p, Target::cpu), cg == 1);
+      for (Target target : {Target::sm80, Target::sm90, Target::sm100}) {
+        EXPECT_EQ(takesDepthwiseKernel(p, target), !gemm);
+        KernelSelection selection =
+            selectKernel(&context, p, target, SelectionPolicy::Heuristic);
+        EXPECT_EQ(selection.refused, !gemm);
+        if (!gemm)
+          continue;
+        // One group's N tile: its filters (multiples of 8 up to 64).
+        EXPECT_EQ(selection.family, &getSM80Family());
+        EXPECT_EQ(selection.config.getTileN(), fg);
       }
-    EXPECT_FALSE(getCpuFamily().canImplement(p));
-    EXPECT_FALSE(depthwiseKernelProblem(p));
-    KernelSelection selection =
-        selectKernel(&context, p, Target::sm90, SelectionPolicy::Heuristic);
-    EXPECT_TRUE(selection.refused);
-  }
+      if (!gemm)
+        continue;
+      // The tuner's N tiles span one group's filters too.
+      SmallVector<IGemmConfigAttr> candidates;
+      getSM80Family().addCandidates(&context, p, candidates);
+      ASSERT_FALSE(candidates.empty());
+      for (IGemmConfigAttr config : candidates)
+        EXPECT_EQ(config.getTileN(), fg);
+    }
+}
+
+TEST_F(KernelFamilyTest, GroupedGemmMessages) {
+  ConvProblem p = problem(256, 256);
+  p.geometry.groups = 64;
+  EXPECT_EQ(getSM80Family().canImplement(p),
+            "it is a grouped convolution (groups = 64) of 4 input channels "
+            "per group, and the sm80 kernel takes groups of a multiple of 8 "
+            "input channels (16-byte vectors of each group's slice; the "
+            "depthwise kernel takes the others)");
+  // What the depthwise kernel cannot take (a history operand) and the sm80
+  // kernel can, the grouped GEMM takes; neither: the sm80 kernel's lowering
+  // reports it.
+  p.geometry.groups = 16;
+  p.hasHistory = true;
+  EXPECT_FALSE(takesDepthwiseKernel(p, Target::sm90));
+  EXPECT_FALSE(selectKernel(&context, p, Target::sm90).refused);
+  p.geometry.groups = 64;
+  EXPECT_FALSE(takesDepthwiseKernel(p, Target::sm90));
+  EXPECT_TRUE(selectKernel(&context, p, Target::sm90).refused);
 }
 
 TEST_F(KernelFamilyTest, DepthwiseKernelRefusals) {

@@ -229,6 +229,25 @@ TEST(Plan, NarrowsAccessesToTheOperandsAlignment) {
   EXPECT_EQ(plan.outputVector, 1);
 }
 
+TEST(Plan, CachesNarrowGroupSlicesInL1) {
+  // A group's input slice of 8, 16 or 32 channels (at most 64 bytes a
+  // voxel) is copied through L1; a wider slice, a dense input and the
+  // filter through L2 only.
+  for (int64_t channels : {8, 16, 32, 64}) {
+    for (bool slice : {false, true}) {
+      SM80KernelPlan plan;
+      OperandAlignment alignment;
+      alignment.inputChannelSlice = slice;
+      ASSERT_FALSE(SM80KernelPlan::build(
+          geometry(channels, 16), FilterLayout::qrscf, 128, 16, 32, 4, 4, 1,
+          KOrder::taps_outer, 1, std::nullopt, plan, alignment));
+      EXPECT_EQ(plan.a.vector, 8);
+      EXPECT_EQ(plan.a.cacheInL1, slice && channels <= 32) << channels;
+      EXPECT_FALSE(plan.b.cacheInL1);
+    }
+  }
+}
+
 TEST(Plan, RejectsInconsistentKOrderAndQuantization) {
   SM80KernelPlan plan;
   EXPECT_NE(SM80KernelPlan::build(geometry(64, 64), FilterLayout::qrscf, 128,

@@ -178,9 +178,9 @@ void mlir::conv3d::buildConv3dCpuLoweringPipeline(
     pm.addPass(createConv3dQuantizeToLoops());
     // Depthwise convolutions take their direct loop nest (the GPU targets'
     // depthwise kernel, run on the host); other grouped ones the implicit
-    // GEMM's group grid.
+    // GEMM's group grid (takesDepthwiseKernel).
     pm.addPass(createConv3dLowerDepthwise(
-        Conv3dLowerDepthwiseOptions{/*wBlock=*/4, /*maxGroupChannels=*/1}));
+        Conv3dLowerDepthwiseOptions{/*wBlock=*/4, Target::cpu}));
     pm.addPass(createImplicitGemmPass(options, hooks));
     pm.addPass(createConv3dLowerToCPU());
     addPipeline(pm, "canonicalize,cse");
@@ -253,9 +253,12 @@ void mlir::conv3d::buildConv3dGpuLoweringPipeline(
   // A warp per voxel of a conv3d.prologue (conv3d-lower-host-ops-to-gpu
   // tiles host loops by 256 threads).
   pm.addPass(createConv3dQuantizeToLoops(Conv3dQuantizeToLoopsOptions{16, 32}));
-  // Grouped convolutions: the depthwise kernel (a direct loop nest that
-  // conv3d-lower-host-ops-to-gpu makes a kernel), not an implicit GEMM.
-  pm.addPass(createConv3dLowerDepthwise());
+  // Grouped convolutions no kernel family of the target takes (fewer than
+  // 8 channels or filters per group, takesDepthwiseKernel): the depthwise
+  // kernel (a direct loop nest that conv3d-lower-host-ops-to-gpu makes a
+  // kernel). The sm80 kernel's grouped implicit GEMM takes the others.
+  pm.addPass(createConv3dLowerDepthwise(
+      Conv3dLowerDepthwiseOptions{/*wBlock=*/4, options.target}));
   pm.addPass(createImplicitGemmPass(options, hooks));
   // The target's kernel lowering. sm90 and sm100 also lower the grids they
   // left to the sm80 kernel.

@@ -40,8 +40,10 @@ std::string describeProblem(const ConvProblem &problem) {
   const ConvGeometry &g = problem.geometry;
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "GEMM " << g.gemmM() << " x " << g.gemmN() << " x " << g.gemmK()
-     << "; input " << joinInts(g.inputShape(), "x") << " " << problem.inputType
+  os << "GEMM " << g.gemmM() << " x " << g.gemmN() << " x " << g.gemmK();
+  if (g.isGrouped())
+    os << " per group, " << g.gemmBatch() << " groups";
+  os << "; input " << joinInts(g.inputShape(), "x") << " " << problem.inputType
      << ", window " << joinInts(g.window, "x") << ", F = " << g.filters
      << ", filter " << stringifyFilterLayout(problem.filterLayout)
      << ", strides " << joinInts(g.strides, ",") << ", dilations "
@@ -77,7 +79,8 @@ ConvExplanation explainSelection(const ConvProblem &problem,
   conv.config = formatIGemmConfig(config);
   const ConvGeometry &g = problem.geometry;
   conv.tiles = ceilDiv(g.gemmM(), config.getTileM()) *
-               ceilDiv(g.gemmN(), config.getTileN()) * config.getSplitK();
+               ceilDiv(g.gemmN(), config.getTileN()) * config.getSplitK() *
+               g.gemmBatch();
   if (selection.prediction)
     conv.prediction = PredictionReport{selection.prediction->seconds,
                                        selection.prediction->waves,
@@ -127,15 +130,12 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
         selectUnderQSlice(problem, options.qslice, options.selection);
     ConvExplanation explained = explainSelection(
         problem, selectKernel(&context, problem, options.target, policy));
-    // Grouped convolutions take the depthwise kernel before any GEMM family
-    // is asked (conv3d-lower-depthwise: every one it takes in the GPU
-    // pipelines, the depthwise ones in the CPU's implicit-GEMM pipeline).
-    bool depthwisePipeline =
-        options.target != Target::cpu
-            ? true
-            : options.lowering == CpuLowering::ImplicitGemm &&
-                  problem.geometry.channelsPerGroup() == 1;
-    if (depthwisePipeline && !depthwiseKernelProblem(problem)) {
+    // Grouped convolutions the depthwise kernel takes (takesDepthwiseKernel)
+    // go to it before the GEMM families (conv3d-lower-depthwise, which the
+    // CPU target's reference lowering does not run).
+    bool depthwisePipeline = options.target != Target::cpu ||
+                             options.lowering == CpuLowering::ImplicitGemm;
+    if (depthwisePipeline && takesDepthwiseKernel(problem, options.target)) {
       explained.family = "depthwise";
       explained.summary = "a direct loop nest, a thread per W block of a "
                           "16-byte channel vector; no GEMM";

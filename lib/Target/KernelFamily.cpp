@@ -148,7 +148,7 @@ std::optional<std::string> families::groupsProblem(const ConvProblem &problem) {
   return "it is a grouped convolution (groups = " + std::to_string(g.groups) +
          ", " + std::to_string(g.channelsPerGroup()) +
          " channels per group), which this kernel does not compute (the cpu "
-         "target and, on GPUs, the depthwise kernel do)";
+         "target does; on GPUs the sm80 kernel and the depthwise kernel do)";
 }
 
 std::optional<std::string>

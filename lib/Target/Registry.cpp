@@ -31,6 +31,21 @@ ArrayRef<const KernelFamily *> mlir::conv3d::getKernelFamilies(Target target) {
   llvm_unreachable("unknown target");
 }
 
+bool mlir::conv3d::takesDepthwiseKernel(const ConvProblem &problem,
+                                        Target target) {
+  if (depthwiseKernelProblem(problem))
+    return false;
+  if (target == Target::cpu)
+    return problem.geometry.channelsPerGroup() == 1;
+  // The GEMM families of the target first: the grouped implicit GEMM of
+  // the sm80 kernel (also the last family of sm90 and sm100) runs groups
+  // of 8 channels and more on the tensor cores.
+  return llvm::none_of(getKernelFamilies(target),
+                       [&](const KernelFamily *family) {
+                         return !family->canImplement(problem);
+                       });
+}
+
 const KernelFamily &mlir::conv3d::getDefaultKernelFamily(Target target) {
   switch (target) {
   case Target::cpu:

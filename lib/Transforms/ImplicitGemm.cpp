@@ -330,10 +330,10 @@ mlir::conv3d::lowerConvToImplicitGemm(RewriterBase &rewriter, ConvOp conv,
 namespace {
 
 /// Why the kernel that runs `config` on `target` cannot take `conv`'s
-/// groups, or none. The GPU kernels' lowerings consume the grid loop this
-/// pass emits without knowing of groups: a grouped convolution is refused
-/// here, with the kernel family's reason, rather than computed as a dense
-/// one.
+/// groups, or none. The sm80 lowering runs the group grid dimension this
+/// pass emits (a block per group's tile, over the group's views); the TMA
+/// kernels do not: a grouped convolution a family does not take is refused
+/// here, with the family's reason, rather than computed as a dense one.
 std::optional<std::string>
 groupedKernelProblem(ConvOp conv, IGemmConfigAttr config, Target target) {
   if (target == Target::cpu || !conv.getGeometry().isGrouped())

@@ -238,7 +238,7 @@ struct QSlicePass : mlir::conv3d::impl::Conv3dQSliceBase<QSlicePass> {
       // pipelines' depthwise kernel has no K loop: it skips halo taps per
       // window row itself.
       if (target != Target::cpu &&
-          !depthwiseKernelProblem(ConvProblem::fromConv(conv)))
+          takesDepthwiseKernel(ConvProblem::fromConv(conv), target))
         continue;
       // Split-K ranges, the lockstep K steps of an sm90 cluster and the
       // halo mainloop's per-tile depth taps need the flat K order.

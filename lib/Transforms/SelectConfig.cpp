@@ -162,10 +162,11 @@ struct SelectConfigPass
         return WalkResult::advance(); // dynamic shapes keep no config
       // The host's hook first, then a forced config, then the heuristic.
       IGemmConfigAttr fromHook = hook ? hook(conv) : IGemmConfigAttr();
-      // The GPU pipelines give grouped convolutions to the depthwise kernel
-      // (conv3d-lower-depthwise), which has no tile configuration.
+      // The GPU pipelines give the grouped convolutions their families do
+      // not take to the depthwise kernel (conv3d-lower-depthwise), which has
+      // no tile configuration.
       if (target != Target::cpu &&
-          !depthwiseKernelProblem(ConvProblem::fromConv(conv)))
+          takesDepthwiseKernel(ConvProblem::fromConv(conv), target))
         return WalkResult::advance();
       IGemmConfigAttr chosen;
       if (fromHook)

@@ -36,6 +36,31 @@ _DTYPE_REASONS = {torch.float64: "float64", torch.complex64: "complex64",
 _counts = {}
 _warned = set()
 
+# Grouped convolutions on a GPU, stated once. Which kernel computes one is
+# lib/Target's choice (takesDepthwiseKernel): groups whose channels and
+# filters are multiples of 8 (SM80Family::kGroupedChannelMultiple) run on
+# the sm80 kernel's grouped implicit GEMM (tensor cores), the others on the
+# depthwise kernel (CUDA cores). conv3d.torch takes:
+# - one channel per group (depthwise, channel multipliers): the depthwise
+#   kernel, 5-10x faster than cuDNN (bench/RESULTS.md);
+# - not the depthwise kernel with several channels per group: measured at
+#   14x and 46x cuDNN's time with 8 and 16 (before the grouped GEMM);
+# - not yet the grouped implicit GEMM: pending its measurement on a GPU
+#   (scripts/gpu/jobs/grouped-tc.sh). Set _GROUPED_GEMM_ON_GPU once it
+#   beats cuDNN there.
+_GROUPED_GEMM_CHANNEL_MULTIPLE = 8
+_GROUPED_GEMM_ON_GPU = False
+
+
+def _gpu_grouped_reason(channels_per_group, filters_per_group):
+    """Why PyTorch computes a grouped convolution on a GPU, or None."""
+    if channels_per_group == 1:
+        return None
+    if (_GROUPED_GEMM_ON_GPU and channels_per_group % _GROUPED_GEMM_CHANNEL_MULTIPLE == 0
+            and filters_per_group % _GROUPED_GEMM_CHANNEL_MULTIPLE == 0):
+        return None
+    return "grouped with several channels per group on a GPU"
+
 
 def fallback_reason(input, weight, bias, groups):
     """Why PyTorch's convolution computes this call, or None when conv3d's
@@ -57,11 +82,8 @@ def fallback_reason(input, weight, bias, groups):
         return "empty input"
     if device.type == "cuda" and dtype == torch.float32:
         return "float32 on a CUDA device"
-    if device.type == "cuda" and groups != 1 and weight.shape[1] > 1:
-        # The GPU kernel of grouped convolutions runs on CUDA cores: 14x and
-        # 46x cuDNN's time at 8 and 16 channels per group (bench/RESULTS.md);
-        # depthwise ones (one channel per group) run 5-10x faster than cuDNN.
-        return "grouped with several channels per group on a GPU"
+    if device.type == "cuda" and groups != 1:
+        return _gpu_grouped_reason(weight.shape[1], weight.shape[0] // groups)
     return None
 
 

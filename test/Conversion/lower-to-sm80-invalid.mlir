@@ -209,6 +209,32 @@ func.func @quant_blocks_across_slices(%x: memref<1x4x4x4x16xbf16>, %w: memref<3x
   return
 }
 
+// -----
+
+// A grid of 2 groups whose input view is computed from the M tile's
+// induction variable, not the group's: the kernel computes only a group's
+// views.
+func.func @group_view_of_the_m_tile(%x: memref<1x4x4x4x32xbf16>, %w: memref<1x1x1x16x32xbf16>, %o: memref<1x4x4x4x32xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  // expected-error @below {{conv3d-lower-to-sm80: the tile ops of a grid of 2 groups must read views computed from the group's induction variable alone (conv3d-implicit-gemm's group views)}}
+  scf.forall (%g, %tm, %tn) in (2, 1, 1) {
+    %c = arith.muli %tm, %c16 : index
+    %f = arith.muli %g, %c16 : index
+    %xg = memref.subview %x[0, 0, 0, 0, %c] [1, 4, 4, 4, 16] [1, 1, 1, 1, 1] : memref<1x4x4x4x32xbf16> to memref<1x4x4x4x16xbf16, strided<[2048, 512, 128, 32, 1], offset: ?>>
+    %wg = memref.subview %w[0, 0, 0, 0, %f] [1, 1, 1, 16, 16] [1, 1, 1, 1, 1] : memref<1x1x1x16x32xbf16> to memref<1x1x1x16x16xbf16, strided<[512, 512, 512, 32, 1], offset: ?>>
+    %og = memref.subview %o[0, 0, 0, 0, %f] [1, 4, 4, 4, 16] [1, 1, 1, 1, 1] : memref<1x4x4x4x32xbf16> to memref<1x4x4x4x16xbf16, strided<[2048, 512, 128, 32, 1], offset: ?>>
+    %a = memref.alloc() : memref<64x16xbf16>
+    %b = memref.alloc() : memref<16x16xbf16>
+    %acc = memref.alloc() : memref<64x16xf32>
+    conv3d.load_im2col_tile %xg[%c0, %c0] limit %c16 into %a window = [1, 1, 1] : memref<1x4x4x4x16xbf16, strided<[2048, 512, 128, 32, 1], offset: ?>>, memref<64x16xbf16>
+    conv3d.load_filter_tile %wg[%c0, %c0] limit %c16 into %b : memref<1x1x1x16x16xbf16, strided<[512, 512, 512, 32, 1], offset: ?>>, memref<16x16xbf16>
+    conv3d.tile_mma %a, %b, %acc : memref<64x16xbf16>, memref<16x16xbf16>, memref<64x16xf32>
+    conv3d.store_output_tile %acc into %og[%c0, %c0] mode = overwrite : memref<64x16xf32>, memref<1x4x4x4x16xbf16, strided<[2048, 512, 128, 32, 1], offset: ?>>
+  } {conv3d.igemm_config = #conv3d.igemm_config<tile_m = 64, tile_n = 16, tile_k = 16, stages = 2>}
+  return
+}
+
 //--- convs.mlir
 
 // A config for the sm90 kernel (conv3d-select-config's on target=sm90) is
@@ -398,3 +424,15 @@ func.func @mainloop_halo(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x3x3x64xbf1
   conv3d.conv ins(%x, %w : memref<1x4x8x8x64xbf16>, memref<64x3x3x3x64xbf16>) outs(%o : memref<1x4x8x8x64xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] filter_layout = fqrsc config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 32, stages = 3, warps_m = 4, mainloop = halo>
   return
 }
+
+// -----
+
+// A grouped convolution whose groups have 8 channels but 4 filters: the
+// sm80 kernel's grouped GEMM needs whole 16-byte vectors of each group's
+// filters (the GPU pipelines give it to the depthwise kernel).
+func.func @grouped_4_filters(%x: memref<1x4x4x4x16xbf16>, %w: memref<3x3x3x8x8xbf16>, %o: memref<1x4x4x4x8xbf16>) {
+  // expected-error @below {{conv3d-implicit-gemm cannot tile this convolution: the sm80 kernel cannot take it: it is a grouped convolution (groups = 2) of 4 filters per group, and the sm80 kernel takes groups of a multiple of 8 filters (16-byte vectors of each group's slice; the depthwise kernel takes the others)}}
+  conv3d.conv ins(%x, %w : memref<1x4x4x4x16xbf16>, memref<3x3x3x8x8xbf16>) outs(%o : memref<1x4x4x4x8xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] groups = 2
+  return
+}
+

@@ -79,6 +79,29 @@ func.func @split_k_qslice_outer(%x: memref<1x4x8x8x64xbf16>, %w: memref<64x3x1x1
   return
 }
 
+// -----
+
+// A grouped convolution's grid (conv3d-implicit-gemm's group dimension) for
+// the sm90 kernel, which computes dense convolutions only.
+func.func @grouped_grid(%x: memref<1x4x8x8x128xbf16>, %w: memref<64x1x1x1x64xbf16>, %o: memref<1x4x8x8x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @below {{conv3d-lower-to-sm90: the sm90 kernel does not compute grouped convolutions (a grid of 2 groups); conv3d-select-config gives them to the sm80 kernel}}
+  scf.forall (%g, %tm, %tn) in (2, 2, 1) {
+    %c = arith.muli %g, %c64 : index
+    %xg = memref.subview %x[0, 0, 0, 0, %c] [1, 4, 8, 8, 64] [1, 1, 1, 1, 1] : memref<1x4x8x8x128xbf16> to memref<1x4x8x8x64xbf16, strided<[32768, 8192, 1024, 128, 1], offset: ?>>
+    %og = memref.subview %o[0, 0, 0, 0, %c] [1, 4, 8, 8, 64] [1, 1, 1, 1, 1] : memref<1x4x8x8x128xbf16> to memref<1x4x8x8x64xbf16, strided<[32768, 8192, 1024, 128, 1], offset: ?>>
+    %a = memref.alloc() : memref<128x64xbf16>
+    %b = memref.alloc() : memref<64x64xbf16>
+    %acc = memref.alloc() : memref<128x64xf32>
+    conv3d.load_im2col_tile %xg[%c0, %c0] limit %c64 into %a window = [1, 1, 1] : memref<1x4x8x8x64xbf16, strided<[32768, 8192, 1024, 128, 1], offset: ?>>, memref<128x64xbf16>
+    conv3d.load_filter_tile %w[%c0, %c0] limit %c64 into %b filter_layout = fqrsc : memref<64x1x1x1x64xbf16>, memref<64x64xbf16>
+    conv3d.tile_mma %a, %b, %acc : memref<128x64xbf16>, memref<64x64xbf16>, memref<128x64xf32>
+    conv3d.store_output_tile %acc into %og[%c0, %c0] mode = overwrite : memref<128x64xf32>, memref<1x4x8x8x64xbf16, strided<[32768, 8192, 1024, 128, 1], offset: ?>>
+  } {conv3d.igemm_config = #conv3d.igemm_config<tile_m = 128, tile_n = 64, tile_k = 64, stages = 4, warps_m = 8, kernel = sm90>}
+  return
+}
+
 //--- convs.mlir
 
 // A config for the sm100 kernel (conv3d-lower-to-sm100 lowers it).

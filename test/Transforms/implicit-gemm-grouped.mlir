@@ -2,8 +2,9 @@
 // dimension (after split-K's); each iteration's tile ops read views of its
 // group's input channels and filters and write its group's output columns
 // (bias and residual sliced along F with them), i.e. a dense convolution of
-// C/G channels and F/G filters. On GPU targets the kernel families refuse
-// it with their reason.
+// C/G channels and F/G filters. On GPU targets the sm80 kernel takes groups
+// of multiples of 8 channels and filters (lower-to-sm80-grouped.mlir) and
+// refuses others with its reason.
 //
 // RUN: conv3d-opt %s -split-input-file -conv3d-implicit-gemm | FileCheck %s
 // RUN: not conv3d-opt %s -split-input-file -conv3d-implicit-gemm=target=sm80 2>&1 | FileCheck %s --check-prefix=SM80
@@ -26,7 +27,7 @@
 // CHECK: conv3d.load_filter_tile %[[WG]][%{{.*}}, %{{.*}}] limit %[[K]] into
 // CHECK: conv3d.store_output_tile %{{.*}} into %[[OG]][%{{.*}}, %{{.*}}] bias(%[[BG]] : memref<3xf32, strided<[1], offset: ?>>) mode = overwrite
 // CHECK: } {conv3d.igemm_config = #conv3d.igemm_config<tile_m = 32, tile_n = 3, tile_k = 16>}
-// SM80: error: conv3d-implicit-gemm cannot tile this convolution: the sm80 kernel cannot take it: it is a grouped convolution (groups = 4, 2 channels per group), which this kernel does not compute (the cpu target and, on GPUs, the depthwise kernel do)
+// SM80: error: conv3d-implicit-gemm cannot tile this convolution: the sm80 kernel cannot take it: it is a grouped convolution (groups = 4) of 2 input channels per group, and the sm80 kernel takes groups of a multiple of 8 input channels (16-byte vectors of each group's slice; the depthwise kernel takes the others)
 func.func @grouped(%x: memref<1x4x6x6x8xbf16>, %w: memref<3x3x3x2x12xbf16>, %b: memref<12xf32>, %o: memref<1x4x6x6x12xbf16>) {
   conv3d.conv ins(%x, %w : memref<1x4x6x6x8xbf16>, memref<3x3x3x2x12xbf16>) bias(%b : memref<12xf32>) outs(%o : memref<1x4x6x6x12xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] groups = 4 config = #conv3d.igemm_config<tile_m = 32, tile_n = 3, tile_k = 16>
   return
@@ -42,7 +43,7 @@ func.func @grouped(%x: memref<1x4x6x6x8xbf16>, %w: memref<3x3x3x2x12xbf16>, %b: 
 // CHECK: memref.subview %[[WS]][0, 0, 0, 0, 0, %{{.*}}] [2, 1, 4, 4, 4, 2] [1, 1, 1, 1, 1, 1]
 // CHECK: conv3d.store_output_tile %{{.*}} split(%[[S]]) mode = partial
 // CHECK: conv3d.epilogue ins(%[[WS]] : memref<2x1x4x4x4x4xf32>)
-// SM80: error: conv3d-implicit-gemm cannot tile this convolution: the sm80 kernel cannot take it: it is a grouped convolution (groups = 2, 2 channels per group)
+// SM80: error: conv3d-implicit-gemm cannot tile this convolution: the sm80 kernel cannot take it: it is a grouped convolution (groups = 2) of 2 input channels per group
 func.func @grouped_split(%x: memref<1x4x4x4x4xf32>, %w: memref<3x3x3x2x4xf32>, %o: memref<1x4x4x4x4xf32>) {
   conv3d.conv ins(%x, %w : memref<1x4x4x4x4xf32>, memref<3x3x3x2x4xf32>) outs(%o : memref<1x4x4x4x4xf32>) overwrite padding = [1, 1, 1, 1, 1, 1] groups = 2 config = #conv3d.igemm_config<tile_m = 32, tile_n = 2, tile_k = 16, split_k = 2>
   return

@@ -3,6 +3,7 @@
 #ifndef CONV3D_CONVERSION_PASSES_H
 #define CONV3D_CONVERSION_PASSES_H
 
+#include "conv3d/IR/Conv3dAttrs.h"
 #include "conv3d/IR/Conv3dDialect.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -4,6 +4,7 @@
 #define CONV3D_CONVERSION_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+include "conv3d/Transforms/PassOptions.td"
 
 def Conv3dFromLinalg : Pass<"conv3d-from-linalg"> {
   let summary = "Import linalg 3-D convolutions as conv3d.conv";
@@ -131,7 +132,12 @@ def Conv3dLowerToSM80 : Pass<"conv3d-lower-to-sm80"> {
     depth) and applies the input prologue with the `norm_scale` statistic
     of the prepass: on the landed `cp.async` tile one stage ahead of the
     MMAs (3+ stages), else on the register-staged path; halo voxels stay
-    zero, history frames unchanged. The code runs on any sm_80+ GPU. See
+    zero, history frames unchanged. A grouped convolution's grid (with a
+    group dimension) becomes groups x M tiles x N tiles blocks: each
+    computes its group from its block index, builds the grid body's views
+    of the group's input channels, filters and output columns, and runs the
+    dense kernel on them (the sm80 family takes groups of multiples of 8
+    channels and filters). The code runs on any sm_80+ GPU. See
     SM80KernelPlan.h for the constraints on the configuration.
   }];
   let dependentDialects = [
@@ -380,18 +386,22 @@ def Conv3dLowerDepthwise : Pass<"conv3d-lower-depthwise"> {
     `conv3d-lower-host-ops-to-gpu` makes the loop nest a kernel, a thread
     per iteration, consecutive threads on consecutive channel vectors.
 
-    Convolutions it does not take (the reason is the depthwise kernel
-    family's, `depthwiseKernelProblem`) are left to `conv3d-implicit-gemm`,
-    whose GPU kernels refuse grouped convolutions.
+    It takes the grouped convolutions that `takesDepthwiseKernel` (the
+    target layer's statement of the boundary, conv3d/Target/Families.h)
+    gives it on `target`: on `cpu`, depthwise ones (one channel per group;
+    the CPU's implicit GEMM tiles the others over a group grid dimension);
+    on a GPU target, those no kernel family of the target implements (the
+    sm80 kernel's grouped implicit GEMM takes groups of multiples of 8
+    channels and filters, so this kernel keeps depthwise convolutions,
+    channel multipliers and smaller or unaligned groups). The others, and
+    the convolutions it cannot compute (`depthwiseKernelProblem`), are left
+    to `conv3d-implicit-gemm`.
   }];
   let options = [
     Option<"wBlock", "w-block", "int64_t", /*default=*/"4",
            "Consecutive outputs along W per iteration (1 to 16)">,
-    Option<"maxGroupChannels", "max-group-channels", "int64_t",
-           /*default=*/"0",
-           "Take grouped convolutions of at most this many channels per "
-           "group (0: any; the CPU pipeline takes depthwise ones, 1, and "
-           "leaves the others to its implicit GEMM)">
+    Conv3dTargetOption<"Target whose pipeline runs the pass: which grouped "
+                       "convolutions it takes">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

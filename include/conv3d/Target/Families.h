@@ -58,6 +58,16 @@ public:
   void addCandidates(MLIRContext *context, const ConvProblem &problem,
                      SmallVectorImpl<IGemmConfigAttr> &out) const override;
 
+  /// The channels and filters per group of the grouped convolutions the
+  /// kernel takes are multiples of this: each group's slices of the input,
+  /// the filter and the output are whole 16-byte vectors (cp.async, vector
+  /// stores).
+  static constexpr int64_t kGroupedChannelMultiple = 8;
+  /// Why the kernel cannot take `problem`'s groups (channels or filters per
+  /// group not a multiple of kGroupedChannelMultiple), or none (dense, or
+  /// groups it takes).
+  static std::optional<std::string> groupedProblem(const ConvProblem &problem);
+
   /// The kernel plan of `config` for `problem` (its tile quantization and
   /// prologue), with the operands' `alignment`; or why it cannot be built.
   std::optional<std::string> plan(const ConvProblem &problem,
@@ -208,9 +218,24 @@ public:
 /// target): why it cannot take `problem`, or none. It takes grouped
 /// convolutions (depthwise ones, channel multipliers, several channels per
 /// group) of static shape without history, prologue or NVFP4 operands. Not a
-/// KernelFamily of the selection lists yet: the pipelines run it before the
-/// implicit GEMM, whose families refuse grouped convolutions.
+/// KernelFamily of the selection lists: the pipelines run it before the
+/// implicit GEMM, on what takesDepthwiseKernel gives it.
 std::optional<std::string> depthwiseKernelProblem(const ConvProblem &problem);
+
+/// Whether the pipelines of `target` give `problem` to the depthwise kernel
+/// (conv3d-lower-depthwise, before the implicit GEMM) rather than to one of
+/// the target's kernel families: the one statement of the boundary between
+/// the two, which conv3d-lower-depthwise, conv3d-select-config,
+/// conv3d-qslice and explain ask. The depthwise kernel must take the
+/// convolution (depthwiseKernelProblem) and
+///  - on the cpu target, it has one channel per group (the CPU's implicit
+///    GEMM tiles the others over a group grid dimension);
+///  - on a GPU target, no family of the target implements it: the sm80
+///    family's grouped implicit GEMM takes groups of multiples of
+///    SM80Family::kGroupedChannelMultiple (8) channels and filters, so the
+///    depthwise kernel keeps depthwise convolutions, channel multipliers
+///    and groups of fewer (or unaligned) channels or filters.
+bool takesDepthwiseKernel(const ConvProblem &problem, Target target);
 
 const CpuFamily &getCpuFamily();
 const SM80Family &getSM80Family();

@@ -365,10 +365,8 @@ struct LowerDepthwisePass
     }
     SmallVector<ConvOp> convs;
     getOperation()->walk([&](ConvOp conv) {
-      if (whyNotDepthwise(conv))
-        return;
-      if (maxGroupChannels > 0 &&
-          conv.getGeometry().channelsPerGroup() > maxGroupChannels)
+      if (whyNotDepthwise(conv) ||
+          !takesDepthwiseKernel(ConvProblem::fromConv(conv), target))
         return;
       convs.push_back(conv);
     });

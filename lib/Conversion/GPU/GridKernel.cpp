@@ -12,6 +12,8 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <numeric>
 
@@ -61,7 +63,73 @@ FailureOr<GridKernel> mlir::conv3d::analyzeGrid(scf::ForallOp grid) {
   if (result.wasInterrupted() || !kernel.config || !kernel.im2col ||
       !kernel.filterLoad || !kernel.store)
     return failure();
+  // (split,) (group,) M tile, N tile: the split is the one recorded. (The
+  // lowerings compute the tiles from the block index: a dense grid's
+  // dimensions are not read.)
+  int64_t split = kernel.config.getSplitK() > 1 ? 1 : 0;
+  if (grid.getRank() == split + 3) {
+    ArrayRef<int64_t> bounds = grid.getStaticUpperBound();
+    if (ShapedType::isDynamic(bounds[split]) ||
+        !llvm::all_of(grid.getStaticLowerBound(),
+                      [](int64_t lb) { return lb == 0; }) ||
+        !llvm::all_of(grid.getStaticStep(),
+                      [](int64_t step) { return step == 1; }))
+      return failure();
+    kernel.groups = bounds[split];
+    kernel.groupIv = grid.getInductionVar(split);
+  }
   return kernel;
+}
+
+/// The tile ops' operands of `kernel` (null ones included).
+static SmallVector<Value> tileOperands(const GridKernel &kernel) {
+  LoadIm2colTileOp im2col = kernel.im2col;
+  StoreOutputTileOp store = kernel.store;
+  return {im2col.getInput(),
+          im2col.getHistory(),
+          im2col.getNormGamma(),
+          im2col.getNormBeta(),
+          im2col.getNormScale(),
+          im2col.getAmax(),
+          kernel.filterLoad.getFilter(),
+          store.getOutput(),
+          store.getBias(),
+          store.getResidual()};
+}
+
+LogicalResult mlir::conv3d::cloneGroupViews(OpBuilder &b,
+                                            const GridKernel &kernel,
+                                            Value group, IRMapping &views) {
+  Block *body = kernel.grid.getBody();
+  // The ops of the body the operands are computed by, found backwards.
+  llvm::SmallPtrSet<Operation *, 16> needed;
+  SmallVector<Value> worklist;
+  for (Value operand : tileOperands(kernel))
+    if (operand)
+      worklist.push_back(operand);
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (value == kernel.groupIv)
+      continue;
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      if (argument.getOwner() == body)
+        return failure(); // another induction variable of the grid
+      continue;
+    }
+    Operation *op = value.getDefiningOp();
+    if (!kernel.grid->isProperAncestor(op))
+      continue; // defined above the grid
+    // Only pure ops of the body itself (index math, views) are cloned.
+    if (op->getBlock() != body || op->getNumRegions() != 0 || !isPure(op))
+      return failure();
+    if (needed.insert(op).second)
+      llvm::append_range(worklist, op->getOperands());
+  }
+  views.map(kernel.groupIv, group);
+  for (Operation &op : body->without_terminator())
+    if (needed.contains(&op))
+      b.clone(op, views);
+  return success();
 }
 
 /// The stride of `memref`'s innermost dimension, if static.
@@ -187,18 +255,26 @@ filterMatrixStrides(Value filter, FilterLayout layout) {
 FailureOr<KernelOperands>
 mlir::conv3d::flattenOperands(OpBuilder &b, Location loc,
                               const GridKernel &kernel) {
-  Value filter = kernel.filterLoad.getFilter();
+  return flattenOperands(b, loc, kernel, IRMapping());
+}
+
+FailureOr<KernelOperands>
+mlir::conv3d::flattenOperands(OpBuilder &b, Location loc,
+                              const GridKernel &kernel,
+                              const IRMapping &views) {
+  auto view = [&](Value value) { return views.lookupOrDefault(value); };
+  Value filter = view(kernel.filterLoad.getFilter());
   std::optional<std::array<int64_t, 2>> filterStrides =
       filterMatrixStrides(filter, kernel.filterLayout());
-  auto input = flattenOperand(b, loc, kernel.im2col.getInput());
+  auto input = flattenOperand(b, loc, view(kernel.im2col.getInput()));
   auto flatFilter = flattenOperand(b, loc, filter);
-  auto output = flattenOperand(b, loc, kernel.store.getOutput());
-  auto bias = flattenOperand(b, loc, kernel.store.getBias());
-  auto residual = flattenOperand(b, loc, kernel.store.getResidual());
-  auto history = flattenOperand(b, loc, kernel.im2col.getHistory());
-  auto normScale = flattenOperand(b, loc, kernel.im2col.getNormScale());
-  auto normGamma = flattenOperand(b, loc, kernel.im2col.getNormGamma());
-  auto normBeta = flattenOperand(b, loc, kernel.im2col.getNormBeta());
+  auto output = flattenOperand(b, loc, view(kernel.store.getOutput()));
+  auto bias = flattenOperand(b, loc, view(kernel.store.getBias()));
+  auto residual = flattenOperand(b, loc, view(kernel.store.getResidual()));
+  auto history = flattenOperand(b, loc, view(kernel.im2col.getHistory()));
+  auto normScale = flattenOperand(b, loc, view(kernel.im2col.getNormScale()));
+  auto normGamma = flattenOperand(b, loc, view(kernel.im2col.getNormGamma()));
+  auto normBeta = flattenOperand(b, loc, view(kernel.im2col.getNormBeta()));
   if (!filterStrides || failed(input) || failed(flatFilter) || failed(output) ||
       failed(bias) || failed(residual) || failed(history) ||
       failed(normScale) || failed(normGamma) || failed(normBeta))
@@ -210,7 +286,7 @@ mlir::conv3d::flattenOperands(OpBuilder &b, Location loc,
   ops.output = *output;
   ops.bias = *bias;
   ops.residual = *residual;
-  ops.amax = kernel.im2col.getAmax();
+  ops.amax = view(kernel.im2col.getAmax());
   ops.history = *history;
   ops.normScale = *normScale;
   ops.normGamma = *normGamma;
@@ -218,9 +294,30 @@ mlir::conv3d::flattenOperands(OpBuilder &b, Location loc,
   // A split-K workspace (mode = partial) stacks one NDHWF slab per split:
   // the positions are its slabs'.
   ArrayRef<int64_t> outShape =
-      cast<MemRefType>(kernel.store.getOutput().getType()).getShape();
+      cast<MemRefType>(view(kernel.store.getOutput()).getType()).getShape();
   llvm::copy(outShape.take_back(5), ops.outputShape.begin());
   return ops;
+}
+
+/// The largest power of two up to 8 dividing `value` (8 for 0).
+static int64_t powerOfTwoDividing(int64_t value) {
+  uint64_t bits = static_cast<uint64_t>(value);
+  return bits == 0 ? 8 : std::min<int64_t>(8, int64_t(bits & (~bits + 1)));
+}
+
+/// The largest power of two up to 8 known to divide the index `value`:
+/// constants, and products and sums of them with unknowns (a group view's
+/// offset group * C/G); 1 for anything else.
+static int64_t knownPowerOfTwoDividing(Value value) {
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return powerOfTwoDividing(*constant);
+  if (auto mul = value.getDefiningOp<arith::MulIOp>())
+    return std::min<int64_t>(8, knownPowerOfTwoDividing(mul.getLhs()) *
+                                    knownPowerOfTwoDividing(mul.getRhs()));
+  if (auto add = value.getDefiningOp<arith::AddIOp>())
+    return std::min(knownPowerOfTwoDividing(add.getLhs()),
+                    knownPowerOfTwoDividing(add.getRhs()));
+  return 1;
 }
 
 int64_t mlir::conv3d::elementAlignment(Value memref) {
@@ -229,13 +326,49 @@ int64_t mlir::conv3d::elementAlignment(Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) ||
-      ShapedType::isDynamic(offset))
+  if (failed(type.getStridesAndOffset(strides, offset)))
     return 1;
-  int64_t common = std::gcd(offset, int64_t(8));
+  int64_t common = 8;
   for (int64_t stride : ArrayRef<int64_t>(strides).drop_back())
-    common = ShapedType::isDynamic(stride) ? 1 : std::gcd(common, stride);
-  return common & -common;
+    common = ShapedType::isDynamic(stride)
+                 ? 1
+                 : std::min(common, powerOfTwoDividing(stride));
+  if (!ShapedType::isDynamic(offset))
+    return std::min(common, powerOfTwoDividing(offset));
+  // A view's offset: the source's plus each offset times the source's
+  // stride.
+  auto view = memref.getDefiningOp<memref::SubViewOp>();
+  if (!view)
+    return 1;
+  auto sourceType = cast<MemRefType>(view.getSource().getType());
+  SmallVector<int64_t> sourceStrides;
+  int64_t sourceOffset;
+  if (failed(sourceType.getStridesAndOffset(sourceStrides, sourceOffset)))
+    return 1;
+  // (The source's offset, or its own view's, and its outer strides.)
+  common = std::min(common, elementAlignment(view.getSource()));
+  for (auto [offsetValue, stride] :
+       llvm::zip_equal(view.getMixedOffsets(), sourceStrides)) {
+    if (ShapedType::isDynamic(stride))
+      return 1;
+    std::optional<int64_t> constant = getConstantIntValue(offsetValue);
+    int64_t aligned =
+        constant ? powerOfTwoDividing(*constant * stride)
+                 : std::min<int64_t>(
+                       8, knownPowerOfTwoDividing(cast<Value>(offsetValue)) *
+                              powerOfTwoDividing(stride));
+    common = std::min(common, aligned);
+  }
+  return common;
+}
+
+bool mlir::conv3d::isChannelSlice(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() == 5 &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !ShapedType::isDynamic(strides[3]) && strides[3] > type.getDimSize(4);
 }
 
 int64_t mlir::conv3d::epilogueAlignmentOf(const GridKernel &kernel) {

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <functional>
@@ -126,7 +127,16 @@ struct GridKernel {
   mutable LoadFilterTileOp filterLoad;
   mutable StoreOutputTileOp store;
 
-  /// The convolution's geometry (F read off the filter).
+  /// A grouped convolution's grid (conv3d-implicit-gemm's group dimension,
+  /// after split-K's): the number of groups, and the grid's induction
+  /// variable of the group, from which the grid body computes the tile ops'
+  /// operands (views of one group's channels, filters and output columns).
+  /// 1 and null for a dense convolution.
+  int64_t groups = 1;
+  Value groupIv;
+
+  /// The convolution's geometry (F read off the filter): one group's (its
+  /// views' channels and filters) for a grouped grid.
   ConvGeometry geometry() const;
   FilterLayout filterLayout() const { return filterLoad.getFilterLayout(); }
   Type inputElementType() const;
@@ -157,9 +167,27 @@ FailureOr<FlatOperand> flattenOperand(OpBuilder &b, Location loc, Value memref);
 FailureOr<KernelOperands> flattenOperands(OpBuilder &b, Location loc,
                                           const GridKernel &kernel);
 
+/// Clones into the kernel (at `b`'s insertion point) the grid body's
+/// computation of a grouped grid's operand views for group `group` (an
+/// index), and maps each view of the tile ops to its clone in `views`.
+/// Fails when a view depends on another induction variable of the grid or
+/// on an op with side effects or regions.
+LogicalResult cloneGroupViews(OpBuilder &b, const GridKernel &kernel,
+                              Value group, IRMapping &views);
+
+/// flattenOperands of the group views cloned by cloneGroupViews (`views`).
+FailureOr<KernelOperands> flattenOperands(OpBuilder &b, Location loc,
+                                          const GridKernel &kernel,
+                                          const IRMapping &views);
+
 /// The largest power of two up to 8 dividing the offset and every stride
-/// but the innermost of `memref` (1 when one is dynamic; 8 for null).
+/// but the innermost of `memref` (1 when one is dynamic; 8 for null). A
+/// dynamic offset of a memref.subview (a group's view) counts with what is
+/// known of its offsets: multiples of constants (group * C/G).
 int64_t elementAlignment(Value memref);
+/// Whether the NDHWC `memref`'s voxels are further apart than its channels
+/// (a view of some of each voxel's channels: a group's).
+bool isChannelSlice(Value memref);
 /// The alignment (elements, up to 8) every operand of `kernel`'s epilogue
 /// has: its output, residual and bias.
 int64_t epilogueAlignmentOf(const GridKernel &kernel);

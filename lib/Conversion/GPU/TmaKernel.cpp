@@ -374,6 +374,13 @@ FailureOr<GridKernel> mlir::conv3d::analyzeTmaGrid(scf::ForallOp grid,
   Target configured = config.getKernel();
   if (configured == Target::sm80)
     return kernel;
+  if (kernel->groups > 1)
+    return grid.emitError() << pass << ": the " << stringifyTarget(target)
+                            << " kernel does not compute grouped "
+                               "convolutions (a grid of "
+                            << kernel->groups
+                            << " groups); conv3d-select-config gives them "
+                               "to the sm80 kernel";
   if (configured != target && configured != Target::cpu)
     return grid.emitError() << pass << ": " << config << " is for the "
                             << stringifyTarget(configured) << " kernel";

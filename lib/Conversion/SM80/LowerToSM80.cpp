@@ -19,6 +19,12 @@
 //     [in-place NVFP4 or input prologue: transform stage (t+1) % S]
 //   drain; barrier; epilogue through shared memory
 //
+// A grouped convolution's grid (conv3d-implicit-gemm's group dimension)
+// becomes more blocks: each computes its group (N tiles vary fastest, then
+// groups, then M tiles), clones the grid body's views of that group's
+// channels, filters and output columns, and runs the dense kernel of
+// C/G channels and F/G filters on them.
+//
 // The barrier at the top of step t also guarantees that every warp is done
 // with stage (t-1) % S before it is refilled, and that the quantization of
 // stage t % S (done in step t-1) is visible to the MMAs.
@@ -53,9 +59,10 @@ using namespace mlir::conv3d::sm80;
 
 namespace {
 
-/// Builds the kernel body inside the launch.
+/// Builds the kernel body inside the launch: `numGroups` x `numMT` x
+/// `numNT` tiles (x the splits).
 void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
-                 int64_t numNT) {
+                 int64_t numNT, int64_t numGroups) {
   OpBuilder &b = ctx.b;
   Location loc = ctx.loc;
   const SM80KernelPlan &plan = ctx.plan;
@@ -67,9 +74,11 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
   ctx.warpRow = math.mul(math.div(warp, plan.warpsN), plan.warpTileM);
   ctx.warpCol = math.mul(math.rem(warp, plan.warpsN), plan.warpTileN);
   // N tiles vary fastest: consecutive blocks share an input tile in L2.
+  // Then the groups (blockGroup): the groups of an M tile read the same
+  // input voxels, different channels of the same lines.
   Value block = math.fromIndex(launch.getBlockIds().x);
   Value tn = math.rem(block, numNT);
-  Value rest = math.div(block, numNT);
+  Value rest = math.div(block, numNT * numGroups);
   Value tm = math.rem(rest, numMT);
   Value split = plan.splitK > 1 ? math.div(rest, numMT) : Value();
   ctx.split = split;
@@ -200,6 +209,14 @@ void buildKernel(KernelContext &ctx, gpu::LaunchOp launch, int64_t numMT,
   emitEpilogueStore(ctx, SmallVector<Value>(loop.getResults()));
 }
 
+/// The group of the block (a grouped grid's blocks run N tiles fastest,
+/// then groups: buildKernel), as an index.
+Value blockGroup(OpBuilder &b, Location loc, gpu::LaunchOp launch,
+                 int64_t numNT, int64_t numGroups) {
+  KernelMath math{b, loc, b.getIndexType()};
+  return math.rem(math.div(launch.getBlockIds().x, numNT), numGroups);
+}
+
 } // namespace
 
 LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
@@ -237,6 +254,7 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
   if (Value history = kernel.im2col.getHistory())
     alignment.input = std::min(alignment.input, elementAlignment(history));
   alignment.filter = elementAlignment(filter);
+  alignment.inputChannelSlice = isChannelSlice(input);
   alignment.epilogue = epilogueAlignmentOf(kernel);
 
   SM80KernelPlan plan;
@@ -247,36 +265,61 @@ LogicalResult mlir::conv3d::lowerGridToSM80(RewriterBase &rewriter,
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(grid);
-  FailureOr<KernelOperands> flat = flattenOperands(rewriter, loc, kernel);
-  if (failed(flat))
-    return grid.emitError("sm80 needs operands with static strides and a "
-                          "filter whose (q, r, s, c) dimensions are "
-                          "contiguous");
-  KernelOperands &ops = *flat;
-  bool narrowIndices = fitsI32Indices(ops, g, plan.tileM, plan.tileK);
+  // A dense convolution's operands are flattened on the host; a grouped
+  // one's are its group's views, which the kernel computes for its block's
+  // group (cloneGroupViews), then flattens.
+  FailureOr<KernelOperands> flat = failure();
+  if (kernel.groups == 1)
+    flat = flattenOperands(rewriter, loc, kernel);
+  constexpr llvm::StringLiteral kFlattenProblem =
+      "sm80 needs operands with static strides and a filter whose (q, r, s, "
+      "c) dimensions are contiguous";
+  if (kernel.groups == 1 && failed(flat))
+    return grid.emitError(kFlattenProblem);
   constexpr int64_t kI32Limit = int64_t(1) << 31;
 
   int64_t numMT = ceilDiv(g.gemmM(), plan.tileM);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
-  int64_t numBlocks = numMT * numNT * plan.splitK;
+  int64_t numBlocks = numMT * numNT * plan.splitK * kernel.groups;
   // The grid is one-dimensional: CUDA allows 2^31 - 1 blocks in x.
   if (numBlocks >= kI32Limit)
     return grid.emitError()
            << "cannot lower " << config << " to sm80: " << numBlocks
            << " thread blocks exceed the grid limit of "
               "2^31 - 1; use larger tiles";
-  createKernelLaunch(rewriter, loc, rewriter.getIndexAttr(numBlocks),
-                     plan.threads, plan.sharedBytes, [&](gpu::LaunchOp launch) {
-                       Type indexType = narrowIndices
-                                            ? Type(rewriter.getI32Type())
-                                            : Type(rewriter.getIndexType());
-                       KernelContext ctx(rewriter, loc, plan, g, inElem,
-                                         outElem, ops, kernel.store.getMode(),
-                                         kernel.store.getActivation(),
-                                         indexType);
-                       ctx.inputActivation = kernel.im2col.getInputActivation();
-                       buildKernel(ctx, launch, numMT, numNT);
-                     });
+  bool viewsCloned = true;
+  createKernelLaunch(
+      rewriter, loc, rewriter.getIndexAttr(numBlocks), plan.threads,
+      plan.sharedBytes, [&](gpu::LaunchOp launch) {
+        if (kernel.groups > 1) {
+          IRMapping views;
+          Value group = blockGroup(rewriter, loc, launch, numNT, kernel.groups);
+          viewsCloned =
+              succeeded(cloneGroupViews(rewriter, kernel, group, views));
+          if (viewsCloned)
+            flat = flattenOperands(rewriter, loc, kernel, views);
+          if (failed(flat))
+            return;
+        }
+        KernelOperands &ops = *flat;
+        bool narrowIndices = fitsI32Indices(ops, g, plan.tileM, plan.tileK);
+        Type indexType = narrowIndices ? Type(rewriter.getI32Type())
+                                       : Type(rewriter.getIndexType());
+        KernelContext ctx(rewriter, loc, plan, g, inElem, outElem, ops,
+                          kernel.store.getMode(), kernel.store.getActivation(),
+                          indexType);
+        ctx.inputActivation = kernel.im2col.getInputActivation();
+        buildKernel(ctx, launch, numMT, numNT, kernel.groups);
+      });
+  // (The pass fails: the launch left behind is not looked at.)
+  if (!viewsCloned)
+    return grid.emitError()
+           << "conv3d-lower-to-sm80: the tile ops of a grid of "
+           << kernel.groups
+           << " groups must read views computed from the group's induction "
+              "variable alone (conv3d-implicit-gemm's group views)";
+  if (failed(flat))
+    return grid.emitError(kFlattenProblem);
   rewriter.eraseOp(grid);
   return success();
 }

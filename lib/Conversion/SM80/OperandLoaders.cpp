@@ -98,7 +98,8 @@ public:
               ValueRange{math.toIndex(index)}, ctx.b.getIndexAttr(load.vector),
               math.toIndex(bytes),
               // .cg (L2 only) needs 16-byte copies.
-              load.vector == 8 ? ctx.b.getUnitAttr() : UnitAttr());
+              load.vector == 8 && !load.cacheInL1 ? ctx.b.getUnitAttr()
+                                                  : UnitAttr());
           if (unit.alwaysExists)
             tokens.push_back(token);
         }

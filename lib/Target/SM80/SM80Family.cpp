@@ -22,6 +22,16 @@
 // The tuner times 64/128/256-row M tiles with 64- and 128-wide N tiles and
 // both K depths of a stage, stages following the heuristic's rules.
 //
+// Grouped convolutions (issue 23) are G GEMMs of M x F/G x K/G: the group
+// is one more grid dimension, each block reading its group's C/G input
+// channels and F/G filters (conv3d-implicit-gemm's group views) and
+// writing its F/G output channels. The family takes them where each
+// group's channel and filter slices are whole 16-byte vectors
+// (kGroupedChannelMultiple: cp.async of 8 channels, 16-byte epilogue
+// stores at every group's first filter); the depthwise kernel takes the
+// others (takesDepthwiseKernel, Registry.cpp). The N tile is chosen for
+// F/G, and the machine is balanced over the blocks of every group.
+//
 //===----------------------------------------------------------------------===//
 
 #include "../FamilyUtils.h"
@@ -43,7 +53,28 @@ SM80Family::canImplement(const ConvProblem &problem) const {
   // (checkGpuOperands), which names them.
   if (std::optional<std::string> why = packedFilterProblem(problem))
     return why;
-  return groupsProblem(problem);
+  return groupedProblem(problem);
+}
+
+std::optional<std::string>
+SM80Family::groupedProblem(const ConvProblem &problem) {
+  const ConvGeometry &g = problem.geometry;
+  if (!g.isGrouped())
+    return std::nullopt;
+  auto describe = [&](StringRef what, int64_t perGroup) {
+    return "it is a grouped convolution (groups = " + std::to_string(g.groups) +
+           ") of " + std::to_string(perGroup) + " " + what.str() +
+           " per group, and the sm80 kernel takes groups of a multiple of " +
+           std::to_string(kGroupedChannelMultiple) + " " + what.str() +
+           " (16-byte vectors of each group's slice; the depthwise kernel "
+           "takes the others)";
+  };
+  int64_t cg = g.channelsPerGroup(), fg = g.filtersPerGroup();
+  if (cg == ConvGeometry::kDynamic || cg % kGroupedChannelMultiple != 0)
+    return describe("input channels", cg);
+  if (fg == ConvGeometry::kDynamic || fg % kGroupedChannelMultiple != 0)
+    return describe("filters", fg);
+  return std::nullopt;
 }
 
 FamilyChoice SM80Family::select(MLIRContext *context,
@@ -77,7 +108,8 @@ FamilyChoice SM80Family::select(MLIRContext *context,
   // 32 rows' worth). Halve tile_m (down to 64) while that helps: e.g.
   // 147 blocks of 128 rows leave 15 multiprocessors with two blocks, 294
   // of 64 rows spread better (measured 8% faster on wan_chunk_mid).
-  int64_t nTiles = ceilDiv(n, tileN);
+  // (Every group has its own M x N tiles.)
+  int64_t nTiles = ceilDiv(n, tileN) * geometry.gemmBatch();
   auto balancedCost = [&](int64_t rows) {
     return ceilDiv(ceilDiv(m, rows) * nTiles, kH100SMs) * (rows + 32);
   };
@@ -118,7 +150,12 @@ void SM80Family::addCandidates(MLIRContext *context, const ConvProblem &problem,
   if (g.channels % 2 != 0)
     return;
   int64_t n = g.gemmN();
-  for (int64_t tileN : {int64_t(64), int64_t(128)}) {
+  SmallVector<int64_t, 2> tileNs = {64, 128};
+  // A group's N tile spans at most its filters: wider ones would only mask
+  // columns of each group's GEMM.
+  if (g.isGrouped() && n < 64)
+    tileNs = {roundUp(n, 8)};
+  for (int64_t tileN : tileNs) {
     if (tileN > roundUp(n, 8) && tileN != 64)
       continue;
     int64_t warpsN = tileN == 128 ? 2 : 1;

@@ -111,6 +111,13 @@ std::optional<std::string> SM80KernelPlan::build(
   plan.a =
       planLoad(aVector, quantized && !plan.quantizeInShared, quantBlockSize,
                tileM * tileK, threads, inputPrologue && !plan.prologueInShared);
+  // A group's input slice of at most 64 bytes (32 channels) per voxel is
+  // copied through L1: the K steps of a tile re-read each voxel's slice
+  // once per filter tap, from lines L1 keeps (the tile's input patch of a
+  // group is small), where L2-only copies would move every tap's bytes
+  // (and whole 32-byte sectors of 16-byte slices) from L2 again. Dense
+  // convolutions keep L2-only copies (as measured).
+  plan.a.cacheInL1 = alignment.inputChannelSlice && g.channels * 2 <= 64;
   if (plan.quantizeInShared) {
     plan.quantUnitsPerTile = tileM * tileK / *quantBlockSize;
     plan.quantUnitsPerThread = ceilDiv(plan.quantUnitsPerTile, threads);

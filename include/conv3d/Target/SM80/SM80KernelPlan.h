@@ -93,6 +93,8 @@ struct OperandLoad {
   /// Units per tile and per thread.
   int64_t unitsPerTile = 0;
   int64_t unitsPerThread = 0;
+  /// 16-byte cp.async copies through L1 (.ca) rather than L2 only (.cg).
+  bool cacheInL1 = false;
 };
 
 /// What the operands' memory layouts allow vector accesses to assume: for
@@ -103,6 +105,9 @@ struct OperandAlignment {
   int64_t filter = 8;
   /// Output, residual and bias together (the epilogue's vectors).
   int64_t epilogue = 8;
+  /// The input is a slice of wider voxels (a group's channels of a grouped
+  /// convolution): its rows are pieces of longer voxel rows.
+  bool inputChannelSlice = false;
 };
 
 struct SM80KernelPlan {
