@@ -12,7 +12,7 @@ With --baseline, a second build's picks are replayed too and both builds
 are compared on the layers where both picks were timed (a rule change
 before and after).
 
-    python3 bench/costmodel/replay.py run/cand31/candidates.csv ... \\
+    python3 bench/costmodel/replay.py bench/costmodel/data/run14-seed32.csv.gz ... \\
         [--tool build/bin/conv3d-run] [--baseline old/bin/conv3d-run]
         [--target sm90] [--misses 20]
 """
@@ -20,6 +20,7 @@ before and after).
 import argparse
 import collections
 import csv
+import gzip
 import os
 import shutil
 import sys
@@ -33,10 +34,12 @@ from netbench.stats import geomean, percentile  # noqa: E402
 
 
 def layers_of(paths):
-    """{(path, index): (ConvLayer, name, [timed rows])}."""
+    """{(path, index): (ConvLayer, name, [timed rows])}; a path ending in
+    .gz is read compressed (bench/costmodel/data)."""
     layers = collections.OrderedDict()
     for path in paths:
-        for r in csv.DictReader(open(path)):
+        opened = gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+        for r in csv.DictReader(opened):
             key = (path, r["index"])
             if key not in layers:
                 layers[key] = (ConvLayer.from_dict(r), r["layer"], [])
