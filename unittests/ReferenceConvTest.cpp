@@ -2,8 +2,8 @@
 
 #include "RandomGeometry.h"
 
-#include "conv3d/Reference/ReferenceConv.h"
 #include "conv3d/Quant/NVFP4Reference.h"
+#include "conv3d/Reference/ReferenceConv.h"
 
 #include <gtest/gtest.h>
 

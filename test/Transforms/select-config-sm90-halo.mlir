@@ -4,7 +4,7 @@
 // overwritten 16-bit output without residual, at least 48 tiles of 256 rows
 // and output rows filling at least half of the 64-column tile rows. Its
 // config: tile_m = 256, tile_n = F rounded up to 32 up to 128 (else 128, 96
-// or 64, whichever pads F least), and the deepest filter ring up to 8 that
+// or 64, the widest dividing F), and the deepest filter ring up to 8 that
 // leaves room for two patches (SM90KernelPlan). Everything else keeps the
 // im2col mainloop (or the sm80 fallback), as does a forced fused Q-slice
 // strategy (qslice=fused: K slice by slice, which the halo mainloop cannot

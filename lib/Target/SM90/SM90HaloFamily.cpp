@@ -71,19 +71,6 @@ SM90HaloFamily::canImplement(const ConvProblem &problem) const {
   return std::nullopt;
 }
 
-/// The halo kernel's N tile for F filters: F itself (in 32-column store
-/// boxes) up to 128, else the widest of 128, 96 and 64 columns that pads F
-/// least (F = 288: three 96-column tiles).
-static int64_t haloTileN(int64_t filters) {
-  if (filters <= 128)
-    return roundUp(filters, 32);
-  int64_t best = 128;
-  for (int64_t tileN : {int64_t(96), int64_t(64)})
-    if (roundUp(filters, tileN) < roundUp(filters, best))
-      best = tileN;
-  return best;
-}
-
 FamilyChoice SM90HaloFamily::select(MLIRContext *context,
                                     const ConvProblem &problem) const {
   const ConvGeometry &g = problem.geometry;
@@ -96,7 +83,9 @@ FamilyChoice SM90HaloFamily::select(MLIRContext *context,
   if (g.window[1] * g.window[2] < 2)
     return FamilyChoice::decline("a 1x1 window in H and W reuses no input "
                                  "rows across taps");
-  int64_t tileM = 256, tileN = haloTileN(g.filters);
+  // Whole 32-column store boxes of F up to 128, else the widest of 128, 96
+  // and 64 that divides F (F = 288: three tiles of 96).
+  int64_t tileM = 256, tileN = roundUp(pickTileN(g.filters, 128), 32);
   int64_t outW = g.outputSize(2);
   int64_t columns = ceilDiv(outW, sm90::kWgmmaM) * sm90::kWgmmaM;
   if (outW * 100 < columns * kMinHaloFillPercent)
