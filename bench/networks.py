@@ -242,6 +242,9 @@ def time_layers(args, layers, timer, measure):
             row["remarks"] = " | ".join(listed["remarks"])
         row["compile_ms"] = compiled[0][1]
         row.update(measure.measure_layer(layer, timer, args.target, seed=index))
+        if row.pop("fallback", False):
+            row["remarks"] = " | ".join(filter(None, [
+                row.get("remarks"), "conv3d.torch ran it on PyTorch's convolution (a fallback)"]))
         ratio = report.layer_columns(row)[0]
         rows[layer] = row
         log("%d/%d %s: ours %s ms, cuDNN %s ms, %s" % (

@@ -36,6 +36,11 @@ class Timer:
             l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20)
             self.flush = torch.empty(max(2 * l2, 256 << 20), dtype=torch.int8, device="cuda")
 
+    @property
+    def flush_bytes(self):
+        """Bytes written to flush the L2 before each timed call (0: no flush)."""
+        return 0 if self.flush is None else self.flush.numel()
+
     def _sync(self):
         if self.device == "cuda":
             torch.cuda.synchronize()

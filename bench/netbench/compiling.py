@@ -45,6 +45,8 @@ def list_configs(layer, target, tool):
                "--padding=%s" % ",".join(map(str, a["padding"]))]
     if layer.bias:
         command.append("--bias")
+    if layer.groups != 1:
+        command.append("--groups=%d" % layer.groups)
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         raise RuntimeError("%s: %s" % (" ".join(command), done.stderr.strip()[-300:]))

@@ -1,8 +1,8 @@
-"""One dense 3-D convolution layer as a network calls it, and its counts.
+"""One 3-D convolution layer as a network calls it, and its counts.
 
 A ConvLayer holds what decides a convolution kernel's time: the input
 shape (N, C, D, H, W), the filters (F, Q, R, S), stride, symmetric padding,
-dilation and whether a bias is added. Causal convolutions are described as
+dilation, groups (1: dense) and whether a bias is added. Causal convolutions are described as
 their callers run them (WAN's decoder, bench/shapes.json's "wan" shapes):
 the cached frames are part of the input's depth and pad_d is 0.
 
@@ -31,6 +31,7 @@ class ConvLayer:
     padding: tuple = (0, 0, 0)  # (d, h, w), both sides
     dilation: tuple = (1, 1, 1)
     bias: bool = False
+    groups: int = 1  # C and F multiples of it; C == groups: depthwise
 
     def __post_init__(self):
         for name in ("kernel", "stride", "padding", "dilation"):
@@ -40,6 +41,8 @@ class ConvLayer:
             object.__setattr__(self, name, value)
         if min(self.n, self.c, self.d, self.h, self.w, self.f) < 1:
             raise ValueError("sizes must be positive: %r" % (self,))
+        if self.groups < 1 or self.c % self.groups or self.f % self.groups:
+            raise ValueError("groups must divide C and F: %r" % (self,))
         if any(o < 1 for o in self.output_spatial()):
             raise ValueError("the window does not fit the padded input: %r" % (self,))
 
@@ -54,15 +57,16 @@ class ConvLayer:
         return (self.n, self.c, self.d, self.h, self.w)
 
     def weight_shape(self):
-        return (self.f, self.c) + self.kernel
+        return (self.f, self.c // self.groups) + self.kernel
 
     def output_shape(self):
         return (self.n, self.f) + self.output_spatial()
 
     def gemm(self):
-        """The implicit GEMM's (M, N, K): output voxels, filters, taps x C."""
+        """The implicit GEMM's (M, N, K): output voxels, filters, taps x C
+        (x C/groups: a grouped layer's GEMMs, all groups' N together)."""
         do, ho, wo = self.output_spatial()
-        return self.n * do * ho * wo, self.f, self.c * math.prod(self.kernel)
+        return self.n * do * ho * wo, self.f, self.c // self.groups * math.prod(self.kernel)
 
     def flops(self):
         m, n, k = self.gemm()
@@ -77,7 +81,9 @@ class ConvLayer:
         """The kind of layer, for the tables and the cost model's features."""
         q, r, s = self.kernel
         strided = "/s%s" % "".join(map(str, self.stride)) if self.stride != (1, 1, 1) else ""
-        if self.c <= 4:
+        if self.groups > 1:
+            name = "depthwise" if self.groups == self.c else "grouped"
+        elif self.c <= 4:
             name = "stem"
         elif self.kernel == (1, 1, 1):
             name = "pointwise"
@@ -99,6 +105,8 @@ class ConvLayer:
             text += " p" + "x".join(map(str, self.padding))
         if self.dilation != (1, 1, 1):
             text += " d" + "x".join(map(str, self.dilation))
+        if self.groups != 1:
+            text += " g%d" % self.groups
         return text + (" +bias" if self.bias else "")
 
     def as_dict(self):
@@ -109,7 +117,7 @@ class ConvLayer:
                     stride_d=self.stride[0], stride_h=self.stride[1], stride_w=self.stride[2],
                     pad_d=self.padding[0], pad_h=self.padding[1], pad_w=self.padding[2],
                     dil_d=self.dilation[0], dil_h=self.dilation[1], dil_w=self.dilation[2],
-                    bias=int(self.bias), Do=do, Ho=ho, Wo=wo, gemm_m=m, gemm_n=n, gemm_k=k,
+                    bias=int(self.bias), groups=self.groups, Do=do, Ho=ho, Wo=wo, gemm_m=m, gemm_n=n, gemm_k=k,
                     gflop=self.flops() / 1e9, mbytes=self.bytes_moved() / 1e6,
                     family=self.family())
 
@@ -123,7 +131,8 @@ class ConvLayer:
                    (i("stride_d"), i("stride_h"), i("stride_w")),
                    (i("pad_d"), i("pad_h"), i("pad_w")),
                    (i("dil_d"), i("dil_h"), i("dil_w")),
-                   str(row["bias"]) in ("1", "True", "true"))
+                   str(row["bias"]) in ("1", "True", "true"),
+                   i("groups") if row.get("groups") not in (None, "") else 1)
 
     def spec_args(self):
         """conv3d.Spec.from_shapes arguments for these tensors in
@@ -131,18 +140,21 @@ class ConvLayer:
         compiles them."""
         q, r, s = self.kernel
         pd, ph, pw = self.padding
-        return dict(input_shape=(self.n, self.d, self.h, self.w, self.c),
-                    filter_shape=(q, r, s, self.c, self.f), strides=self.stride,
-                    dilations=self.dilation, padding=(pd, pd, ph, ph, pw, pw),
-                    filter_layout="fqrsc", dtype="bf16", bias=self.bias)
+        args = dict(input_shape=(self.n, self.d, self.h, self.w, self.c),
+                    filter_shape=(q, r, s, self.c // self.groups, self.f),
+                    strides=self.stride, dilations=self.dilation,
+                    padding=(pd, pd, ph, ph, pw, pw), filter_layout="fqrsc", dtype="bf16",
+                    bias=self.bias)
+        if self.groups != 1:
+            args["groups"] = self.groups
+        return args
 
 
 def layer_of_module(module, input_shape):
     """The ConvLayer of an nn.Conv3d (or subclass) called on `input_shape`
-    (N, C, D, H, W); None for what conv3d does not compute (grouped
-    convolutions, padding modes other than zeros, string paddings are
-    resolved)."""
-    if module.groups != 1 or module.padding_mode != "zeros":
+    (N, C, D, H, W); None for what conv3d does not compute (padding modes
+    other than zeros; string paddings are resolved)."""
+    if module.padding_mode != "zeros":
         return None
     n, c, d, h, w = (int(v) for v in input_shape)
     kernel = tuple(module.kernel_size)
@@ -157,7 +169,7 @@ def layer_of_module(module, input_shape):
                 return None  # asymmetric: outside what ConvLayer describes
             padding = tuple(t // 2 for t in totals)
     return ConvLayer(n, c, d, h, w, module.out_channels, kernel, tuple(module.stride),
-                     tuple(padding), dilation, module.bias is not None)
+                     tuple(padding), dilation, module.bias is not None, module.groups)
 
 
 def count_layers(layers):

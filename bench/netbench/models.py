@@ -55,8 +55,7 @@ def _hooked_layers(model, input_shape, device, extracted):
     def record(module, inputs, output):
         layer = layer_of_module(module, inputs[0].shape)
         if layer is None:
-            extracted.leave_out("grouped (groups=%d)" % module.groups if module.groups != 1
-                                else "padding_mode %s" % module.padding_mode)
+            extracted.leave_out("padding_mode %s" % module.padding_mode)
         else:
             extracted.layers.append(layer)
 

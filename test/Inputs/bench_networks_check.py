@@ -63,6 +63,27 @@ try:
     expect(False, "a window larger than the input was accepted")
 except ValueError as error:
     print("window check:", error)
+# A grouped layer (MViT's pooling: depthwise; a 32 x 8 grouped one): the
+# weight's per-group channels, the per-group GEMM's K, the spec's groups,
+# and a CSV row round trip.
+pool = L.ConvLayer(2, 96, 8, 56, 56, 96, (3, 3, 3), (1, 8, 8), (1, 1, 1), groups=96)
+expect(pool.weight_shape() == (96, 1, 3, 3, 3), "depthwise weight %r" % (pool.weight_shape(),))
+expect(pool.gemm()[2] == 27 and pool.family() == "depthwise/s188", "depthwise %r %s"
+       % (pool.gemm(), pool.family()))
+grouped = L.ConvLayer(2, 256, 8, 28, 28, 256, (3, 3, 3), (1, 1, 1), (1, 1, 1), groups=32)
+expect(grouped.spec_args()["filter_shape"] == (3, 3, 3, 8, 256)
+       and grouped.spec_args()["groups"] == 32 and "groups" not in down.spec_args(),
+       "grouped spec args %r" % (grouped.spec_args(),))
+expect(grouped.describe().endswith(" g32") and grouped.family() == "grouped",
+       "grouped %s %s" % (grouped.describe(), grouped.family()))
+expect(L.ConvLayer.from_dict({k: str(v) for k, v in grouped.as_dict().items()}) == grouped
+       and L.ConvLayer.from_dict(dict(down.as_dict(), groups="")) == down, "from_dict")
+for bad in (3, 0):
+    try:
+        L.ConvLayer(1, 8, 4, 4, 4, 8, (1, 1, 1), groups=bad)
+        expect(False, "groups=%d accepted for C = F = 8" % bad)
+    except ValueError as error:
+        print("groups check:", error)
 counted = L.count_layers([stem, down, stem, stem])
 expect(counted == [(stem, 3), (down, 1)], "count_layers %r" % counted)
 print("geometry: OK")

@@ -1,0 +1,19 @@
+"""bench/timing.py on the CPU (test/Python/bench-timing.test)."""
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import timing  # noqa: E402
+
+timer = timing.Timer(3, 1, device="cpu")
+times = timer.interleaved({"a": lambda: sum(range(100)), "b": lambda: None})
+assert sorted(times) == ["a", "b"] and all(len(v) == 3 and min(v) >= 0 for v in times.values())
+assert set(timing.medians(times)) == {"a", "b"} and timer.median(lambda: None) >= 0
+print("cpu timer: %d names x %d reps, flush %d bytes"
+      % (len(times), len(times["a"]), timer.flush_bytes))
+for kwargs in (dict(reps=0, warmup=1), dict(reps=1, warmup=0, device="tpu")):
+    try:
+        timing.Timer(**kwargs)
+        print("accepted %r" % (kwargs,))
+    except ValueError as error:
+        print("refused:", error)
+print("BENCH-TIMING-OK")
