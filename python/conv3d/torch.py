@@ -210,13 +210,10 @@ else:
             # kernel yet): PyTorch's (cuDNN's) weight gradient, counted.
             _torch_dropin._count("weight gradient on a GPU")
             # (A custom op runs below autograd: torch.nn.grad's
-            # convolution_backward, on the explicitly padded input.)
-            d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = _explicit_padding(
-                padding, weight_size[2:], dilation)
-            padded = _torch.nn.functional.pad(input, (w_lo, w_hi, h_lo, h_hi, d_lo, d_hi))
-            grad_weight = _torch.nn.grad.conv3d_weight(padded, weight_size, grad_output,
-                                                        stride, 0, dilation)
-            return grad_weight.contiguous(memory_format=_torch.channels_last_3d)
+            # convolution_backward.)
+            return autograd.pytorch_conv3d_weight(
+                input, weight_size, grad_output, stride,
+                _explicit_padding(padding, weight_size[2:], dilation), dilation)
         return autograd.conv3d_weight(input, weight_size, grad_output, stride, padding,
                                       dilation, target)
 

@@ -19,6 +19,31 @@ def rel(a, b):
     return float((a - b).norm() / b.norm())
 
 
+def fallback():
+    """conv3d.torch's weight gradient on a GPU (PyTorch's own), here on the
+    CPU: symmetric padding passed through, asymmetric padding applied
+    explicitly, operands in mixed memory formats, against float64."""
+    cl = torch.channels_last_3d
+    cases = [((2, 3, 6, 7, 5), (4, 3, 3, 3, 3), 2, (1, 1, 1, 1, 1, 1), 1, cl, cl),
+             ((1, 4, 6, 5, 9), (5, 4, 2, 3, 2), (1, 2, 3), (2, 0, 1, 1, 0, 2), (2, 1, 2),
+              torch.contiguous_format, cl),
+             ((1, 2, 5, 6, 6), (3, 2, 3, 3, 3), 1, (2, 0, 1, 1, 1, 1), 1, cl,
+              torch.contiguous_format)]
+    for shape, wshape, stride, pads, dilation, x_format, dy_format in cases:
+        x = torch.randn(shape, dtype=torch.float64)
+        padded = F.pad(x, (pads[4], pads[5], pads[2], pads[3], pads[0], pads[1]))
+        dy = torch.randn(F.conv3d(padded, torch.zeros(wshape, dtype=torch.float64), None,
+                                  stride, 0, dilation).shape, dtype=torch.float64)
+        reference = torch.nn.grad.conv3d_weight(padded, wshape, dy, stride, 0, dilation)
+        dw = ca.pytorch_conv3d_weight(x.float().contiguous(memory_format=x_format), wshape,
+                                      dy.float().contiguous(memory_format=dy_format), stride,
+                                      pads, dilation)
+        error = rel(dw, reference)
+        print("pytorch wgrad pads %s: %.1e, channels-last %s: %s" % (
+            ",".join(map(str, pads)), error, dw.is_contiguous(memory_format=cl),
+            "PASS" if error < 2e-5 else "FAIL"))
+
+
 def check():
     # Stride 2 with an extra input row (a transposed conv's output padding),
     # asymmetric padding emulated by F.pad for PyTorch's reference.
@@ -124,4 +149,4 @@ def errors():
 
 
 if __name__ == "__main__":
-    {"check": check, "errors": errors}[sys.argv[1]]()
+    {"check": check, "errors": errors, "fallback": fallback}[sys.argv[1]]()
