@@ -28,7 +28,9 @@ def fallback():
              ((1, 4, 6, 5, 9), (5, 4, 2, 3, 2), (1, 2, 3), (2, 0, 1, 1, 0, 2), (2, 1, 2),
               torch.contiguous_format, cl),
              ((1, 2, 5, 6, 6), (3, 2, 3, 3, 3), 1, (2, 0, 1, 1, 1, 1), 1, cl,
-              torch.contiguous_format)]
+              torch.contiguous_format),
+             ((2, 1, 4, 5, 6), (3, 1, 3, 3, 3), 1, (1, 1, 1, 1, 1, 1), 1,
+              torch.contiguous_format, cl)]
     for shape, wshape, stride, pads, dilation, x_format, dy_format in cases:
         x = torch.randn(shape, dtype=torch.float64)
         padded = F.pad(x, (pads[4], pads[5], pads[2], pads[3], pads[0], pads[1]))
