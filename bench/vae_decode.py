@@ -216,7 +216,7 @@ def run_single(args):
         model = make_model(args.dtype, device)
         z = z32.to(args.dtype)
         short = z[:, :, :WARM_FRAMES]
-        ours = W.Conv3dWanDecoder(model)
+        ours = W.Conv3dWanDecoder(model, fold_upsample=args.fold_upsample)
         paths = [("ours", lambda zz: ours.decode(zz, clamp=False))]
         if not args.no_eager:
             paths.insert(0, ("eager", lambda zz: model.decode(zz, clamp=False)))
@@ -355,6 +355,10 @@ def main():
                     help="torchrun: also the float32 eager decode on rank 0")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                     help="cpu: a smoke test of this script (CPU target, float32, gloo)")
+    ap.add_argument("--fold-upsample", action="store_true",
+                    help="one GPU: fold each 2x upsampling into its convolution "
+                    "(Conv3dWanDecoder(fold_upsample=True): transposed convolutions, the "
+                    "upsampled tensors never formed)")
     ap.add_argument("--json")
     args = ap.parse_args()
     global DEVICE

@@ -127,6 +127,12 @@ def numeric():
     print("f32 shape %s: conv3d rel_l2 %s, eager f32 %s" % (
         tuple(y.shape), "OK" if rel(y, ref) < 1e-5 else "BAD %.2e" % rel(y, ref),
         "OK" if rel(eager, ref) < 1e-5 else "BAD %.2e" % rel(eager, ref)))
+    # The upsamplings folded into their convolutions (transposed
+    # convolutions: conv3d.upsample), against the same float64 reference.
+    folded = W.Conv3dWanDecoder(m, target="cpu", fold_upsample=True)
+    yf = folded.decode(z, mean, std, clamp=False)
+    print("fold_upsample f32: rel_l2 %s, same shape %s" % (
+        "OK" if rel(yf, ref) < 1e-5 else "BAD %.2e" % rel(yf, ref), yf.shape == y.shape))
     clamped = ours.decode(z, mean, std)
     print("clamped: in [-1, 1] %s, equal to clamp(y) %s" % (
         bool(clamped.abs().max() <= 1), torch.equal(clamped, y.clamp(-1, 1))))
@@ -148,6 +154,10 @@ def numeric():
     e = rel(yb, ref)
     print("bf16: conv3d within 2x of eager bf16's error: %s" % (
         "OK" if e < 2 * eb + 1e-3 else "BAD %.2e vs %.2e" % (e, eb)))
+    ef = rel(W.Conv3dWanDecoder(mb, target="cpu", fold_upsample=True).decode(
+        z.bfloat16(), mean, std, clamp=False), ref)
+    print("bf16 fold_upsample: within 2x of eager bf16's error: %s" % (
+        "OK" if ef < 2 * eb + 1e-3 else "BAD %.2e vs %.2e" % (ef, eb)))
 
 
 def _worker(rank, size, port, queue):

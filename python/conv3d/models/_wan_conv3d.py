@@ -32,6 +32,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+from .. import autograd, upsample
 from .. import torch as ct
 from . import wan_vae as W
 
@@ -141,15 +142,20 @@ class Conv3dWanDecoder:
     conv3d.torch.CausalConv3d; `group`: a torch.distributed process group
     to split the height over (default: the whole world when
     torch.distributed is initialized with more than one rank, else none;
-    False: never split)."""
+    False: never split). fold_upsample: each 2x upsampling and the
+    convolution after it as one transposed convolution
+    (conv3d.upsample.upsample_conv3d: the upsampled tensor is never
+    formed, 4 instead of 9 taps per output pixel) where the height is not
+    split; off by default until its speed is measured on a GPU."""
 
-    def __init__(self, model, target="auto", group=None):
+    def __init__(self, model, target="auto", group=None, fold_upsample=False):
         if not isinstance(model, W.WanVAEDecoder):
             raise TypeError("Conv3dWanDecoder takes a WanVAEDecoder, got %s"
                             % type(model).__name__)
         self.model = model
         self.target = target
         self.group = group
+        self.fold_upsample = bool(fold_upsample)
         self._layers = {}
         self._vectors = {}
         self.timer = _no_timer
@@ -305,6 +311,37 @@ class Conv3dWanDecoder:
                 v = v[:, :, :, None, :, None, :].expand(n, t, h, 2, w, 2, c)
             return v.reshape(n, t, 2 * h, 2 * w, c).permute(0, 4, 1, 2, 3)
 
+    def _frames_from_channels(self, x):
+        """WAN's time conv output (N, 2C, T, H, W) as (N, C, 2T, H, W),
+        channels_last_3d (the rearrangement _upsample folds into its copy)."""
+        with self.timer("upsampling"):
+            n, c2, t, h, w = x.shape
+            v = x.permute(0, 2, 3, 4, 1).reshape(n, t, h, w, 2, c2 // 2)
+            v = v.permute(0, 1, 4, 2, 3, 5).reshape(n, 2 * t, h, w, c2 // 2)
+            return v.permute(0, 4, 1, 2, 3)
+
+    def _upsample_conv(self, conv, x):
+        """conv (an nn.Conv2d, 3x3) of x upsampled 2x in H and W, as one
+        transposed convolution of x; its filter is made once per parameter
+        state."""
+        key = ("upsample", id(conv))
+        state = tuple((t.data_ptr(), t.dtype, t.device, t._version)
+                      for t in (conv.weight, conv.bias) if t is not None)
+        hit = self._layers.get(key)
+        if hit is None or hit[1] != state:
+            weight = conv.weight.detach().unsqueeze(2)
+            pads = (0,) + tuple(conv.padding)
+            # Adjacent taps summed in float32, rounded once to the dtype.
+            weight_t, stride, padding_t = upsample.upsample_conv_weight(
+                weight.float(), (1, 2, 2), pads)
+            bias = conv.bias.detach() if conv.bias is not None else None
+            hit = self._layers[key] = ((weight_t.to(weight.dtype), bias, stride, padding_t),
+                                       state)
+        weight_t, bias, stride, padding_t = hit[0]
+        with self.timer("convolutions"):
+            return autograd.conv_transpose3d(x, weight_t, bias, stride=stride,
+                                             padding=padding_t, target=self.target)
+
     def _resample(self, block, x, caches):
         doubled = False
         if block.mode == "upsample3d":
@@ -316,6 +353,11 @@ class Conv3dWanDecoder:
                     del caches[key]  # the second chunk starts the time conv's sequence
                 x = self._conv(block.time_conv, x, caches)
                 doubled = True
+        if self.fold_upsample and self._split is None:
+            self._scale *= 2
+            if doubled:
+                x = self._frames_from_channels(x)
+            return self._upsample_conv(block.resample[1], x)
         x = self._upsample(x, doubled)
         self._scale *= 2
         return self._conv(block.resample[1], x, caches)
