@@ -106,8 +106,11 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   Conv3dFromLinalgOptions importOptions;
   importOptions.refuseUnconverted = true;
   pm.addPass(createConv3dFromLinalg(importOptions, hooks.shouldConvert));
-  // Gradients become forward convolutions, which every later pass and
-  // kernel family then treats as any other.
+  // A convolution of a nearest-upsampled tensor becomes a data gradient of
+  // the tensor before upsampling (which is then never formed)...
+  pm.addPass(createConv3dFoldUpsample());
+  // ...and gradients become forward convolutions, which every later pass
+  // and kernel family then treats as any other.
   pm.addPass(createConv3dLowerConvGradients());
   addPipeline(pm, "canonicalize");
   pm.addPass(createConv3dPlacePrologue(

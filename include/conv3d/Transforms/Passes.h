@@ -66,6 +66,17 @@ void populatePlaceProloguePatterns(RewritePatternSet &patterns,
 void populateFilterRelayoutPatterns(RewritePatternSet &patterns, Target target);
 
 //===----------------------------------------------------------------------===//
+// conv3d-fold-upsample
+//===----------------------------------------------------------------------===//
+
+/// Rewrites each `conv3d.conv` on tensors (geometry only: no epilogue,
+/// prologue, history, quantization or config) of a nearest-neighbour
+/// upsampling (a `linalg.generic` copy whose input map divides D, H or W by
+/// 2) into a `conv3d.conv_backward_data` of the upsampling's source with
+/// the folded filter.
+void populateFoldUpsamplePatterns(RewritePatternSet &patterns);
+
+//===----------------------------------------------------------------------===//
 // conv3d-lower-conv-gradients
 //===----------------------------------------------------------------------===//
 

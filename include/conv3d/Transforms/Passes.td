@@ -108,6 +108,46 @@ def Conv3dPlacePrologue : Pass<"conv3d-place-prologue"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def Conv3dFoldUpsample : Pass<"conv3d-fold-upsample"> {
+  let summary = "Fold nearest-neighbour upsampling into the convolution that "
+                "reads it";
+  let description = [{
+    A convolution of an input repeated twice along D, H or W is the data
+    gradient (transposed convolution) of the unrepeated input: along an
+    upsampled axis with window K and padding (lo, hi), lo and hi at most
+    K - 1, output o sees input i through taps K - 1 - t and K - t with
+    t = o - 2i + K - 1 - lo, so the data gradient of a stride-2 forward
+    convolution with window K + 1, padding (K - 1 - lo, K - 1 - hi) and tap
+    t = w[K-1-t] + w[K-t] computes it; an axis that is not upsampled takes
+    the rotated window (stride 1, the same padding rule).
+
+    Matches a `conv3d.conv` on static tensors with unit strides and
+    dilations, one group and no clause beyond its geometry (epilogue,
+    prologue, history, quantization and config stay on convolutions of the
+    upsampled tensor), whose input is a nearest-neighbour upsampling: a
+    `linalg.generic` with one input that it yields unchanged, an identity
+    output map and the input map
+    `(n, d, h, w, c) -> (n, d floordiv sd, h floordiv sh, w floordiv sw, c)`
+    (each s 1 or 2, one of them 2). It becomes a
+    `conv3d.conv_backward_data` of the upsampling's source with that
+    filter (QRSCF, a `linalg.generic` over the filter zero-padded by one tap
+    on the upsampled axes; the taps summed in f32, rounded once to the
+    filter's type), the same `outs` and `overwrite`.
+    `conv3d-lower-conv-gradients` then lowers it by stride phase into dense
+    convolutions of the low-resolution tensor: the upsampled tensor is
+    never formed, and each output reads ceil((K + 1) / 2) taps per
+    upsampled axis instead of K (4 instead of 9 for a 3 x 3 window after a
+    2-D upsampling).
+
+    The pipelines run it after the import, before
+    `conv3d-lower-conv-gradients`.
+  }];
+  let dependentDialects = ["::mlir::conv3d::Conv3dDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def Conv3dLowerConvGradients : Pass<"conv3d-lower-conv-gradients"> {
   let summary = "Rewrite convolution gradients into forward convolutions";
   let description = [{
