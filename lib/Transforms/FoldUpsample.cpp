@@ -116,9 +116,9 @@ Value foldedFilter(OpBuilder &b, Location loc, Value filter,
     paddedShape[first + axis] += 2;
   }
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
-  Value padded = tensor::PadOp::create(
-      b, loc, RankedTensorType::get(paddedShape, elem), filter, low, high,
-      zero);
+  Value padded =
+      tensor::PadOp::create(b, loc, RankedTensorType::get(paddedShape, elem),
+                            filter, low, high, zero);
 
   SmallVector<int64_t> shape;
   for (unsigned axis = 0; axis < 3; ++axis)
@@ -138,9 +138,8 @@ Value foldedFilter(OpBuilder &b, Location loc, Value filter,
     for (unsigned axis = 0; axis < 3; ++axis) {
       int64_t k = g.window[axis];
       // Padded index K - t (+1 for the second tap) is w[K-1-t] (w[K-t]).
-      tap.push_back(scales[axis] == 2
-                        ? -d[axis] + (k + ((combo >> bit++) & 1))
-                        : -d[axis] + (k - 1));
+      tap.push_back(scales[axis] == 2 ? -d[axis] + (k + ((combo >> bit++) & 1))
+                                      : -d[axis] + (k - 1));
     }
     // Output dims (t0, t1, t2, f, c) read the forward filter's [t, c, f].
     maps.push_back(AffineMap::get(
