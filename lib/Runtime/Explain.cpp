@@ -115,6 +115,15 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
   explanation.spec = spec.describe();
   explanation.options = options.describe();
   explanation.target = stringifyTarget(options.target).str();
+  if (spec.kind == ConvKind::dgrad)
+    explanation.gradient =
+        "the data gradient runs as forward convolutions of the output "
+        "gradient, one per stride phase that a tap reaches (dense, stride "
+        "1, the phase's rotated taps), each chosen a kernel as below";
+  else if (spec.kind == ConvKind::wgrad)
+    explanation.gradient =
+        "the weight gradient runs as one forward convolution with batch C "
+        "and the output gradient as its window, chosen a kernel as below";
 
   IGemmConfigAttr forced;
   if (!options.config.empty()) {
@@ -182,6 +191,8 @@ std::string Explanation::toText() const {
   llvm::raw_string_ostream os(text);
   os << "explain: " << spec << "\n"
      << "options: " << options << "\n";
+  if (!gradient.empty())
+    os << "gradient: " << gradient << "\n";
   for (auto [i, conv] : llvm::enumerate(convolutions)) {
     os << "convolution " << i + 1 << " of " << convolutions.size() << ": "
        << conv.problem << "\n";
@@ -273,6 +284,8 @@ llvm::json::Value Explanation::toJSON() const {
       {"spec", spec},
       {"options", options},
       {"target", target},
+      {"gradient", gradient.empty() ? llvm::json::Value(nullptr)
+                                    : llvm::json::Value(gradient)},
       {"convolutions", std::move(convs)},
       {"compiled_configs", llvm::json::Array(compiledConfigs)}};
   result["tuning_candidates"] =

@@ -484,8 +484,7 @@ static llvm::Error parseKind(conv3d_run::RunRequest &request) {
     return flagError("filter", "--kind=wgrad reads --input and "
                                "--grad-output (the filter is what it "
                                "computes)");
-  const cl::Option *forwardOnly[] = {&listConfigs, &packNVFP4, &checkRows,
-                                     &explain};
+  const cl::Option *forwardOnly[] = {&listConfigs, &packNVFP4, &checkRows};
   for (const cl::Option *option : forwardOnly)
     if (option->getNumOccurrences())
       return flagError(option->ArgStr, "is for --kind=fprop only");

@@ -71,6 +71,10 @@ struct Explanation {
   /// ConvSpec::describe() and PipelineOptions::describe().
   std::string spec, options;
   std::string target;
+  /// For a gradient (ConvSpec::kind dgrad or wgrad): how it becomes the
+  /// forward convolutions listed (conv3d-lower-conv-gradients); empty for
+  /// fprop.
+  std::string gradient;
   std::vector<ConvExplanation> convolutions;
   /// The configurations of the convolutions the graph passes leave (the
   /// Q-slice pass may reorder a configuration's K loop or split a
