@@ -119,11 +119,13 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
     explanation.gradient =
         "the data gradient runs as forward convolutions of the output "
         "gradient, one per stride phase that a tap reaches (dense, stride "
-        "1, the phase's rotated taps), each chosen a kernel as below";
+        "1, the phase's rotated taps), each given a kernel as any forward "
+        "convolution (below)";
   else if (spec.kind == ConvKind::wgrad)
     explanation.gradient =
         "the weight gradient runs as one forward convolution with batch C "
-        "and the output gradient as its window, chosen a kernel as below";
+        "and the output gradient as its window, given a kernel as any forward "
+        "convolution (below)";
 
   IGemmConfigAttr forced;
   if (!options.config.empty()) {
