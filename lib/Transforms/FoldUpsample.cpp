@@ -185,11 +185,16 @@ struct FoldNearestUpsampleIntoConv : OpRewritePattern<ConvOp> {
     std::optional<NearestUpsample> up = matchNearestUpsample(op.getInput());
     if (!up)
       return rewriter.notifyMatchFailure(op, "input is not an upsampling");
+    // conv3d.conv_backward_data's types: the operands' the same, outs f32
+    // or theirs.
     auto filterType = cast<RankedTensorType>(op.getFilter().getType());
-    if (!filterType.hasStaticShape() ||
-        filterType.getElementType() !=
-            getElementTypeOrSelf(up->source.getType()))
-      return rewriter.notifyMatchFailure(op, "filter type");
+    auto initType = cast<RankedTensorType>(op.getInit().getType());
+    Type elem = getElementTypeOrSelf(up->source.getType());
+    if (!filterType.hasStaticShape() || !initType.hasStaticShape() ||
+        filterType.getElementType() != elem ||
+        (initType.getElementType() != elem &&
+         !initType.getElementType().isF32()))
+      return rewriter.notifyMatchFailure(op, "types");
     ConvGeometry g = op.getGeometry();
     SmallVector<int64_t> padding;
     for (unsigned axis = 0; axis < 3; ++axis) {
