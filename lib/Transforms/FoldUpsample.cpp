@@ -187,10 +187,11 @@ struct FoldNearestUpsampleIntoConv : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(op, "input is not an upsampling");
     // conv3d.conv_backward_data's types: the operands' the same, outs f32
     // or theirs.
-    auto filterType = cast<RankedTensorType>(op.getFilter().getType());
+    auto filterType = dyn_cast<RankedTensorType>(op.getFilter().getType());
     auto initType = cast<RankedTensorType>(op.getInit().getType());
     Type elem = getElementTypeOrSelf(up->source.getType());
-    if (!filterType.hasStaticShape() || !initType.hasStaticShape() ||
+    if (!filterType || !filterType.hasStaticShape() ||
+        !initType.hasStaticShape() ||
         filterType.getElementType() != elem ||
         (initType.getElementType() != elem &&
          !initType.getElementType().isF32()))
