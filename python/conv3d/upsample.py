@@ -81,6 +81,8 @@ def upsample_conv3d(input, weight, bias=None, scale=(1, 2, 2), padding=0, target
     convolution of upsample_conv_weight on the library's data-gradient
     kernels. input: (N, C, D, H, W), any memory format; the result is
     channels_last_3d on a GPU, as the library's transposed convolution."""
-    weight_t, stride, padding_t = upsample_conv_weight(weight, scale, padding)
+    # The taps are summed in float32 (float64 stays) and rounded once.
+    wide = weight if weight.dtype == torch.float64 else weight.float()
+    weight_t, stride, padding_t = upsample_conv_weight(wide, scale, padding)
     return autograd.conv_transpose3d(input, weight_t.to(weight.dtype), bias, stride=stride,
                                      padding=padding_t, output_padding=0, target=target)
