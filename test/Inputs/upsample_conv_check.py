@@ -53,6 +53,21 @@ if len(sys.argv) > 1 and sys.argv[1] == "library":
             "x".join(map(str, scale)), "x".join(map(str, window)),
             "OK" if y.shape == reference.shape else "BAD %s" % (tuple(y.shape),),
             "OK" if error < 1e-5 else "BAD %.2e" % error))
+    # Differentiable: the gradients of the input, the filter (through the
+    # folding's own torch ops) and the bias equal those of upsampling then
+    # convolving, in float64 (the kernels compute float32).
+    x = torch.randn(1, 3, 2, 3, 4, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 3, 1, 3, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    y = cu.upsample_conv3d(x, w, b, (1, 2, 2), (0, 1, 1), target="cpu")
+    g = torch.randn(y.shape, dtype=torch.float64)
+    grads = torch.autograd.grad((y * g).sum(), (x, w, b))
+    reference = F.conv3d(F.interpolate(x, scale_factor=(1, 2, 2), mode="nearest"), w, b,
+                         padding=(0, 1, 1))
+    expected = torch.autograd.grad((reference * g).sum(), (x, w, b))
+    errors = [rel(a, e) for a, e in zip(grads, expected)]
+    print("gradients (input, filter, bias): %s" % (
+        "OK" if max(errors) < 1e-5 else "BAD %s" % ["%.2e" % e for e in errors]))
 for name, call in (
         ("scale 3", lambda: cu.upsample_conv_weight(torch.zeros(2, 2, 3, 3, 3), 3)),
         ("padding 3", lambda: cu.upsample_conv_weight(torch.zeros(2, 2, 3, 3, 3), 2, 3)),
