@@ -166,12 +166,14 @@ def _worker(rank, size, port, queue):
                             world_size=size)
     m = randomize(W.WanVAEDecoder(**SMALL), 5).eval()
     d = W.Conv3dWanDecoder(m, target="cpu")
+    folded = W.Conv3dWanDecoder(m, target="cpu", fold_upsample=True)
     out = {}
     for h in (5, 8):  # uneven (3 + 2 rows: a shard of two), even
         z = torch.randn(1, 4, 3, h, 6, generator=torch.Generator().manual_seed(h))
         # NumPy (pickled by value): a tensor would be shared with the parent
         # through this process, which may have exited when it is read.
-        out[h] = (d.decode(z, clamp=False).numpy(), d.rows(z))
+        out[h] = (d.decode(z, clamp=False).numpy(), d.rows(z),
+                  folded.decode(z, clamp=False).numpy())
     try:
         d.decode(torch.randn(1, 4, 2, 3, 6))
     except ValueError as e:
@@ -189,10 +191,12 @@ def distributed():
         return
     m = randomize(W.WanVAEDecoder(**SMALL), 5).eval()
     d = W.Conv3dWanDecoder(m, target="cpu")
+    folded = W.Conv3dWanDecoder(m, target="cpu", fold_upsample=True)
     one = {}
     for h in (5, 8):
         z = torch.randn(1, 4, 3, h, 6, generator=torch.Generator().manual_seed(h))
-        one[h] = (d.decode(z, clamp=False), m.double().decode(z.double(), clamp=False))
+        y, yf = d.decode(z, clamp=False), folded.decode(z, clamp=False)
+        one[h] = (y, m.double().decode(z.double(), clamp=False), yf)
         m.float()
     import socket
     with socket.socket() as s:
@@ -208,11 +212,16 @@ def distributed():
         p.join()
     for h in (5, 8):
         for r in range(2):
-            y, rows = results[r][h]
-            y = torch.from_numpy(y)
+            y, rows, yf = results[r][h]
+            y, yf = torch.from_numpy(y), torch.from_numpy(yf)
             print("H=%d rank %d rows %s: equal to one process %s, rel_l2 vs float64 %s" % (
                 h, r, rows, torch.equal(y, one[h][0]),
                 "OK" if rel(y, one[h][1]) < 1e-5 else "BAD"))
+            # The folded upsamplings split: the rank's first and last rows
+            # from slabs with the neighbours' rows.
+            print("H=%d rank %d fold_upsample: equal to one process %s, rel_l2 vs float64 %s"
+                  % (h, r, torch.equal(yf, one[h][2]),
+                     "OK" if rel(yf, one[h][1]) < 1e-5 else "BAD %.2e" % rel(yf, one[h][1])))
     print("3 latent rows on 2 ranks: ValueError: %s" % results[0].get("error"))
 
 

@@ -142,11 +142,11 @@ class Conv3dWanDecoder:
     conv3d.torch.CausalConv3d; `group`: a torch.distributed process group
     to split the height over (default: the whole world when
     torch.distributed is initialized with more than one rank, else none;
-    False: never split). fold_upsample: each 2x upsampling and the
+    False: never split). fold_upsample: each 2x upsampling and the 3x3
     convolution after it as one transposed convolution
-    (conv3d.upsample.upsample_conv3d: the upsampled tensor is never
-    formed, 4 instead of 9 taps per output pixel) where the height is not
-    split; off by default until its speed is measured on a GPU."""
+    (conv3d.upsample.upsample_conv_weight: the upsampled tensor is never
+    formed, 4 instead of 9 taps per output pixel), height split included;
+    off by default until its speed is measured on a GPU."""
 
     def __init__(self, model, target="auto", group=None, fold_upsample=False):
         if not isinstance(model, W.WanVAEDecoder):
@@ -320,10 +320,10 @@ class Conv3dWanDecoder:
             v = v.permute(0, 1, 4, 2, 3, 5).reshape(n, 2 * t, h, w, c2 // 2)
             return v.permute(0, 4, 1, 2, 3)
 
-    def _upsample_conv(self, conv, x):
-        """conv (an nn.Conv2d, 3x3) of x upsampled 2x in H and W, as one
-        transposed convolution of x; its filter is made once per parameter
-        state."""
+    def _folded(self, conv):
+        """conv (an nn.Conv2d) after a 2x upsampling in H and W as a
+        transposed convolution: (weight, bias, stride, padding), the filter
+        made once per parameter state."""
         key = ("upsample", id(conv))
         state = tuple((t.data_ptr(), t.dtype, t.device, t._version)
                       for t in (conv.weight, conv.bias) if t is not None)
@@ -337,10 +337,39 @@ class Conv3dWanDecoder:
             bias = conv.bias.detach() if conv.bias is not None else None
             hit = self._layers[key] = ((weight_t.to(weight.dtype), bias, stride, padding_t),
                                        state)
-        weight_t, bias, stride, padding_t = hit[0]
+        return hit[0]
+
+    def _upsample_conv(self, conv, x):
+        """conv (WAN's 3x3, padding 1) of x upsampled 2x in H and W, as one
+        transposed convolution of x. Split over ranks: output rows 2i - 1 to
+        2i + 2 read input row i, so all but a rank's first and last output
+        rows come from its own rows (computed while the neighbours' rows
+        travel); those two come from 2-row slabs with the neighbour's row,
+        the same inputs and taps as in one process."""
+        weight_t, bias, stride, (p_d, p_h, p_w) = self._folded(conv)
+
+        def transposed(t, pad_h):
+            return autograd.conv_transpose3d(
+                t, weight_t, bias, stride=stride, padding=(p_d, p_d, pad_h, pad_h, p_w, p_w),
+                target=self.target)
+        if self._split is None:
+            with self.timer("convolutions"):
+                return transposed(x, p_h)
+        with self.timer("communication"):
+            wait = self._split.exchange(x)
+        h = x.shape[3]
         with self.timer("convolutions"):
-            return autograd.conv_transpose3d(x, weight_t, bias, stride=stride,
-                                             padding=padding_t, target=self.target)
+            middle = transposed(x, p_h)[:, :, :, 1:2 * h - 1]
+        with self.timer("communication"):
+            above, below = wait()
+        with self.timer("convolutions"):
+            # Without padding in H, slab row j's taps land on output rows
+            # 2j .. 2j + 3, global row 2(first) - 1 + that: the rank's first
+            # output row is row 3 of [above, x0], its last row 2 of
+            # [x_last, below].
+            top = transposed(torch.cat([above, x[:, :, :, :1]], dim=3), 0)[:, :, :, 3:4]
+            bottom = transposed(torch.cat([x[:, :, :, h - 1:], below], dim=3), 0)[:, :, :, 2:3]
+            return torch.cat([top, middle, bottom], dim=3).contiguous(memory_format=_CL)
 
     def _resample(self, block, x, caches):
         doubled = False
@@ -353,11 +382,14 @@ class Conv3dWanDecoder:
                     del caches[key]  # the second chunk starts the time conv's sequence
                 x = self._conv(block.time_conv, x, caches)
                 doubled = True
-        if self.fold_upsample and self._split is None:
-            self._scale *= 2
+        conv = block.resample[1]
+        if self.fold_upsample and tuple(conv.kernel_size) == (3, 3) \
+                and tuple(conv.padding) == (1, 1) and tuple(conv.stride) == (1, 1):
             if doubled:
                 x = self._frames_from_channels(x)
-            return self._upsample_conv(block.resample[1], x)
+            y = self._upsample_conv(conv, x)
+            self._scale *= 2
+            return y
         x = self._upsample(x, doubled)
         self._scale *= 2
         return self._conv(block.resample[1], x, caches)
