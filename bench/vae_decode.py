@@ -292,7 +292,7 @@ def run_distributed(args):
         row = {"size": name, "frames": args.frames, "gpus": size}
         model = make_model(args.dtype, device)
         z = latent(name, args.frames, device, args.dtype)
-        ours = W.Conv3dWanDecoder(model)
+        ours = W.Conv3dWanDecoder(model, fold_upsample=args.fold_upsample)
         ours.decode(z[:, :, :WARM_FRAMES], clamp=False)  # warm-up: compilation
         seconds, _ = timed(lambda: ours.decode(z, clamp=False, gather=False), args.repeat,
                            barrier)
@@ -304,7 +304,8 @@ def run_distributed(args):
                    device_used_gib=[p[1] for p in peaks], rank0_stages_ms=stages,
                    rows=ours.rows(z))
         if rank == 0:
-            one = W.Conv3dWanDecoder(model, group=False).decode(z, clamp=False)
+            one = W.Conv3dWanDecoder(model, group=False,
+                                     fold_upsample=args.fold_upsample).decode(z, clamp=False)
             row["rel_l2_vs_one_gpu"] = rel(y, one)
             del one
             if args.reference:
@@ -356,7 +357,7 @@ def main():
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                     help="cpu: a smoke test of this script (CPU target, float32, gloo)")
     ap.add_argument("--fold-upsample", action="store_true",
-                    help="one GPU: fold each 2x upsampling into its convolution "
+                    help="fold each 2x upsampling into its convolution "
                     "(Conv3dWanDecoder(fold_upsample=True): transposed convolutions, the "
                     "upsampled tensors never formed)")
     ap.add_argument("--json")
