@@ -92,9 +92,10 @@ std::optional<NearestUpsample> matchNearestUpsample(Value value) {
   return match;
 }
 
-/// The forward filter (QRSCF: window x F x C, the roles of C and F
-/// exchanged) of the data gradient equal to `filter`'s convolution of the
-/// upsampled input. Tap t along an upsampled axis is w[K-1-t] + w[K-t]
+/// The forward filter of the data gradient equal to `filter`'s convolution
+/// of the upsampled input, in the filter's layout with the roles of C and F
+/// exchanged (QRSCF: window x F x C; FQRSC: C x window x F), so that a
+/// K-major filter stays K-major for the sm90 kernel. Tap t along an upsampled axis is w[K-1-t] + w[K-t]
 /// (read from the filter zero-padded by one tap on each side of that axis,
 /// so every read is in bounds), along another axis w[K-1-t]. The taps are
 /// summed in f32 and rounded once to the filter's element type.
@@ -120,10 +121,15 @@ Value foldedFilter(OpBuilder &b, Location loc, Value filter,
       tensor::PadOp::create(b, loc, RankedTensorType::get(paddedShape, elem),
                             filter, low, high, zero);
 
-  SmallVector<int64_t> shape;
+  SmallVector<int64_t> window;
   for (unsigned axis = 0; axis < 3; ++axis)
-    shape.push_back(g.window[axis] + (scales[axis] == 2 ? 1 : 0));
-  shape.append({g.filters, g.channels});
+    window.push_back(g.window[axis] + (scales[axis] == 2 ? 1 : 0));
+  SmallVector<int64_t> shape =
+      layout == FilterLayout::qrscf
+          ? SmallVector<int64_t>{window[0], window[1], window[2], g.filters,
+                                 g.channels}
+          : SmallVector<int64_t>{g.channels, window[0], window[1], window[2],
+                                 g.filters};
   Value init = tensor::EmptyOp::create(b, loc, shape, elem);
 
   // One input per combination of the two taps along the upsampled axes.
@@ -132,21 +138,26 @@ Value foldedFilter(OpBuilder &b, Location loc, Value filter,
     d.push_back(getAffineDimExpr(i, ctx));
   unsigned upsampled = llvm::count(scales, 2);
   SmallVector<AffineMap> maps;
+  // The output's window dims and its F (of the upsampled convolution) and
+  // C dims: QRSCF (t0, t1, t2, f, c), FQRSC (c, t0, t1, t2, f).
+  bool qrscf = layout == FilterLayout::qrscf;
+  unsigned outFirst = qrscf ? 0 : 1;
+  AffineExpr outF = qrscf ? d[3] : d[4], outC = qrscf ? d[4] : d[0];
   for (unsigned combo = 0; combo < (1u << upsampled); ++combo) {
     SmallVector<AffineExpr> tap;
     unsigned bit = 0;
     for (unsigned axis = 0; axis < 3; ++axis) {
       int64_t k = g.window[axis];
+      AffineExpr t = d[outFirst + axis];
       // Padded index K - t (+1 for the second tap) is w[K-1-t] (w[K-t]).
-      tap.push_back(scales[axis] == 2 ? -d[axis] + (k + ((combo >> bit++) & 1))
-                                      : -d[axis] + (k - 1));
+      tap.push_back(scales[axis] == 2 ? -t + (k + ((combo >> bit++) & 1))
+                                      : -t + (k - 1));
     }
-    // Output dims (t0, t1, t2, f, c) read the forward filter's [t, c, f].
+    // Read the filter at [t, c, f] (QRSCF) or [f, t, c] (FQRSC).
     maps.push_back(AffineMap::get(
         5, 0,
-        layout == FilterLayout::qrscf
-            ? SmallVector<AffineExpr>{tap[0], tap[1], tap[2], d[4], d[3]}
-            : SmallVector<AffineExpr>{d[3], tap[0], tap[1], tap[2], d[4]},
+        qrscf ? SmallVector<AffineExpr>{tap[0], tap[1], tap[2], outC, outF}
+              : SmallVector<AffineExpr>{outF, tap[0], tap[1], tap[2], outC},
         ctx));
   }
   maps.push_back(AffineMap::getMultiDimIdentityMap(5, ctx));
@@ -213,7 +224,7 @@ struct FoldNearestUpsampleIntoConv : OpRewritePattern<ConvOp> {
     auto dgrad = ConvBackwardDataOp::create(
         rewriter, loc, op->getResult(0).getType(), up->source, filter,
         op.getInit(), ArrayRef<int64_t>(up->scales), ArrayRef<int64_t>{1, 1, 1},
-        padding, FilterLayout::qrscf, op.getOverwrite());
+        padding, op.getFilterLayout(), op.getOverwrite());
     rewriter.replaceOp(op, dgrad.getResult());
     return success();
   }

@@ -42,18 +42,21 @@ func.func @up2d(%x: tensor<1x2x3x4x8xbf16>, %w: tensor<1x3x3x8x16xbf16>) -> tens
 
 // -----
 
-// D, H and W upsampled, FQRSC, asymmetric padding, accumulating onto the
-// outs (no overwrite): 8 tap combinations, padding K - 1 - lo / K - 1 - hi.
+// D, H and W upsampled, FQRSC (kept: C x window x F, K-major for the sm90
+// kernel), asymmetric padding, accumulating onto the outs (no overwrite):
+// 8 tap combinations, padding K - 1 - lo / K - 1 - hi.
 #up3 = affine_map<(n, d, h, w, c) -> (n, d floordiv 2, h floordiv 2, w floordiv 2, c)>
 #id = affine_map<(n, d, h, w, c) -> (n, d, h, w, c)>
+// CHECK-DAG: #[[F000:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d4, -d1 + 3, -d2 + 2, -d3 + 3, d0)>
+// CHECK-DAG: #[[F111:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d4, -d1 + 4, -d2 + 3, -d3 + 4, d0)>
 // CHECK-LABEL: func.func @up3d(
 // CHECK-SAME: %[[X:.*]]: tensor<2x2x3x4x5xf32>, %[[W:.*]]: tensor<6x3x2x3x5xf32>, %[[ACC:.*]]: tensor<2x5x7x8x6xf32>
 // CHECK: tensor.pad %[[W]] low[0, 1, 1, 1, 0] high[0, 1, 1, 1, 0]
-// CHECK: %[[FOLDED:.*]] = linalg.generic
+// CHECK: %[[FOLDED:.*]] = linalg.generic {indexing_maps = [#[[F000]], #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}, #[[F111]], #{{.*}}]
 // CHECK-COUNT-7: arith.addf
-// CHECK: -> tensor<4x3x4x6x5xf32>
-// CHECK: conv3d.conv_backward_data ins(%[[X]], %[[FOLDED]] : tensor<2x2x3x4x5xf32>, tensor<4x3x4x6x5xf32>)
-// CHECK-SAME: outs(%[[ACC]] : tensor<2x5x7x8x6xf32>) strides = [2, 2, 2] padding = [0, 1, 0, 0, 2, 0]
+// CHECK: -> tensor<5x4x3x4x6xf32>
+// CHECK: conv3d.conv_backward_data ins(%[[X]], %[[FOLDED]] : tensor<2x2x3x4x5xf32>, tensor<5x4x3x4x6xf32>)
+// CHECK-SAME: outs(%[[ACC]] : tensor<2x5x7x8x6xf32>) strides = [2, 2, 2] padding = [0, 1, 0, 0, 2, 0] filter_layout = fqrsc
 func.func @up3d(%x: tensor<2x2x3x4x5xf32>, %w: tensor<6x3x2x3x5xf32>, %acc: tensor<2x5x7x8x6xf32>) -> tensor<2x5x7x8x6xf32> {
   %e = tensor.empty() : tensor<2x4x6x8x5xf32>
   %u = linalg.generic {indexing_maps = [#up3, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}

@@ -130,9 +130,10 @@ def Conv3dFoldUpsample : Pass<"conv3d-fold-upsample"> {
     `(n, d, h, w, c) -> (n, d floordiv sd, h floordiv sh, w floordiv sw, c)`
     (each s 1 or 2, one of them 2). It becomes a
     `conv3d.conv_backward_data` of the upsampling's source with that
-    filter (QRSCF, a `linalg.generic` over the filter zero-padded by one tap
-    on the upsampled axes; the taps summed in f32, rounded once to the
-    filter's type), the same `outs` and `overwrite`.
+    filter (in the convolution's filter layout, so that FQRSC stays K-major
+    for the sm90 kernel: a `linalg.generic` over the filter zero-padded by
+    one tap on the upsampled axes; the taps summed in f32, rounded once to
+    the filter's type), the same `outs` and `overwrite`.
     `conv3d-lower-conv-gradients` then lowers it by stride phase into dense
     convolutions of the low-resolution tensor: the upsampled tensor is
     never formed, and each output reads ceil((K + 1) / 2) taps per
