@@ -95,10 +95,11 @@ std::optional<NearestUpsample> matchNearestUpsample(Value value) {
 /// The forward filter of the data gradient equal to `filter`'s convolution
 /// of the upsampled input, in the filter's layout with the roles of C and F
 /// exchanged (QRSCF: window x F x C; FQRSC: C x window x F), so that a
-/// K-major filter stays K-major for the sm90 kernel. Tap t along an upsampled axis is w[K-1-t] + w[K-t]
-/// (read from the filter zero-padded by one tap on each side of that axis,
-/// so every read is in bounds), along another axis w[K-1-t]. The taps are
-/// summed in f32 and rounded once to the filter's element type.
+/// K-major filter stays K-major for the sm90 kernel. Tap t along an upsampled
+/// axis is w[K-1-t] + w[K-t] (read from the filter zero-padded by one tap on
+/// each side of that axis, so every read is in bounds), along another axis
+/// w[K-1-t]. The taps are summed in f32 and rounded once to the filter's
+/// element type.
 Value foldedFilter(OpBuilder &b, Location loc, Value filter,
                    FilterLayout layout, const ConvGeometry &g,
                    ArrayRef<int64_t> scales) {
