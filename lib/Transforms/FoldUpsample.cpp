@@ -203,8 +203,7 @@ struct FoldNearestUpsampleIntoConv : OpRewritePattern<ConvOp> {
     auto initType = cast<RankedTensorType>(op.getInit().getType());
     Type elem = getElementTypeOrSelf(up->source.getType());
     if (!filterType || !filterType.hasStaticShape() ||
-        !initType.hasStaticShape() ||
-        filterType.getElementType() != elem ||
+        !initType.hasStaticShape() || filterType.getElementType() != elem ||
         (initType.getElementType() != elem &&
          !initType.getElementType().isF32()))
       return rewriter.notifyMatchFailure(op, "types");

@@ -46,7 +46,8 @@ def upsample_conv_weight(weight, scale=(1, 2, 2), padding=0):
     F.conv_transpose3d / conv3d.autograd.conv_transpose3d. weight: (F, C,
     Q, R, S); padding: an int or 3 ints (symmetric, as nn.Conv3d's), at
     most the window minus one on each axis; weight_t: (C, F, Q', R', S'),
-    one tap more on each upsampled axis."""
+    one tap more on each upsampled axis, in weight's dtype (the taps summed
+    in float32, or float64 for float64, and rounded once)."""
     if weight.dim() != 5:
         raise ValueError("weight must have rank 5 (F, C, Q, R, S), got shape %s"
                          % (tuple(weight.shape),))
@@ -55,7 +56,8 @@ def upsample_conv_weight(weight, scale=(1, 2, 2), padding=0):
     if len(pads) != 3 or any(not isinstance(p, int) or p < 0 for p in pads):
         raise ValueError("padding must be an int or 3 non-negative ints, got %r"
                          % (padding,))
-    w = weight.transpose(0, 1)  # a transposed convolution's (C_in, C_out, ...)
+    wide = weight if weight.dtype == torch.float64 else weight.float()
+    w = wide.transpose(0, 1)  # a transposed convolution's (C_in, C_out, ...)
     padding_t = []
     for axis, (s, p) in enumerate(zip(scales, pads)):
         k = weight.shape[2 + axis]
@@ -72,7 +74,7 @@ def upsample_conv_weight(weight, scale=(1, 2, 2), padding=0):
             zero = w.new_zeros(shape)
             w = torch.cat([w, zero], dim) + torch.cat([zero, w], dim)
         padding_t.append(k - 1 - p)
-    return w.contiguous(), scales, padding_t
+    return w.to(weight.dtype).contiguous(), scales, padding_t
 
 
 def upsample_conv3d(input, weight, bias=None, scale=(1, 2, 2), padding=0, target="auto"):
@@ -81,8 +83,6 @@ def upsample_conv3d(input, weight, bias=None, scale=(1, 2, 2), padding=0, target
     convolution of upsample_conv_weight on the library's data-gradient
     kernels. input: (N, C, D, H, W), any memory format; the result is
     channels_last_3d on a GPU, as the library's transposed convolution."""
-    # The taps are summed in float32 (float64 stays) and rounded once.
-    wide = weight if weight.dtype == torch.float64 else weight.float()
-    weight_t, stride, padding_t = upsample_conv_weight(wide, scale, padding)
-    return autograd.conv_transpose3d(input, weight_t.to(weight.dtype), bias, stride=stride,
+    weight_t, stride, padding_t = upsample_conv_weight(weight, scale, padding)
+    return autograd.conv_transpose3d(input, weight_t, bias, stride=stride,
                                      padding=padding_t, output_padding=0, target=target)

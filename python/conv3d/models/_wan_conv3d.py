@@ -75,6 +75,14 @@ class StageTimes:
         return out
 
 
+def _two_frames(v):
+    """(N, T, H, W, 2C), a view of channels-last memory, as the view
+    (N, T, 2, H, W, C): WAN's time conv puts frame 2t + k's channel c at
+    channel k*C + c."""
+    n, t, h, w, c2 = v.shape
+    return v.reshape(n, t, h, w, 2, c2 // 2).permute(0, 1, 4, 2, 3, 5)
+
+
 def _no_timer(stage):
     return contextlib.nullcontext()
 
@@ -304,8 +312,7 @@ class Conv3dWanDecoder:
             v = x.permute(0, 2, 3, 4, 1)  # (N, T, H, W, C): a view of channels-last memory
             if frames_in_channels:
                 c //= 2
-                v = v.reshape(n, t, h, w, 2, c).permute(0, 1, 4, 2, 3, 5)
-                v = v[:, :, :, :, None, :, None, :].expand(n, t, 2, h, 2, w, 2, c)
+                v = _two_frames(v)[:, :, :, :, None, :, None, :].expand(n, t, 2, h, 2, w, 2, c)
                 t *= 2
             else:
                 v = v[:, :, :, None, :, None, :].expand(n, t, h, 2, w, 2, c)
@@ -316,8 +323,7 @@ class Conv3dWanDecoder:
         channels_last_3d (the rearrangement _upsample folds into its copy)."""
         with self.timer("upsampling"):
             n, c2, t, h, w = x.shape
-            v = x.permute(0, 2, 3, 4, 1).reshape(n, t, h, w, 2, c2 // 2)
-            v = v.permute(0, 1, 4, 2, 3, 5).reshape(n, 2 * t, h, w, c2 // 2)
+            v = _two_frames(x.permute(0, 2, 3, 4, 1)).reshape(n, 2 * t, h, w, c2 // 2)
             return v.permute(0, 4, 1, 2, 3)
 
     def _folded(self, conv):
@@ -329,14 +335,10 @@ class Conv3dWanDecoder:
                       for t in (conv.weight, conv.bias) if t is not None)
         hit = self._layers.get(key)
         if hit is None or hit[1] != state:
-            weight = conv.weight.detach().unsqueeze(2)
-            pads = (0,) + tuple(conv.padding)
-            # Adjacent taps summed in float32, rounded once to the dtype.
             weight_t, stride, padding_t = upsample.upsample_conv_weight(
-                weight.float(), (1, 2, 2), pads)
+                conv.weight.detach().unsqueeze(2), (1, 2, 2), (0,) + tuple(conv.padding))
             bias = conv.bias.detach() if conv.bias is not None else None
-            hit = self._layers[key] = ((weight_t.to(weight.dtype), bias, stride, padding_t),
-                                       state)
+            hit = self._layers[key] = ((weight_t, bias, stride, padding_t), state)
         return hit[0]
 
     def _upsample_conv(self, conv, x):
