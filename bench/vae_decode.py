@@ -216,12 +216,16 @@ def run_single(args):
         model = make_model(args.dtype, device)
         z = z32.to(args.dtype)
         short = z[:, :, :WARM_FRAMES]
-        ours = W.Conv3dWanDecoder(model, fold_upsample=args.fold_upsample)
+        ours = W.Conv3dWanDecoder(model, fold_upsample=args.fold_upsample,
+                                  cuda_graphs=args.cuda_graphs)
         paths = [("ours", lambda zz: ours.decode(zz, clamp=False))]
         if not args.no_eager:
             paths.insert(0, ("eager", lambda zz: model.decode(zz, clamp=False)))
         for name, fn in paths:
             fn(short)  # warm-up: autotuning, compilation
+            if name == "ours" and args.cuda_graphs:
+                fn(z)  # every step's shapes seen once, then captured
+                fn(z)
             sync()
             seconds, y = timed(lambda: fn(z), args.repeat)
             del y
@@ -292,8 +296,12 @@ def run_distributed(args):
         row = {"size": name, "frames": args.frames, "gpus": size}
         model = make_model(args.dtype, device)
         z = latent(name, args.frames, device, args.dtype)
-        ours = W.Conv3dWanDecoder(model, fold_upsample=args.fold_upsample)
+        ours = W.Conv3dWanDecoder(model, fold_upsample=args.fold_upsample,
+                                  cuda_graphs=args.cuda_graphs)
         ours.decode(z[:, :, :WARM_FRAMES], clamp=False)  # warm-up: compilation
+        if args.cuda_graphs:
+            for _ in range(2):  # every step's shapes seen once, then captured
+                ours.decode(z, clamp=False, gather=False)
         seconds, _ = timed(lambda: ours.decode(z, clamp=False, gather=False), args.repeat,
                            barrier)
         y, (alloc, used) = peak(lambda: ours.decode(z, clamp=False))
@@ -360,6 +368,10 @@ def main():
                     help="fold each 2x upsampling into its convolution "
                     "(Conv3dWanDecoder(fold_upsample=True): transposed convolutions, the "
                     "upsampled tensors never formed)")
+    ap.add_argument("--cuda-graphs", action="store_true",
+                    help="Conv3dWanDecoder(cuda_graphs=True): each latent frame's decode step "
+                    "replayed as a CUDA graph (two more warm-up decodes of the whole latent "
+                    "capture them; the per-stage breakdown runs eagerly)")
     ap.add_argument("--json")
     args = ap.parse_args()
     global DEVICE

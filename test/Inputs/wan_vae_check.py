@@ -9,6 +9,10 @@
                                  random weights and latents
     wan_vae_check.py dist        the height split over 2 gloo processes against
                                  the one-process decode; the world-size error
+    wan_vae_check.py graphs      (a CUDA GPU) Conv3dWanDecoder(cuda_graphs=True)
+                                 against the same decoder without graphs and
+                                 the float32 eager decode: captures, replays,
+                                 a parameter changed in place
 """
 
 import os
@@ -30,6 +34,37 @@ def randomize(model, seed):
             r = torch.randn(p.shape, generator=g, dtype=torch.float64)
             p.copy_(1.0 + 0.2 * r if name.endswith("gamma") else 0.3 * r)
     return model
+
+
+class EmulatedGraphs:
+    """A CUDA graph's semantics on the CPU, as a ChunkGraphs backend: the
+    capture runs the step once on the graph's own input buffers (NaN) and
+    keeps its result tensors as the graph's outputs; each replay runs the
+    step again and copies its results into those same tensors. What the
+    bookkeeping gets wrong (a cache not copied in, an output read after the
+    next replay) shows as a wrong decode."""
+
+    @staticmethod
+    def applies(x):
+        return True
+
+    @staticmethod
+    def capture(step, pool, device):
+        result = step()
+        return (step, result), result
+
+    @staticmethod
+    def pool(graph):
+        return None
+
+    @staticmethod
+    def replay(graph):
+        step, (y, outputs) = graph
+        fresh_y, fresh = step()
+        y.copy_(fresh_y)
+        for key, value in outputs.items():
+            if isinstance(value, torch.Tensor):
+                value.copy_(fresh[key])
 
 
 def error(what, fn):
@@ -133,6 +168,26 @@ def numeric():
     yf = folded.decode(z, mean, std, clamp=False)
     print("fold_upsample f32: rel_l2 %s, same shape %s" % (
         "OK" if rel(yf, ref) < 1e-5 else "BAD %.2e" % rel(yf, ref), yf.shape == y.shape))
+    # cuda_graphs is ignored on the CPU: the same decode, nothing captured.
+    graphed = W.Conv3dWanDecoder(m, target="cpu", cuda_graphs=True)
+    yg = graphed.decode(z, mean, std, clamp=False)
+    print("cuda_graphs on the CPU: equal %s, captures %d" % (torch.equal(yg, y),
+                                                             graphed._graphs.captures))
+    # The graphs' bookkeeping (models._chunk_graphs) with graphs emulated on
+    # the CPU: 5 frames, 4 step shapes (the caches fill up), poisoned buffers
+    # between decodes; each decode equal to the one without graphs.
+    from conv3d.models._chunk_graphs import ChunkGraphs
+    graphed._graphs = ChunkGraphs(EmulatedGraphs())
+    z5 = torch.randn(1, 4, 5, 4, 5)
+    y5 = ours.decode(z5, mean, std, clamp=False)
+    for i in range(3):
+        before = (graphed._graphs.captures, graphed._graphs.replays)
+        yg = graphed.decode(z5, mean, std, clamp=False)
+        print("emulated graphs, decode %d: captured %d, replayed %d, equal %s" % (
+            i + 1, graphed._graphs.captures - before[0], graphed._graphs.replays - before[1],
+            torch.equal(yg, y5)))
+        for t in graphed._graphs.buffers():
+            t.fill_(float("nan"))
     clamped = ours.decode(z, mean, std)
     print("clamped: in [-1, 1] %s, equal to clamp(y) %s" % (
         bool(clamped.abs().max() <= 1), torch.equal(clamped, y.clamp(-1, 1))))
@@ -225,6 +280,72 @@ def distributed():
     print("3 latent rows on 2 ranks: ValueError: %s" % results[0].get("error"))
 
 
+def graphs():
+    """The full-size decoder in bf16 on a small latent of 5 frames: frames
+    0-3 each have their own shapes (the caches fill up: the first time
+    convolution's cache holds one frame after frame 1), frame 4 repeats
+    frame 3's, so the first decode captures one graph and replays it, the
+    second captures the other three, the third only replays; a parameter
+    changed in place drops the graphs (the next decode runs eagerly, the one
+    after captures again). Each decode against
+    the same decoder without graphs (equal up to the kernels' own run-to-run
+    differences: none expected) and the float32 eager decode (the eager
+    bf16 twin's error as the scale), on fresh random weights. The outputs
+    are fresh tensors; the
+    graphs' memory pool is poisoned (NaN) between decodes through the
+    caches and the output they leave there."""
+    import copy
+    torch.manual_seed(4)
+    dev = torch.device("cuda")
+    # PyTorch's initialization (randomize's scale would overflow 384
+    # channels), gammas around 1, the attention's output projection (zero
+    # in WAN's initialization) random too.
+    m = W.WanVAEDecoder().to(dev).eval()
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if name.endswith("gamma"):
+                p.copy_(1 + 0.1 * torch.randn_like(p))
+        torch.nn.init.kaiming_uniform_(m.decoder.middle[1].proj.weight, a=5 ** 0.5)
+    mb = copy.deepcopy(m).to(torch.bfloat16)
+    z = torch.randn(1, 16, 5, 8, 10, device=dev)
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    ref = m.decode(z, clamp=False)
+    zb = z.bfloat16()
+    scale = rel(mb.decode(zb, clamp=False), ref)
+    plain = W.Conv3dWanDecoder(mb)
+    graphed = W.Conv3dWanDecoder(mb, cuda_graphs=True)
+    for label in ("decode 1", "decode 2", "decode 3", "after an in-place change",
+                  "again after the change"):
+        if label.startswith("after"):
+            with torch.no_grad():  # the same storage, a new version
+                for model in (m, mb):
+                    for name, p in model.named_parameters():
+                        if name.endswith("weight"):
+                            p.mul_(0.9)
+            ref = m.decode(z, clamp=False)
+        expect = plain.decode(zb, clamp=False)
+        before = (graphed._graphs.captures, graphed._graphs.replays)
+        y = graphed.decode(zb, clamp=False)
+        torch.cuda.synchronize()
+        after = (graphed._graphs.captures, graphed._graphs.replays)
+        e = rel(y.float(), ref)
+        print("graphs %s: captured %d, replayed %d; equal to the decoder without graphs %s "
+              "(rel_l2 %.1e); vs float32 %s" % (
+                  label, after[0] - before[0], after[1] - before[1], torch.equal(y, expect),
+                  rel(y.float(), expect.float()),
+                  "OK" if e <= 2 * scale + 1e-3 else "BAD %.2e (eager bf16 %.2e)" % (e, scale)))
+        # What a graph leaves in its pool (the caches, the last step's
+        # output) must not leak into the next decode: poison it.
+        for t in graphed._graphs.buffers():
+            t.fill_(float("nan"))
+    from conv3d.models._wan_conv3d import StageTimes
+    timed = StageTimes(dev)
+    graphed.decode(zb, clamp=False, timer=timed)
+    print("with a timer: stages %s" % ", ".join(sorted(timed.totals())))
+
+
 if __name__ == "__main__":
-    {"structure": structure, "numeric": numeric, "dist": distributed}[sys.argv[1]]()
+    {"structure": structure, "numeric": numeric, "dist": distributed,
+     "graphs": graphs}[sys.argv[1]]()
     print("WAN-VAE-OK")

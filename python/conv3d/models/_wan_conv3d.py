@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from .. import autograd, upsample
 from .. import torch as ct
 from . import wan_vae as W
+from ._chunk_graphs import ChunkGraphs
 
 NORM_EPS = 1e-12  # rsqrt(mean(x^2) + eps) for WAN's F.normalize (see wan_vae)
 _CL = torch.channels_last_3d
@@ -154,9 +155,15 @@ class Conv3dWanDecoder:
     convolution after it as one transposed convolution
     (conv3d.upsample.upsample_conv_weight: the upsampled tensor is never
     formed, 4 instead of 9 taps per output pixel), height split included;
-    off by default until its speed is measured on a GPU."""
+    off by default: on the H100 it measured no faster (bench/RESULTS.md).
+    cuda_graphs: on CUDA, each latent frame's decode step is captured as a
+    CUDA graph the second time its shapes come (a decode's first frames
+    and the steady state after them, across decode calls) and replayed
+    from then on (models._chunk_graphs); the graphs keep their memory pool
+    until refresh(). Ignored on the CPU and when decode is given a timer."""
 
-    def __init__(self, model, target="auto", group=None, fold_upsample=False):
+    def __init__(self, model, target="auto", group=None, fold_upsample=False,
+                 cuda_graphs=False):
         if not isinstance(model, W.WanVAEDecoder):
             raise TypeError("Conv3dWanDecoder takes a WanVAEDecoder, got %s"
                             % type(model).__name__)
@@ -164,6 +171,8 @@ class Conv3dWanDecoder:
         self.target = target
         self.group = group
         self.fold_upsample = bool(fold_upsample)
+        self.cuda_graphs = bool(cuda_graphs)
+        self._graphs = ChunkGraphs()
         self._layers = {}
         self._vectors = {}
         self.timer = _no_timer
@@ -216,10 +225,18 @@ class Conv3dWanDecoder:
         return hit[0]
 
     def refresh(self):
-        """Forgets the layers and their compiled plans (the layers follow
-        parameters changed in place or moved by themselves)."""
+        """Forgets the layers, their compiled plans and the CUDA graphs (the
+        layers and graphs follow parameters changed in place or moved by
+        themselves)."""
         self._layers.clear()
         self._vectors.clear()
+        self._graphs.clear()
+
+    def _parameter_state(self):
+        """A token that changes when a parameter is replaced or changed in
+        place (the CUDA graphs read the parameters they were captured with,
+        and the head's padded copy is made outside them)."""
+        return tuple((p.data_ptr(), p._version) for p in self.model.parameters())
 
     # -- one convolution ---------------------------------------------------------
     def _conv(self, conv, x, caches, norm=None, act=None, residual=None):
@@ -396,6 +413,13 @@ class Conv3dWanDecoder:
         self._scale *= 2
         return self._conv(block.resample[1], x, caches)
 
+    def _step(self, z_frame, caches):
+        """One latent frame's decode: conv2 (1x1x1, frame by frame: the same
+        result as over the whole latent, and the same compiled shape for
+        every length), then the decoder."""
+        self._scale = 1
+        return self._chunk(self._conv(self.model.conv2, z_frame, caches), caches)
+
     def _chunk(self, x, caches):
         d = self.model.decoder
         x = self._conv(d.conv1, x, caches)
@@ -442,7 +466,8 @@ class Conv3dWanDecoder:
         """The video of latent z (as WanVAEDecoder.decode). Split over ranks,
         every rank passes the whole latent; with gather=True every rank gets
         the whole video, else its own rows (rows() says which). `timer`: a
-        StageTimes to fill."""
+        StageTimes to fill (the steps then run eagerly, without CUDA
+        graphs)."""
         group = self.check(z, latents_mean, latents_std)
         self.timer = timer or _no_timer
         self._split = _Split(group, z.shape[3]) if group is not None else None
@@ -458,12 +483,13 @@ class Conv3dWanDecoder:
             out = torch.empty(n, 3, 1 + self.model.time_factor * (t - 1), up * h, up * w,
                               dtype=z.dtype, device=z.device)
             caches, frame = {}, 0
+            graphs = self.cuda_graphs and timer is None  # (_graphs: CUDA tensors only)
+            state = self._parameter_state() if graphs else None
             for i in range(t):
-                self._scale = 1
-                # conv2 (1x1x1) frame by frame: the same result as over the
-                # whole latent, and the same compiled shape for every length.
-                x = self._conv(self.model.conv2, z[:, :, i:i + 1], caches)
-                y = self._chunk(x, caches)
+                if graphs:
+                    y = self._graphs.run(self._step, z[:, :, i:i + 1], caches, state)
+                else:
+                    y = self._step(z[:, :, i:i + 1], caches)
                 with self.timer("other"):
                     y = y[:, :3]
                     out[:, :, frame:frame + y.shape[2]] = y.clamp(-1.0, 1.0) if clamp else y

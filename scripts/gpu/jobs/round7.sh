@@ -9,7 +9,11 @@
 #   train   the VAE-block training step (its float32 reference now without
 #           cuDNN's benchmark search), then every network again
 #           (swin3d_t's 0.60x of the sixth session was noisy) and the
-#           seed-51 random sweep.
+#           seed-51 random sweep;
+#   graphs  Conv3dWanDecoder(cuda_graphs=True): test/Inputs/wan_vae_check.py
+#           graphs and its lit test, then bench/vae_decode.py with
+#           --cuda-graphs (480p and 720p of 3 latent frames, eager in the
+#           same process; 720p of 21 frames, the issue's clip).
 set -u
 phase="${1:-}"
 JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
@@ -39,6 +43,24 @@ case "$phase" in
       > "$out/sweep51.log" 2>&1 || echo "sweep rc=$?"
     tail -12 "$out/sweep51.log"
     elapsed sweep ;;
-  *) echo "usage: round7.sh vae|train" >&2; exit 2 ;;
+  graphs)
+    timeout "$(left 120)" python3 test/Inputs/wan_vae_check.py graphs > "$out/graphs-check.log" 2>&1 \
+      || echo "graphs check rc=$?"
+    tail -n 12 "$out/graphs-check.log"
+    LIT_FILTER='GPU/wan-vae-graphs' OUT="$out" timeout "$(left 90)" bash scripts/gpu/run.sh lit \
+      > "$out/lit-all.log" 2>&1 || echo "lit rc=$?"
+    grep -E "^(FAIL|PASS|  Passed|  Failed)" "$out/lit.log" | tail -5
+    elapsed check
+    timeout "$(left 170)" python3 bench/vae_decode.py --sizes 480p,720p --frames 3 --repeat 3 \
+      --profile-frames 2 --no-reference --cuda-graphs --json "$out/vae-graphs.json" \
+      > "$out/vae-graphs.log" 2>&1 || echo "vae rc=$?"
+    grep -vE "top:|Warning|warn" "$out/vae-graphs.log" | head -20
+    elapsed "vae 3 frames"
+    timeout "$(left 200)" python3 bench/vae_decode.py --sizes 720p --frames 21 --repeat 2 \
+      --profile-frames 1 --top-kernels 0 --no-reference --cuda-graphs \
+      --json "$out/vae-graphs-21.json" > "$out/vae-graphs-21.log" 2>&1 || echo "vae21 rc=$?"
+    grep -vE "top:|Warning|warn" "$out/vae-graphs-21.log" | head -12
+    elapsed "vae 21 frames" ;;
+  *) echo "usage: round7.sh vae|train|graphs" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf /tmp/results.tgz . && mv /tmp/results.tgz "$out/results.tgz"
