@@ -286,8 +286,8 @@ def graphs():
     convolution's cache holds one frame after frame 1), frame 4 repeats
     frame 3's, so the first decode captures one graph and replays it, the
     second captures the other three, the third only replays; a parameter
-    changed in place drops the graphs (the next decode runs eagerly, the one
-    after captures again). Each decode against
+    changed in place drops the graphs (the decodes after it start over as
+    the first two did). Each decode against
     the same decoder without graphs (equal up to the kernels' own run-to-run
     differences: none expected) and the float32 eager decode (the eager
     bf16 twin's error as the scale), on fresh random weights. The outputs

@@ -13,7 +13,11 @@
 #   graphs  Conv3dWanDecoder(cuda_graphs=True): test/Inputs/wan_vae_check.py
 #           graphs and its lit test, then bench/vae_decode.py with
 #           --cuda-graphs (480p and 720p of 3 latent frames, eager in the
-#           same process; 720p of 21 frames, the issue's clip).
+#           same process; 720p of 21 frames, the issue's clip);
+#   multi   (nvidia-h100-x4) scripts/gpu/jobs/vae-multi.sh with
+#           VAE_GRAPHS=1 (one GPU, then the height split on 2 and 4 GPUs,
+#           each step a CUDA graph, NCCL point-to-point inside), then the
+#           4-GPU split without graphs in the same job.
 set -u
 phase="${1:-}"
 JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
@@ -61,6 +65,17 @@ case "$phase" in
       --json "$out/vae-graphs-21.json" > "$out/vae-graphs-21.log" 2>&1 || echo "vae21 rc=$?"
     grep -vE "top:|Warning|warn" "$out/vae-graphs-21.log" | head -12
     elapsed "vae 21 frames" ;;
-  *) echo "usage: round7.sh vae|train|graphs" >&2; exit 2 ;;
+  multi)
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    VAE_GRAPHS=1 OUT="$out/graphs" timeout "$(left 350)" bash scripts/gpu/jobs/vae-multi.sh \
+      > "$out/multi-graphs.log" 2>&1 || echo "multi graphs rc=$?"
+    grep -E "latent|split vs|stages|status|Error|error" "$out/multi-graphs.log" | cut -c1-300 | head -20
+    elapsed "multi with graphs"
+    timeout "$(left 150)" python3 -m torch.distributed.run --standalone --nproc_per_node 4 \
+      bench/vae_decode.py --sizes 720p --frames 3 --repeat 2 --profile-frames 2 \
+      --json "$out/torchrun-4-eager.json" > "$out/torchrun-4-eager.log" 2>&1 || echo "4 eager rc=$?"
+    grep -E "latent|split vs|stages" "$out/torchrun-4-eager.log" | cut -c1-300
+    elapsed "4 GPUs without graphs" ;;
+  *) echo "usage: round7.sh vae|train|graphs|multi" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf /tmp/results.tgz . && mv /tmp/results.tgz "$out/results.tgz"
