@@ -325,6 +325,11 @@ def run_distributed(args):
                 del m32, ref
         barrier()
         del y
+        # The CUDA graphs (NCCL work captured in them) go before the process
+        # group: with them alive the 2- and 4-GPU runs of the seventh session
+        # printed their results, then hung until killed.
+        ours.refresh()
+        sync()
         empty_cache()
         out.append(row)
         if rank == 0:

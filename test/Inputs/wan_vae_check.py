@@ -38,19 +38,26 @@ def randomize(model, seed):
 
 class EmulatedGraphs:
     """A CUDA graph's semantics on the CPU, as a ChunkGraphs backend: the
-    capture runs the step once on the graph's own input buffers (NaN) and
-    keeps its result tensors as the graph's outputs; each replay runs the
-    step again and copies its results into those same tensors. What the
-    bookkeeping gets wrong (a cache not copied in, an output read after the
-    next replay) shows as a wrong decode."""
+    capture runs the step once (on whatever the graph's input buffers hold)
+    and keeps its result tensors as the graph's outputs, then restores the
+    cache buffers that existed before (a real capture computes nothing);
+    each replay runs the step again and copies its results into those same
+    tensors. What the bookkeeping gets wrong (a cache not copied in, a
+    buffer overwritten before its last read, an output read after the next
+    replay) shows as a wrong decode."""
+
+    def __init__(self):
+        self.owner = None  # the ChunkGraphs, for its cache buffers
 
     @staticmethod
     def applies(x):
         return True
 
-    @staticmethod
-    def capture(step, pool, device):
+    def capture(self, step, pool, device):
+        saved = {k: v.clone() for k, v in self.owner._buffers.items()}
         result = step()
+        for k, v in saved.items():
+            self.owner._buffers[k].copy_(v)
         return (step, result), result
 
     @staticmethod
@@ -63,7 +70,7 @@ class EmulatedGraphs:
         fresh_y, fresh = step()
         y.copy_(fresh_y)
         for key, value in outputs.items():
-            if isinstance(value, torch.Tensor):
+            if isinstance(value, torch.Tensor) and value is not fresh[key]:
                 value.copy_(fresh[key])
 
 
@@ -177,7 +184,8 @@ def numeric():
     # the CPU: 5 frames, 4 step shapes (the caches fill up), poisoned buffers
     # between decodes; each decode equal to the one without graphs.
     from conv3d.models._chunk_graphs import ChunkGraphs
-    graphed._graphs = ChunkGraphs(EmulatedGraphs())
+    emulated = EmulatedGraphs()
+    graphed._graphs = emulated.owner = ChunkGraphs(emulated)
     z5 = torch.randn(1, 4, 5, 4, 5)
     y5 = ours.decode(z5, mean, std, clamp=False)
     for i in range(3):

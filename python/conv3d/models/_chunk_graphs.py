@@ -1,10 +1,11 @@
 """CUDA graphs of a chunked decoder's steps (Conv3dWanDecoder(cuda_graphs=True)).
 
 A decode step (one latent frame through the whole decoder) launches a few
-hundred kernels; on an H100 the host, not the GPU, sets the pace of a 480p
-step, and on a height split the per-GPU work shrinks while the launches do
-not (bench/RESULTS.md, third and seventh sessions). A CUDA graph replays a
-step's launches without Python.
+hundred kernels, and on a height split over GPUs about a hundred
+point-to-point exchanges besides. On one GPU the decode is GPU-bound and
+graphs gain nothing; split over 4 GPUs the launches and exchanges set the
+pace, and replaying them as a graph halved the decode's time
+(bench/RESULTS.md, seventh session).
 
 A step is fn(x, caches) -> y, where caches is a dict from the decoder's
 layers to their frame caches (tensors, or markers such as WAN's first-chunk
@@ -13,11 +14,13 @@ every cache's shape, dtype and device, the markers, and a token of the
 parameters' state. The first step of a signature runs eagerly (it
 initializes what capture cannot: compilation, plans, communicators); the
 second is captured, then replayed, and so is every later one, across decode
-calls. A graph reads its own copies of x and of the caches it was captured
-with (copied in before each replay) and leaves its outputs, the new caches
-included, in its memory pool, valid until the next replay of any of this
-object's graphs: callers copy them out (the decoder's output) or hand them to
-the next step (the caches), as a decode does.
+calls. A graph reads its own copy of x and the caches from this object's
+cache buffers, one per (layer, shape, dtype, device), which every graph
+shares: a step's new caches are copied into them at the step's end (after
+the step's last read of the old ones), so the next step's graph finds them
+in place, and the caches cost one copy of each, not one per graph. Its
+output y stays in the graphs' memory pool, valid until the next replay:
+callers copy it out, as a decode does.
 
 One memory pool is shared by all of an object's graphs (PyTorch's rule for
 shared pools: replay in the order of capture, each output consumed before
@@ -78,6 +81,15 @@ class _Graph:
         self.graph, self.x, self.inputs, self.y, self.outputs = graph, x, inputs, y, outputs
 
 
+def _storage_pointer(t):
+    # (untyped_storage from PyTorch 2.0; Debian's 1.13 has storage())
+    return (t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()).data_ptr()
+
+
+def _same_memory(a, b):
+    return _storage_pointer(a) == _storage_pointer(b)
+
+
 class ChunkGraphs:
     """The captured steps of one decoder (see the module docstring)."""
 
@@ -85,6 +97,7 @@ class ChunkGraphs:
         self._backend = backend or CudaGraphBackend()
         self._seen = set()
         self._graphs = {}
+        self._buffers = {}
         self._pool = None
         self._parameters = None
         self.enabled = True
@@ -95,6 +108,7 @@ class ChunkGraphs:
         """Forgets every graph and frees their memory pool."""
         self._seen.clear()
         self._graphs.clear()
+        self._buffers.clear()
         self._pool = None
         self._parameters = None
 
@@ -106,10 +120,17 @@ class ChunkGraphs:
         for entry in self._graphs.values():
             yield entry.x
             yield entry.y
-            for group in (entry.inputs, entry.outputs):
-                for value in group.values():
-                    if isinstance(value, torch.Tensor):
-                        yield value
+        yield from self._buffers.values()
+
+    def _buffer(self, key, like):
+        """The cache buffer of layer `key` for tensors like `like` (made
+        with its strides on first use)."""
+        index = (key,) + _tensor_signature(like)
+        buffer = self._buffers.get(index)
+        if buffer is None:
+            buffer = self._buffers[index] = torch.empty_strided(
+                like.shape, like.stride(), dtype=like.dtype, device=like.device)
+        return buffer
 
     def run(self, fn, x, caches, parameters):
         """fn(x, caches), eagerly or as a graph's replay; caches updated in
@@ -137,13 +158,21 @@ class ChunkGraphs:
         # so one graph serves latents of every length.
         static_x = torch.empty_like(x, memory_format=(torch.channels_last_3d if x.dim() == 5
                                                       else torch.contiguous_format))
-        inputs = {k: (torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=v.device)
-                      if isinstance(v, torch.Tensor) else v)
+        inputs = {k: self._buffer(k, v) if isinstance(v, torch.Tensor) else v
                   for k, v in caches.items()}
 
         def step():
             outputs = dict(inputs)
-            return fn(static_x, outputs), outputs
+            y = fn(static_x, outputs)
+            # The new caches into the shared buffers, after every read of the
+            # old ones (a buffer may be both: the steady state's).
+            for k, v in outputs.items():
+                if isinstance(v, torch.Tensor):
+                    buffer = self._buffer(k, v)
+                    if buffer is not v:
+                        buffer.copy_(v.clone() if _same_memory(v, buffer) else v)
+                    outputs[k] = buffer
+            return y, outputs
         try:
             graph, (y, outputs) = self._backend.capture(step, self._pool, x.device)
         except Exception as err:  # noqa: BLE001 - any failure: eager from now on

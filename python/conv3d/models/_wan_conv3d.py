@@ -160,7 +160,9 @@ class Conv3dWanDecoder:
     CUDA graph the second time its shapes come (a decode's first frames
     and the steady state after them, across decode calls) and replayed
     from then on (models._chunk_graphs); the graphs keep their memory pool
-    until refresh(). Ignored on the CPU and when decode is given a timer."""
+    until refresh(). Ignored on the CPU and when decode is given a timer.
+    With the height split the graphs hold NCCL work: refresh() before
+    torch.distributed.destroy_process_group()."""
 
     def __init__(self, model, target="auto", group=None, fold_upsample=False,
                  cuda_graphs=False):

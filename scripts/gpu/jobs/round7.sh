@@ -14,7 +14,7 @@
 #           graphs and its lit test, then bench/vae_decode.py with
 #           --cuda-graphs (480p and 720p of 3 latent frames, eager in the
 #           same process; 720p of 21 frames, the clip);
-#   multi   (nvidia-h100-x4) scripts/gpu/jobs/vae-multi.sh with
+#   multi   (nvidia-h100-x4) the graphs check, scripts/gpu/jobs/vae-multi.sh with
 #           VAE_GRAPHS=1 (one GPU, then the height split on 2 and 4 GPUs,
 #           each step a CUDA graph, NCCL point-to-point inside), then the
 #           4-GPU split without graphs in the same job.
@@ -67,6 +67,9 @@ case "$phase" in
     elapsed "vae 21 frames" ;;
   multi)
     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    timeout "$(left 90)" python3 test/Inputs/wan_vae_check.py graphs > "$out/graphs-check.log" 2>&1 \
+      || echo "graphs check rc=$?"
+    grep -E "graphs|timer|Error" "$out/graphs-check.log" | head -8
     VAE_GRAPHS=1 OUT="$out/graphs" timeout "$(left 350)" bash scripts/gpu/jobs/vae-multi.sh \
       > "$out/multi-graphs.log" 2>&1 || echo "multi graphs rc=$?"
     grep -E "latent|split vs|stages|status|Error|error" "$out/multi-graphs.log" | cut -c1-300 | head -20
