@@ -17,11 +17,11 @@ Height split (torch.distributed initialized with more than one rank): rank
 r owns latent rows [s_r, s_r + c_r) (c_r = H // P or one more), and 2^k
 times that after k upsamplings. The norms are per voxel, so local; a
 convolution with a 3-row window needs one row from each neighbour: the
-rows go by point-to-point isend/irecv (batch_isend_irecv) while the
-convolution of the interior rows (no padding in H) runs; then the two
-boundary rows are convolved from 3-row slabs (the received row, zeros at
-the image's edges: the prologue maps zeros to zeros) and the three parts
-concatenated. Caches keep one halo row on each side. The attention gathers
+rows go by point-to-point isend/irecv (batch_isend_irecv) while x is copied
+into a tensor with a row more on each side; the received rows (zeros at
+the image's edges: the prologue maps zeros to zeros) go into those, and
+one convolution without padding in H gives the rank's rows. Caches keep
+one halo row on each side. The attention gathers
 K and V of the whole frame (all_gather) and attends with the local rows'
 queries: exact. The output's rows are gathered at the end (gather=True).
 """
@@ -260,43 +260,31 @@ class Conv3dWanDecoder:
             return y
 
     def _halo_conv(self, conv, x, caches, causal, residual, kwargs):
+        """conv of x's rows on a rank of the split: x copied into a tensor
+        with one more row on each side while the neighbours' rows travel,
+        those rows put in, then one convolution without padding in H over
+        it, with the whole residual and cache (which keeps the halo rows).
+        The copy of x costs what joining the interior's and the boundary
+        rows' outputs cost, and saves the boundary rows' own convolutions
+        and the residual's and cache's row slices (copies each)."""
         layer = self._layer(conv, split=True)
-        old = caches.get(id(conv)) if causal else None  # one halo row each side
         with self.timer("communication"):
             wait = self._split.exchange(x)
-        h = x.shape[3]
-        rows = lambda t, a, b: None if t is None else t[:, :, :, a:b]  # noqa: E731
-        middle = None
-        if h > 2:  # the interior, while the halo rows travel
-            with self.timer("convolutions"):
-                middle = layer(x, rows(old, 1, h + 1), residual=rows(residual, 1, h - 1),
-                               **kwargs)
+        with self.timer("convolutions"):
+            n, c, d, h, w = x.shape
+            padded = torch.empty((n, c, d, h + 2, w), dtype=x.dtype, device=x.device,
+                                 memory_format=_CL)
+            padded[:, :, :, 1:h + 1] = x
         with self.timer("communication"):
             above, below = wait()
         with self.timer("convolutions"):
-            return self._halo_edges(layer, conv, x, above, below, old, middle, caches, causal,
-                                    residual, kwargs)
-
-    def _halo_edges(self, layer, conv, x, above, below, old, middle, caches, causal,
-                    residual, kwargs):
-        """The boundary rows from 3-row slabs, the rows joined, the cache."""
-        h = x.shape[3]
-        rows = lambda t, a, b: None if t is None else t[:, :, :, a:b]  # noqa: E731
-        top = layer(torch.cat([above, x[:, :, :, :2]], dim=3), rows(old, 0, 3),
-                    residual=rows(residual, 0, 1), **kwargs)
-        bottom = layer(torch.cat([x[:, :, :, h - 2:], below], dim=3), rows(old, h - 1, h + 2),
-                       residual=rows(residual, h - 1, h), **kwargs)
-        parts = [top] + ([middle] if middle is not None else []) + [bottom]
-        y = torch.cat(parts, dim=3).contiguous(memory_format=_CL)
-        if causal:
-            keep = layer.causal_padding[0]
-            tail = torch.cat([above[:, :, -keep:], x[:, :, -keep:], below[:, :, -keep:]],
-                             dim=3)
-            history, _ = layer._history(old)
-            caches[id(conv)] = layer._next_cache(
-                tail, history, kwargs["norm_weight"], None, NORM_EPS,
-                kwargs["input_activation"])
-        return y
+            padded[:, :, :, :1] = above
+            padded[:, :, :, h + 1:] = below
+            if not causal:
+                return layer(padded, residual=residual, **kwargs)
+            y, caches[id(conv)] = layer(padded, caches.get(id(conv)), residual=residual,
+                                        return_cache=True, **kwargs)
+            return y
 
     # -- blocks ------------------------------------------------------------------
     def _residual_block(self, block, x, caches):
