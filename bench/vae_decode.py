@@ -312,10 +312,19 @@ def run_distributed(args):
                    device_used_gib=[p[1] for p in peaks], rank0_stages_ms=stages,
                    rows=ours.rows(z))
         if rank == 0:
-            one = W.Conv3dWanDecoder(model, group=False,
-                                     fold_upsample=args.fold_upsample).decode(z, clamp=False)
+            single = W.Conv3dWanDecoder(model, group=False, fold_upsample=args.fold_upsample,
+                                        cuda_graphs=args.cuda_graphs)
+            one = single.decode(z, clamp=False)
             row["rel_l2_vs_one_gpu"] = rel(y, one)
             del one
+            if args.one_gpu_baseline:
+                # The same decode on this rank's GPU alone (the others wait
+                # at the barrier), as warmed as the split's: the speedup's
+                # baseline from the same machine and process.
+                if args.cuda_graphs:
+                    single.decode(z, clamp=False)  # (the first decode saw the shapes)
+                row["one_gpu_s"], _ = timed(lambda: single.decode(z, clamp=False), args.repeat)
+            single.refresh()
             if args.reference:
                 torch.backends.cudnn.allow_tf32 = False
                 torch.backends.cuda.matmul.allow_tf32 = False
@@ -341,6 +350,9 @@ def run_distributed(args):
                       row["rel_l2_vs_one_gpu"],
                       ", vs float32 eager %.2e" % row["rel_l2_vs_fp32_eager"]
                       if "rel_l2_vs_fp32_eager" in row else ""))
+            if "one_gpu_s" in row:
+                print("  one GPU (rank 0 alone, same process): %.3f s; the split %.2fx faster"
+                      % (row["one_gpu_s"], row["one_gpu_s"] / seconds))
             print("  stages on rank 0 (%d latent frames): %s" % (args.profile_frames,
                                                                  show(stages)))
             # Different heights may take other tilings: equal within bf16's
@@ -373,6 +385,9 @@ def main():
                     help="fold each 2x upsampling into its convolution "
                     "(Conv3dWanDecoder(fold_upsample=True): transposed convolutions, the "
                     "upsampled tensors never formed)")
+    ap.add_argument("--one-gpu-baseline", action="store_true",
+                    help="torchrun: rank 0 also times the decode on its GPU alone (the "
+                    "speedup's baseline from the same run)")
     ap.add_argument("--cuda-graphs", action="store_true",
                     help="Conv3dWanDecoder(cuda_graphs=True): each latent frame's decode step "
                     "replayed as a CUDA graph (two more warm-up decodes of the whole latent "

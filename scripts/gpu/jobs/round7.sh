@@ -17,7 +17,10 @@
 #   multi   (nvidia-h100-x4) the graphs check, scripts/gpu/jobs/vae-multi.sh with
 #           VAE_GRAPHS=1 (one GPU, then the height split on 2 and 4 GPUs,
 #           each step a CUDA graph, NCCL point-to-point inside), then the
-#           4-GPU split without graphs in the same job.
+#           4-GPU split without graphs in the same job;
+#   multi21 (nvidia-h100-x4) the issue's 720p clip (21 latent frames) split
+#           over 4 GPUs with graphs, and on rank 0's GPU alone in the same
+#           process (--one-gpu-baseline).
 set -u
 phase="${1:-}"
 JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
@@ -79,6 +82,14 @@ case "$phase" in
       --json "$out/torchrun-4-eager.json" > "$out/torchrun-4-eager.log" 2>&1 || echo "4 eager rc=$?"
     grep -E "latent|split vs|stages" "$out/torchrun-4-eager.log" | cut -c1-300
     elapsed "4 GPUs without graphs" ;;
-  *) echo "usage: round7.sh vae|train|graphs|multi" >&2; exit 2 ;;
+  multi21)
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    timeout "$(left 150)" python3 -m torch.distributed.run --standalone --nproc_per_node 4 \
+      bench/vae_decode.py --sizes 720p --frames 21 --repeat 2 --profile-frames 2 --cuda-graphs \
+      --one-gpu-baseline --json "$out/torchrun-4-21.json" > "$out/torchrun-4-21.log" 2>&1 \
+      || echo "4 GPUs 21 frames rc=$?"
+    grep -E "latent|one GPU|split vs|stages" "$out/torchrun-4-21.log" | cut -c1-300
+    elapsed "4 GPUs, 21 frames" ;;
+  *) echo "usage: round7.sh vae|train|graphs|multi|multi21" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf /tmp/results.tgz . && mv /tmp/results.tgz "$out/results.tgz"
