@@ -196,6 +196,14 @@ def numeric():
             torch.equal(yg, y5)))
         for t in graphed._graphs.buffers():
             t.fill_(float("nan"))
+    # With the upsamplings folded (transposed convolutions in the steps).
+    folded_graphs = W.Conv3dWanDecoder(m, target="cpu", cuda_graphs=True, fold_upsample=True)
+    emulated = EmulatedGraphs()
+    folded_graphs._graphs = emulated.owner = ChunkGraphs(emulated)
+    yf5 = folded.decode(z5, mean, std, clamp=False)
+    same = [torch.equal(folded_graphs.decode(z5, mean, std, clamp=False), yf5) for _ in range(3)]
+    print("emulated graphs, fold_upsample: captured %d, replayed %d, equal %s" % (
+        folded_graphs._graphs.captures, folded_graphs._graphs.replays, all(same)))
     clamped = ours.decode(z, mean, std)
     print("clamped: in [-1, 1] %s, equal to clamp(y) %s" % (
         bool(clamped.abs().max() <= 1), torch.equal(clamped, y.clamp(-1, 1))))
@@ -227,16 +235,24 @@ def _worker(rank, size, port, queue):
     import torch.distributed as dist
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=size)
+    from conv3d.models._chunk_graphs import ChunkGraphs
     m = randomize(W.WanVAEDecoder(**SMALL), 5).eval()
     d = W.Conv3dWanDecoder(m, target="cpu")
     folded = W.Conv3dWanDecoder(m, target="cpu", fold_upsample=True)
+    # Graphs (emulated) on every rank: the steps' exchanges pair up.
+    graphed = W.Conv3dWanDecoder(m, target="cpu", cuda_graphs=True)
+    emulated = EmulatedGraphs()
+    graphed._graphs = emulated.owner = ChunkGraphs(emulated)
     out = {}
     for h in (5, 8):  # uneven (3 + 2 rows: a shard of two), even
         z = torch.randn(1, 4, 3, h, 6, generator=torch.Generator().manual_seed(h))
         # NumPy (pickled by value): a tensor would be shared with the parent
         # through this process, which may have exited when it is read.
-        out[h] = (d.decode(z, clamp=False).numpy(), d.rows(z),
-                  folded.decode(z, clamp=False).numpy())
+        y = d.decode(z, clamp=False)
+        z5 = torch.randn(1, 4, 5, h, 6, generator=torch.Generator().manual_seed(h + 10))
+        y5 = d.decode(z5, clamp=False)
+        graphs_equal = all(torch.equal(graphed.decode(z5, clamp=False), y5) for _ in range(3))
+        out[h] = (y.numpy(), d.rows(z), folded.decode(z, clamp=False).numpy(), graphs_equal)
     try:
         d.decode(torch.randn(1, 4, 2, 3, 6))
     except ValueError as e:
@@ -275,7 +291,7 @@ def distributed():
         p.join()
     for h in (5, 8):
         for r in range(2):
-            y, rows, yf = results[r][h]
+            y, rows, yf, graphs_equal = results[r][h]
             y, yf = torch.from_numpy(y), torch.from_numpy(yf)
             print("H=%d rank %d rows %s: equal to one process %s, rel_l2 vs float64 %s" % (
                 h, r, rows, torch.equal(y, one[h][0]),
@@ -285,6 +301,9 @@ def distributed():
             print("H=%d rank %d fold_upsample: equal to one process %s, rel_l2 vs float64 %s"
                   % (h, r, torch.equal(yf, one[h][2]),
                      "OK" if rel(yf, one[h][1]) < 1e-5 else "BAD %.2e" % rel(yf, one[h][1])))
+    for h in (5, 8):
+        print("H=%d emulated graphs on both ranks: equal to the split without graphs %s"
+              % (h, all(results[r][h][3] for r in range(2))))
     print("3 latent rows on 2 ranks: ValueError: %s" % results[0].get("error"))
 
 
