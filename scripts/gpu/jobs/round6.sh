@@ -15,15 +15,6 @@
 set -u
 phase="${1:-}"
 JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
-t0=$(date +%s)
-elapsed() { echo "$1 done at $(( $(date +%s) - t0 )) s"; }
-train() {  # train MODEL SECONDS
-  timeout -s ABRT "$(left "$2")" python3 -X faulthandler -u bench/train_step.py --models "$1" \
-    --reps 3 --warmup 1 --profile-reps 1 --json "$out/train_step-$1.json" \
-    > "$out/train_step-$1.log" 2>&1 || echo "$1 rc=$?"
-  grep -E "CHECK|speed|peak|step |fallbacks" "$out/train_step-$1.log" | cut -c1-300 | head -20
-  elapsed "$1"
-}
 case "$phase" in
   lit)
     bash scripts/gpu/run.sh info > "$out/info.log" 2>&1
