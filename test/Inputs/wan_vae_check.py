@@ -149,6 +149,7 @@ def structure():
     error("a list", lambda: b.decode([1, 2]))
     error("mean of 3", lambda: d.decode(z, latents_mean=[0.0] * 3))
     error("not a decoder", lambda: W.Conv3dWanDecoder(torch.nn.Conv3d(1, 1, 1)))
+    error("cuda_graphs='yes'", lambda: W.Conv3dWanDecoder(b, cuda_graphs="yes"))
     error("temporal_upsample of 2", lambda: W.WanVAEDecoder(temporal_upsample=(True, True)))
 
 

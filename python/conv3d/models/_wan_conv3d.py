@@ -169,11 +169,15 @@ class Conv3dWanDecoder:
         if not isinstance(model, W.WanVAEDecoder):
             raise TypeError("Conv3dWanDecoder takes a WanVAEDecoder, got %s"
                             % type(model).__name__)
+        for name, flag in (("fold_upsample", fold_upsample), ("cuda_graphs", cuda_graphs)):
+            if not isinstance(flag, bool):
+                raise TypeError("Conv3dWanDecoder: %s must be True or False, got %r"
+                                % (name, flag))
         self.model = model
         self.target = target
         self.group = group
-        self.fold_upsample = bool(fold_upsample)
-        self.cuda_graphs = bool(cuda_graphs)
+        self.fold_upsample = fold_upsample
+        self.cuda_graphs = cuda_graphs
         self._graphs = ChunkGraphs()
         self._layers = {}
         self._vectors = {}
