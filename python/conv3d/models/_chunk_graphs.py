@@ -1,10 +1,10 @@
 """CUDA graphs of a chunked decoder's steps (Conv3dWanDecoder(cuda_graphs=True)).
 
 A decode step (one latent frame through the whole decoder) launches a few
-hundred kernels, and on a height split over GPUs about a hundred
-point-to-point exchanges besides. On one GPU the decode is GPU-bound and
-graphs gain nothing; split over 4 GPUs the launches and exchanges set the
-pace, and replaying them as a graph halved the decode's time
+hundred kernels, and on a height split over GPUs some thirty point-to-point
+exchanges besides. On one GPU the decode is GPU-bound and graphs gain
+nothing; split over 4 GPUs the launches and exchanges set the pace, and
+replaying them as graphs cut the decode's time by a third to a half
 (bench/RESULTS.md, seventh session).
 
 A step is fn(x, caches) -> y, where caches is a dict from the decoder's
