@@ -293,11 +293,12 @@ def run_distributed(args):
     barrier()
     out = []
     for name in args.sizes.split(","):
-        row = {"size": name, "frames": args.frames, "gpus": size}
+        row = {"size": name, "frames": args.frames, "gpus": size,
+               "split_halo": args.split_halo, "cuda_graphs": args.cuda_graphs}
         model = make_model(args.dtype, device)
         z = latent(name, args.frames, device, args.dtype)
         ours = W.Conv3dWanDecoder(model, fold_upsample=args.fold_upsample,
-                                  cuda_graphs=args.cuda_graphs)
+                                  cuda_graphs=args.cuda_graphs, split_halo=args.split_halo)
         ours.decode(z[:, :, :WARM_FRAMES], clamp=False)  # warm-up: compilation
         if args.cuda_graphs:
             for _ in range(2):  # every step's shapes seen once, then captured
@@ -344,7 +345,10 @@ def run_distributed(args):
         if rank == 0:
             print("%s latent %s, %d ranks (height split, %s): %.3f s; peak per GPU %s GiB "
                   "allocated (%s GiB device in use); rel_l2 vs our one-GPU decode %.2e%s" % (
-                      name, "x".join(map(str, z.shape)), size, dist.get_backend(), seconds,
+                      name, "x".join(map(str, z.shape)), size,
+                      "%s, split_halo=%s%s" % (dist.get_backend(), args.split_halo,
+                                               ", CUDA graphs" if args.cuda_graphs else ""),
+                      seconds,
                       "/".join("%.2f" % p for p in row["peak_gib"]),
                       "/".join("%.2f" % p for p in row["device_used_gib"]),
                       row["rel_l2_vs_one_gpu"],
@@ -385,6 +389,9 @@ def main():
                     help="fold each 2x upsampling into its convolution "
                     "(Conv3dWanDecoder(fold_upsample=True): transposed convolutions, the "
                     "upsampled tensors never formed)")
+    ap.add_argument("--split-halo", choices=("copy", "correct"), default="copy",
+                    help="torchrun: how a rank's 3-row convolutions get the neighbours' rows "
+                    "(Conv3dWanDecoder(split_halo=...))")
     ap.add_argument("--one-gpu-baseline", action="store_true",
                     help="torchrun: rank 0 also times the decode on its GPU alone (the "
                     "speedup's baseline from the same run)")

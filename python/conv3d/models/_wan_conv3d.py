@@ -162,10 +162,16 @@ class Conv3dWanDecoder:
     from then on (models._chunk_graphs); the graphs keep their memory pool
     until refresh(). Ignored on the CPU and when decode is given a timer.
     With the height split the graphs hold NCCL work: refresh() before
-    torch.distributed.destroy_process_group()."""
+    torch.distributed.destroy_process_group(). split_halo, how a rank's
+    3-row convolutions get the neighbours' rows: "copy" (x copied into a
+    tensor with a halo row on each side while they travel, one convolution
+    over it; measured on 4 H200s) or "correct" (the convolution with zero
+    padding while they travel, then the filter's outer row over each
+    neighbour's row added to the boundary row: no copy of x, one more
+    rounding of two rows; not yet timed on a GPU)."""
 
     def __init__(self, model, target="auto", group=None, fold_upsample=False,
-                 cuda_graphs=False):
+                 cuda_graphs=False, split_halo="copy"):
         if not isinstance(model, W.WanVAEDecoder):
             raise TypeError("Conv3dWanDecoder takes a WanVAEDecoder, got %s"
                             % type(model).__name__)
@@ -173,9 +179,13 @@ class Conv3dWanDecoder:
             if not isinstance(flag, bool):
                 raise TypeError("Conv3dWanDecoder: %s must be True or False, got %r"
                                 % (name, flag))
+        if split_halo not in ("copy", "correct"):
+            raise ValueError("Conv3dWanDecoder: split_halo must be 'copy' or 'correct', got %r"
+                             % (split_halo,))
         self.model = model
         self.target = target
         self.group = group
+        self.split_halo = split_halo
         self.fold_upsample = fold_upsample
         self.cuda_graphs = cuda_graphs
         self._graphs = ChunkGraphs()
@@ -184,11 +194,13 @@ class Conv3dWanDecoder:
         self.timer = _no_timer
 
     # -- layers ------------------------------------------------------------------
-    def _layer(self, conv, split=False):
+    def _layer(self, conv, split=False, row=None):
         """conv (a wan_vae.CausalConv3d or an nn.Conv2d) as a
         conv3d.torch.CausalConv3d on the same parameters; with split, no
-        padding in H (the halo rows are explicit)."""
-        key = (id(conv), split)
+        padding in H (the halo rows are explicit); with row r, only the
+        filter's row r (a 1-row window, no bias: the part of a boundary
+        row's output that the neighbour's row gives)."""
+        key = (id(conv), split, row)
         head = conv is self.model.decoder.head[2]
         # Rebuilt when a parameter moves (model.to(), a new tensor): the
         # layer holds views of the parameters' storage (the head: copies,
@@ -202,14 +214,19 @@ class Conv3dWanDecoder:
         f, c, q, r, s = weight.shape
         p_t = conv.causal_padding[0] // 2 if hasattr(conv, "causal_padding") else 0
         p_h, p_w = (r - 1) // 2, (s - 1) // 2
-        layer = ct.CausalConv3d(c, f, (q, r, s), padding=(p_t, 0 if split else p_h, p_w),
-                                device="meta", target=self.target)
         if head:
             weight, bias = self._head_parameters(conv)
         else:
             bias = conv.bias
+        if row is not None:
+            layer = ct.CausalConv3d(c, f, (q, 1, s), padding=(p_t, 0, p_w), bias=False,
+                                    device="meta", target=self.target)
+            weight = weight[:, :, :, row:row + 1]
+        else:
+            layer = ct.CausalConv3d(c, f, (q, r, s), padding=(p_t, 0 if split else p_h, p_w),
+                                    device="meta", target=self.target)
+            layer.bias = torch.nn.Parameter(bias.detach(), requires_grad=False)
         layer.weight = torch.nn.Parameter(weight.detach(), requires_grad=False)
-        layer.bias = torch.nn.Parameter(bias.detach(), requires_grad=False)
         self._layers[key] = (layer, state)
         return layer
 
@@ -254,7 +271,8 @@ class Conv3dWanDecoder:
         kwargs = dict(norm_weight=gamma, norm_eps=NORM_EPS, input_activation=act)
         causal = getattr(conv, "causal_padding", (0,))[0] > 0
         if halo:
-            return self._halo_conv(conv, x, caches, causal, residual, kwargs)
+            method = self._halo_conv if self.split_halo == "copy" else self._halo_correct
+            return method(conv, x, caches, causal, residual, kwargs)
         with self.timer("convolutions"):
             layer = self._layer(conv)
             if not causal:
@@ -288,6 +306,45 @@ class Conv3dWanDecoder:
                 return layer(padded, residual=residual, **kwargs)
             y, caches[id(conv)] = layer(padded, caches.get(id(conv)), residual=residual,
                                         return_cache=True, **kwargs)
+            return y
+
+    def _halo_correct(self, conv, x, caches, causal, residual, kwargs):
+        """conv of x's rows on a rank of the split, split_halo="correct":
+        the convolution with zero padding in H while the neighbours' rows
+        travel, then each boundary row's missing part, the filter's outer
+        row over the neighbour's row (a 1-row convolution with its own
+        cache), added in place. The convolution is linear in its prologued
+        input and WAN's have no output activation, so the sum is the
+        convolution of the joined rows, up to one more rounding of the two
+        boundary rows; x is never copied."""
+        layer = self._layer(conv)
+        with self.timer("communication"):
+            wait = self._split.exchange(x)
+        with self.timer("convolutions"):
+            if causal:
+                y, caches[id(conv)] = layer(x, caches.get(id(conv)), residual=residual,
+                                            return_cache=True, **kwargs)
+            else:
+                y = layer(x, residual=residual, **kwargs)
+        with self.timer("communication"):
+            above, below = wait()
+        with self.timer("convolutions"):
+            last = y.shape[3] - 1
+            # (filter row, the neighbour's row, the output row it reaches); at
+            # the image's edges the padding's zeros add nothing.
+            for row, rows, out, present in ((0, above, 0, self._split.rank > 0),
+                                            (2, below, last,
+                                             self._split.rank < self._split.size - 1)):
+                if not present:
+                    continue
+                part_layer = self._layer(conv, row=row)
+                if causal:
+                    key = (id(conv), row)
+                    part, caches[key] = part_layer(rows, caches.get(key), return_cache=True,
+                                                   **kwargs)
+                else:
+                    part = part_layer(rows, **kwargs)
+                y[:, :, :, out:out + 1] += part
             return y
 
     # -- blocks ------------------------------------------------------------------

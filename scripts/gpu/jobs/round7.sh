@@ -20,7 +20,10 @@
 #           4-GPU split without graphs in the same job;
 #   multi21 (nvidia-h100-x4) the issue's 720p clip (21 latent frames) split
 #           over 4 GPUs with graphs, and on rank 0's GPU alone in the same
-#           process (--one-gpu-baseline).
+#           process (--one-gpu-baseline);
+#   halo    (nvidia-h100-x4) the split's two ways to the neighbours' rows,
+#           --split-halo copy and correct, on 2 and 4 GPUs with graphs, each
+#           with rank 0's one-GPU time from the same run.
 set -u
 phase="${1:-}"
 JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
@@ -81,6 +84,18 @@ case "$phase" in
       || echo "4 GPUs 21 frames rc=$?"
     grep -E "latent|one GPU|split vs|stages" "$out/torchrun-4-21.log" | cut -c1-300
     elapsed "4 GPUs, 21 frames" ;;
-  *) echo "usage: round7.sh vae|train|graphs|multi|multi21" >&2; exit 2 ;;
+  halo)
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    for n in 2 4; do
+      for mode in copy correct; do
+        timeout "$(left 120)" python3 -m torch.distributed.run --standalone --nproc_per_node "$n" \
+          bench/vae_decode.py --sizes 720p --frames 3 --repeat 3 --profile-frames 2 --cuda-graphs \
+          --split-halo "$mode" --one-gpu-baseline --json "$out/halo-$n-$mode.json" \
+          > "$out/halo-$n-$mode.log" 2>&1 || echo "$n GPUs $mode rc=$?"
+        grep -E "ranks|one GPU|split vs|stages" "$out/halo-$n-$mode.log" | cut -c1-300
+        elapsed "$n GPUs, split_halo=$mode"
+      done
+    done ;;
+  *) echo "usage: round7.sh vae|train|graphs|multi|multi21|halo" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf /tmp/results.tgz . && mv /tmp/results.tgz "$out/results.tgz"
