@@ -287,19 +287,25 @@ def profiled_items(prof, device):
 
 
 def classify(items, device):
-    """{class: microseconds}, {class: {name: [microseconds, count]}} and
-    the number of unlinked kernels."""
+    """{class: microseconds}, {class: {name: [microseconds, count]}}, the
+    number of unlinked kernels, and {class: {"name < op < op < op":
+    [microseconds, count]}} (the three innermost ops that launched each
+    kernel: where a class's time comes from)."""
     totals = dict.fromkeys(CLASSES, 0.0)
     names = {c: {} for c in CLASSES}
+    by_op = {c: {} for c in CLASSES}
     unlinked = 0
     for name, us, stack in items:
         cls = classify_item(name, stack, device)
         totals[cls] += us
-        entry = names[cls].setdefault(name, [0.0, 0])
-        entry[0] += us
-        entry[1] += 1
+        # (A CPU op's stack starts with the op itself.)
+        ops = stack[1:4] if stack and stack[0] == name else stack[:3]
+        for table, key in ((names, name), (by_op, " < ".join([name[:40]] + ops))):
+            entry = table[cls].setdefault(key, [0.0, 0])
+            entry[0] += us
+            entry[1] += 1
         unlinked += device == "cuda" and not stack
-    return totals, names, unlinked
+    return totals, names, unlinked, by_op
 
 
 def profile_step(side, device):
@@ -403,12 +409,15 @@ def run_model(name, size, args, device, dtype):
     conv = {s: [] for s in SIDES}
     for _ in range(args.profile_reps):
         for s in SIDES:
-            totals, names, unlinked = profile_step(sides[s], device)
+            totals, names, unlinked, by_op = profile_step(sides[s], device)
             for c in CLASSES:
                 per_class[s][c].append(totals[c] / 1e3)
             conv[s].append((totals["conv3d library"] + totals["PyTorch conv"]) / 1e3)
             row[s + "_kernels"] = {c: sorted(([n, v[0] / 1e3, v[1]] for n, v in names[c].items()),
                                              key=lambda r: -r[1]) for c in CLASSES}
+            row[s + "_kernels_by_op"] = {
+                c: sorted(([n, v[0] / 1e3, v[1]] for n, v in by_op[c].items()),
+                          key=lambda r: -r[1]) for c in ("conv glue", "PyTorch conv")}
             row[s + "_unlinked_kernels"] = unlinked
             row[s + "_profiled_total_ms"] = sum(totals.values()) / 1e3
     for s in SIDES:
@@ -445,6 +454,12 @@ def show(row, top):
             shown = "; ".join("%s x%d %.3f ms" % (n[:70], k, ms) for n, ms, k in entries[:top])
             more = " (+%d more)" % (len(entries) - top) if len(entries) > top else ""
             print("    [%s] %s%s" % (c, shown, more))
+        # Where the glue (and PyTorch's convolution kernels) come from: the
+        # kernel with the ops that launched it, innermost first.
+        for c, entries in row[s + "_kernels_by_op"].items():
+            if entries:
+                print("    [%s by op] %s" % (c, "; ".join(
+                    "%s x%d %.3f ms" % (n, k, ms) for n, ms, k in entries[:top])))
         if row[s + "_unlinked_kernels"]:
             print("    (%d kernels linked to no op: classified by name)"
                   % row[s + "_unlinked_kernels"])
