@@ -23,7 +23,10 @@
 #           process (--one-gpu-baseline);
 #   halo    (nvidia-h100-x4) the split's two ways to the neighbours' rows,
 #           --split-halo copy and correct, on 2 and 4 GPUs with graphs, each
-#           with rank 0's one-GPU time from the same run.
+#           with rank 0's one-GPU time from the same run;
+#   unet    the U-Net training step alone, with its kernels by the ops that
+#           launched them (where the conv glue copies and cuDNN's
+#           transposes come from; issue 22).
 set -u
 phase="${1:-}"
 JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
@@ -96,6 +99,9 @@ case "$phase" in
         elapsed "$n GPUs, split_halo=$mode"
       done
     done ;;
-  *) echo "usage: round7.sh vae|train|graphs|multi|multi21|halo" >&2; exit 2 ;;
+  unet)
+    train unet 300
+    grep -E "by op" "$out/train_step-unet.log" | cut -c1-1200 ;;
+  *) echo "usage: round7.sh vae|train|graphs|multi|multi21|halo|unet" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf /tmp/results.tgz . && mv /tmp/results.tgz "$out/results.tgz"
