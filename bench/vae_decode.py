@@ -18,7 +18,9 @@ latent (cuDNN's autotuning, conv3d's compilations: every shape has occurred
 by the fourth chunk) and timed over --repeat
 whole decodes (median); the peak memory PyTorch allocated
 (max_memory_allocated, weights included) and the device memory in use after
-the decode (mem_get_info: PyTorch's cache and conv3d's own buffers too);
+the decode (mem_get_info: PyTorch's cache and conv3d's own buffers too),
+and for ours the high-water mark of the conv3d runtime's own memory pool
+(conv3d.cuda_pool_memory: its temporaries, which PyTorch's peak leaves out);
 each decode's rel_l2 against the float32 one (before the clamp); then the
 per-stage breakdown of a --profile-frames decode: ours from CUDA events
 around each step (convolutions with their fused norm + SiLU prologue and
@@ -52,6 +54,7 @@ os.environ.setdefault("CONV3D_CUDA_DEVICE", str(LOCAL_RANK))
 
 import torch  # noqa: E402
 
+import conv3d  # noqa: E402
 from conv3d.models import wan_vae as W  # noqa: E402
 from conv3d.models._wan_conv3d import StageTimes  # noqa: E402
 
@@ -118,16 +121,29 @@ def timed(fn, repeat, barrier=None):
     return statistics.median(times), out
 
 
+def _pool_high(reset=False):
+    """The conv3d runtime's own pool's high-water mark in GiB (its
+    temporaries: prologue prepasses, split-K workspaces), NaN without one."""
+    try:
+        return conv3d.cuda_pool_memory(reset=reset)["used_high"] / 2**30
+    except conv3d.Conv3dError:
+        return float("nan")
+
+
 def peak(fn):
-    """fn's result and (max_memory_allocated, device memory in use), GiB."""
+    """fn's result and (max_memory_allocated, device memory in use, the
+    conv3d runtime's pool's high-water mark over fn), GiB. The first leaves
+    out the third: the library's temporaries are not PyTorch's."""
     if DEVICE != "cuda":
-        return fn(), (float("nan"), float("nan"))
+        return fn(), (float("nan"), float("nan"), float("nan"))
     sync()
     torch.cuda.reset_peak_memory_stats()
+    _pool_high(reset=True)
     out = fn()
     sync()
     free, total = torch.cuda.mem_get_info()
-    return out, (torch.cuda.max_memory_allocated() / 2**30, (total - free) / 2**30)
+    return out, (torch.cuda.max_memory_allocated() / 2**30, (total - free) / 2**30,
+                 _pool_high())
 
 
 EAGER_GROUPS = (("attention", ("attention", "softmax", "bmm", "baddbmm")),
@@ -230,10 +246,14 @@ def run_single(args):
             seconds, y = timed(lambda: fn(z), args.repeat)
             del y
             empty_cache()
-            y, (alloc, used) = peak(lambda: fn(z))
+            y, (alloc, used, pool) = peak(lambda: fn(z))
             row[name + "_s"] = seconds
             row[name + "_peak_gib"] = alloc
             row[name + "_device_used_gib"] = used
+            if name == "ours":
+                # (The eager side's figure is PyTorch's whole: cuDNN's
+                # workspaces come from its allocator.)
+                row["ours_library_pool_gib"] = pool
             if ref is not None:
                 row[name + "_rel_l2"] = rel(y.cpu(), ref)
             del y
@@ -261,9 +281,16 @@ def run_single(args):
                       row[name + "_peak_gib"],
                       row[name + "_device_used_gib"],
                       "%.2e" % row[name + "_rel_l2"] if ref is not None else "n/a"))
+        if DEVICE == "cuda":
+            print("  ours: the conv3d runtime's own pool (not in PyTorch's peak) peaked at "
+                  "%.2f GiB" % row["ours_library_pool_gib"])
         if "speedup" in row:
-            print("  ours / eager: %.2fx faster, %.2fx the peak memory" % (
-                row["speedup"], row["ours_peak_gib"] / row["eager_peak_gib"]))
+            pool = row["ours_library_pool_gib"]
+            print("  ours / eager: %.2fx faster, %.2fx the peak memory (%.2fx with the "
+                  "library's pool added)" % (
+                      row["speedup"], row["ours_peak_gib"] / row["eager_peak_gib"],
+                      (row["ours_peak_gib"] + (pool if pool == pool else 0.0))
+                      / row["eager_peak_gib"]))
         print("  stages (%d latent frames), ours: %s" % (args.profile_frames,
                                                           show(row["ours_stages_ms"])))
         if "eager_stages_ms" in row:
@@ -305,12 +332,13 @@ def run_distributed(args):
                 ours.decode(z, clamp=False, gather=False)
         seconds, _ = timed(lambda: ours.decode(z, clamp=False, gather=False), args.repeat,
                            barrier)
-        y, (alloc, used) = peak(lambda: ours.decode(z, clamp=False))
+        y, (alloc, used, pool) = peak(lambda: ours.decode(z, clamp=False))
         stages = ours_stages(ours, z[:, :, :args.profile_frames])
         peaks = [None] * size
-        dist.all_gather_object(peaks, (alloc, used))
+        dist.all_gather_object(peaks, (alloc, used, pool))
         row.update(split_s=seconds, peak_gib=[p[0] for p in peaks],
-                   device_used_gib=[p[1] for p in peaks], rank0_stages_ms=stages,
+                   device_used_gib=[p[1] for p in peaks],
+                   library_pool_gib=[p[2] for p in peaks], rank0_stages_ms=stages,
                    rows=ours.rows(z))
         if rank == 0:
             single = W.Conv3dWanDecoder(model, group=False, fold_upsample=args.fold_upsample,
@@ -350,7 +378,9 @@ def run_distributed(args):
                                                ", CUDA graphs" if args.cuda_graphs else ""),
                       seconds,
                       "/".join("%.2f" % p for p in row["peak_gib"]),
-                      "/".join("%.2f" % p for p in row["device_used_gib"]),
+                      "/".join("%.2f" % p for p in row["device_used_gib"])
+                      + "; conv3d's own pool %s GiB" % "/".join(
+                          "%.2f" % p for p in row["library_pool_gib"]),
                       row["rel_l2_vs_one_gpu"],
                       ", vs float32 eager %.2e" % row["rel_l2_vs_fp32_eager"]
                       if "rel_l2_vs_fp32_eager" in row else ""))

@@ -638,6 +638,32 @@ TEST(CudaDriverGpu, MemoryRoundTrip) {
   ASSERT_NO_ERROR(driver.free(managed));
 }
 
+TEST(CudaDriverGpu, PoolMemoryCountsStreamOrderedAllocations) {
+  SKIP_WITHOUT_GPU(driver);
+  auto first = driver.poolMemory(/*resetHigh=*/true);
+  if (!first)
+    GTEST_SKIP() << llvm::toString(first.takeError());
+  constexpr size_t kBytes = size_t(64) << 20;
+  void *stream = unwrap(driver.createStream());
+  void *buffer = unwrap(driver.allocate(kBytes, stream));
+  ASSERT_NE(buffer, nullptr);
+  CudaDriver::PoolMemory during = unwrap(driver.poolMemory());
+  EXPECT_GE(during.used, first->used + kBytes);
+  EXPECT_GE(during.usedHigh, during.used);
+  EXPECT_GE(during.reserved, during.used);
+  ASSERT_NO_ERROR(driver.free(buffer, stream));
+  ASSERT_NO_ERROR(driver.synchronize(stream));
+  // Freed: no longer used, still the high-water mark, still reserved (the
+  // pool keeps what is freed); a reset brings the mark down to the use.
+  CudaDriver::PoolMemory after = unwrap(driver.poolMemory(/*resetHigh=*/true));
+  EXPECT_LT(after.used, during.used);
+  EXPECT_GE(after.usedHigh, during.used);
+  EXPECT_GE(after.reserved, during.used);
+  CudaDriver::PoolMemory reset = unwrap(driver.poolMemory());
+  EXPECT_EQ(reset.usedHigh, reset.used);
+  ASSERT_NO_ERROR(driver.destroyStream(stream));
+}
+
 TEST(CudaDriverGpu, FailedCallNamesCallAndError) {
   SKIP_WITHOUT_GPU(driver);
   auto huge = driver.allocate(size_t(1) << 50);

@@ -197,6 +197,27 @@ extern "C" int conv3d_cuda_device(conv3d_device_info *info, char *error,
   return 0;
 }
 
+extern "C" int conv3d_cuda_pool_memory(conv3d_pool_memory *memory,
+                                       int reset_high, char *error,
+                                       size_t errorSize) {
+  if (!memory) {
+    setError(error, errorSize, "conv3d_cuda_pool_memory: null argument");
+    return 1;
+  }
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  llvm::Expected<CudaDriver::PoolMemory> pool =
+      driver ? driver->poolMemory(reset_high != 0)
+             : llvm::Expected<CudaDriver::PoolMemory>(driver.takeError());
+  if (!pool) {
+    setError(error, errorSize, llvm::toString(pool.takeError()));
+    return 1;
+  }
+  memory->reserved = pool->reserved;
+  memory->used = pool->used;
+  memory->used_high = pool->usedHigh;
+  return 0;
+}
+
 extern "C" conv3d_engine *conv3d_engine_create(void) {
   return new conv3d_engine(CacheOptions::fromEnvironment());
 }

@@ -181,6 +181,9 @@ CUresult cuMemPoolCreate(CUmemoryPool *, const CUmemPoolProps *) {
 CUresult cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute, void *) {
   return fail(CUDA_ERROR_NOT_SUPPORTED, "no memory pools on the emulator");
 }
+CUresult cuMemPoolGetAttribute(CUmemoryPool, CUmemPool_attribute, void *) {
+  return fail(CUDA_ERROR_NOT_SUPPORTED, "no memory pools on the emulator");
+}
 CUresult cuMemFree(CUdeviceptr ptr) { return release(ptr); }
 CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream) { return release(ptr); }
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {

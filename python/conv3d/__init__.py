@@ -34,6 +34,7 @@ from ._capi import library as _library
 
 __all__ = ["Engine", "Conv", "Spec", "Conv3dError", "conv3d", "clear_cache",
            "cached_plans", "library_path", "library_version", "cuda_device",
+           "cuda_pool_memory",
            "CausalConv3dStream", "explain", "__version__"]
 
 # The package's version; libConv3d.so reports its own (library_version()),
@@ -132,6 +133,25 @@ def cuda_device():
     if _library().conv3d_cuda_device(ctypes.byref(info), error, len(error)):
         raise Conv3dError(error.value.decode())
     return info
+
+
+def cuda_pool_memory(reset=False):
+    """What the runtime's own memory pool on its CUDA device holds, in
+    bytes: {"reserved", "used", "used_high"} (used_high: the most in use
+    since the last reset). The pool holds the temporaries of the library's
+    calls (prologue prepasses, split-K and Q-slice workspaces), which
+    PyTorch's allocator never sees: a peak of PyTorch's
+    max_memory_allocated leaves them out. reset=True starts used_high again
+    from the current use, after reading it. Conv3dError naming the reason
+    without a driver or device, or where the runtime has no pool of its own
+    (no memory pools on the device or driver, the PTX emulator)."""
+    memory = _capi.PoolMemory()
+    error = ctypes.create_string_buffer(1024)
+    if _library().conv3d_cuda_pool_memory(ctypes.byref(memory), int(bool(reset)), error,
+                                          len(error)):
+        raise Conv3dError(error.value.decode())
+    return {"reserved": memory.reserved, "used": memory.used,
+            "used_high": memory.used_high}
 
 
 class Conv:

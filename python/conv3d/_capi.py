@@ -15,7 +15,7 @@ import ctypes
 import os
 
 __all__ = ["Conv3dError", "DTYPES", "LAYOUTS", "ACTIVATIONS", "KINDS", "STREAM_LEGACY",
-           "SpecFields", "RunArgs", "FilterExt", "DeviceInfo", "InputExt", "library",
+           "SpecFields", "RunArgs", "FilterExt", "DeviceInfo", "PoolMemory", "InputExt", "library",
            "library_path", "library_candidates", "LIBRARY_NAME", "PACKAGED_LIBRARY_DIR"]
 
 
@@ -79,6 +79,13 @@ class DeviceInfo(ctypes.Structure):
                 ("name", ctypes.c_char * 256)]
 
 
+class PoolMemory(ctypes.Structure):
+    """conv3d_pool_memory."""
+
+    _fields_ = [("reserved", ctypes.c_uint64), ("used", ctypes.c_uint64),
+                ("used_high", ctypes.c_uint64)]
+
+
 class InputExt(ctypes.Structure):
     """conv3d_input_ext."""
 
@@ -101,6 +108,7 @@ _err = [_str, _size]  # (char *error, size_t error_size), last in most functions
 _PROTOTYPES = {
     "conv3d_version": (_str, []),
     "conv3d_cuda_device": (_int, [ctypes.POINTER(DeviceInfo)] + _err),
+    "conv3d_cuda_pool_memory": (_int, [ctypes.POINTER(PoolMemory), ctypes.c_int] + _err),
     "conv3d_engine_create": (_p, []),
     "conv3d_engine_create_with_cache": (_p, [_str]),
     "conv3d_engine_destroy": (None, [_p]),

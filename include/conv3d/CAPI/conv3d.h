@@ -63,6 +63,23 @@ typedef struct conv3d_device_info {
 int conv3d_cuda_device(conv3d_device_info *info, char *error,
                        size_t error_size);
 
+/* The runtime's own stream-ordered memory pool on that device, which holds
+ * the temporaries of its calls (prologue prepasses, split-K and Q-slice
+ * workspaces) and keeps what they free; allocators of the caller's (such as
+ * PyTorch's) never see them. Bytes. */
+typedef struct conv3d_pool_memory {
+  uint64_t reserved;  /* mapped by the pool */
+  uint64_t used;      /* in allocations now */
+  uint64_t used_high; /* the most in allocations since the last reset */
+} conv3d_pool_memory;
+
+/* Fills `memory`; with `reset_high` non-zero, used_high then starts again
+ * from the current use. Non-zero with the reason in `error` without a usable
+ * driver or device, or where the runtime has no pool of its own (a device
+ * or driver without memory pools, the PTX emulator). */
+int conv3d_cuda_pool_memory(conv3d_pool_memory *memory, int reset_high,
+                            char *error, size_t error_size);
+
 typedef struct conv3d_engine conv3d_engine;
 typedef struct conv3d_conv conv3d_conv;
 

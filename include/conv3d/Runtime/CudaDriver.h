@@ -215,6 +215,18 @@ public:
   /// Managed memory, accessible from host and device.
   llvm::Expected<void *> allocateManaged(size_t bytes);
   llvm::Error free(void *ptr, void *stream = nullptr);
+  /// What the runtime's own memory pool holds (the temporaries of its
+  /// calls: prologue prepasses, split-K and Q-slice workspaces; PyTorch's
+  /// allocator never sees them), in bytes.
+  struct PoolMemory {
+    uint64_t reserved = 0; ///< mapped by the pool, which keeps what is freed
+    uint64_t used = 0;     ///< in allocations now
+    uint64_t usedHigh = 0; ///< the most in allocations since the last reset
+  };
+  /// The pool's memory; with resetHigh, usedHigh starts again from `used`
+  /// after being read. An error where the runtime has no pool of its own
+  /// (a device or driver without memory pools, the emulator).
+  llvm::Expected<PoolMemory> poolMemory(bool resetHigh = false);
   llvm::Error copyToDevice(void *dst, const void *src, size_t bytes,
                            void *stream = nullptr);
   llvm::Error copyToHost(void *dst, const void *src, size_t bytes,

@@ -64,6 +64,7 @@
   X(cuMemAllocFromPoolAsync)                                                   \
   X(cuMemPoolCreate)                                                           \
   X(cuMemPoolSetAttribute)                                                     \
+  X(cuMemPoolGetAttribute)                                                     \
   X(cuMemFree)                                                                 \
   X(cuMemFreeAsync)                                                            \
   X(cuMemcpy)                                                                  \

@@ -90,6 +90,38 @@ Expected<void *> CudaDriver::allocate(size_t bytes, void *stream) {
   });
 }
 
+Expected<CudaDriver::PoolMemory> CudaDriver::poolMemory(bool resetHigh) {
+  return withContext(*impl, [&](const DriverApi &api) -> Expected<PoolMemory> {
+    if (!impl->pool)
+      return llvm::createStringError(
+          "the CUDA runtime allocates without a memory pool of its own on "
+          "this device (%s): there is no pool to report",
+          impl->memoryPools ? "creating one failed" : "no memory pools");
+    if (!api.cuMemPoolGetAttribute)
+      return llvm::createStringError(
+          "the CUDA driver has no cuMemPoolGetAttribute");
+    PoolMemory memory;
+    for (auto [attribute, field] :
+         {std::pair{CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &memory.reserved},
+          std::pair{CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &memory.used},
+          std::pair{CU_MEMPOOL_ATTR_USED_MEM_HIGH, &memory.usedHigh}}) {
+      cuuint64_t value = 0;
+      if (Error err =
+              CONV3D_CU(cuMemPoolGetAttribute, impl->pool, attribute, &value))
+        return std::move(err);
+      *field = value;
+    }
+    if (resetHigh) {
+      // The driver takes only zero, and then reports the current use.
+      cuuint64_t zero = 0;
+      if (Error err = CONV3D_CU(cuMemPoolSetAttribute, impl->pool,
+                                CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero))
+        return std::move(err);
+    }
+    return memory;
+  });
+}
+
 Expected<void *> CudaDriver::allocateManaged(size_t bytes) {
   if (bytes == 0)
     return nullptr;
