@@ -84,6 +84,16 @@ def _two_frames(v):
     return v.reshape(n, t, h, w, 2, c2 // 2).permute(0, 1, 4, 2, 3, 5)
 
 
+def _apply(layer, x, caches, key, residual, kwargs):
+    """layer(x), with the cache protocol under caches[key] (key None: not
+    causal in time, no cache)."""
+    if key is None:
+        return layer(x, residual=residual, **kwargs)
+    y, caches[key] = layer(x, caches.get(key), residual=residual, return_cache=True,
+                           **kwargs)
+    return y
+
+
 def _no_timer(stage):
     return contextlib.nullcontext()
 
@@ -274,12 +284,8 @@ class Conv3dWanDecoder:
             method = self._halo_conv if self.split_halo == "copy" else self._halo_correct
             return method(conv, x, caches, causal, residual, kwargs)
         with self.timer("convolutions"):
-            layer = self._layer(conv)
-            if not causal:
-                return layer(x, residual=residual, **kwargs)
-            y, caches[id(conv)] = layer(x, caches.get(id(conv)), residual=residual,
-                                        return_cache=True, **kwargs)
-            return y
+            return _apply(self._layer(conv), x, caches, id(conv) if causal else None,
+                          residual, kwargs)
 
     def _halo_conv(self, conv, x, caches, causal, residual, kwargs):
         """conv of x's rows on a rank of the split: x copied into a tensor
@@ -302,11 +308,8 @@ class Conv3dWanDecoder:
         with self.timer("convolutions"):
             padded[:, :, :, :1] = above
             padded[:, :, :, h + 1:] = below
-            if not causal:
-                return layer(padded, residual=residual, **kwargs)
-            y, caches[id(conv)] = layer(padded, caches.get(id(conv)), residual=residual,
-                                        return_cache=True, **kwargs)
-            return y
+            return _apply(layer, padded, caches, id(conv) if causal else None, residual,
+                          kwargs)
 
     def _halo_correct(self, conv, x, caches, causal, residual, kwargs):
         """conv of x's rows on a rank of the split, split_halo="correct":
@@ -321,11 +324,7 @@ class Conv3dWanDecoder:
         with self.timer("communication"):
             wait = self._split.exchange(x)
         with self.timer("convolutions"):
-            if causal:
-                y, caches[id(conv)] = layer(x, caches.get(id(conv)), residual=residual,
-                                            return_cache=True, **kwargs)
-            else:
-                y = layer(x, residual=residual, **kwargs)
+            y = _apply(layer, x, caches, id(conv) if causal else None, residual, kwargs)
         with self.timer("communication"):
             above, below = wait()
         with self.timer("convolutions"):
@@ -337,14 +336,9 @@ class Conv3dWanDecoder:
                                              self._split.rank < self._split.size - 1)):
                 if not present:
                     continue
-                part_layer = self._layer(conv, row=row)
-                if causal:
-                    key = (id(conv), row)
-                    part, caches[key] = part_layer(rows, caches.get(key), return_cache=True,
-                                                   **kwargs)
-                else:
-                    part = part_layer(rows, **kwargs)
-                y[:, :, :, out:out + 1] += part
+                y[:, :, :, out:out + 1] += _apply(self._layer(conv, row=row), rows, caches,
+                                                  (id(conv), row) if causal else None, None,
+                                                  kwargs)
             return y
 
     # -- blocks ------------------------------------------------------------------
