@@ -42,6 +42,7 @@ Set CONV3D_CUDA_DEVICE per rank: this script sets it from LOCAL_RANK.
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -289,7 +290,7 @@ def run_single(args):
             print("  ours / eager: %.2fx faster, %.2fx the peak memory (%.2fx with the "
                   "library's pool added)" % (
                       row["speedup"], row["ours_peak_gib"] / row["eager_peak_gib"],
-                      (row["ours_peak_gib"] + (pool if pool == pool else 0.0))
+                      (row["ours_peak_gib"] + (0.0 if math.isnan(pool) else pool))
                       / row["eager_peak_gib"]))
         print("  stages (%d latent frames), ours: %s" % (args.profile_frames,
                                                           show(row["ours_stages_ms"])))
