@@ -664,6 +664,37 @@ TEST(CudaDriverGpu, PoolMemoryCountsStreamOrderedAllocations) {
   ASSERT_NO_ERROR(driver.destroyStream(stream));
 }
 
+TEST(CudaDriverGpu, CopyWithoutStreamIsCompleteForOtherStreams) {
+  // A copy from pageable memory without a stream may return before its DMA
+  // lands; the runtime's streams are non-blocking, so work on them could
+  // read the old contents. The copy must be complete on return. Repeated,
+  // with a large buffer, so the DMA's tail is still in flight without the
+  // wait.
+  SKIP_WITHOUT_GPU(driver);
+  constexpr size_t kWords = size_t(64) << 20; // 256 MiB of uint32_t
+  std::vector<uint32_t> host(kWords);
+  std::vector<uint32_t> back(kWords);
+  void *stream = unwrap(driver.createStream());
+  void *source = unwrap(driver.allocate(kWords * 4));
+  void *copy = unwrap(driver.allocate(kWords * 4));
+  for (uint32_t round = 1; round <= 4; ++round) {
+    for (size_t i = 0; i < kWords; ++i)
+      host[i] = uint32_t(i) * 2654435761u + round;
+    ASSERT_NO_ERROR(driver.memsetD32(source, 0, kWords));
+    ASSERT_NO_ERROR(driver.copyToDevice(source, host.data(), kWords * 4));
+    ASSERT_NO_ERROR(driver.copy(copy, source, kWords * 4, stream));
+    ASSERT_NO_ERROR(driver.copyToHost(back.data(), copy, kWords * 4, stream));
+    ASSERT_NO_ERROR(driver.synchronize(stream));
+    size_t mismatches = 0;
+    for (size_t i = 0; i < kWords; ++i)
+      mismatches += back[i] != host[i];
+    ASSERT_EQ(mismatches, 0u) << "round " << round;
+  }
+  ASSERT_NO_ERROR(driver.free(copy));
+  ASSERT_NO_ERROR(driver.free(source));
+  ASSERT_NO_ERROR(driver.destroyStream(stream));
+}
+
 TEST(CudaDriverGpu, FailedCallNamesCallAndError) {
   SKIP_WITHOUT_GPU(driver);
   auto huge = driver.allocate(size_t(1) << 50);

@@ -2,8 +2,8 @@
 //
 // Device memory, copies and fills, page-locked host memory, streams and
 // events. Given a stream, a call uses the stream-ordered (...Async) form of
-// the driver function; without one, the synchronous form, so a caller that
-// passes no stream keeps the null stream's synchronous semantics.
+// the driver function; without one, the synchronous form followed by a wait
+// for the null stream (see `completed`), so the work is done on return.
 //
 // Stream-ordered allocations come from the runtime's own memory pool, which
 // keeps what is freed: repeated calls then reuse their temporaries instead
@@ -19,6 +19,19 @@ using llvm::Error;
 using llvm::Expected;
 
 namespace {
+
+/// The driver's "synchronous" copies and fills are synchronous only with the
+/// null stream: a copy from pageable host memory may return before its DMA
+/// lands, and device-to-device copies and fills do not wait at all. The
+/// runtime's streams are non-blocking, so nothing orders their work after
+/// such a call; an H200 ran kernels that read an output's initial contents
+/// before they arrived. Waiting for the null stream makes a call without a
+/// stream complete on return.
+Error completed(const DriverApi &api, Error issued) {
+  if (issued)
+    return issued;
+  return CONV3D_CU(cuStreamSynchronize, static_cast<CUstream>(nullptr));
+}
 
 /// Drops the error if it is a CudaError with result `tolerated`.
 Error tolerate(Error error, CUresult tolerated) {
@@ -158,7 +171,7 @@ Error CudaDriver::copyToDevice(void *dst, const void *src, size_t bytes,
     if (stream)
       return CONV3D_CU(cuMemcpyHtoDAsync, toDevice(dst), src, bytes,
                        static_cast<CUstream>(stream));
-    return CONV3D_CU(cuMemcpyHtoD, toDevice(dst), src, bytes);
+    return completed(api, CONV3D_CU(cuMemcpyHtoD, toDevice(dst), src, bytes));
   });
 }
 
@@ -170,7 +183,7 @@ Error CudaDriver::copyToHost(void *dst, const void *src, size_t bytes,
     if (stream)
       return CONV3D_CU(cuMemcpyDtoHAsync, dst, toDevice(src), bytes,
                        static_cast<CUstream>(stream));
-    return CONV3D_CU(cuMemcpyDtoH, dst, toDevice(src), bytes);
+    return completed(api, CONV3D_CU(cuMemcpyDtoH, dst, toDevice(src), bytes));
   });
 }
 
@@ -181,7 +194,7 @@ Error CudaDriver::copy(void *dst, const void *src, size_t bytes, void *stream) {
     if (stream)
       return CONV3D_CU(cuMemcpyAsync, toDevice(dst), toDevice(src), bytes,
                        static_cast<CUstream>(stream));
-    return CONV3D_CU(cuMemcpy, toDevice(dst), toDevice(src), bytes);
+    return completed(api, CONV3D_CU(cuMemcpy, toDevice(dst), toDevice(src), bytes));
   });
 }
 
@@ -193,7 +206,7 @@ Error CudaDriver::memsetD8(void *dst, uint8_t value, size_t count,
     if (stream)
       return CONV3D_CU(cuMemsetD8Async, toDevice(dst), (unsigned char)value,
                        count, static_cast<CUstream>(stream));
-    return CONV3D_CU(cuMemsetD8, toDevice(dst), (unsigned char)value, count);
+    return completed(api, CONV3D_CU(cuMemsetD8, toDevice(dst), (unsigned char)value, count));
   });
 }
 
@@ -205,7 +218,7 @@ Error CudaDriver::memsetD16(void *dst, uint16_t value, size_t count,
     if (stream)
       return CONV3D_CU(cuMemsetD16Async, toDevice(dst), (unsigned short)value,
                        count, static_cast<CUstream>(stream));
-    return CONV3D_CU(cuMemsetD16, toDevice(dst), (unsigned short)value, count);
+    return completed(api, CONV3D_CU(cuMemsetD16, toDevice(dst), (unsigned short)value, count));
   });
 }
 
@@ -217,7 +230,7 @@ Error CudaDriver::memsetD32(void *dst, uint32_t value, size_t count,
     if (stream)
       return CONV3D_CU(cuMemsetD32Async, toDevice(dst), (unsigned)value, count,
                        static_cast<CUstream>(stream));
-    return CONV3D_CU(cuMemsetD32, toDevice(dst), (unsigned)value, count);
+    return completed(api, CONV3D_CU(cuMemsetD32, toDevice(dst), (unsigned)value, count));
   });
 }
 
