@@ -194,7 +194,8 @@ Error CudaDriver::copy(void *dst, const void *src, size_t bytes, void *stream) {
     if (stream)
       return CONV3D_CU(cuMemcpyAsync, toDevice(dst), toDevice(src), bytes,
                        static_cast<CUstream>(stream));
-    return completed(api, CONV3D_CU(cuMemcpy, toDevice(dst), toDevice(src), bytes));
+    return completed(api,
+                     CONV3D_CU(cuMemcpy, toDevice(dst), toDevice(src), bytes));
   });
 }
 
@@ -206,7 +207,8 @@ Error CudaDriver::memsetD8(void *dst, uint8_t value, size_t count,
     if (stream)
       return CONV3D_CU(cuMemsetD8Async, toDevice(dst), (unsigned char)value,
                        count, static_cast<CUstream>(stream));
-    return completed(api, CONV3D_CU(cuMemsetD8, toDevice(dst), (unsigned char)value, count));
+    return completed(
+        api, CONV3D_CU(cuMemsetD8, toDevice(dst), (unsigned char)value, count));
   });
 }
 
@@ -218,7 +220,8 @@ Error CudaDriver::memsetD16(void *dst, uint16_t value, size_t count,
     if (stream)
       return CONV3D_CU(cuMemsetD16Async, toDevice(dst), (unsigned short)value,
                        count, static_cast<CUstream>(stream));
-    return completed(api, CONV3D_CU(cuMemsetD16, toDevice(dst), (unsigned short)value, count));
+    return completed(api, CONV3D_CU(cuMemsetD16, toDevice(dst),
+                                    (unsigned short)value, count));
   });
 }
 
@@ -230,7 +233,8 @@ Error CudaDriver::memsetD32(void *dst, uint32_t value, size_t count,
     if (stream)
       return CONV3D_CU(cuMemsetD32Async, toDevice(dst), (unsigned)value, count,
                        static_cast<CUstream>(stream));
-    return completed(api, CONV3D_CU(cuMemsetD32, toDevice(dst), (unsigned)value, count));
+    return completed(
+        api, CONV3D_CU(cuMemsetD32, toDevice(dst), (unsigned)value, count));
   });
 }
 
