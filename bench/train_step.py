@@ -290,7 +290,8 @@ def classify(items, device):
     """{class: microseconds}, {class: {name: [microseconds, count]}}, the
     number of unlinked kernels, and {class: {"name < op < op < op":
     [microseconds, count]}} (the three innermost ops that launched each
-    kernel: where a class's time comes from)."""
+    kernel and the innermost op outside aten above them: where a class's
+    time comes from)."""
     totals = dict.fromkeys(CLASSES, 0.0)
     names = {c: {} for c in CLASSES}
     by_op = {c: {} for c in CLASSES}
@@ -299,7 +300,11 @@ def classify(items, device):
         cls = classify_item(name, stack, device)
         totals[cls] += us
         # (A CPU op's stack starts with the op itself.)
-        ops = stack[1:4] if stack and stack[0] == name else stack[:3]
+        ops = stack[1:] if stack and stack[0] == name else stack
+        # The three innermost ops, then the innermost one outside aten (the
+        # conv3d op, autograd node or module that the aten ops serve).
+        outer = next((op for op in ops[3:] if not op.startswith("aten::")), None)
+        ops = ops[:3] + (["... " + outer] if outer else [])
         for table, key in ((names, name), (by_op, " < ".join([name[:40]] + ops))):
             entry = table[cls].setdefault(key, [0.0, 0])
             entry[0] += us

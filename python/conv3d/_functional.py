@@ -56,9 +56,11 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
 
     Memory layouts: channels_last_3d operands (NDHWC in memory; FQRSC for
     the weight) are used in place. NCDHW-contiguous input (and residual,
-    weight) are copied into channels_last first and the output is copied
-    back to NCDHW, as PyTorch's output follows the input's memory format:
-    each copy is one read and one write of the tensor (PyTorch weights and
+    weight) are copied into channels_last first; the output is copied back
+    to NCDHW unless the weight is channels_last_3d (PyTorch's rule for its
+    cuDNN convolutions: a channels-last input or weight gives a
+    channels-last output): each copy is one read and one write of the
+    tensor (PyTorch weights and
     biases are converted once and reused until modified). out=: a
     channels_last array of the output's shape and dtype to write into.
 

@@ -311,7 +311,14 @@ def _make_plan(x, w, b, res, out, stride, padding, dilation, groups, activation,
                             % (_dtype_text(res.dtype), _dtype_text(x.dtype)))
         plan.residual_step = _rank5_layout(res, "residual") == "contiguous"
 
-    plan.output_back = plan.input_step
+    # The result's layout follows PyTorch's rule for its cuDNN convolutions:
+    # channels_last_3d when the input or the weight is. An NCDHW input with
+    # a channels_last_3d weight (every conv3d.torch module's) gives a
+    # channels-last result, with no copy back (a U-Net step copied 28
+    # outputs back, for the next layer's norm to make its own copy).
+    weight_channels_last = (filter_layout == "fqrsc" and not plan.weight_step
+                            and not _arrays.is_dense(w.shape, w.strides, _CONTIGUOUS))
+    plan.output_back = plan.input_step and not weight_channels_last
     if out is not None:
         if out.shape != plan.output_shape:
             raise ValueError("out must have the output's shape %s, got %s"

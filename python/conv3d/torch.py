@@ -168,8 +168,12 @@ else:
         spatial = [_output_size(input.shape[2 + i], window[i], stride[i], dilation[i],
                                 pads[2 * i], pads[2 * i + 1]) for i in range(3)]
         shape = (input.shape[0], weight.shape[0], *spatial)
-        # The output follows the input's memory format, as in conv3d.conv3d.
-        channels_last = input.is_contiguous(memory_format=_torch.channels_last_3d)
+        # channels_last_3d when the input or the weight is, as in
+        # conv3d.conv3d (PyTorch's rule for cuDNN); a weight that is both
+        # (one input channel) counts as NCDHW.
+        channels_last = (input.is_contiguous(memory_format=_torch.channels_last_3d)
+                         or (weight.is_contiguous(memory_format=_torch.channels_last_3d)
+                             and not weight.is_contiguous()))
         return _torch.empty(shape, dtype=input.dtype, device=input.device,
                             memory_format=_torch.channels_last_3d if channels_last
                             else _torch.contiguous_format)

@@ -55,7 +55,14 @@ print("a NumPy weight with a tensor input:", type(mixed).__name__,
 xc = torch.Tensor(np.ascontiguousarray(x.a))
 for _ in range(2):
     y = conv3d.conv3d(xc, w, b, 1, 1)
+# A channels_last_3d weight makes the output channels-last (PyTorch's rule
+# for cuDNN); with an NCDHW weight too, the output is copied back to NCDHW.
 print("NCDHW input (layout step), hit:", np.array_equal(y.a, ref),
+      y.stride() == (300, 1, 100, 20, 4))
+xcw = torch.Tensor(np.ascontiguousarray(w.a))
+for _ in range(2):
+    y = conv3d.conv3d(xc, xcw, b, 1, 1)
+print("NCDHW input and weight, hit:", np.array_equal(y.a, ref),
       y.stride() == (300, 75, 25, 5, 1))
 # A contiguous (FCQRS) weight and a float16 bias: converted once, reused by
 # hits, which then launch directly.
