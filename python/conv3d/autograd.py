@@ -219,7 +219,7 @@ def pytorch_conv3d_weight(input, weight_size, grad_output, stride=1, padding=0,
     runs where the library's wgrad is slower. Symmetric padding is passed
     to PyTorch rather than materialized (an explicit pad copies the whole
     activation: 4 ms of a U-Net training step's conv glue on the H100), and
-    both operands are read channels-last."""
+    both operands are read in one memory format (the input's)."""
     pads = _six(padding)
     stride = _triple(stride, "stride", 1)
     dilation = _triple(dilation, "dilation", 1)
@@ -229,18 +229,22 @@ def pytorch_conv3d_weight(input, weight_size, grad_output, stride=1, padding=0,
         input = torch.nn.functional.pad(
             input, (pads[4], pads[5], pads[2], pads[3], pads[0], pads[1]))
         lows = [0, 0, 0]
-    # Channels-last, as PyTorch's convolution_backward reads both operands
-    # for a channels_last_3d weight (every conv3d.torch module's): given
-    # NCDHW operands, cuDNN transposes them itself (a U-Net step on an H200
-    # ran 46 cuDNN NCHW-to-NHWC kernels, 3.8 ms, when this followed the
-    # input's NCDHW layout).
-    layout = torch.channels_last_3d
+    # Channels-last unless the input is NCDHW only (a 1-channel input is
+    # both: its channels-last "copy" is itself).
+    layout = (torch.contiguous_format
+              if input.is_contiguous()
+              and not input.is_contiguous(memory_format=torch.channels_last_3d)
+              else torch.channels_last_3d)
     input = input.contiguous(memory_format=layout)
     grad_output = grad_output.contiguous(memory_format=layout)
     # convolution_backward rather than torch.nn.grad.conv3d_weight: that
     # one describes the weight by a stride-0 expand, which leaves cuDNN no
     # channels-last weight to write; an empty weight in the operands'
-    # layout (never read) gives it one.
+    # layout (never read) gives it one. An NCDHW input stays NCDHW: cuDNN
+    # then transposes the operands itself (46 NCHW-to-NHWC kernels, 3.8 ms,
+    # in a U-Net step on an H200), which costs less than PyTorch's copies
+    # into channels_last_3d (50 copies, 7.9 ms, in the same step when this
+    # read both operands channels-last as PyTorch's own backward does).
     weight = torch.empty(list(weight_size), dtype=input.dtype, device=input.device,
                          memory_format=layout)
     _, grad_weight, _ = torch.ops.aten.convolution_backward(
