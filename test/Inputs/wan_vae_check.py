@@ -239,11 +239,14 @@ def _worker(rank, size, port, queue):
                             world_size=size)
     from conv3d.models._chunk_graphs import ChunkGraphs
     m = randomize(W.WanVAEDecoder(**SMALL), 5).eval()
-    d = W.Conv3dWanDecoder(m, target="cpu")
-    folded = W.Conv3dWanDecoder(m, target="cpu", fold_upsample=True)
-    corrected = W.Conv3dWanDecoder(m, target="cpu", split_halo="correct")
+    # The split bit for bit one process's: split_halo="copy"; "correct",
+    # the default, within rounding.
+    d = W.Conv3dWanDecoder(m, target="cpu", split_halo="copy")
+    folded = W.Conv3dWanDecoder(m, target="cpu", fold_upsample=True, split_halo="copy")
+    corrected = W.Conv3dWanDecoder(m, target="cpu")
+    folded_corrected = W.Conv3dWanDecoder(m, target="cpu", fold_upsample=True)
     # Graphs (emulated) on every rank: the steps' exchanges pair up.
-    graphed = W.Conv3dWanDecoder(m, target="cpu", cuda_graphs=True)
+    graphed = W.Conv3dWanDecoder(m, target="cpu", cuda_graphs=True, split_halo="copy")
     emulated = EmulatedGraphs()
     graphed._graphs = emulated.owner = ChunkGraphs(emulated)
     out = {}
@@ -256,7 +259,8 @@ def _worker(rank, size, port, queue):
         y5 = d.decode(z5, clamp=False)
         graphs_equal = all(torch.equal(graphed.decode(z5, clamp=False), y5) for _ in range(3))
         out[h] = (y.numpy(), d.rows(z), folded.decode(z, clamp=False).numpy(), graphs_equal,
-                  corrected.decode(z, clamp=False).numpy())
+                  corrected.decode(z, clamp=False).numpy(),
+                  folded_corrected.decode(z, clamp=False).numpy())
     try:
         d.decode(torch.randn(1, 4, 2, 3, 6))
     except ValueError as e:
@@ -295,7 +299,7 @@ def distributed():
         p.join()
     for h in (5, 8):
         for r in range(2):
-            y, rows, yf, graphs_equal, yc = results[r][h]
+            y, rows, yf, graphs_equal, yc, yfc = results[r][h]
             y, yf = torch.from_numpy(y), torch.from_numpy(yf)
             print("H=%d rank %d rows %s: equal to one process %s, rel_l2 vs float64 %s" % (
                 h, r, rows, torch.equal(y, one[h][0]),
@@ -315,6 +319,13 @@ def distributed():
                   "within 2x of the one-process decode's %s (%.1e, %.1e)"
                   % (h, r, "OK" if rel(yc, one[h][0]) < 1e-5 else "BAD %.2e" % rel(yc, one[h][0]),
                      "OK" if e <= 2 * e_one + 1e-7 else "BAD", e, e_one))
+            yfc = torch.from_numpy(results[r][h][5])
+            e = rel(yfc, one[h][1])
+            print("H=%d rank %d split_halo='correct' with fold_upsample: rel_l2 vs one "
+                  "process %s, vs float64 within 2x of the one-process decode's %s"
+                  % (h, r, "OK" if rel(yfc, one[h][2]) < 1e-5
+                     else "BAD %.2e" % rel(yfc, one[h][2]),
+                     "OK" if e <= 2 * e_one + 1e-7 else "BAD"))
     for h in (5, 8):
         print("H=%d emulated graphs on both ranks: equal to the split without graphs %s"
               % (h, all(results[r][h][3] for r in range(2))))

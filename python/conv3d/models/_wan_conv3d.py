@@ -173,15 +173,17 @@ class Conv3dWanDecoder:
     until refresh(). Ignored on the CPU and when decode is given a timer.
     With the height split the graphs hold NCCL work: refresh() before
     torch.distributed.destroy_process_group(). split_halo, how a rank's
-    3-row convolutions get the neighbours' rows: "copy" (x copied into a
-    tensor with a halo row on each side while they travel, one convolution
-    over it; measured on 4 H200s) or "correct" (the convolution with zero
-    padding while they travel, then the filter's outer row over each
-    neighbour's row added to the boundary row: no copy of x, one more
-    rounding of two rows; not yet timed on a GPU)."""
+    3-row convolutions get the neighbours' rows: "correct", the default
+    (the convolution with zero padding while they travel, then the
+    filter's outer row over each neighbour's row added to the boundary
+    row: no copy of x, one more rounding of two rows), or "copy" (x copied
+    into a tensor with a halo row on each side while they travel, one
+    convolution over it: on the CPU target bit for bit the one-process
+    decode). On 2 and 4 H200s, 720p, "correct" decoded 6-10% faster
+    (bench/RESULTS.md)."""
 
     def __init__(self, model, target="auto", group=None, fold_upsample=False,
-                 cuda_graphs=False, split_halo="copy"):
+                 cuda_graphs=False, split_halo="correct"):
         if not isinstance(model, W.WanVAEDecoder):
             raise TypeError("Conv3dWanDecoder takes a WanVAEDecoder, got %s"
                             % type(model).__name__)
