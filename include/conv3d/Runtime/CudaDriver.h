@@ -227,6 +227,9 @@ public:
   /// after being read. An error where the runtime has no pool of its own
   /// (a device or driver without memory pools, the emulator).
   llvm::Expected<PoolMemory> poolMemory(bool resetHigh = false);
+  /// Copies and fills: with a stream, enqueued on it; without one,
+  /// complete on return, so that work on any stream (the runtime's are
+  /// non-blocking) sees the result.
   llvm::Error copyToDevice(void *dst, const void *src, size_t bytes,
                            void *stream = nullptr);
   llvm::Error copyToHost(void *dst, const void *src, size_t bytes,
