@@ -7,7 +7,11 @@
 #          71, sm90 seed 41; a synchronous upload racing the runtime's
 #          non-blocking stream), three times each, then every GPU execution
 #          lit test;
-#   lit    every GPU execution lit test alone.
+#   lit    every GPU execution lit test alone;
+#   unet   the U-Net training step with the output layout rule of f450770
+#          alone (its weight-gradient change reverted), ten kernels per
+#          class and by op: where the "other" kernels that grew by 7 ms
+#          with both changes come from (issue 22).
 set -u
 phase="${1:-}"
 JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
@@ -34,6 +38,12 @@ case "$phase" in
       bash scripts/gpu/run.sh lit > "$out/lit-all.log" 2>&1 || echo "lit rc=$?"
     grep -E "^(FAIL|  Passed|  Failed|  Unsup)" "$out/lit.log" | tail -30
     elapsed lit ;;
-  *) echo "usage: round8.sh check|lit" >&2; exit 2 ;;
+  unet)
+    timeout -s ABRT "$(left 300)" python3 -X faulthandler -u bench/train_step.py --models unet \
+      --reps 3 --warmup 1 --profile-reps 1 --top 10 --json "$out/train_step-unet.json" \
+      > "$out/train_step-unet.log" 2>&1 || echo "unet rc=$?"
+    grep -E "CHECK|speed|step |by op|\[other\]|\[conv glue\]" "$out/train_step-unet.log" | cut -c1-2500
+    elapsed unet ;;
+  *) echo "usage: round8.sh check|lit|unet" >&2; exit 2 ;;
 esac
 tar -C "$out" -czf /tmp/results.tgz . && mv /tmp/results.tgz "$out/results.tgz"
