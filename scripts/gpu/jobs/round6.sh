@@ -18,7 +18,7 @@ JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
 case "$phase" in
   lit)
     bash scripts/gpu/run.sh info > "$out/info.log" 2>&1
-    timeout "$(left 60)" "$carry/unittests/Conv3dUnitTests" --gtest_brief=1 > "$out/unit.log" 2>&1 \
+    timeout "$(left 150)" "$carry/unittests/Conv3dUnitTests" --gtest_brief=1 > "$out/unit.log" 2>&1 \
       || echo "unit rc=$?"
     LIT_FILTER='GPU/.*(-run|cupy|host-overhead)' OUT="$out" timeout "$(left 230)" \
       bash scripts/gpu/run.sh lit > "$out/lit-all.log" 2>&1 || echo "lit rc=$?"
