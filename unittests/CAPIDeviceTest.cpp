@@ -29,7 +29,7 @@ TEST(CAPIDevice, PoolMemoryFailsAsTheDeviceDoesOrReportsItself) {
   conv3d_device_info info;
   char deviceError[1024] = "";
   int noDevice = conv3d_cuda_device(&info, deviceError, sizeof(deviceError));
-  conv3d_pool_memory memory = {~0ull, ~0ull, ~0ull};
+  conv3d_pool_memory memory = {~0ull, ~0ull, ~0ull, ~0ull, ~0ull, -1};
   char error[1024] = "";
   int failed = conv3d_cuda_pool_memory(&memory, 0, error, sizeof(error));
   if (noDevice) {
@@ -48,12 +48,17 @@ TEST(CAPIDevice, PoolMemoryFailsAsTheDeviceDoesOrReportsItself) {
   }
   EXPECT_GE(memory.used_high, memory.used);
   EXPECT_GE(memory.reserved, memory.used);
+  EXPECT_TRUE(memory.graph_reported == 0 || memory.graph_reported == 1);
+  if (memory.graph_reported)
+    EXPECT_GE(memory.graph_used_high, memory.graph_used);
   ASSERT_EQ(conv3d_cuda_pool_memory(&memory, 1, error, sizeof(error)), 0)
       << error;
   conv3d_pool_memory reset;
   ASSERT_EQ(conv3d_cuda_pool_memory(&reset, 0, error, sizeof(error)), 0)
       << error;
   EXPECT_EQ(reset.used_high, reset.used);
+  if (reset.graph_reported)
+    EXPECT_EQ(reset.graph_used_high, reset.graph_used);
 }
 
 } // namespace

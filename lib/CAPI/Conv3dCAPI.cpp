@@ -215,6 +215,9 @@ extern "C" int conv3d_cuda_pool_memory(conv3d_pool_memory *memory,
   memory->reserved = pool->reserved;
   memory->used = pool->used;
   memory->used_high = pool->usedHigh;
+  memory->graph_used = pool->graphUsed;
+  memory->graph_used_high = pool->graphUsedHigh;
+  memory->graph_reported = pool->graphReported ? 1 : 0;
   return 0;
 }
 

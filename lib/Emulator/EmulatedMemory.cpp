@@ -184,6 +184,12 @@ CUresult cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute, void *) {
 CUresult cuMemPoolGetAttribute(CUmemoryPool, CUmemPool_attribute, void *) {
   return fail(CUDA_ERROR_NOT_SUPPORTED, "no memory pools on the emulator");
 }
+CUresult cuDeviceGetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void *) {
+  return fail(CUDA_ERROR_NOT_SUPPORTED, "no CUDA graphs on the emulator");
+}
+CUresult cuDeviceSetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void *) {
+  return fail(CUDA_ERROR_NOT_SUPPORTED, "no CUDA graphs on the emulator");
+}
 CUresult cuMemFree(CUdeviceptr ptr) { return release(ptr); }
 CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream) { return release(ptr); }
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {

@@ -138,11 +138,15 @@ def cuda_device():
 def cuda_pool_memory(reset=False):
     """What the runtime's own memory pool on its CUDA device holds, in
     bytes: {"reserved", "used", "used_high"} (used_high: the most in use
-    since the last reset). The pool holds the temporaries of the library's
-    calls (prologue prepasses, split-K and Q-slice workspaces), which
-    PyTorch's allocator never sees: a peak of PyTorch's
-    max_memory_allocated leaves them out. reset=True starts used_high again
-    from the current use, after reading it. Conv3dError naming the reason
+    since the last reset), and the device's CUDA graph memory,
+    {"graph_used", "graph_used_high"} (None where the driver does not report
+    it). The pool holds the temporaries of the library's calls (prologue
+    prepasses, split-K and Q-slice workspaces), which PyTorch's allocator
+    never sees: a peak of PyTorch's max_memory_allocated leaves them out.
+    Inside captured CUDA graphs those temporaries are graph memory (the
+    memory nodes of every graph on the device), which the pool does not
+    count. reset=True starts both high-water marks again from the current
+    use, after reading them. Conv3dError naming the reason
     without a driver or device, or where the runtime has no pool of its own
     (no memory pools on the device or driver, the PTX emulator)."""
     memory = _capi.PoolMemory()
@@ -150,8 +154,11 @@ def cuda_pool_memory(reset=False):
     if _library().conv3d_cuda_pool_memory(ctypes.byref(memory), int(bool(reset)), error,
                                           len(error)):
         raise Conv3dError(error.value.decode())
+    graph = bool(memory.graph_reported)
     return {"reserved": memory.reserved, "used": memory.used,
-            "used_high": memory.used_high}
+            "used_high": memory.used_high,
+            "graph_used": memory.graph_used if graph else None,
+            "graph_used_high": memory.graph_used_high if graph else None}
 
 
 class Conv:

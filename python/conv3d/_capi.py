@@ -83,7 +83,8 @@ class PoolMemory(ctypes.Structure):
     """conv3d_pool_memory."""
 
     _fields_ = [("reserved", ctypes.c_uint64), ("used", ctypes.c_uint64),
-                ("used_high", ctypes.c_uint64)]
+                ("used_high", ctypes.c_uint64), ("graph_used", ctypes.c_uint64),
+                ("graph_used_high", ctypes.c_uint64), ("graph_reported", ctypes.c_int32)]
 
 
 class InputExt(ctypes.Structure):

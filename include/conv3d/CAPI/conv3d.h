@@ -71,10 +71,16 @@ typedef struct conv3d_pool_memory {
   uint64_t reserved;  /* mapped by the pool */
   uint64_t used;      /* in allocations now */
   uint64_t used_high; /* the most in allocations since the last reset */
+  /* The device's CUDA graph memory (the memory nodes of every graph on it):
+   * inside a captured graph the runtime's temporaries are graph memory,
+   * which the pool does not count. Meaningful where graph_reported is 1. */
+  uint64_t graph_used;      /* in graph allocations now */
+  uint64_t graph_used_high; /* the most since the last reset */
+  int32_t graph_reported;
 } conv3d_pool_memory;
 
-/* Fills `memory`; with `reset_high` non-zero, used_high then starts again
- * from the current use. Non-zero with the reason in `error` without a usable
+/* Fills `memory`; with `reset_high` non-zero, used_high and graph_used_high
+ * then start again from the current use. Non-zero with the reason in `error` without a usable
  * driver or device, or where the runtime has no pool of its own (a device
  * or driver without memory pools, the PTX emulator). */
 int conv3d_cuda_pool_memory(conv3d_pool_memory *memory, int reset_high,

@@ -222,10 +222,18 @@ public:
     uint64_t reserved = 0; ///< mapped by the pool, which keeps what is freed
     uint64_t used = 0;     ///< in allocations now
     uint64_t usedHigh = 0; ///< the most in allocations since the last reset
+    /// The device's CUDA graph memory (the memory nodes of every graph on
+    /// it): inside a captured graph the runtime's temporaries are graph
+    /// memory, which the pool does not count. Set where the driver reports
+    /// it (graphReported).
+    bool graphReported = false;
+    uint64_t graphUsed = 0;     ///< in graph allocations now
+    uint64_t graphUsedHigh = 0; ///< the most since the last reset
   };
-  /// The pool's memory; with resetHigh, usedHigh starts again from `used`
-  /// after being read. An error where the runtime has no pool of its own
-  /// (a device or driver without memory pools, the emulator).
+  /// The pool's memory and the device's graph memory; with resetHigh, both
+  /// high-water marks start again from the current use after being read.
+  /// An error where the runtime has no pool of its own (a device or driver
+  /// without memory pools, the emulator).
   llvm::Expected<PoolMemory> poolMemory(bool resetHigh = false);
   /// Copies and fills: with a stream, enqueued on it; without one,
   /// complete on return, so that work on any stream (the runtime's are

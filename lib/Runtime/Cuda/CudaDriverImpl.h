@@ -65,6 +65,8 @@
   X(cuMemPoolCreate)                                                           \
   X(cuMemPoolSetAttribute)                                                     \
   X(cuMemPoolGetAttribute)                                                     \
+  X(cuDeviceGetGraphMemAttribute)                                              \
+  X(cuDeviceSetGraphMemAttribute)                                              \
   X(cuMemFree)                                                                 \
   X(cuMemFreeAsync)                                                            \
   X(cuMemcpy)                                                                  \

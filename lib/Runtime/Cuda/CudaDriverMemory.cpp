@@ -124,12 +124,36 @@ Expected<CudaDriver::PoolMemory> CudaDriver::poolMemory(bool resetHigh) {
         return std::move(err);
       *field = value;
     }
+    // Graph memory: reported where the driver has the attributes; a driver
+    // without them leaves graphReported false rather than failing the call.
+    if (api.cuDeviceGetGraphMemAttribute) {
+      cuuint64_t used = 0, high = 0;
+      if (api.cuDeviceGetGraphMemAttribute(impl->device,
+                                           CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT,
+                                           &used) == CUDA_SUCCESS &&
+          api.cuDeviceGetGraphMemAttribute(
+              impl->device, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &high) ==
+              CUDA_SUCCESS) {
+        memory.graphReported = true;
+        memory.graphUsed = used;
+        memory.graphUsedHigh = high;
+      }
+    }
     if (resetHigh) {
       // The driver takes only zero, and then reports the current use.
       cuuint64_t zero = 0;
       if (Error err = CONV3D_CU(cuMemPoolSetAttribute, impl->pool,
                                 CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero))
         return std::move(err);
+      if (memory.graphReported) {
+        if (!api.cuDeviceSetGraphMemAttribute)
+          return llvm::createStringError(
+              "the CUDA driver has no cuDeviceSetGraphMemAttribute");
+        if (Error err =
+                CONV3D_CU(cuDeviceSetGraphMemAttribute, impl->device,
+                          CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &zero))
+          return std::move(err);
+      }
     }
     return memory;
   });
