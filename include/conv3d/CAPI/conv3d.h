@@ -80,9 +80,9 @@ typedef struct conv3d_pool_memory {
 } conv3d_pool_memory;
 
 /* Fills `memory`; with `reset_high` non-zero, used_high and graph_used_high
- * then start again from the current use. Non-zero with the reason in `error` without a usable
- * driver or device, or where the runtime has no pool of its own (a device
- * or driver without memory pools, the PTX emulator). */
+ * then start again from the current use. Non-zero with the reason in `error`
+ * without a usable driver or device, or where the runtime has no pool of its
+ * own (a device or driver without memory pools, the PTX emulator). */
 int conv3d_cuda_pool_memory(conv3d_pool_memory *memory, int reset_high,
                             char *error, size_t error_size);
 

@@ -131,9 +131,9 @@ Expected<CudaDriver::PoolMemory> CudaDriver::poolMemory(bool resetHigh) {
       if (api.cuDeviceGetGraphMemAttribute(impl->device,
                                            CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT,
                                            &used) == CUDA_SUCCESS &&
-          api.cuDeviceGetGraphMemAttribute(
-              impl->device, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &high) ==
-              CUDA_SUCCESS) {
+          api.cuDeviceGetGraphMemAttribute(impl->device,
+                                           CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
+                                           &high) == CUDA_SUCCESS) {
         memory.graphReported = true;
         memory.graphUsed = used;
         memory.graphUsedHigh = high;
@@ -149,9 +149,8 @@ Expected<CudaDriver::PoolMemory> CudaDriver::poolMemory(bool resetHigh) {
         if (!api.cuDeviceSetGraphMemAttribute)
           return llvm::createStringError(
               "the CUDA driver has no cuDeviceSetGraphMemAttribute");
-        if (Error err =
-                CONV3D_CU(cuDeviceSetGraphMemAttribute, impl->device,
-                          CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &zero))
+        if (Error err = CONV3D_CU(cuDeviceSetGraphMemAttribute, impl->device,
+                                  CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &zero))
           return std::move(err);
       }
     }
