@@ -291,7 +291,7 @@ def run_single(args):
         if "speedup" in row:
             pool = row["ours_library_pool_gib"]
             print("  ours / eager: %.2fx faster, %.2fx the peak memory (%.2fx with the "
-                  "library's pool added)" % (
+                  "library's temporaries added)" % (
                       row["speedup"], row["ours_peak_gib"] / row["eager_peak_gib"],
                       (row["ours_peak_gib"] + (0.0 if math.isnan(pool) else pool))
                       / row["eager_peak_gib"]))

@@ -2,8 +2,9 @@
 //
 // Device memory, copies and fills, page-locked host memory, streams and
 // events. Given a stream, a call uses the stream-ordered (...Async) form of
-// the driver function; without one, the synchronous form followed by a wait
-// for the null stream (see `completed`), so the work is done on return.
+// the driver function; without one, the synchronous form, followed by a wait
+// for the null stream where that form may return early (see `completed`), so
+// the work is done on return.
 //
 // Stream-ordered allocations come from the runtime's own memory pool, which
 // keeps what is freed: repeated calls then reuse their temporaries instead
@@ -124,9 +125,10 @@ Expected<CudaDriver::PoolMemory> CudaDriver::poolMemory(bool resetHigh) {
         return std::move(err);
       *field = value;
     }
-    // Graph memory: reported where the driver has the attributes; a driver
-    // without them leaves graphReported false rather than failing the call.
-    if (api.cuDeviceGetGraphMemAttribute) {
+    // Graph memory: reported where the driver has the attributes (CUDA
+    // 11.4); a driver without them leaves graphReported false rather than
+    // failing the call.
+    if (api.cuDeviceGetGraphMemAttribute && api.cuDeviceSetGraphMemAttribute) {
       cuuint64_t used = 0, high = 0;
       if (api.cuDeviceGetGraphMemAttribute(impl->device,
                                            CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT,
@@ -145,14 +147,10 @@ Expected<CudaDriver::PoolMemory> CudaDriver::poolMemory(bool resetHigh) {
       if (Error err = CONV3D_CU(cuMemPoolSetAttribute, impl->pool,
                                 CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero))
         return std::move(err);
-      if (memory.graphReported) {
-        if (!api.cuDeviceSetGraphMemAttribute)
-          return llvm::createStringError(
-              "the CUDA driver has no cuDeviceSetGraphMemAttribute");
+      if (memory.graphReported)
         if (Error err = CONV3D_CU(cuDeviceSetGraphMemAttribute, impl->device,
                                   CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &zero))
           return std::move(err);
-      }
     }
     return memory;
   });
@@ -206,7 +204,8 @@ Error CudaDriver::copyToHost(void *dst, const void *src, size_t bytes,
     if (stream)
       return CONV3D_CU(cuMemcpyDtoHAsync, dst, toDevice(src), bytes,
                        static_cast<CUstream>(stream));
-    return completed(api, CONV3D_CU(cuMemcpyDtoH, dst, toDevice(src), bytes));
+    // cuMemcpyDtoH returns once the copy has landed: no wait to add.
+    return CONV3D_CU(cuMemcpyDtoH, dst, toDevice(src), bytes);
   });
 }
 
