@@ -134,6 +134,16 @@ if tests_mode not in ("short", "long", "all"):
     lit_config.fatal("conv3d_tests must be short, long or all, not %r" % tests_mode)
 if tests_mode != "short":
     config.available_features.add("long-tests")
+# The host JIT's LLVM optimization level (CONV3D_JIT_OPT_LEVEL, default 3):
+# the quick run's convolutions are tiny and most of its time was LLVM
+# optimizing and generating their host code (98 s at 3, 73 s at 0 on the
+# 2-core machine), so it compiles at 0; the long run keeps the default,
+# so that CI still runs every sweep and kernel family at 3. A level in the
+# environment wins.
+if "CONV3D_JIT_OPT_LEVEL" in os.environ:
+    config.environment["CONV3D_JIT_OPT_LEVEL"] = os.environ["CONV3D_JIT_OPT_LEVEL"]
+elif tests_mode == "short":
+    config.environment["CONV3D_JIT_OPT_LEVEL"] = "0"
 if tests_mode == "long":
     # lit excludes by file name: every test that is not long, found by its
     # marker (a name shared by a long and a short test would be ambiguous).

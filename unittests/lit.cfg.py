@@ -37,3 +37,9 @@ elif tests_mode == "long":
     config.environment["GTEST_FILTER"] = ":".join(LONG_UNIT_TESTS)
 elif tests_mode != "all":
     lit_config.fatal("conv3d_tests must be short, long or all, not %r" % tests_mode)
+# The host JIT's optimization level, as in test/lit.cfg.py: 0 in the
+# quick run, the default (3) in the long one, the environment's if set.
+if "CONV3D_JIT_OPT_LEVEL" in os.environ:
+    config.environment["CONV3D_JIT_OPT_LEVEL"] = os.environ["CONV3D_JIT_OPT_LEVEL"]
+elif tests_mode == "short":
+    config.environment["CONV3D_JIT_OPT_LEVEL"] = "0"

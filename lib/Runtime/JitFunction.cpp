@@ -27,6 +27,38 @@ static void initializeNativeTarget() {
   });
 }
 
+/// The host JIT's LLVM optimization level: CONV3D_JIT_OPT_LEVEL (0-3; 3,
+/// the default, is what the CPU target is tuned and measured with). Lower
+/// levels compile faster and run slower: the quick test suite, whose
+/// convolutions are tiny and whose time is mostly LLVM's optimizer and
+/// code generator, runs at 0 (test/lit.cfg.py); the long suite at 3.
+static llvm::Expected<unsigned> jitOptLevelFromEnvironment() {
+  const char *value = std::getenv("CONV3D_JIT_OPT_LEVEL");
+  if (!value || !*value)
+    return 3;
+  llvm::StringRef text(value);
+  unsigned level = 0;
+  if (text.getAsInteger(10, level) || level > 3)
+    return llvm::createStringError(
+        "CONV3D_JIT_OPT_LEVEL must be 0, 1, 2 or 3 (the host JIT's LLVM "
+        "optimization level), not '%s'",
+        value);
+  return level;
+}
+
+static llvm::CodeGenOptLevel codeGenOptLevel(unsigned level) {
+  switch (level) {
+  case 0:
+    return llvm::CodeGenOptLevel::None;
+  case 1:
+    return llvm::CodeGenOptLevel::Less;
+  case 2:
+    return llvm::CodeGenOptLevel::Default;
+  default:
+    return llvm::CodeGenOptLevel::Aggressive;
+  }
+}
+
 static std::string describe(const JitArgument &arg) {
   switch (arg.kind) {
   case JitArgument::Kind::Buffer:
@@ -111,9 +143,12 @@ JitFunction::create(ModuleOp module, llvm::StringRef name,
     if (llvm::Error error = checkHostMemory(
             bytes.getInt(), "the compiled code (its memref.alloc temporaries)"))
       return std::move(error);
+  llvm::Expected<unsigned> optLevel = jitOptLevelFromEnvironment();
+  if (!optLevel)
+    return optLevel.takeError();
   initializeNativeTarget();
   // ExecutionEngineOptions::transformer is a non-owning reference.
-  auto transformer = makeOptimizingTransformer(/*optLevel=*/3,
+  auto transformer = makeOptimizingTransformer(*optLevel,
                                                /*sizeLevel=*/0,
                                                /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
@@ -124,7 +159,7 @@ JitFunction::create(ModuleOp module, llvm::StringRef name,
   const char *perf = std::getenv("CONV3D_JIT_PERF");
   engineOptions.enablePerfNotificationListener =
       perf && llvm::StringRef(perf) == "1";
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  engineOptions.jitCodeGenOptLevel = codeGenOptLevel(*optLevel);
   auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)
     return engine.takeError();
