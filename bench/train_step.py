@@ -422,7 +422,7 @@ def run_model(name, size, args, device, dtype):
                                              key=lambda r: -r[1]) for c in CLASSES}
             row[s + "_kernels_by_op"] = {
                 c: sorted(([n, v[0] / 1e3, v[1]] for n, v in by_op[c].items()),
-                          key=lambda r: -r[1]) for c in ("conv glue", "PyTorch conv")}
+                          key=lambda r: -r[1]) for c in ("conv glue", "PyTorch conv", "other")}
             row[s + "_unlinked_kernels"] = unlinked
             row[s + "_profiled_total_ms"] = sum(totals.values()) / 1e3
     for s in SIDES:
