@@ -104,9 +104,18 @@ def main():
     for i in range(2):
         xc, resc = data((2, 16, 4, 6, 6), layout=layout), data(out_shape, layout=layout)
         y = call(xc, resc)
-        assert y.flags.c_contiguous, "the output follows the input's NCDHW memory"
+        # PyTorch's rule for its cuDNN convolutions (conv3d._plan): an NCDHW
+        # input with a channels-last weight gives a channels-last output.
+        assert y.strides[1] == 2, ("a channels-last weight gives NDHWC memory", y.strides)
         check("CuPy NCDHW (layout step), call %d" % (i + 1), y,
               reference(xc, w, b, stride, padding, resc))
+    # With an NCDHW weight too, the output is copied back to NCDHW memory.
+    wc = layout(w)
+    xc, resc = data((2, 16, 4, 6, 6), layout=layout), data(out_shape, layout=layout)
+    y = conv3d.conv3d(xc, wc, b, stride, padding, activation="silu", residual=resc)
+    assert y.flags.c_contiguous, "NCDHW input and weight give NCDHW memory"
+    check("CuPy NCDHW input and weight (copied back)", y,
+          reference(xc, wc, b, stride, padding, resc))
 
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
