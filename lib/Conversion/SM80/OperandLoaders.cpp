@@ -45,9 +45,9 @@ struct Unit {
 /// the halo or a history frame), the channel of the first element, and the
 /// flat index of the voxel's RMS norm statistic.
 struct Access {
-  Value index, valid;
-  Value source;
-  Value transformed, channel, voxel;
+  Value index = {}, valid = {};
+  Value source = {};
+  Value transformed = {}, channel = {}, voxel = {};
 };
 
 /// Emits `body` for `unit`, guarded when the unit may not exist.
