@@ -166,6 +166,51 @@ struct PadChannelsForTma : OpRewritePattern<ConvOp> {
   }
 };
 
+/// The depthwise kernel (conv3d-lower-depthwise) reads, for each tap, the
+/// tap's weights of a vector of consecutive filters: one vector load in
+/// QRSCF, where they are contiguous, but a scalar load per filter in FQRSC,
+/// where they lie Q*R*S*C/G elements apart. FQRSC is the layout PyTorch's
+/// channels-last weights have, and on the H200 that cost X3D's depthwise
+/// C=432 16x14x14 layer 77 us against 33 us from QRSCF (Nsight Compute:
+/// 12.7 against 5.0 cycles per issued instruction). The filter is
+/// transposed to QRSCF once per call instead: a few thousand elements.
+struct RelayoutFilterForDepthwise : OpRewritePattern<ConvOp> {
+  RelayoutFilterForDepthwise(MLIRContext *context, Target target)
+      : OpRewritePattern(context), target(target) {}
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    auto filterType = dyn_cast<RankedTensorType>(conv.getFilter().getType());
+    if (!filterType || !filterType.hasStaticShape() ||
+        conv.getFilterLayout() != FilterLayout::fqrsc)
+      return rewriter.notifyMatchFailure(conv, "not a static FQRSC filter");
+    ConvProblem relaidOut = ConvProblem::fromConv(conv);
+    if (!takesDepthwiseKernel(relaidOut, target))
+      return rewriter.notifyMatchFailure(conv, "not the depthwise kernel's");
+    relaidOut.filterLayout = FilterLayout::qrscf;
+    if (!takesDepthwiseKernel(relaidOut, target))
+      return rewriter.notifyMatchFailure(conv, "not the depthwise kernel's "
+                                               "in QRSCF");
+    // [F, Q, R, S, C/G] -> [Q, R, S, C/G, F].
+    ArrayRef<int64_t> shape = filterType.getShape();
+    SmallVector<int64_t> qrscf = {shape[1], shape[2], shape[3], shape[4],
+                                  shape[0]};
+    Location loc = conv.getLoc();
+    Value init = tensor::EmptyOp::create(rewriter, loc, qrscf,
+                                         filterType.getElementType());
+    auto transpose =
+        linalg::TransposeOp::create(rewriter, loc, conv.getFilter(), init,
+                                    ArrayRef<int64_t>{1, 2, 3, 4, 0});
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getFilterMutable().assign(transpose.getResult()[0]);
+      conv.setFilterLayout(FilterLayout::qrscf);
+    });
+    return success();
+  }
+
+  Target target;
+};
+
 struct RelayoutFilterPass
     : mlir::conv3d::impl::Conv3dRelayoutFilterBase<RelayoutFilterPass> {
   using Base::Base;
@@ -184,4 +229,5 @@ void mlir::conv3d::populateFilterRelayoutPatterns(RewritePatternSet &patterns,
                                                   Target target) {
   if (target == Target::sm90)
     patterns.add<RelayoutQrscfFilter, PadChannelsForTma>(patterns.getContext());
+  patterns.add<RelayoutFilterForDepthwise>(patterns.getContext(), target);
 }

@@ -153,3 +153,68 @@ func.func @narrow_qrscf_kept(%x: tensor<1x4x8x8x45xbf16>, %w: tensor<3x1x1x45x64
   %y = conv3d.conv ins(%x, %w : tensor<1x4x8x8x45xbf16>, tensor<3x1x1x45x64xbf16>) outs(%o : tensor<1x2x8x8x64xbf16>) overwrite -> tensor<1x2x8x8x64xbf16>
   return %y : tensor<1x2x8x8x64xbf16>
 }
+
+// -----
+
+// The depthwise kernel reads a tap's weights of consecutive filters with
+// one vector load in QRSCF, a scalar load per filter in FQRSC (PyTorch's
+// layout): on every target its convolutions get a QRSCF filter,
+// [F, Q, R, S, C/G] -> [Q, R, S, C/G, F].
+// RUN: conv3d-opt %s -split-input-file -conv3d-relayout-filter=target=cpu | FileCheck %s --check-prefix=CPU
+// CHECK-LABEL: func.func @depthwise_fqrsc
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<16x3x3x3x1xbf16>
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<3x3x3x1x16xbf16>
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[W]] : tensor<16x3x3x3x1xbf16>) outs(%[[EMPTY]] : tensor<3x3x3x1x16xbf16>) permutation = [1, 2, 3, 4, 0]
+// CHECK: conv3d.conv ins(%{{.*}}, %[[T]] : tensor<1x4x6x6x16xbf16>, tensor<3x3x3x1x16xbf16>)
+// CHECK-NOT: filter_layout = fqrsc
+// SM80-LABEL: func.func @depthwise_fqrsc
+// SM80: linalg.transpose {{.*}} permutation = [1, 2, 3, 4, 0]
+// CPU-LABEL: func.func @depthwise_fqrsc
+// CPU: linalg.transpose {{.*}} permutation = [1, 2, 3, 4, 0]
+func.func @depthwise_fqrsc(%x: tensor<1x4x6x6x16xbf16>, %w: tensor<16x3x3x3x1xbf16>, %o: tensor<1x4x6x6x16xbf16>) -> tensor<1x4x6x6x16xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x4x6x6x16xbf16>, tensor<16x3x3x3x1xbf16>) outs(%o : tensor<1x4x6x6x16xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] groups = 16 filter_layout = fqrsc -> tensor<1x4x6x6x16xbf16>
+  return %y : tensor<1x4x6x6x16xbf16>
+}
+
+// -----
+
+// A QRSCF depthwise filter is what the kernel reads: unchanged.
+// CHECK-LABEL: func.func @depthwise_qrscf
+// CHECK-NOT: linalg.transpose
+// CPU-LABEL: func.func @depthwise_qrscf
+// CPU-NOT: linalg.transpose
+func.func @depthwise_qrscf(%x: tensor<1x4x6x6x16xbf16>, %w: tensor<3x3x3x1x16xbf16>, %o: tensor<1x4x6x6x16xbf16>) -> tensor<1x4x6x6x16xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x4x6x6x16xbf16>, tensor<3x3x3x1x16xbf16>) outs(%o : tensor<1x4x6x6x16xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] groups = 16 -> tensor<1x4x6x6x16xbf16>
+  return %y : tensor<1x4x6x6x16xbf16>
+}
+
+// -----
+
+// Groups of 8 channels and filters go to the sm80 kernel's grouped implicit
+// GEMM on the GPU targets, which reads FQRSC as it is (and to the CPU's
+// group grid, which takes either): unchanged. Two channels a group take the
+// depthwise kernel on the GPU targets (relaid out) but the group grid on
+// the CPU (kept).
+// CHECK-LABEL: func.func @grouped8_fqrsc
+// CHECK-NOT: linalg.transpose
+// SM80-LABEL: func.func @grouped8_fqrsc
+// SM80-NOT: linalg.transpose
+// CPU-LABEL: func.func @grouped8_fqrsc
+// CPU-NOT: linalg.transpose
+func.func @grouped8_fqrsc(%x: tensor<1x4x6x6x32xbf16>, %w: tensor<32x3x3x3x8xbf16>, %o: tensor<1x4x6x6x32xbf16>) -> tensor<1x4x6x6x32xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x4x6x6x32xbf16>, tensor<32x3x3x3x8xbf16>) outs(%o : tensor<1x4x6x6x32xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] groups = 4 filter_layout = fqrsc -> tensor<1x4x6x6x32xbf16>
+  return %y : tensor<1x4x6x6x32xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @grouped2_fqrsc
+// CHECK: linalg.transpose {{.*}} permutation = [1, 2, 3, 4, 0]
+// SM80-LABEL: func.func @grouped2_fqrsc
+// SM80: linalg.transpose {{.*}} permutation = [1, 2, 3, 4, 0]
+// CPU-LABEL: func.func @grouped2_fqrsc
+// CPU-NOT: linalg.transpose
+func.func @grouped2_fqrsc(%x: tensor<1x4x6x6x32xbf16>, %w: tensor<32x3x3x3x2xbf16>, %o: tensor<1x4x6x6x32xbf16>) -> tensor<1x4x6x6x32xbf16> {
+  %y = conv3d.conv ins(%x, %w : tensor<1x4x6x6x32xbf16>, tensor<32x3x3x3x2xbf16>) outs(%o : tensor<1x4x6x6x32xbf16>) overwrite padding = [1, 1, 1, 1, 1, 1] groups = 16 filter_layout = fqrsc -> tensor<1x4x6x6x32xbf16>
+  return %y : tensor<1x4x6x6x32xbf16>
+}

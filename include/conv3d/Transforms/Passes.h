@@ -62,7 +62,9 @@ void populatePlaceProloguePatterns(RewritePatternSet &patterns,
 
 /// For `target` = sm90: convolutions on tensors with a QRSCF filter that the
 /// sm90 kernel could otherwise take get their filter transposed to FQRSC,
-/// and channel counts TMA cannot stride over are padded with zeros.
+/// and channel counts TMA cannot stride over are padded with zeros. For
+/// every target: the depthwise kernel's convolutions with an FQRSC filter
+/// get it transposed to QRSCF (vector loads of a tap's weights).
 void populateFilterRelayoutPatterns(RewritePatternSet &patterns, Target target);
 
 //===----------------------------------------------------------------------===//

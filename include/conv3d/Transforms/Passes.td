@@ -198,7 +198,7 @@ def Conv3dFuseEpilogue : Pass<"conv3d-fuse-epilogue"> {
 }
 
 def Conv3dRelayoutFilter : Pass<"conv3d-relayout-filter"> {
-  let summary = "Give the sm90 kernel K-major (FQRSC) filters";
+  let summary = "Lay filters out as their kernels read them";
   let description = [{
     The sm90 kernel loads filter tiles K-major by TMA, so it takes FQRSC
     filters; `linalg.conv_3d_ndhwc_dhwcf` and most C++ callers hand over
@@ -210,7 +210,12 @@ def Conv3dRelayoutFilter : Pass<"conv3d-relayout-filter"> {
     strides are multiples of 16 bytes) is padded with zero channels in the
     input and the FQRSC filter (`tensor.pad`) where the sm90 kernel then
     takes the convolution (C >= 57; not with a history operand, an input
-    prologue or NVFP4). Other targets and convolutions are left alone.
+    prologue or NVFP4). On every target (cpu included), a convolution on
+    tensors that the depthwise kernel takes (`takesDepthwiseKernel`) with
+    an FQRSC filter (PyTorch's layout) gets a `linalg.transpose` of its
+    filter to QRSCF, where each tap's weights of consecutive filters are
+    one vector load rather than a scalar load per filter. Other
+    convolutions are left alone.
   }];
   let options = [
     Conv3dTargetOption<"Target whose kernel the filters are laid out for">
