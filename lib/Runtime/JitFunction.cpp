@@ -9,6 +9,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
@@ -57,6 +58,25 @@ static llvm::CodeGenOptLevel codeGenOptLevel(unsigned level) {
   default:
     return llvm::CodeGenOptLevel::Aggressive;
   }
+}
+
+/// float -> bf16, rounded to nearest even (a NaN stays a quiet NaN): the
+/// libcall `__truncsfbf2` that LLVM's x86 back end emits for an f32 -> bf16
+/// truncation without AVX512-BF16 (at -O3 it re-forms the truncation from
+/// arith-expand's bit arithmetic). The compiler runtimes that define it
+/// (libgcc from GCC 13, MLIR's libmlir_float16_utils) are not always in
+/// the JIT's global lookup: Debian 12's libgcc lacks it, and a library
+/// loaded by Python's ctypes is loaded locally. So every JIT gets this one.
+/// The bf16 is returned in the low 16 bits of the floating-point return
+/// register, as the ABI returns a __bf16: a float with those bits.
+static float truncF32ToBF16(float value) {
+  uint32_t bits = llvm::bit_cast<uint32_t>(value);
+  uint32_t bf16;
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    bf16 = (bits >> 16) | 0x40u;
+  else
+    bf16 = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  return llvm::bit_cast<float>(bf16);
 }
 
 static std::string describe(const JitArgument &arg) {
@@ -165,15 +185,16 @@ JitFunction::create(ModuleOp module, llvm::StringRef name,
     return engine.takeError();
   std::unique_ptr<JitFunction> function(new JitFunction());
   function->engine = std::move(*engine);
-  if (!symbols.empty())
-    function->engine->registerSymbols(
-        [&](llvm::orc::MangleAndInterner interner) {
-          llvm::orc::SymbolMap map;
-          for (const auto &[symbol, address] : symbols)
-            map[interner(symbol)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                     llvm::JITSymbolFlags::Exported};
-          return map;
-        });
+  function->engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    map[interner("__truncsfbf2")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&truncF32ToBF16),
+        llvm::JITSymbolFlags::Exported};
+    for (const auto &[symbol, address] : symbols)
+      map[interner(symbol)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                               llvm::JITSymbolFlags::Exported};
+    return map;
+  });
   // Global constructors (the GPU module load) need the symbols above.
   function->engine->initialize();
   // The packed wrapper of the C interface takes one pointer per argument.
