@@ -40,6 +40,27 @@ ConvGeometry geometryForTma(ConvOp conv) {
   return geometry;
 }
 
+/// Gives `conv` its filter transposed into `layout` by a linalg.transpose
+/// (the other of QRSCF [Q, R, S, C, F] and FQRSC [F, Q, R, S, C]).
+void transposeFilter(PatternRewriter &rewriter, ConvOp conv,
+                     FilterLayout layout) {
+  auto type = cast<RankedTensorType>(conv.getFilter().getType());
+  SmallVector<int64_t> permutation =
+      layout == FilterLayout::fqrsc ? SmallVector<int64_t>{4, 0, 1, 2, 3}
+                                    : SmallVector<int64_t>{1, 2, 3, 4, 0};
+  SmallVector<int64_t> shape = llvm::map_to_vector(
+      permutation, [&](int64_t dim) { return type.getDimSize(dim); });
+  Location loc = conv.getLoc();
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  auto transpose = linalg::TransposeOp::create(rewriter, loc, conv.getFilter(),
+                                               init, permutation);
+  rewriter.modifyOpInPlace(conv, [&] {
+    conv.getFilterMutable().assign(transpose.getResult()[0]);
+    conv.setFilterLayout(layout);
+  });
+}
+
 struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -69,20 +90,7 @@ struct RelayoutQrscfFilter : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(conv, "sm90 does not read it");
     if (prologue && getSM90Im2colFamily().canImplement(relaidOut))
       return rewriter.notifyMatchFailure(conv, "sm90 cannot take it anyway");
-    // [Q, R, S, C, F] -> [F, Q, R, S, C].
-    ArrayRef<int64_t> shape = filterType.getShape();
-    SmallVector<int64_t> fqrsc = {shape[4], shape[0], shape[1], shape[2],
-                                  shape[3]};
-    Location loc = conv.getLoc();
-    Value init = tensor::EmptyOp::create(rewriter, loc, fqrsc,
-                                         filterType.getElementType());
-    auto transpose =
-        linalg::TransposeOp::create(rewriter, loc, conv.getFilter(), init,
-                                    ArrayRef<int64_t>{4, 0, 1, 2, 3});
-    rewriter.modifyOpInPlace(conv, [&] {
-      conv.getFilterMutable().assign(transpose.getResult()[0]);
-      conv.setFilterLayout(FilterLayout::fqrsc);
-    });
+    transposeFilter(rewriter, conv, FilterLayout::fqrsc);
     return success();
   }
 };
@@ -191,20 +199,7 @@ struct RelayoutFilterForDepthwise : OpRewritePattern<ConvOp> {
     if (!takesDepthwiseKernel(relaidOut, target))
       return rewriter.notifyMatchFailure(conv, "not the depthwise kernel's "
                                                "in QRSCF");
-    // [F, Q, R, S, C/G] -> [Q, R, S, C/G, F].
-    ArrayRef<int64_t> shape = filterType.getShape();
-    SmallVector<int64_t> qrscf = {shape[1], shape[2], shape[3], shape[4],
-                                  shape[0]};
-    Location loc = conv.getLoc();
-    Value init = tensor::EmptyOp::create(rewriter, loc, qrscf,
-                                         filterType.getElementType());
-    auto transpose =
-        linalg::TransposeOp::create(rewriter, loc, conv.getFilter(), init,
-                                    ArrayRef<int64_t>{1, 2, 3, 4, 0});
-    rewriter.modifyOpInPlace(conv, [&] {
-      conv.getFilterMutable().assign(transpose.getResult()[0]);
-      conv.setFilterLayout(FilterLayout::qrscf);
-    });
+    transposeFilter(rewriter, conv, FilterLayout::qrscf);
     return success();
   }
 
