@@ -10,6 +10,11 @@
 #           copy of the previous build's libConv3d.so) and after the FQRSC
 #           filter relayout, interleaved twice; the four conv3d-run shapes
 #           with the new build; mvit_v2_s's convolutions (bench/networks.py).
+#   splitk  issue 21's worst layer, the U-Net bottleneck (N=2, C=F=320,
+#           4x6x6, 3x3x3), whose split_k=8 configuration the cost model
+#           predicts at 17 us and the network bench measured at 76 us:
+#           conv3d-run medians of several configurations, then Nsight
+#           Compute's kernel list and durations of the chosen one.
 set -u
 phase="${1:-}"
 JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
@@ -54,5 +59,21 @@ case "$phase" in
       --out "$out/mvit" > "$out/mvit.log" 2>&1 || echo "mvit rc=$?"
     grep -E "^\| mvit|networks whose|FAIL" "$out/mvit.log" | head
     elapsed dwtime ;;
-  *) echo "usage: round9.sh dwprof|dwtime" >&2; exit 2 ;;
+  splitk)
+    args="--target=sm90 --dtype=bf16 --input-shape=2,4,6,6,320 --filter-shape=3,3,3,320,320 --padding=1,1,1,1,1,1 --filter-layout=fqrsc --bias"
+    for config in auto "tile_m=128,tile_n=160,tile_k=64,stages=5,warps_m=8,kernel=sm90" \
+        "tile_m=128,tile_n=64,tile_k=64,stages=6,warps_m=8,split_k=2,kernel=sm90" \
+        "tile_m=128,tile_n=64,tile_k=64,stages=6,warps_m=8,split_k=4,kernel=sm90" \
+        "tile_m=128,tile_n=64,tile_k=64,stages=6,warps_m=8,split_k=8,kernel=sm90" \
+        "tile_m=64,tile_n=64,tile_k=64,stages=6,warps_m=4,split_k=4,kernel=sm90"; do
+      flag="--config=$config"; [ "$config" = auto ] && flag=""
+      echo "$config: $(timeout "$(left 60)" conv3d-run $args $flag --repeat=50 2>&1 \
+        | grep -E "^run:|^check:|error" | tr '\n' ' ')"
+    done
+    timeout "$(left 120)" ncu --section SpeedOfLight --section LaunchStats conv3d-run $args --repeat=1 \
+      > "$out/splitk-ncu.log" 2>&1 || echo "ncu rc=$?"
+    grep -E "^  [a-zA-Z_0-9]+.*\(|Duration|Grid Size|Block Size|Cluster Size|Registers Per|Compute \(SM\)|DRAM Through" \
+      "$out/splitk-ncu.log" | head -40
+    elapsed splitk ;;
+  *) echo "usage: round9.sh dwprof|dwtime|splitk" >&2; exit 2 ;;
 esac
