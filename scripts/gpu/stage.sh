@@ -34,3 +34,16 @@ done
 rm -rf "$out/tools/lit" && cp -r "$llvm/utils/lit/lit" "$out/tools/lit"
 find "$out/tools/lit" -name __pycache__ -prune -exec rm -rf {} +
 du -sh "$out"
+# The device tool's 64 MiB is for the carry and the working tree together.
+# With LLVM 22.1.8's runtime debs (51 MiB) the whole of .gpu-carry no
+# longer fits: name the subfolders a job needs (the unit tests, for one,
+# in a second call while the machine is warm and has unpacked the debs).
+# (Counted as the disk holds them, in whole blocks, as the tool refused a
+# carry of 63.5 MiB of bytes that took 66.6 MiB of blocks.)
+tree=$(cd "$root" && git ls-files -z | xargs -0 du -sk --total | tail -1 | cut -f1)
+total=$(( tree + $(du -sk "$out" | cut -f1) ))
+if [ "$total" -gt $(( 64 * 1024 )) ]; then
+  echo "stage.sh: .gpu-carry and the tree take $(( total >> 10 )) MiB, over the 64 MiB carry;" \
+    "carry subfolders, e.g. [\".gpu-carry/debs\", \".gpu-carry/lib\", \".gpu-carry/bin\", \".gpu-carry/tools\"]"
+  for d in "$out"/*; do printf '  %s %s MiB\n' "${d#$root/}" $(( $(du -sk "$d" | cut -f1) >> 10 )); done
+fi
