@@ -508,7 +508,10 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
       "Exit status: 0 success, 1 check failed, 2 bad flags, impossible "
       "geometry or compile error.\n\n"
       "Compile errors name their problem; CONV3D_DUMP_IR_ON_ERROR=1 adds the "
-      "IR of the operation each error is about.\n");
+      "IR of the operation each error is about.\n\n"
+      "CONV3D_JIT_OPT_LEVEL=0..3 (default 3) sets the LLVM optimization "
+      "level the host code is JIT-compiled at: lower compiles faster and "
+      "runs slower.\n");
 
   RunRequest request;
   request.check = check;
