@@ -13,6 +13,7 @@ wall clock; the result is the median over the repetitions.
 
 Imports only PyTorch (any version from 1.13 up)."""
 
+import gc
 import statistics
 import time
 
@@ -23,6 +24,10 @@ class Timer:
     """Interleaved timing of zero-argument calls on `device` ("cuda" or
     "cpu"): CUDA events and an L2 flush before every call (unless
     flush=False), or time.perf_counter() on the CPU (no flush)."""
+
+    #: Python's full (generation 2) garbage collections during the last
+    #: interleaved() call's timed repetitions.
+    full_collections = 0
 
     def __init__(self, reps, warmup, flush=True, device="cuda"):
         if reps < 1 or warmup < 0:
@@ -52,6 +57,17 @@ class Timer:
             for call in calls.values():
                 call()
         self._sync()
+        # Python's full garbage collections during the timed calls: a pause
+        # of the host while the GPU has run out of queued work lands in the
+        # interval being timed (bench/RESULTS.md, ninth session: small layers
+        # slower only late in a long benchmark process).
+        full = gc.get_stats()[2]["collections"]
+        try:
+            return self._timed(calls, reps)
+        finally:
+            self.full_collections = gc.get_stats()[2]["collections"] - full
+
+    def _timed(self, calls, reps):
         if self.device == "cpu":
             times = {name: [] for name in calls}
             for _ in range(reps):

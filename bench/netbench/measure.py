@@ -78,6 +78,7 @@ def measure_layer(layer, timer, target, seed=0):
         row["cudnn_ms"] = statistics.median(times["cudnn"])
         return row
     times = timer.interleaved({"ours": ours, "cudnn": cudnn})
+    row["gc_full_collections"] = timer.full_collections
     row["ours_ms"] = statistics.median(times["ours"])
     row["cudnn_ms"] = statistics.median(times["cudnn"])
     row["ours_spread"] = (max(times["ours"]) - min(times["ours"])) / row["ours_ms"]

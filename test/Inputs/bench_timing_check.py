@@ -1,4 +1,5 @@
 """bench/timing.py on the CPU (test/Python/bench-timing.test)."""
+import gc
 import sys
 
 sys.path.insert(0, sys.argv[1])
@@ -10,6 +11,13 @@ assert sorted(times) == ["a", "b"] and all(len(v) == 3 and min(v) >= 0 for v in 
 assert set(timing.medians(times)) == {"a", "b"} and timer.median(lambda: None) >= 0
 print("cpu timer: %d names x %d reps, flush %d bytes"
       % (len(times), len(times["a"]), timer.flush_bytes))
+# Full garbage collections during the timed calls are counted (three
+# gc.collect() calls, one a repetition; the warm-up's is not counted).
+timer.interleaved({"collect": gc.collect})
+print("full collections during 3 timed gc.collect() calls: %d" % timer.full_collections)
+assert timer.full_collections >= 3, timer.full_collections
+timer.interleaved({"a": lambda: None})
+assert timer.full_collections >= 0
 for kwargs in (dict(reps=0, warmup=1), dict(reps=1, warmup=0, device="tpu")):
     try:
         timing.Timer(**kwargs)
