@@ -136,7 +136,7 @@ if tests_mode != "short":
     config.available_features.add("long-tests")
 # The host JIT's LLVM optimization level (CONV3D_JIT_OPT_LEVEL, default 3):
 # the quick run's convolutions are tiny and most of its time was LLVM
-# optimizing and generating their host code (98 s at 3, 73 s at 0 on the
+# optimizing and generating their host code (98 s at 3, 71 s at 0 on the
 # 2-core machine), so it compiles at 0; the long run keeps the default,
 # so that CI still runs every sweep and kernel family at 3. A level in the
 # environment wins.

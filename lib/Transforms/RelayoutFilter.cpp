@@ -45,9 +45,10 @@ ConvGeometry geometryForTma(ConvOp conv) {
 void transposeFilter(PatternRewriter &rewriter, ConvOp conv,
                      FilterLayout layout) {
   auto type = cast<RankedTensorType>(conv.getFilter().getType());
-  SmallVector<int64_t> permutation =
-      layout == FilterLayout::fqrsc ? SmallVector<int64_t>{4, 0, 1, 2, 3}
-                                    : SmallVector<int64_t>{1, 2, 3, 4, 0};
+  static constexpr int64_t kToFqrsc[] = {4, 0, 1, 2, 3};
+  static constexpr int64_t kToQrscf[] = {1, 2, 3, 4, 0};
+  ArrayRef<int64_t> permutation =
+      layout == FilterLayout::fqrsc ? kToFqrsc : kToQrscf;
   SmallVector<int64_t> shape = llvm::map_to_vector(
       permutation, [&](int64_t dim) { return type.getDimSize(dim); });
   Location loc = conv.getLoc();
@@ -188,10 +189,12 @@ struct RelayoutFilterForDepthwise : OpRewritePattern<ConvOp> {
 
   LogicalResult matchAndRewrite(ConvOp conv,
                                 PatternRewriter &rewriter) const override {
-    auto filterType = dyn_cast<RankedTensorType>(conv.getFilter().getType());
-    if (!filterType || !filterType.hasStaticShape() ||
+    if (!isa<RankedTensorType>(conv.getFilter().getType()) ||
         conv.getFilterLayout() != FilterLayout::fqrsc)
-      return rewriter.notifyMatchFailure(conv, "not a static FQRSC filter");
+      return rewriter.notifyMatchFailure(conv, "not an FQRSC filter tensor");
+    // (The depthwise kernel takes static shapes only.) Relaid out only where
+    // the depthwise kernel takes the convolution either way: never moved
+    // from a family that takes it as it is.
     ConvProblem relaidOut = ConvProblem::fromConv(conv);
     if (!takesDepthwiseKernel(relaidOut, target))
       return rewriter.notifyMatchFailure(conv, "not the depthwise kernel's");
