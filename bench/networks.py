@@ -88,6 +88,9 @@ def parse_args(argv=None):
     p.add_argument("--target", default="sm90", help="our target (default sm90)")
     p.add_argument("--reps", type=int, default=25, help="timed runs per layer (>= 20)")
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--keep-gc", action="store_true",
+                   help="leave Python's garbage collector on during the timed calls "
+                   "(default: off, as timeit has it)")
     p.add_argument("--wall-reps", type=int, default=10,
                    help="whole-network forward passes per side (0: none)")
     p.add_argument("--max-layers", type=int,
@@ -417,7 +420,7 @@ def run(args):
     torch.backends.cudnn.benchmark = True
     import timing
     from netbench import measure
-    timer = timing.Timer(args.reps, args.warmup)
+    timer = timing.Timer(args.reps, args.warmup, keep_gc=args.keep_gc)
     log("compiling with %d processes into %s; conv3d-run: %s" % (
         args.jobs, args.cache_dir, args.tool))
     with torch.inference_mode():

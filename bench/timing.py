@@ -26,16 +26,21 @@ class Timer:
     flush=False), or time.perf_counter() on the CPU (no flush)."""
 
     #: Python's full (generation 2) garbage collections during the last
-    #: interleaved() call's timed repetitions.
+    #: interleaved() call's timed repetitions (0 unless keep_gc).
     full_collections = 0
 
-    def __init__(self, reps, warmup, flush=True, device="cuda"):
+    def __init__(self, reps, warmup, flush=True, device="cuda", keep_gc=False):
         if reps < 1 or warmup < 0:
             raise ValueError("reps must be >= 1 and warmup >= 0, got %r and %r"
                              % (reps, warmup))
         if device not in ("cuda", "cpu"):
             raise ValueError("device must be 'cuda' or 'cpu', got %r" % (device,))
         self.reps, self.warmup, self.device = reps, warmup, device
+        # Python's garbage collector is off during the timed repetitions, as
+        # timeit turns it off: a collection is a pause of the host, and where
+        # the GPU has run out of queued work it lands in the interval being
+        # timed (bench/RESULTS.md, tenth session). keep_gc=True leaves it on.
+        self.keep_gc = keep_gc
         self.flush = None
         if flush and device == "cuda":
             l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20)
@@ -62,9 +67,14 @@ class Timer:
         # interval being timed (bench/RESULTS.md, ninth session: small layers
         # slower only late in a long benchmark process).
         full = gc.get_stats()[2]["collections"]
+        collecting = gc.isenabled()
+        if not self.keep_gc:
+            gc.disable()
         try:
             return self._timed(calls, reps)
         finally:
+            if collecting:
+                gc.enable()
             self.full_collections = gc.get_stats()[2]["collections"] - full
 
     def _timed(self, calls, reps):
@@ -96,16 +106,20 @@ class Timer:
 
 
 def add_arguments(parser, reps, warmup):
-    """--reps, --warmup (with these defaults) and --no-flush."""
+    """--reps, --warmup (with these defaults), --no-flush and --keep-gc."""
     parser.add_argument("--reps", type=int, default=reps, help="timed calls (the median's)")
     parser.add_argument("--warmup", type=int, default=warmup, help="untimed calls first")
     parser.add_argument("--no-flush", action="store_true",
                         help="do not flush the L2 before each timed call")
+    parser.add_argument("--keep-gc", action="store_true",
+                        help="leave Python's garbage collector on during the timed calls "
+                        "(default: off, as timeit has it)")
 
 
 def from_arguments(args, device="cuda"):
     """The Timer of add_arguments' flags."""
-    return Timer(args.reps, args.warmup, flush=not args.no_flush, device=device)
+    return Timer(args.reps, args.warmup, flush=not args.no_flush, device=device,
+                 keep_gc=args.keep_gc)
 
 
 def medians(times):

@@ -543,8 +543,14 @@ def main():
     ap.add_argument("--profile-reps", type=int, default=3, help="profiled steps per side")
     ap.add_argument("--top", type=int, default=4, help="kernel names shown per class")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--library-wgrad", action="store_true",
+                    help="our side computes the weight gradient with the library's kernels on "
+                    "the GPU too (default: conv3d.torch's choice, PyTorch's there)")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.library_wgrad:
+        from conv3d import _torch_dropin
+        _torch_dropin._WGRAD_ON_GPU = True
     device = args.device or ("cpu" if args.quick else "cuda")
     dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
               "f64": torch.float64}

@@ -157,12 +157,15 @@ TEST(GradientGeometry, WgradForwardComputesExactlyTheForwardTerms) {
     if (w.empty)
       continue;
     ASSERT_FALSE(w.geometry.validate()) << *w.geometry.validate();
-    std::array<int64_t, 5> expected = {g.channels, g.window[0], g.window[1],
-                                       g.window[2], g.filters};
+    // The QRSCF gradient, its S x C columns as the width.
+    std::array<int64_t, 5> expected = {1, g.window[0], g.window[1],
+                                       g.window[2] * g.channels, g.filters};
     ASSERT_EQ(w.geometry.outputShape(), expected) << "trial " << trial;
-    // Width and batch are the channels; each width tap is one input column.
+    // Width and batch are the channels; each width tap and input channel
+    // is one input column.
+    EXPECT_EQ(w.geometry.batch, 1);
     EXPECT_EQ(w.geometry.channels, g.outputSize(kWidth) * g.batch);
-    EXPECT_EQ(w.geometry.inputSize[kWidth], g.window[kWidth]);
+    EXPECT_EQ(w.geometry.inputSize[kWidth], g.window[kWidth] * g.channels);
     EXPECT_EQ(w.geometry.window[kWidth], 1);
     for (unsigned axis = 0; axis < 2; ++axis) {
       const ConvGeometry &f = w.geometry;

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/IR/Conv3dDialect.h"
+#include "conv3d/Target/CostModel.h"
 #include "conv3d/Target/Families.h"
 #include "conv3d/Target/TmaChecks.h"
 
@@ -230,6 +231,32 @@ TEST_F(KernelFamilyTest, CostModelPicksSplitKForLateLayers) {
     EXPECT_EQ(selectKernel(&context, late, target).config,
               selectKernel(&context, late, target, SelectionPolicy::Heuristic)
                   .config);
+}
+
+TEST_F(KernelFamilyTest, CostModelCountsTilesPerDepthSlice) {
+  // The sm90 kernel tiles each output depth slice on its own where it loads
+  // the input per depth slice: 128 images x 3 slices of 9 rows are 384
+  // tiles of 128 rows, not the volume's 27 (the model had priced the
+  // weight gradient's old forward form 14x too fast).
+  ConvGeometry g = ConvGeometry::fromShapes(
+      {128, 21, 60, 3, 112}, {21, 60, 1, 112, 512}, FilterLayout::qrscf,
+      {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 0, 0});
+  std::string why;
+  ASSERT_EQ(g.chooseTmaIm2colForm(2, why), TmaIm2colForm::depthSlices);
+  auto config = [&](Target kernel) {
+    return IGemmConfigAttr::get(
+        &context, 128, 256, 64, 3, 8, 1, KOrder::taps_outer, 1, kernel,
+        KernelSchedule::cooperative, 1, Mainloop::im2col);
+  };
+  std::optional<CostEstimate> sm90 =
+      estimateKernelCost(g, config(Target::sm90), Target::sm90, 132);
+  ASSERT_TRUE(sm90);
+  EXPECT_DOUBLE_EQ(sm90->waves, 384.0 * 2 / 132);
+  // sm100 takes no per-depth-slice loads: its tiles run over all of M.
+  std::optional<CostEstimate> sm100 =
+      estimateKernelCost(g, config(Target::sm100), Target::sm100, 132);
+  ASSERT_TRUE(sm100);
+  EXPECT_DOUBLE_EQ(sm100->waves, 27.0 * 2 / 132);
 }
 
 TEST_F(KernelFamilyTest, PlanProblemRefusesHaloWithoutTmaStores) {

@@ -195,6 +195,30 @@ TEST(TmaIm2colForm, DepthSlicesPastRank5Limits) {
   EXPECT_EQ(formOf(g), TmaIm2colForm::depthSlices);
 }
 
+TEST(TmaIm2colForm, RowTilesPerDepthSlice) {
+  // Per depth slice every (n, do) starts its own tiles: a weight gradient's
+  // old forward form, batch 128 x 3 slices of 3 x 3 rows, ran 384 tiles of
+  // 128 rows, 9 rows each, where the volume has 27.
+  ConvGeometry g = ConvGeometry::fromShapes(
+      {128, 21, 60, 3, 112}, {21, 60, 1, 112, 512}, FilterLayout::qrscf,
+      {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 0, 0});
+  ASSERT_EQ(formOf(g), TmaIm2colForm::depthSlices);
+  EXPECT_EQ(g.outputSliceSize(), 9);
+  EXPECT_EQ(g.tmaTilesPerSlice(128), 1);
+  EXPECT_EQ(g.tmaRowTiles(128, TmaIm2colForm::depthSlices), 128 * 3);
+  EXPECT_EQ(g.tmaRowTiles(128, TmaIm2colForm::volume), 27);
+  // Slices of 300 rows: 3 tiles of 128, 4 under 2-block clusters.
+  ConvGeometry h = base();
+  h.batch = 2;
+  h.inputSize = {4, 10, 30};
+  h.padLow = h.padHigh = {1, 1, 1};
+  ASSERT_EQ(h.outputSliceSize(), 300);
+  EXPECT_EQ(h.tmaTilesPerSlice(128), 3);
+  EXPECT_EQ(h.tmaTilesPerSlice(128, 2), 4);
+  EXPECT_EQ(h.tmaRowTiles(128, TmaIm2colForm::depthSlices, 2),
+            2 * h.outputSize(kDepth) * 4);
+}
+
 TEST(TmaIm2colForm, NeitherFormNamesBoth) {
   std::string why;
   ConvGeometry g = base();

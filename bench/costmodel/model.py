@@ -76,6 +76,12 @@ def predict(shape, config, p, sms=MULTIPROCESSORS):
                  ceil_div(shape["Wo"], 64) * n_tiles)
     elif config["k_order"] == "qslice_outer":
         tiles = shape["N"] * shape["Do"] * ceil_div(shape["Ho"] * shape["Wo"], tm) * n_tiles
+    elif kernel == "sm90" and shape.get("tma_depth_slices"):
+        # Per-depth-slice TMA loads (ConvGeometry::tmaRowTiles); the fit's
+        # shapes do not say so (the key is absent: over all of M).
+        cluster = config.get("cluster_m", 1)
+        tiles = (shape["N"] * shape["Do"] * ceil_div(ceil_div(shape["Ho"] * shape["Wo"], tm),
+                                                     cluster) * cluster * n_tiles)
     else:
         tiles = ceil_div(m, tm) * n_tiles
     blocks = tiles * split

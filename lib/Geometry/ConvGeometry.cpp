@@ -292,6 +292,18 @@ ConvGeometry::tmaSliceIm2colProblem(int64_t elementBytes) const {
   return im2colProblem(*this, {kHeight, kWidth}, 128, 255, elementBytes);
 }
 
+int64_t ConvGeometry::tmaTilesPerSlice(int64_t tileM, int64_t clusterM) const {
+  int64_t tiles = ceilDiv(outputSliceSize(), tileM);
+  return ceilDiv(tiles, clusterM) * clusterM;
+}
+
+int64_t ConvGeometry::tmaRowTiles(int64_t tileM, TmaIm2colForm form,
+                                  int64_t clusterM) const {
+  if (form == TmaIm2colForm::volume)
+    return ceilDiv(gemmM(), tileM);
+  return batch * outputSize(kDepth) * tmaTilesPerSlice(tileM, clusterM);
+}
+
 std::optional<TmaIm2colForm>
 ConvGeometry::chooseTmaIm2colForm(int64_t elementBytes,
                                   std::string &why) const {

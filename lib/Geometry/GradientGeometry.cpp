@@ -104,11 +104,12 @@ ConvGeometry mlir::conv3d::dgradPhaseGeometry(const ConvGeometry &forward,
 WgradForward mlir::conv3d::wgradAsForward(const ConvGeometry &forward) {
   WgradForward w;
   ConvGeometry &g = w.geometry;
-  g.batch = forward.channels;
+  g.batch = 1;
   g.channels = forward.outputSize(kWidth) * forward.batch;
   g.filters = forward.filters;
-  // Width: the S taps are gathered into the input (x'), one column each.
-  g.inputSize[kWidth] = forward.window[kWidth];
+  // Width: the S taps x C channels are gathered into the input (x'), one
+  // column each.
+  g.inputSize[kWidth] = forward.window[kWidth] * forward.channels;
   g.window[kWidth] = 1;
   for (unsigned axis = 0; axis < 2; ++axis) {
     int64_t outSize = forward.outputSize(axis);

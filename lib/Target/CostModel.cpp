@@ -11,7 +11,8 @@
 // sm90's): a K step is one tap x 64 channels, the A tile tile_m rows of 128
 // bytes, or for the halo mainloop a patch per depth tap reused by the R x S
 // taps; tiles follow the kernel's scheduler (per output depth slice for
-// k_order = qslice_outer, 64-column rows for halo). sm80: K steps of
+// k_order = qslice_outer and for per-depth-slice TMA loads, 64-column rows
+// for halo). sm80: K steps of
 // tile_k, two blocks a multiprocessor where their rings fit, element-wise
 // loads (slower) where C is not a multiple of 8. Split-K: splits the sm90
 // kernel reduces in a cluster (SM90KernelPlan::splitClusterProblem) cost a
@@ -48,6 +49,17 @@ constexpr int64_t kMaxAccumulators = 160;
 
 double ceilDivF(int64_t a, int64_t b) { return double(ceilDiv(a, b)); }
 
+/// How the sm90 kernel's scheduler tiles M: per output depth slice where it
+/// loads the input per depth slice (a slice of few rows leaves most of each
+/// tile empty: the weight gradient's forward form did, 9 rows of 128, before
+/// its batch became 1); over all of M for every other kernel.
+TmaIm2colForm tmaForm(const ConvGeometry &g, Target kernel) {
+  std::string why;
+  if (kernel != Target::sm90)
+    return TmaIm2colForm::volume;
+  return g.chooseTmaIm2colForm(2, why).value_or(TmaIm2colForm::volume);
+}
+
 } // namespace
 
 std::optional<CostEstimate>
@@ -79,7 +91,8 @@ mlir::conv3d::estimateKernelCost(const ConvGeometry &g, IGemmConfigAttr config,
   else if (config.getKOrder() == KOrder::qslice_outer)
     tiles = batch * outD * ceilDiv(outH * outW, tm) * nTiles;
   else
-    tiles = ceilDiv(m, tm) * nTiles;
+    tiles =
+        g.tmaRowTiles(tm, tmaForm(g, kernel), config.getClusterM()) * nTiles;
   int64_t blocks = tiles * split;
 
   double tile, active, rounds;

@@ -187,11 +187,11 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
 /// The forward input of a weight gradient as its forward convolution reads
 /// it (GradientGeometry's WgradForward): cropped to the depth and height
 /// rows the taps read, padded along width, and gathered per width tap s
-/// into x'[c, d, h, s, wo*N + n] = x[n, d, h, wo*stride + s*dil - pad, c]
-/// (a linalg.generic, then a reshape of its last two dimensions).
-Value widthTapsAsChannels(OpBuilder &b, Location loc, Value input,
-                          const ConvGeometry &forward,
-                          const WgradForward &wgrad) {
+/// into x'[0, d, h, s*C + c, wo*N + n] = x[n, d, h, wo*stride + s*dil - pad,
+/// c] (a linalg.generic, then a reshape of contiguous dimensions).
+Value widthTapsAsColumns(OpBuilder &b, Location loc, Value input,
+                         const ConvGeometry &forward,
+                         const WgradForward &wgrad) {
   MLIRContext *ctx = b.getContext();
   auto type = cast<RankedTensorType>(input.getType());
   Type elem = type.getElementType();
@@ -216,17 +216,17 @@ Value widthTapsAsChannels(OpBuilder &b, Location loc, Value input,
   }
   int64_t taps = forward.window[kWidth];
   int64_t outWidth = forward.outputSize(kWidth);
-  // Output dims (c, d, h, s, wo, n) read x[n, d, h, wo*stride + s*dil, c].
+  // Output dims (d, h, s, c, wo, n) read x[n, d, h, wo*stride + s*dil, c].
   SmallVector<AffineExpr> dims;
   for (unsigned i = 0; i < 6; ++i)
     dims.push_back(getAffineDimExpr(i, ctx));
   AffineExpr column =
-      dims[4] * forward.strides[kWidth] + dims[3] * forward.dilations[kWidth];
+      dims[4] * forward.strides[kWidth] + dims[2] * forward.dilations[kWidth];
   SmallVector<AffineMap> maps = {
-      AffineMap::get(6, 0, {dims[5], dims[1], dims[2], column, dims[0]}, ctx),
+      AffineMap::get(6, 0, {dims[5], dims[0], dims[1], column, dims[3]}, ctx),
       AffineMap::getMultiDimIdentityMap(6, ctx)};
   Value init =
-      tensor::EmptyOp::create(b, loc, {c, d, h, taps, outWidth, n}, elem);
+      tensor::EmptyOp::create(b, loc, {d, h, taps, c, outWidth, n}, elem);
   SmallVector<utils::IteratorType> iterators(6, utils::IteratorType::parallel);
   Value gathered = linalg::GenericOp::create(
                        b, loc, TypeRange{init.getType()}, ValueRange{input},
@@ -235,9 +235,39 @@ Value widthTapsAsChannels(OpBuilder &b, Location loc, Value input,
                          linalg::YieldOp::create(nb, nloc, args[0]);
                        })
                        .getResult(0);
-  return tensor::CollapseShapeOp::create(
+  Value collapsed = tensor::CollapseShapeOp::create(
       b, loc, gathered,
-      ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3}, {4, 5}});
+      ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({1, d, h, taps * c, outWidth * n}, elem),
+      collapsed, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+}
+
+/// `value` (Q x R x S x C x F) as the weight gradient's forward convolution
+/// result 1 x Q x R x (S*C) x F, or back: reshapes of contiguous dimensions.
+Value qrscfAsForwardResult(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  ArrayRef<int64_t> s = type.getShape();
+  Value collapsed = tensor::CollapseShapeOp::create(
+      b, loc, value, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+  return tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({1, s[0], s[1], s[2] * s[3], s[4]},
+                            type.getElementType()),
+      collapsed, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+}
+
+Value forwardResultAsQrscf(OpBuilder &b, Location loc, Value value,
+                           int64_t taps) {
+  auto type = cast<RankedTensorType>(value.getType());
+  ArrayRef<int64_t> s = type.getShape();
+  Value collapsed = tensor::CollapseShapeOp::create(
+      b, loc, value, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+  return tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({s[1], s[2], taps, s[3] / taps, s[4]},
+                            type.getElementType()),
+      collapsed, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
 }
 
 struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
@@ -257,7 +287,7 @@ struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
       return success();
     }
     Value input =
-        widthTapsAsChannels(rewriter, loc, op.getInput(), forward, wgrad);
+        widthTapsAsColumns(rewriter, loc, op.getInput(), forward, wgrad);
     // The output gradient as a QRSCF filter Do x Ho x 1 x (Wo*N) x F: a
     // transpose, then reshapes of contiguous dimensions.
     Value filter =
@@ -273,25 +303,36 @@ struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
             {dyShape[0], dyShape[1], 1, dyShape[2] * dyShape[3], dyShape[4]},
             dyType.getElementType()),
         filter, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
-    // C x Q x R x S x F, from and back to the filter's layout.
-    SmallVector<int64_t> toCqrsf = layout == FilterLayout::qrscf
-                                       ? SmallVector<int64_t>{3, 0, 1, 2, 4}
-                                       : SmallVector<int64_t>{4, 1, 2, 3, 0};
-    SmallVector<int64_t> fromCqrsf = layout == FilterLayout::qrscf
-                                         ? SmallVector<int64_t>{1, 2, 3, 0, 4}
-                                         : SmallVector<int64_t>{4, 1, 2, 3, 0};
-    auto initType = cast<RankedTensorType>(op.getInit().getType());
-    Value init = overwrite
-                     ? tensor::EmptyOp::create(rewriter, loc,
-                                               wgrad.geometry.outputShape(),
-                                               initType.getElementType())
-                           .getResult()
-                     : transpose(rewriter, loc, op.getInit(), toCqrsf);
+    // The result is the QRSCF gradient reshaped: a QRSCF `outs` is the
+    // convolution's own (no copy); an FQRSC one is transposed in (when
+    // accumulating) and the result transposed back into it.
+    int64_t taps = forward.window[kWidth];
+    Value init = op.getInit();
+    auto initType = cast<RankedTensorType>(init.getType());
+    if (layout == FilterLayout::qrscf) {
+      Value computed =
+          forwardConv(rewriter, loc, input, filter,
+                      qrscfAsForwardResult(rewriter, loc, init), wgrad.geometry,
+                      FilterLayout::qrscf, overwrite);
+      rewriter.replaceOp(op,
+                         forwardResultAsQrscf(rewriter, loc, computed, taps));
+      return success();
+    }
+    Value qrscfInit =
+        overwrite ? tensor::EmptyOp::create(rewriter, loc,
+                                            wgrad.geometry.outputShape(),
+                                            initType.getElementType())
+                        .getResult()
+                  : qrscfAsForwardResult(
+                        rewriter, loc,
+                        transpose(rewriter, loc, init, {1, 2, 3, 4, 0}));
     Value computed =
-        forwardConv(rewriter, loc, input, filter, init, wgrad.geometry,
+        forwardConv(rewriter, loc, input, filter, qrscfInit, wgrad.geometry,
                     FilterLayout::qrscf, overwrite);
     rewriter.replaceOp(
-        op, transpose(rewriter, loc, computed, fromCqrsf, op.getInit()));
+        op, transpose(rewriter, loc,
+                      forwardResultAsQrscf(rewriter, loc, computed, taps),
+                      {4, 0, 1, 2, 3}, init));
     return success();
   }
 };

@@ -51,6 +51,11 @@ _warned = set()
 _GROUPED_GEMM_CHANNEL_MULTIPLE = 8
 _GROUPED_GEMM_ON_GPU = False
 
+# conv3d.torch's weight gradient on a GPU: PyTorch's (cuDNN's) while the
+# library's is slower there (bench/RESULTS.md; bench/train_step.py
+# --library-wgrad measures the library's in a training step).
+_WGRAD_ON_GPU = False
+
 
 def _gpu_grouped_reason(channels_per_group, filters_per_group):
     """Why PyTorch computes a grouped convolution on a GPU, or None."""

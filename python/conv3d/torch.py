@@ -208,10 +208,9 @@ else:
                           grad_output: _torch.Tensor, stride: List[int], padding: List[int],
                           dilation: List[int], target: str) -> _torch.Tensor:
         from . import autograd
-        if input.is_cuda:
-            # The library's wgrad runs at 0.00-0.16x cuDNN's time on the GPU
-            # (bench/RESULTS.md: a rewrite onto the sm80 kernel, no wgrad
-            # kernel yet): PyTorch's (cuDNN's) weight gradient, counted.
+        if input.is_cuda and not _torch_dropin._WGRAD_ON_GPU:
+            # The library's wgrad is slower than cuDNN's on the GPU
+            # (bench/RESULTS.md): PyTorch's (cuDNN's) weight gradient, counted.
             _torch_dropin._count("weight gradient on a GPU")
             # (A custom op runs below autograd: torch.nn.grad's
             # convolution_backward.)

@@ -18,6 +18,14 @@ print("full collections during 3 timed gc.collect() calls: %d" % timer.full_coll
 assert timer.full_collections >= 3, timer.full_collections
 timer.interleaved({"a": lambda: None})
 assert timer.full_collections >= 0
+# The collector is off during the timed calls (not during the warm-up),
+# on again after them; keep_gc leaves it on.
+for keep_gc in (False, True):
+    seen = []
+    timing.Timer(reps=2, warmup=1, device="cpu", keep_gc=keep_gc).interleaved(
+        {"seen": lambda: seen.append(gc.isenabled())})
+    print("keep_gc=%s: collector on in warm-up, timed calls, after: %s, %s, %s"
+          % (keep_gc, seen[0], seen[1:], gc.isenabled()))
 for kwargs in (dict(reps=0, warmup=1), dict(reps=1, warmup=0, device="tpu")):
     try:
         timing.Timer(**kwargs)

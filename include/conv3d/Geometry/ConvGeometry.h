@@ -296,6 +296,20 @@ struct ConvGeometry {
   /// Output positions of one output depth slice (n, do): Ho * Wo.
   int64_t outputSliceSize() const { return outputSize(1) * outputSize(2); }
 
+  /// M tiles per output depth slice with per-depth-slice TMA loads: the
+  /// slice's rows in tiles of `tileM`, rounded up to whole clusters of
+  /// `clusterM` blocks (the blocks of a cluster run the same K steps, the
+  /// valid depth taps of one slice). A slice of an odd number of tiles
+  /// under 2-block clusters ends with a padding tile, which loads the
+  /// slice's first rows again to feed its partner's filter half and stores
+  /// nothing.
+  int64_t tmaTilesPerSlice(int64_t tileM, int64_t clusterM = 1) const;
+  /// M tiles of `tileM` rows of the TMA kernels' scheduler: over all of M
+  /// (volume), or per output depth slice (tmaTilesPerSlice each), where a
+  /// slice of few rows leaves most of its tile empty.
+  int64_t tmaRowTiles(int64_t tileM, TmaIm2colForm form,
+                      int64_t clusterM = 1) const;
+
   /// The window taps [lo, hi) along `axis` whose input coordinate for
   /// output position `out` (a valid one) lies inside the input: the only
   /// taps that read anything but padding. Empty ranges have lo == hi. Every

@@ -13,15 +13,21 @@
 //   taps rotated (and C <-> F transposed), dilation dil/g, no multiplication
 //   by the zeros a zero-inserted formulation would read. Stride 1 is the one
 //   phase: padding (Q-1)*dil - pad_lo, the whole rotated filter.
-// - wgrad as a forward convolution whose batch is the forward's C and whose
-//   window is the output gradient: dW[q,r,s,c,f] = sum_{n,o} x[n, o*s +
-//   q*dil - pad, c] * dy[n, o, f], i.e. stride dil, dilation s, output
-//   Q x R x S. The output gradient's width and batch are folded into the
-//   channels (Wo*N of them, contiguous in dy): a forward convolution's K
-//   steps run over channels, and N alone (often 1) would leave them empty.
-//   The input is read as S width taps per row, x'[c, d, h, s, (wo, n)] =
+// - wgrad as a forward convolution whose window is the output gradient:
+//   dW[q,r,s,c,f] = sum_{n,o} x[n, o*s + q*dil - pad, c] * dy[n, o, f],
+//   i.e. stride dil, dilation s, output Q x R x (S*C). The output
+//   gradient's width and batch are folded into the channels (Wo*N of them,
+//   contiguous in dy): a forward convolution's K steps run over channels,
+//   and N alone (often 1) would leave them empty. The input is read as S
+//   width taps x C channels per row, x'[0, d, h, (s, c), (wo, n)] =
 //   x[n, d, h, wo*stride_w + s*dil_w - pad_w, c] (S/stride_w times the
-//   input's size), so the width axis of the convolution is 1 wide.
+//   input's size), so the convolution's width axis is S*C wide with a
+//   window of 1 and its result, 1 x Q x R x (S*C) x F, is the QRSCF
+//   gradient. The batch is 1, not C: kernels that tile each output depth
+//   slice on its own (the sm90 kernel's per-depth-slice TMA loads, which
+//   the output gradient's deep window needs) then see slices of R*S*C rows,
+//   where C images of Q slices of R*S rows each filled 9 of a tile's 128
+//   rows of a 3x3x3 gradient (bench/RESULTS.md, tenth session).
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,8 +111,8 @@ ConvGeometry dgradPhaseGeometry(const ConvGeometry &forward,
 /// A weight gradient as a forward convolution (see the file comment): the
 /// forward input cropped to `inputExtent` rows along depth and height (the
 /// rows past them are read by no tap) and gathered per width tap into
-/// C x D' x H' x S x (Wo*N); the output gradient as its QRSCF filter
-/// Do x Ho x 1 x (Wo*N) x F; the result C x Q x R x S x F. `empty` when the
+/// 1 x D' x H' x (S*C) x (Wo*N); the output gradient as its QRSCF filter
+/// Do x Ho x 1 x (Wo*N) x F; the result 1 x Q x R x (S*C) x F. `empty` when the
 /// depth or height taps read only padding (the gradient is zero; width
 /// taps that do read zeros of the padded input).
 struct WgradForward {

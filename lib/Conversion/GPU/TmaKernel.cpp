@@ -69,18 +69,6 @@ int64_t mlir::conv3d::historyBatchSlices(const ConvGeometry &g,
   return batchSlices(g, ops.history, g.historyDepth);
 }
 
-int64_t mlir::conv3d::tilesPerSlice(const ConvGeometry &g, int64_t tileM,
-                                    int64_t clusterM) {
-  return llvm::alignTo(ceilDiv(g.outputSliceSize(), tileM), clusterM);
-}
-
-int64_t mlir::conv3d::numRowTiles(const ConvGeometry &g, int64_t tileM,
-                                  TmaIm2colForm form, int64_t clusterM) {
-  if (form == TmaIm2colForm::volume)
-    return ceilDiv(g.gemmM(), tileM);
-  return g.batch * g.outputSize(kDepth) * tilesPerSlice(g, tileM, clusterM);
-}
-
 TileOrigin mlir::conv3d::tileOrigin(TmaKernel &k, Value tile) {
   KernelMath m = k.i32();
   Value tn = m.rem(tile, k.numNT);

@@ -52,7 +52,8 @@ struct TmaRing {
   /// its own A tile and half of the B tile (tileN / 2 rows), multicast to
   /// both blocks' stages, so every full barrier still expects stepBytes.
   /// Per depth slice, both tiles of a pair lie in one output depth slice
-  /// (tilesPerSlice), whose valid depth taps are the pair's K steps.
+  /// (ConvGeometry::tmaTilesPerSlice), whose valid depth taps are the pair's K
+  /// steps.
   int64_t multicastB = 1;
   /// Over 1: the split-K blocks of one tile form a cluster of this many
   /// (the sm90 kernel's in-cluster reduction): `tile` indexes the clusters'
@@ -91,7 +92,7 @@ struct TmaKernel {
 
   int64_t numMT = 0, numNT = 0, numTiles = 0;
   /// TmaIm2colForm::depthSlices: M tiles per output depth slice
-  /// (tilesPerSlice).
+  /// (ConvGeometry::tmaTilesPerSlice).
   int64_t sliceTiles = 0;
 
   // Set up at the top of the kernel (i32).
@@ -181,7 +182,7 @@ inline void ifThen(OpBuilder &b, Location loc, Value cond,
 /// With per-depth-slice loads a tile's rows end with its output depth slice
 /// `slice` (n * Do + do): rows from `rowEnd` on are not the tile's (null
 /// for the volume form, whose rows run to M). A cluster's padding tile
-/// (tilesPerSlice) has rowEnd == m0: it stores nothing.
+/// (ConvGeometry::tmaTilesPerSlice) has rowEnd == m0: it stores nothing.
 struct TileOrigin {
   Value m0, n0, split;
   /// The tile's index in the persistent loop (kernels with their own tile
@@ -189,19 +190,6 @@ struct TileOrigin {
   Value index;
   Value slice = {}, rowEnd = {};
 };
-
-/// M tiles per output depth slice with per-depth-slice loads: the slice's
-/// rows in tiles of `tileM`, rounded up to whole clusters of `clusterM`
-/// blocks (the blocks of a cluster run the same K steps, the valid depth
-/// taps of one slice). A slice of an odd number of tiles under 2-block
-/// clusters ends with a padding tile, which loads the slice's first rows
-/// again to feed its partner's filter half and stores nothing.
-int64_t tilesPerSlice(const ConvGeometry &g, int64_t tileM, int64_t clusterM);
-
-/// M tiles of `tileM` rows: over all of M, or per output depth slice with
-/// per-depth-slice loads (tilesPerSlice each).
-int64_t numRowTiles(const ConvGeometry &g, int64_t tileM, TmaIm2colForm form,
-                    int64_t clusterM = 1);
 
 TileOrigin tileOrigin(TmaKernel &k, Value tile);
 

@@ -185,7 +185,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   // stores whole tiles, so only slices of whole tiles and clusters take them.
   bool tmaStore = outputTakesTmaStore(kernel) &&
                   (form == TmaIm2colForm::volume ||
-                   tilesPerSlice(g, config.getTileM(), config.getClusterM()) *
+                   g.tmaTilesPerSlice(config.getTileM(), config.getClusterM()) *
                            config.getTileM() ==
                        g.outputSliceSize());
   const SM90Family &family =
@@ -244,11 +244,11 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
   }
   bool narrowIndices = fitsI32Indices(ops, g, plan.tileM, kChannelBlock);
 
-  int64_t numMT = numRowTiles(g, plan.tileM, form, plan.clusterM);
+  int64_t numMT = g.tmaRowTiles(plan.tileM, form, plan.clusterM);
   int64_t numNT = ceilDiv(g.gemmN(), plan.tileN);
   // With clusters of two blocks, the persistent loop walks pairs of M tiles
   // (over M, an odd count ends with a tile past the last row; per depth
-  // slice, pairs stay in one slice: tilesPerSlice). Halo tiles are output
+  // slice, pairs stay in one slice: tmaTilesPerSlice). Halo tiles are output
   // rows of 64 columns at each (n, d).
   int64_t numTiles =
       plan.halo ? g.batch * g.outputSize(kDepth) *
@@ -277,7 +277,7 @@ LogicalResult mlir::conv3d::lowerGridToSM90(RewriterBase &rewriter,
       k.ring.batchSlices = inputBatchSlices(g, ops);
       if (k.descHistory)
         k.ring.historyBatchSlices = historyBatchSlices(g, ops);
-      k.sliceTiles = tilesPerSlice(g, plan.tileM, plan.clusterM);
+      k.sliceTiles = g.tmaTilesPerSlice(plan.tileM, plan.clusterM);
     }
     k.numMT = numMT;
     k.numNT = numNT;
