@@ -164,7 +164,8 @@ TEST(GradientGeometry, WgradForwardComputesExactlyTheForwardTerms) {
     // Width and batch are the channels; each width tap and input channel
     // is one input column.
     EXPECT_EQ(w.geometry.batch, 1);
-    EXPECT_EQ(w.geometry.channels, g.outputSize(kWidth) * g.batch);
+    EXPECT_EQ(w.geometry.channels,
+              (g.outputSize(kWidth) * g.batch + 7) / 8 * 8);
     EXPECT_EQ(w.geometry.inputSize[kWidth], g.window[kWidth] * g.channels);
     EXPECT_EQ(w.geometry.window[kWidth], 1);
     for (unsigned axis = 0; axis < 2; ++axis) {

@@ -3,6 +3,7 @@
 #include "conv3d/Geometry/GradientGeometry.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <numeric>
@@ -105,7 +106,10 @@ WgradForward mlir::conv3d::wgradAsForward(const ConvGeometry &forward) {
   WgradForward w;
   ConvGeometry &g = w.geometry;
   g.batch = 1;
-  g.channels = forward.outputSize(kWidth) * forward.batch;
+  // Zeros past Wo*N to a multiple of 8: the TMA kernels read 16-byte
+  // channel rows, and the rewrite's gathers write the zeros in the same
+  // pass (a channel-padding pass would copy both operands again).
+  g.channels = llvm::alignTo(forward.outputSize(kWidth) * forward.batch, 8);
   g.filters = forward.filters;
   // Width: the S taps x C channels are gathered into the input (x'), one
   // column each.

@@ -184,63 +184,146 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
   }
 };
 
+/// A tensor of `shape` whose element at `idx` is `source`[at(idx)] where
+/// `valid(idx)` holds and zero elsewhere: one linalg.generic that reads
+/// `source` by tensor.extract (at a clamped index, so no read leaves it),
+/// so that padding, gathering and transposing are one pass over the result
+/// (a tensor.pad would be a fill of its whole buffer and a copy first).
+Value gatherOrZero(OpBuilder &b, Location loc, Value source,
+                   ArrayRef<int64_t> shape,
+                   function_ref<std::pair<SmallVector<Value>, Value>(
+                       OpBuilder &, Location, ArrayRef<Value>)>
+                       at) {
+  Type elem = getElementTypeOrSelf(source.getType());
+  Value init = tensor::EmptyOp::create(b, loc, shape, elem);
+  SmallVector<AffineMap> maps = {
+      AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext())};
+  SmallVector<utils::IteratorType> iterators(shape.size(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
+             maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange) {
+               SmallVector<Value> idx;
+               for (unsigned d = 0; d < shape.size(); ++d)
+                 idx.push_back(linalg::IndexOp::create(nb, nloc, d));
+               auto [indices, valid] = at(nb, nloc, idx);
+               Value value =
+                   tensor::ExtractOp::create(nb, nloc, source, indices);
+               if (valid) {
+                 Value zero =
+                     arith::ConstantOp::create(nb, nloc, nb.getZeroAttr(elem));
+                 value = arith::SelectOp::create(nb, nloc, valid, value, zero);
+               }
+               linalg::YieldOp::create(nb, nloc, value);
+             })
+      .getResult(0);
+}
+
+/// Index arithmetic for gatherOrZero's bodies.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value constant(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t v) {
+    return v == 1 ? x : arith::MulIOp::create(b, loc, x, constant(v));
+  }
+  Value div(Value x, int64_t v) {
+    return v == 1 ? x : arith::DivUIOp::create(b, loc, x, constant(v));
+  }
+  Value rem(Value x, int64_t v) {
+    return v == 1 ? constant(0)
+                  : arith::RemUIOp::create(b, loc, x, constant(v));
+  }
+  Value less(Value x, int64_t v) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x,
+                                 constant(v));
+  }
+  Value atLeast(Value x, int64_t v) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x,
+                                 constant(v));
+  }
+  Value both(Value x, Value y) {
+    if (!x)
+      return y;
+    return y ? arith::AndIOp::create(b, loc, x, y).getResult() : x;
+  }
+  Value select(Value c, Value x, int64_t otherwise) {
+    return c ? arith::SelectOp::create(b, loc, c, x, constant(otherwise))
+                   .getResult()
+             : x;
+  }
+};
+
 /// The forward input of a weight gradient as its forward convolution reads
-/// it (GradientGeometry's WgradForward): cropped to the depth and height
-/// rows the taps read, padded along width, and gathered per width tap s
-/// into x'[0, d, h, s*C + c, wo*N + n] = x[n, d, h, wo*stride + s*dil - pad,
-/// c] (a linalg.generic, then a reshape of contiguous dimensions).
+/// it (GradientGeometry's WgradForward): x'[0, d, h, s*C + c, wo*N + n] =
+/// x[n, d, h, wo*stride + s*dil - pad, c] for the depth and height rows the
+/// taps read, zero where the width tap reads padding and in the channels
+/// past Wo*N (GradientGeometry pads them to a multiple of 8).
 Value widthTapsAsColumns(OpBuilder &b, Location loc, Value input,
                          const ConvGeometry &forward,
                          const WgradForward &wgrad) {
-  MLIRContext *ctx = b.getContext();
-  auto type = cast<RankedTensorType>(input.getType());
-  Type elem = type.getElementType();
   int64_t n = forward.batch, c = forward.channels;
-  int64_t d = wgrad.inputExtent[0], h = wgrad.inputExtent[1];
   int64_t width = forward.inputSize[kWidth];
-  int64_t padLow = forward.padLow[kWidth], padHigh = forward.padHigh[kWidth];
-  std::array<int64_t, 5> cropped = {n, d, h, width, c};
-  if (ArrayRef<int64_t>(cropped) != type.getShape())
-    input = tensor::ExtractSliceOp::create(
-        b, loc, input, indexAttrs(b, {0, 0, 0, 0, 0}), indexAttrs(b, cropped),
-        indexAttrs(b, {1, 1, 1, 1, 1}));
-  if (padLow || padHigh) {
-    SmallVector<int64_t> paddedShape(cropped.begin(), cropped.end());
-    paddedShape[3] += padLow + padHigh;
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
-    input =
-        tensor::PadOp::create(b, loc, RankedTensorType::get(paddedShape, elem),
-                              input, indexAttrs(b, {0, 0, 0, padLow, 0}),
-                              indexAttrs(b, {0, 0, 0, padHigh, 0}), zero)
-            .getResult();
-  }
   int64_t taps = forward.window[kWidth];
-  int64_t outWidth = forward.outputSize(kWidth);
-  // Output dims (d, h, s, c, wo, n) read x[n, d, h, wo*stride + s*dil, c].
-  SmallVector<AffineExpr> dims;
-  for (unsigned i = 0; i < 6; ++i)
-    dims.push_back(getAffineDimExpr(i, ctx));
-  AffineExpr column =
-      dims[4] * forward.strides[kWidth] + dims[2] * forward.dilations[kWidth];
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(6, 0, {dims[5], dims[0], dims[1], column, dims[3]}, ctx),
-      AffineMap::getMultiDimIdentityMap(6, ctx)};
-  Value init =
-      tensor::EmptyOp::create(b, loc, {d, h, taps, c, outWidth, n}, elem);
-  SmallVector<utils::IteratorType> iterators(6, utils::IteratorType::parallel);
-  Value gathered = linalg::GenericOp::create(
-                       b, loc, TypeRange{init.getType()}, ValueRange{input},
-                       ValueRange{init}, maps, iterators,
-                       [](OpBuilder &nb, Location nloc, ValueRange args) {
-                         linalg::YieldOp::create(nb, nloc, args[0]);
-                       })
-                       .getResult(0);
+  int64_t used = forward.outputSize(kWidth) * n;
+  int64_t channels = wgrad.geometry.channels;
+  int64_t d = wgrad.inputExtent[0], h = wgrad.inputExtent[1];
+  Value gathered = gatherOrZero(
+      b, loc, input, {d, h, taps, c, channels},
+      [&](OpBuilder &nb, Location nloc, ArrayRef<Value> idx) {
+        // idx = (d, h, s, c, k), k = wo * N + n.
+        IndexMath m{nb, nloc};
+        Value column =
+            m.add(m.add(m.mul(m.div(idx[4], n), forward.strides[kWidth]),
+                        m.mul(idx[2], forward.dilations[kWidth])),
+                  m.constant(-forward.padLow[kWidth]));
+        Value valid = m.both(m.atLeast(column, 0), m.less(column, width));
+        if (used != channels)
+          valid = m.both(valid, m.less(idx[4], used));
+        SmallVector<Value> at = {m.select(valid, m.rem(idx[4], n), 0), idx[0],
+                                 idx[1], m.select(valid, column, 0), idx[3]};
+        return std::make_pair(at, valid);
+      });
   Value collapsed = tensor::CollapseShapeOp::create(
-      b, loc, gathered,
-      ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
+      b, loc, gathered, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
   return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({1, d, h, taps * c, outWidth * n}, elem),
+      b, loc,
+      RankedTensorType::get({1, d, h, taps * c, channels},
+                            getElementTypeOrSelf(input.getType())),
       collapsed, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+}
+
+/// The output gradient as the weight gradient's FQRSC filter
+/// F x Do x Ho x 1 x (Wo*N, zero-padded to the forward form's channels):
+/// filter[f, do, ho, 0, wo*N + n] = dy[n, do, ho, wo, f]. The TMA kernels
+/// read FQRSC filters, so no relayout or channel padding follows.
+Value gradOutputAsFilter(OpBuilder &b, Location loc, Value gradOutput,
+                         const ConvGeometry &forward,
+                         const WgradForward &wgrad) {
+  int64_t n = forward.batch, f = forward.filters;
+  int64_t outD = forward.outputSize(kDepth), outH = forward.outputSize(kHeight);
+  int64_t used = forward.outputSize(kWidth) * n;
+  int64_t channels = wgrad.geometry.channels;
+  Value filter = gatherOrZero(
+      b, loc, gradOutput, {f, outD, outH, channels},
+      [&](OpBuilder &nb, Location nloc, ArrayRef<Value> idx) {
+        // idx = (f, do, ho, k), k = wo * N + n.
+        IndexMath m{nb, nloc};
+        Value valid = used != channels ? m.less(idx[3], used) : Value();
+        SmallVector<Value> at = {m.select(valid, m.rem(idx[3], n), 0), idx[1],
+                                 idx[2], m.select(valid, m.div(idx[3], n), 0),
+                                 idx[0]};
+        return std::make_pair(at, valid);
+      });
+  return tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({f, outD, outH, 1, channels},
+                            getElementTypeOrSelf(gradOutput.getType())),
+      filter, ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
 }
 
 /// `value` (Q x R x S x C x F) as the weight gradient's forward convolution
@@ -288,21 +371,8 @@ struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
     }
     Value input =
         widthTapsAsColumns(rewriter, loc, op.getInput(), forward, wgrad);
-    // The output gradient as a QRSCF filter Do x Ho x 1 x (Wo*N) x F: a
-    // transpose, then reshapes of contiguous dimensions.
     Value filter =
-        transpose(rewriter, loc, op.getGradOutput(), {1, 2, 3, 0, 4});
-    auto dyType = cast<RankedTensorType>(filter.getType());
-    ArrayRef<int64_t> dyShape = dyType.getShape();
-    filter = tensor::CollapseShapeOp::create(
-        rewriter, loc, filter,
-        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
-    filter = tensor::ExpandShapeOp::create(
-        rewriter, loc,
-        RankedTensorType::get(
-            {dyShape[0], dyShape[1], 1, dyShape[2] * dyShape[3], dyShape[4]},
-            dyType.getElementType()),
-        filter, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+        gradOutputAsFilter(rewriter, loc, op.getGradOutput(), forward, wgrad);
     // The result is the QRSCF gradient reshaped: a QRSCF `outs` is the
     // convolution's own (no copy); an FQRSC one is transposed in (when
     // accumulating) and the result transposed back into it.
@@ -313,7 +383,7 @@ struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
       Value computed =
           forwardConv(rewriter, loc, input, filter,
                       qrscfAsForwardResult(rewriter, loc, init), wgrad.geometry,
-                      FilterLayout::qrscf, overwrite);
+                      FilterLayout::fqrsc, overwrite);
       rewriter.replaceOp(op,
                          forwardResultAsQrscf(rewriter, loc, computed, taps));
       return success();
@@ -328,7 +398,7 @@ struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
                         transpose(rewriter, loc, init, {1, 2, 3, 4, 0}));
     Value computed =
         forwardConv(rewriter, loc, input, filter, qrscfInit, wgrad.geometry,
-                    FilterLayout::qrscf, overwrite);
+                    FilterLayout::fqrsc, overwrite);
     rewriter.replaceOp(
         op, transpose(rewriter, loc,
                       forwardResultAsQrscf(rewriter, loc, computed, taps),

@@ -47,24 +47,38 @@
 // CHECK: return
 
 // wgrad: batch 1, the output gradient as the window (Do x Ho x 1) with
-// its width and batch as channels (Wo*N = 3); stride = the forward's
-// dilation (1), dilation = its stride (2); depth reads one row past the
-// input (padding 1 after). The input is padded along width and gathered
-// per width tap and channel: x'[0, d, h, s*8 + c, wo] = x[0, d, h, wo*2 + s,
-// c]; the result 1 x Q x R x (S*C) x F is the QRSCF gradient, reshaped
-// (an `outs` of the function's own, no copy).
+// its width and batch as channels (Wo*N = 3, zero-padded to 8); stride =
+// the forward's dilation (1), dilation = its stride (2); depth reads one
+// row past the input (padding 1 after). One generic gathers the input per
+// width tap and channel, x'[0, d, h, s*8 + c, wo] = x[0, d, h, wo*2 + s - 1,
+// c], zero where the column is padding or wo >= 3; one more makes the
+// output gradient the FQRSC filter dy'[f, do, ho, 0, wo] = dy[0, do, ho, wo,
+// f]. The result 1 x Q x R x (S*C) x F is the QRSCF gradient, reshaped (an
+// `outs` of the function's own, no copy).
 // CHECK-LABEL: func.func @wgrad_strided
 // CHECK: %[[OUT:.*]] = tensor.empty() : tensor<3x3x3x8x6xf32>
-// CHECK: %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0, 0, 1, 0] high[0, 0, 0, 1, 0]
-// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[GATHER:.*]], {{.*}}]} ins(%[[PAD]] : tensor<1x7x8x8x8xf32>) outs(%{{.*}} : tensor<7x8x3x8x3x1xf32>)
-// CHECK: %[[XC:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2, 3], [4, 5]] : tensor<7x8x3x8x3x1xf32> into tensor<7x8x24x3xf32>
-// CHECK: %[[X:.*]] = tensor.expand_shape %[[XC]] {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 7, 8, 24, 3]
-// CHECK: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x4x4x3x6xf32>) outs(%{{.*}} : tensor<4x4x3x1x6xf32>) permutation = [1, 2, 3, 0, 4]
-// CHECK: %[[C:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1], [2, 3], [4]] : tensor<4x4x3x1x6xf32> into tensor<4x4x3x6xf32>
-// CHECK: %[[DY:.*]] = tensor.expand_shape %[[C]] {{\[}}[0], [1], [2, 3], [4]] output_shape [4, 4, 1, 3, 6] : tensor<4x4x3x6xf32> into tensor<4x4x1x3x6xf32>
+// CHECK-NOT: tensor.pad
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<7x8x3x8x8xf32>)
+// CHECK: %[[K:.*]] = linalg.index 4
+// CHECK: %[[W2:.*]] = arith.muli %[[K]], %c2
+// CHECK: %[[W:.*]] = arith.addi
+// CHECK: %[[COL:.*]] = arith.addi %[[W]], %c-1
+// CHECK: %[[LO:.*]] = arith.cmpi sge, %[[COL]], %c0
+// CHECK: %[[HI:.*]] = arith.cmpi slt, %[[COL]], %c6
+// CHECK: %[[IN:.*]] = arith.andi %[[LO]], %[[HI]]
+// CHECK: %[[USED:.*]] = arith.cmpi slt, %[[K]], %c3
+// CHECK: %[[VALID:.*]] = arith.andi %[[IN]], %[[USED]]
+// CHECK: %[[AT:.*]] = arith.select %[[VALID]], %[[COL]], %c0
+// CHECK: %[[V:.*]] = tensor.extract %arg0[%c0, %{{.*}}, %{{.*}}, %[[AT]], %{{.*}}] : tensor<1x7x8x6x8xf32>
+// CHECK: arith.select %[[VALID]], %[[V]], %cst
+// CHECK: %[[XC:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2, 3], [4]] : tensor<7x8x3x8x8xf32> into tensor<7x8x24x8xf32>
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[XC]] {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 7, 8, 24, 8]
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<6x4x4x8xf32>)
+// CHECK: tensor.extract %arg1[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<1x4x4x3x6xf32>
+// CHECK: %[[DY:.*]] = tensor.expand_shape %[[T]] {{\[}}[0], [1], [2], [3, 4]] output_shape [6, 4, 4, 1, 8]
 // CHECK: %[[OC:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0], [1], [2, 3], [4]] : tensor<3x3x3x8x6xf32> into tensor<3x3x24x6xf32>
 // CHECK: %[[O:.*]] = tensor.expand_shape %[[OC]] {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 3, 3, 24, 6]
-// CHECK: %[[DW:.*]] = conv3d.conv ins(%[[X]], %[[DY]] : tensor<1x7x8x24x3xf32>, tensor<4x4x1x3x6xf32>) outs(%[[O]] : tensor<1x3x3x24x6xf32>) overwrite dilations = [2, 2, 1] padding = [1, 1, 1, 0, 0, 0]
+// CHECK: %[[DW:.*]] = conv3d.conv ins(%[[X]], %[[DY]] : tensor<1x7x8x24x8xf32>, tensor<6x4x4x1x8xf32>) outs(%[[O]] : tensor<1x3x3x24x6xf32>) overwrite dilations = [2, 2, 1] padding = [1, 1, 1, 0, 0, 0] filter_layout = fqrsc
 // CHECK: %[[DWC:.*]] = tensor.collapse_shape %[[DW]] {{\[}}[0, 1], [2], [3], [4]] : tensor<1x3x3x24x6xf32> into tensor<3x3x24x6xf32>
 // CHECK: %[[R:.*]] = tensor.expand_shape %[[DWC]] {{\[}}[0], [1], [2, 3], [4]] output_shape [3, 3, 3, 8, 6]
 // CHECK-NOT: linalg.transpose
@@ -76,7 +90,7 @@
 // CHECK: %[[T:.*]] = linalg.transpose ins(%[[OUTS:.*]] : tensor<5x2x3x2x4xf32>) outs(%{{.*}} : tensor<2x3x2x4x5xf32>) permutation = [1, 2, 3, 4, 0]
 // CHECK: %[[TC:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1], [2, 3], [4]] : tensor<2x3x2x4x5xf32> into tensor<2x3x8x5xf32>
 // CHECK: %[[INIT:.*]] = tensor.expand_shape %[[TC]] {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 2, 3, 8, 5]
-// CHECK: %[[SUM:.*]] = conv3d.conv ins({{.*}}) outs(%[[INIT]] : tensor<1x2x3x8x5xf32>) strides = [2, 1, 1] dilations = [1, 2, 1] padding = [2, 0, 0, 0, 0, 0]
+// CHECK: %[[SUM:.*]] = conv3d.conv ins({{.*}}) outs(%[[INIT]] : tensor<1x2x3x8x5xf32>) strides = [2, 1, 1] dilations = [1, 2, 1] padding = [2, 0, 0, 0, 0, 0] filter_layout = fqrsc
 // CHECK: %[[SC:.*]] = tensor.collapse_shape %[[SUM]] {{\[}}[0, 1], [2], [3], [4]] : tensor<1x2x3x8x5xf32> into tensor<2x3x8x5xf32>
 // CHECK: %[[S:.*]] = tensor.expand_shape %[[SC]] {{\[}}[0], [1], [2, 3], [4]] output_shape [2, 3, 2, 4, 5]
 // CHECK: linalg.transpose ins(%[[S]] : tensor<2x3x2x4x5xf32>) outs(%[[OUTS]] : tensor<5x2x3x2x4xf32>) permutation = [4, 0, 1, 2, 3]

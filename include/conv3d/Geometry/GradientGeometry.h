@@ -17,8 +17,9 @@
 //   dW[q,r,s,c,f] = sum_{n,o} x[n, o*s + q*dil - pad, c] * dy[n, o, f],
 //   i.e. stride dil, dilation s, output Q x R x (S*C). The output
 //   gradient's width and batch are folded into the channels (Wo*N of them,
-//   contiguous in dy): a forward convolution's K steps run over channels,
-//   and N alone (often 1) would leave them empty. The input is read as S
+//   contiguous in dy, zero-padded to a multiple of 8 for the TMA kernels'
+//   16-byte rows): a forward convolution's K steps run over channels, and
+//   N alone (often 1) would leave them empty. The input is read as S
 //   width taps x C channels per row, x'[0, d, h, (s, c), (wo, n)] =
 //   x[n, d, h, wo*stride_w + s*dil_w - pad_w, c] (S/stride_w times the
 //   input's size), so the convolution's width axis is S*C wide with a
@@ -111,8 +112,9 @@ ConvGeometry dgradPhaseGeometry(const ConvGeometry &forward,
 /// A weight gradient as a forward convolution (see the file comment): the
 /// forward input cropped to `inputExtent` rows along depth and height (the
 /// rows past them are read by no tap) and gathered per width tap into
-/// 1 x D' x H' x (S*C) x (Wo*N); the output gradient as its QRSCF filter
-/// Do x Ho x 1 x (Wo*N) x F; the result 1 x Q x R x (S*C) x F. `empty` when the
+/// 1 x D' x H' x (S*C) x K; the output gradient as its FQRSC filter
+/// F x Do x Ho x 1 x K (K: Wo*N rounded up to a multiple of 8); the result
+/// 1 x Q x R x (S*C) x F. `empty` when the
 /// depth or height taps read only padding (the gradient is zero; width
 /// taps that do read zeros of the padded input).
 struct WgradForward {
