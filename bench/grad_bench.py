@@ -83,9 +83,29 @@ def run_shape(engine, shape, args):
         torch.cuda.synchronize()
         result[kind + "_err"] = rel_l2(out, ref)
         result[kind + "_ms"] = args.timer.median(call)
+        if args.kernels:
+            result[kind + "_kernels_us"] = kernel_times(call)
     del x, wt, dy, ref, out
     torch.cuda.empty_cache()
     return result
+
+
+def kernel_times(call, reps=3):
+    """[(kernel, microseconds)] of one call, in launch order: the median of
+    `reps` profiled calls (torch.profiler's CUDA activity, no replay)."""
+    from torch.profiler import ProfilerActivity, profile
+    runs = []
+    for _ in range(reps):
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            call()
+            torch.cuda.synchronize()
+        events = sorted((e for e in prof.events() if e.device_type.name == "CUDA"),
+                        key=lambda e: e.time_range.start)
+        runs.append([(e.name[:40], e.time_range.end - e.time_range.start) for e in events])
+    if any(len(run) != len(runs[0]) for run in runs):
+        return runs[0]
+    return [(runs[0][i][0], sorted(run[i][1] for run in runs)[len(runs) // 2])
+            for i in range(len(runs[0]))]
 
 
 def main():
@@ -94,6 +114,9 @@ def main():
     parser.add_argument("--kinds", nargs="+", default=["dgrad", "wgrad"],
                         choices=["dgrad", "wgrad"])
     parser.add_argument("--target", default="sm90")
+    parser.add_argument("--kernels", action="store_true",
+                        help="also profile one call of ours (torch.profiler): each kernel's "
+                        "time, in launch order, in the JSON and the log")
     timing.add_arguments(parser, reps=10, warmup=3)
     parser.add_argument("--time-budget", type=float, default=0,
                         help="seconds after which no new shape is started (0: none)")

@@ -123,9 +123,9 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
         "convolution (below)";
   else if (spec.kind == ConvKind::wgrad)
     explanation.gradient =
-        "the weight gradient runs as one forward convolution with batch C "
-        "and the output gradient as its window, given a kernel as any forward "
-        "convolution (below)";
+        "the weight gradient runs as one forward convolution with the output "
+        "gradient as its window and the input's width taps and channels as "
+        "its width, given a kernel as any forward convolution (below)";
 
   IGemmConfigAttr forced;
   if (!options.config.empty()) {

@@ -505,7 +505,7 @@ def Conv3d_ConvBackwardFilterOp : Conv3d_GradientOp<"conv_backward_filter"> {
     Element types: `input` and `grad_output` bf16, f16 or f32 (the same);
     outs f32 or that type. Static shapes; tensors only:
     `conv3d-lower-conv-gradients` rewrites it into a forward convolution
-    (batch C, channels N, window Do x Ho x Wo) before bufferization.
+    (batch 1, channels Wo x N, window Do x Ho x 1) before bufferization.
 
     ```mlir
     %dw = conv3d.conv_backward_filter ins(%x, %dy : tensor<1x8x8x8x16xbf16>,

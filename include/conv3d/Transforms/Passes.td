@@ -165,12 +165,15 @@ def Conv3dLowerConvGradients : Pass<"conv3d-lower-conv-gradients"> {
       dilation dil / gcd(stride, dil); its result is inserted at the
       phase's strided positions (`tensor.insert_slice` with strides).
       Phases no tap reaches are zeros (or keep `outs` when accumulating).
-    - weight gradient: one forward convolution with batch C, channels N and
-      the output gradient as its Do x Ho x Wo window (stride = the forward's
-      dilation, dilation = the forward's stride), over the input cropped to
-      the rows the taps read and transposed to C x D x H x W x N
-      (`linalg.transpose`); its C x Q x R x S x F result is transposed to
-      the filter's layout.
+    - weight gradient: one forward convolution of batch 1 whose window is
+      the output gradient, Do x Ho x 1 (stride = the forward's dilation,
+      dilation = the forward's stride), and whose channels are Wo x N
+      (zero-padded to a multiple of 8): the input gathered per width tap
+      and channel into 1 x D x H x (S*C) x (Wo*N) and the output gradient
+      made its FQRSC filter, each by one `linalg.generic` that writes the
+      padding's zeros itself; its 1 x Q x R x (S*C) x F result is the
+      QRSCF gradient reshaped (transposed to FQRSC where that is the
+      filter's layout).
 
     The pipelines run it first, after the import.
   }];

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The tenth session's GPU jobs (bench/RESULTS.md), from the repository root
 # with the build carried as .gpu-carry; logs under $OUT:
-#   grad  bench/grad_bench.py on the suite's shapes but the two largest
+#   grad  GPU/gradients-run.test (dgrad and wgrad against the float64
+#         reference on the GPU), bench/grad_bench.py on the suite's shapes but the two largest
 #         (wgrad, or $KINDS, against cuDNN: the weight gradient's forward
 #         form with batch 1, whose per-depth-slice tiles are full), then
 #         the U-Net training step with the library's weight gradient
@@ -15,6 +16,8 @@ phase="${1:-}"
 JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
 case "$phase" in
   grad)
+    LIT_FILTER='GPU/gradients-run' timeout "$(left 90)" scripts/gpu/run.sh lit 2>&1 | tail -5 \
+      || echo "gradients lit rc=$?"
     timeout "$(left 300)" python3 bench/grad_bench.py --target sm90 --time-budget 240 \
       --kinds ${KINDS:-wgrad} --only modelopt_seed wan_mid_full wan_chunk_mid wan_chunk_192 \
       latent_in_16 video_r3d_64 video_s2_64 unet3d_32 pointwise_384 time_down_384 \
