@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "conv3d/Geometry/GradientGeometry.h"
+#include "conv3d/IR/IndexMath.h"
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -220,38 +221,23 @@ Value gatherOrZero(OpBuilder &b, Location loc, Value source,
       .getResult(0);
 }
 
-/// Index arithmetic for gatherOrZero's bodies.
-struct IndexMath {
-  OpBuilder &b;
-  Location loc;
-  Value constant(int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, int64_t v) {
-    return v == 1 ? x : arith::MulIOp::create(b, loc, x, constant(v));
-  }
-  Value div(Value x, int64_t v) {
-    return v == 1 ? x : arith::DivUIOp::create(b, loc, x, constant(v));
-  }
-  Value rem(Value x, int64_t v) {
-    return v == 1 ? constant(0)
-                  : arith::RemUIOp::create(b, loc, x, constant(v));
-  }
-  Value less(Value x, int64_t v) {
+/// Index arithmetic for gatherOrZero's bodies: IRIndexMath's, with
+/// comparisons and a null `valid` meaning "always".
+struct GatherMath : IRIndexMath {
+  Value less(Value x, int64_t v) const {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x,
                                  constant(v));
   }
-  Value atLeast(Value x, int64_t v) {
+  Value atLeast(Value x, int64_t v) const {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x,
                                  constant(v));
   }
-  Value both(Value x, Value y) {
+  Value both(Value x, Value y) const {
     if (!x)
       return y;
     return y ? arith::AndIOp::create(b, loc, x, y).getResult() : x;
   }
-  Value select(Value c, Value x, int64_t otherwise) {
+  Value select(Value c, Value x, int64_t otherwise) const {
     return c ? arith::SelectOp::create(b, loc, c, x, constant(otherwise))
                    .getResult()
              : x;
@@ -276,7 +262,7 @@ Value widthTapsAsColumns(OpBuilder &b, Location loc, Value input,
       b, loc, input, {d, h, taps, c, channels},
       [&](OpBuilder &nb, Location nloc, ArrayRef<Value> idx) {
         // idx = (d, h, s, c, k), k = wo * N + n.
-        IndexMath m{nb, nloc};
+        GatherMath m{{nb, nloc}};
         Value column =
             m.add(m.add(m.mul(m.div(idx[4], n), forward.strides[kWidth]),
                         m.mul(idx[2], forward.dilations[kWidth])),
@@ -312,7 +298,7 @@ Value gradOutputAsFilter(OpBuilder &b, Location loc, Value gradOutput,
       b, loc, gradOutput, {f, outD, outH, channels},
       [&](OpBuilder &nb, Location nloc, ArrayRef<Value> idx) {
         // idx = (f, do, ho, k), k = wo * N + n.
-        IndexMath m{nb, nloc};
+        GatherMath m{{nb, nloc}};
         Value valid = used != channels ? m.less(idx[3], used) : Value();
         SmallVector<Value> at = {m.select(valid, m.rem(idx[3], n), 0), idx[1],
                                  idx[2], m.select(valid, m.div(idx[3], n), 0),
