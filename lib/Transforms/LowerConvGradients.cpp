@@ -13,6 +13,7 @@
 
 #include "conv3d/Geometry/GradientGeometry.h"
 #include "conv3d/IR/IndexMath.h"
+#include "conv3d/Transforms/AttrNames.h"
 #include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -190,8 +191,13 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
 /// `source` by tensor.extract (at a clamped index, so no read leaves it),
 /// so that padding, gathering and transposing are one pass over the result
 /// (a tensor.pad would be a fill of its whole buffer and a copy first).
+///
+/// `transposeDims` (a, b): the dimension along which its reads are
+/// contiguous and the output's innermost, for GPU targets' shared-memory
+/// staging (kGpuTransposeDimsAttrName).
 Value gatherOrZero(OpBuilder &b, Location loc, Value source,
                    ArrayRef<int64_t> shape,
+                   std::array<int64_t, 2> transposeDims,
                    function_ref<std::pair<SmallVector<Value>, Value>(
                        OpBuilder &, Location, ArrayRef<Value>)>
                        at) {
@@ -201,24 +207,24 @@ Value gatherOrZero(OpBuilder &b, Location loc, Value source,
       AffineMap::getMultiDimIdentityMap(shape.size(), b.getContext())};
   SmallVector<utils::IteratorType> iterators(shape.size(),
                                              utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
-             maps, iterators,
-             [&](OpBuilder &nb, Location nloc, ValueRange) {
-               SmallVector<Value> idx;
-               for (unsigned d = 0; d < shape.size(); ++d)
-                 idx.push_back(linalg::IndexOp::create(nb, nloc, d));
-               auto [indices, valid] = at(nb, nloc, idx);
-               Value value =
-                   tensor::ExtractOp::create(nb, nloc, source, indices);
-               if (valid) {
-                 Value zero =
-                     arith::ConstantOp::create(nb, nloc, nb.getZeroAttr(elem));
-                 value = arith::SelectOp::create(nb, nloc, valid, value, zero);
-               }
-               linalg::YieldOp::create(nb, nloc, value);
-             })
-      .getResult(0);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange) {
+        SmallVector<Value> idx;
+        for (unsigned d = 0; d < shape.size(); ++d)
+          idx.push_back(linalg::IndexOp::create(nb, nloc, d));
+        auto [indices, valid] = at(nb, nloc, idx);
+        Value value = tensor::ExtractOp::create(nb, nloc, source, indices);
+        if (valid) {
+          Value zero =
+              arith::ConstantOp::create(nb, nloc, nb.getZeroAttr(elem));
+          value = arith::SelectOp::create(nb, nloc, valid, value, zero);
+        }
+        linalg::YieldOp::create(nb, nloc, value);
+      });
+  generic->setAttr(kGpuTransposeDimsAttrName,
+                   b.getDenseI64ArrayAttr(transposeDims));
+  return generic.getResult(0);
 }
 
 /// Index arithmetic for gatherOrZero's bodies: IRIndexMath's, with
@@ -259,7 +265,7 @@ Value widthTapsAsColumns(OpBuilder &b, Location loc, Value input,
   int64_t channels = wgrad.geometry.channels;
   int64_t d = wgrad.inputExtent[0], h = wgrad.inputExtent[1];
   Value gathered = gatherOrZero(
-      b, loc, input, {d, h, taps, c, channels},
+      b, loc, input, {d, h, taps, c, channels}, /*transposeDims=*/{3, 4},
       [&](OpBuilder &nb, Location nloc, ArrayRef<Value> idx) {
         // idx = (d, h, s, c, k), k = wo * N + n.
         GatherMath m{{nb, nloc}};
@@ -295,7 +301,7 @@ Value gradOutputAsFilter(OpBuilder &b, Location loc, Value gradOutput,
   int64_t used = forward.outputSize(kWidth) * n;
   int64_t channels = wgrad.geometry.channels;
   Value filter = gatherOrZero(
-      b, loc, gradOutput, {f, outD, outH, channels},
+      b, loc, gradOutput, {f, outD, outH, channels}, /*transposeDims=*/{0, 3},
       [&](OpBuilder &nb, Location nloc, ArrayRef<Value> idx) {
         // idx = (f, do, ho, k), k = wo * N + n.
         GatherMath m{{nb, nloc}};

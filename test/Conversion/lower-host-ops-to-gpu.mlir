@@ -171,3 +171,69 @@ func.func @channel_window_fill(%x: memref<2x3x4x230xbf16>, %buffer: memref<2x3x4
   memref.copy %x, %window : memref<2x3x4x230xbf16> to memref<2x3x4x230xbf16, strided<[2784, 928, 232, 1]>>
   return
 }
+
+// -----
+
+// A generic marked conv3d.gpu_transpose_dims = [a, b] (reads contiguous
+// along a, the output's innermost b) runs as a shared-memory transpose:
+// 32 x 32 tiles of (a, b) = (0, 2) as blocks x and y (2 x 1 here), the
+// other dimensions (4) as block z, 32 x 8 threads; the body computed with
+// thread x along a, stored to a 32 x 33 workgroup tile, a barrier, then
+// written with thread x along b. Ordered on the stream like the others.
+// CHECK-LABEL: func.func @staged_transpose
+// CHECK: %[[W:.*]] = gpu.wait async
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: %[[L:.*]] = gpu.launch async [%[[W]]] blocks(%[[BX:.*]], %[[BY:.*]], %[[BZ:.*]]) in (%{{.*}} = %[[C2]], %{{.*}} = %[[C1]], %{{.*}} = %[[C4]]) threads(%[[TX:.*]], %[[TY:.*]], %{{.*}}) in (%{{.*}} = %[[C32]], %{{.*}} = %[[C8]], %{{.*}} = %{{.*}}) workgroup(%[[TILE:.*]] : memref<32x33xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.if
+// CHECK: %[[V:.*]] = memref.load %arg0[
+// CHECK: memref.store %[[V]], %[[TILE]][%{{.*}}, %[[TX]]]
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: %[[T:.*]] = memref.load %[[TILE]][%[[TX]], %{{.*}}]
+// CHECK: memref.store %[[T]], %arg1[
+// CHECK: gpu.terminator
+// CHECK: gpu.wait [%[[L]]]
+// CHECK-NOT: scf.parallel
+func.func @staged_transpose(%src: memref<40x4x20xf32>, %dst: memref<20x4x40xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%dst : memref<20x4x40xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 0, 2>} {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %k = linalg.index 2 : index
+    %v = memref.load %src[%k, %j, %i] : memref<40x4x20xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+// Not staged (the element-wise kernel instead): a generic that reads the
+// output's old value, and one with an input operand.
+// CHECK-LABEL: func.func @not_staged
+// CHECK-NOT: workgroup(
+// CHECK: scf.parallel
+// CHECK-NOT: workgroup(
+// CHECK: return
+func.func @not_staged(%src: memref<8x8xf32>, %dst: memref<8x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      outs(%dst : memref<8x8xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 0, 1>} {
+  ^bb0(%out: f32):
+    %s = arith.addf %out, %out : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%src : memref<8x8xf32>) outs(%dst : memref<8x8xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 0, 1>} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  return
+}

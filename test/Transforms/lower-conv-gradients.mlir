@@ -53,12 +53,14 @@
 // width tap and channel, x'[0, d, h, s*8 + c, wo] = x[0, d, h, wo*2 + s - 1,
 // c], zero where the column is padding or wo >= 3; one more makes the
 // output gradient the FQRSC filter dy'[f, do, ho, 0, wo] = dy[0, do, ho, wo,
-// f]. The result 1 x Q x R x (S*C) x F is the QRSCF gradient, reshaped (an
-// `outs` of the function's own, no copy).
+// f]. Both carry conv3d.gpu_transpose_dims (the dimension their reads are
+// contiguous along, the output's innermost) for GPU targets' shared-memory
+// staging. The result 1 x Q x R x (S*C) x F is the QRSCF gradient, reshaped
+// (an `outs` of the function's own, no copy).
 // CHECK-LABEL: func.func @wgrad_strided
 // CHECK: %[[OUT:.*]] = tensor.empty() : tensor<3x3x3x8x6xf32>
 // CHECK-NOT: tensor.pad
-// CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<7x8x3x8x8xf32>)
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<7x8x3x8x8xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 3, 4>}
 // CHECK: %[[K:.*]] = linalg.index 4
 // CHECK: %[[W2:.*]] = arith.muli %[[K]], %c2
 // CHECK: %[[W:.*]] = arith.addi
@@ -73,7 +75,7 @@
 // CHECK: arith.select %[[VALID]], %[[V]], %cst
 // CHECK: %[[XC:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2, 3], [4]] : tensor<7x8x3x8x8xf32> into tensor<7x8x24x8xf32>
 // CHECK: %[[X:.*]] = tensor.expand_shape %[[XC]] {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 7, 8, 24, 8]
-// CHECK: %[[T:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<6x4x4x8xf32>)
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<6x4x4x8xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 0, 3>}
 // CHECK: tensor.extract %arg1[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<1x4x4x3x6xf32>
 // CHECK: %[[DY:.*]] = tensor.expand_shape %[[T]] {{\[}}[0], [1], [2], [3, 4]] output_shape [6, 4, 4, 1, 8]
 // CHECK: %[[OC:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0], [1], [2, 3], [4]] : tensor<3x3x3x8x6xf32> into tensor<3x3x24x6xf32>

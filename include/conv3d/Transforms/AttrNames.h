@@ -18,6 +18,15 @@ namespace mlir::conv3d {
 inline constexpr llvm::StringLiteral kHostAllocationBytesAttrName =
     "conv3d.host_allocation_bytes";
 
+/// On a linalg.generic that gathers a transpose (conv3d-lower-conv-gradients'
+/// weight-gradient operands): array<i64: a, b>, a the dimension along which
+/// its reads are contiguous, b the output's innermost.
+/// conv3d-lower-host-ops-to-gpu stages such a generic's 32 x 32 tiles of
+/// (a, b) in shared memory, so that both its reads and its writes are
+/// coalesced; every other lowering ignores it.
+inline constexpr llvm::StringLiteral kGpuTransposeDimsAttrName =
+    "conv3d.gpu_transpose_dims";
+
 } // namespace mlir::conv3d
 
 #endif // CONV3D_TRANSFORMS_ATTRNAMES_H

@@ -5,9 +5,13 @@
 // host code after the convolutions became kernels must run on the device.
 // Upstream does the heavy lifting: linalg ops become scf.parallel loops,
 // which gpu-map-parallel-loops and convert-parallel-loops-to-gpu turn into
-// kernels once they are shaped as (blocks) x (threads).
+// kernels once they are shaped as (blocks) x (threads). Generics that
+// gather a transpose (conv3d.gpu_transpose_dims) get a shared-memory tiled
+// kernel of their own (StagedTranspose.cpp).
 //
 //===----------------------------------------------------------------------===//
+
+#include "StagedTranspose.h"
 
 #include "conv3d/Conversion/Passes.h"
 #include "conv3d/IR/Conv3dOps.h"
@@ -370,6 +374,7 @@ struct LowerHostOpsToGPUPass
         return signalPassFailure();
       vectorizeChannelWindowCopies(func);
       stridedCopiesToLinalg(func);
+      lowerStagedTransposes(func);
       if (failed(hostLoopsToDeviceLoops(func, blockSize)) ||
           failed(moveBufferOps(func)))
         return signalPassFailure();
