@@ -430,6 +430,15 @@ def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
       (voxels) x (channel chunks) moving up to 16 bytes per access, behind a
       host check of the operand's alignment (the element-wise copy below
       otherwise);
+    - a `linalg.generic` marked `conv3d.gpu_transpose_dims = array<i64: a,
+      b>` (no inputs, its body reading sources by its indices, contiguously
+      along dimension a; b the output's innermost) becomes a shared-memory
+      tiled transpose: 32 x 32 tiles of (a, b), the body computed by 32 x 8
+      threads with consecutive threads along a, staged in a 32 x 33
+      workgroup buffer, then stored with consecutive threads along b, so
+      that reads and writes are both coalesced (conv3d-lower-conv-gradients
+      marks the weight gradient's operand gathers; other generics with the
+      mark take the element-wise path);
     - each `linalg` op becomes parallel loops (reductions stay sequential
       inside), collapsed to one dimension and tiled by `block-size`, for
       `gpu-map-parallel-loops` and `convert-parallel-loops-to-gpu` to turn

@@ -19,7 +19,7 @@ case "$phase" in
     LIT_FILTER='GPU/gradients-run' timeout "$(left 90)" scripts/gpu/run.sh lit 2>&1 | tail -5 \
       || echo "gradients lit rc=$?"
     timeout "$(left 300)" python3 bench/grad_bench.py --target sm90 --time-budget 240 \
-      --kinds ${KINDS:-wgrad} --only modelopt_seed wan_mid_full wan_chunk_mid wan_chunk_192 \
+      --kinds ${KINDS:-wgrad} --kernels --only modelopt_seed wan_mid_full wan_chunk_mid wan_chunk_192 \
       latent_in_16 video_r3d_64 video_s2_64 unet3d_32 pointwise_384 time_down_384 \
       --out "$out" > "$out/grad-bench.log" 2>&1 || echo "grad_bench rc=$?"
     grep -E "^\||geomean|error|Error" "$out/grad-bench.log" | head -40
