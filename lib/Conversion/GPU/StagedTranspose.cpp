@@ -133,35 +133,34 @@ void lowerStagedTranspose(RewriterBase &rewriter, linalg::GenericOp op,
           rewriter, loc, arith::CmpIPredicate::ult, ib, index(shape[b]));
       return arith::AndIOp::create(rewriter, loc, inA, inB);
     };
-    // Compute: thread x along a, the tile's b rows in steps of kRows.
-    for (int64_t row = 0; row < kTile; row += kRows) {
-      Value local = add(ty, index(row));
-      Value ia = add(a0, tx), ib = add(b0, local);
-      auto guard = scf::IfOp::create(rewriter, loc, inside(ia, ib),
-                                     /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard inner(rewriter);
-      rewriter.setInsertionPointToStart(guard.thenBlock());
-      indices[a] = ia;
-      indices[b] = ib;
+    // One phase: the tile's kRows-row steps, each thread at (its x, its
+    // row) along (`alongX`, the other of a and b) under a bounds guard.
+    auto phase = [&](bool xAlongA, function_ref<void(Value, Value)> body) {
+      for (int64_t row = 0; row < kTile; row += kRows) {
+        Value local = add(ty, index(row));
+        Value ia = add(a0, xAlongA ? tx : local);
+        Value ib = add(b0, xAlongA ? local : tx);
+        auto guard = scf::IfOp::create(rewriter, loc, inside(ia, ib),
+                                       /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard inner(rewriter);
+        rewriter.setInsertionPointToStart(guard.thenBlock());
+        indices[a] = ia;
+        indices[b] = ib;
+        body(local, tx);
+      }
+    };
+    // Compute with thread x along a (coalesced reads), into tile[b][a].
+    phase(/*xAlongA=*/true, [&](Value local, Value x) {
       Value value = cloneBodyAt(rewriter, op, indices);
-      memref::StoreOp::create(rewriter, loc, value, tile,
-                              ValueRange{local, tx});
-    }
+      memref::StoreOp::create(rewriter, loc, value, tile, ValueRange{local, x});
+    });
     gpu::BarrierOp::create(rewriter, loc);
-    // Store: thread x along b.
-    for (int64_t row = 0; row < kTile; row += kRows) {
-      Value local = add(ty, index(row));
-      Value ia = add(a0, local), ib = add(b0, tx);
-      auto guard = scf::IfOp::create(rewriter, loc, inside(ia, ib),
-                                     /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard inner(rewriter);
-      rewriter.setInsertionPointToStart(guard.thenBlock());
-      indices[a] = ia;
-      indices[b] = ib;
+    // Store with thread x along b (coalesced writes), from tile[b][a].
+    phase(/*xAlongA=*/false, [&](Value local, Value x) {
       Value value =
-          memref::LoadOp::create(rewriter, loc, tile, ValueRange{tx, local});
+          memref::LoadOp::create(rewriter, loc, tile, ValueRange{x, local});
       memref::StoreOp::create(rewriter, loc, value, out, indices);
-    }
+    });
     gpu::TerminatorOp::create(rewriter, loc);
   }
   gpu::WaitOp::create(rewriter, loc, Type(),
