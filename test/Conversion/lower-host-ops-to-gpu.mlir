@@ -174,6 +174,47 @@ func.func @channel_window_fill(%x: memref<2x3x4x230xbf16>, %buffer: memref<2x3x4
 
 // -----
 
+// A copy into every other voxel (a data gradient's stride phase inserted
+// into the input gradient): the channel runs are contiguous on both sides
+// and every stride and offset is a multiple of 8 elements, so behind a
+// check of both base pointers' 16-byte alignment it moves 8 bf16 a thread:
+// (2 x 4 x 4 positions) x (64 / 8 chunks); the element-wise copy else.
+// DEFAULT-LABEL: func.func @strided_phase
+// DEFAULT: %[[SRC:.*]] = memref.extract_aligned_pointer_as_index %arg0
+// DEFAULT: arith.remui %[[SRC]], %c16
+// DEFAULT: %[[DST:.*]] = memref.extract_aligned_pointer_as_index %[[VIEW:.*]] :
+// DEFAULT: arith.remui %[[DST]], %c16
+// DEFAULT: scf.if
+// DEFAULT: scf.parallel
+// DEFAULT: %[[V:.*]] = vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<2x4x4x64xbf16>, vector<8xbf16>
+// DEFAULT: vector.store %[[V]], %[[VIEW]][{{.*}}] {alignment = 16 : i64} : memref<2x4x4x64xbf16, strided<[4096, 1024, 128, 1], offset: 576>>, vector<8xbf16>
+// DEFAULT: } else {
+// DEFAULT: scf.parallel
+// DEFAULT: memref.load %arg0
+// DEFAULT-NOT: memref.copy
+func.func @strided_phase(%x: memref<2x4x4x64xbf16>, %dx: memref<2x8x8x64xbf16>) {
+  %phase = memref.subview %dx[0, 1, 1, 0] [2, 4, 4, 64] [1, 2, 2, 1] : memref<2x8x8x64xbf16> to memref<2x4x4x64xbf16, strided<[4096, 1024, 128, 1], offset: 576>>
+  memref.copy %x, %phase : memref<2x4x4x64xbf16> to memref<2x4x4x64xbf16, strided<[4096, 1024, 128, 1], offset: 576>>
+  return
+}
+
+// -----
+
+// Not vectorized: a strided innermost dimension, and runs of 3 channels.
+// DEFAULT-LABEL: func.func @strided_not_vectorized
+// DEFAULT-NOT: vector.load
+// DEFAULT-NOT: extract_aligned_pointer
+// DEFAULT: return
+func.func @strided_not_vectorized(%x: memref<2x32xbf16>, %y: memref<2x64xbf16>, %z: memref<4x3xbf16>, %w: memref<8x3xbf16>) {
+  %every_other = memref.subview %y[0, 0] [2, 32] [1, 2] : memref<2x64xbf16> to memref<2x32xbf16, strided<[64, 2]>>
+  memref.copy %x, %every_other : memref<2x32xbf16> to memref<2x32xbf16, strided<[64, 2]>>
+  %rows = memref.subview %w[0, 0] [4, 3] [2, 1] : memref<8x3xbf16> to memref<4x3xbf16, strided<[6, 1]>>
+  memref.copy %z, %rows : memref<4x3xbf16> to memref<4x3xbf16, strided<[6, 1]>>
+  return
+}
+
+// -----
+
 // A generic marked conv3d.gpu_transpose_dims = [a, b] (reads contiguous
 // along a, the output's innermost b) runs as a shared-memory transpose:
 // 32 x 32 tiles of (a, b) = (0, 2) as blocks x and y (2 x 1 here), the

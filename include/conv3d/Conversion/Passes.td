@@ -430,6 +430,12 @@ def Conv3dLowerHostOpsToGPU : Pass<"conv3d-lower-host-ops-to-gpu"> {
       (voxels) x (channel chunks) moving up to 16 bytes per access, behind a
       host check of the operand's alignment (the element-wise copy below
       otherwise);
+    - any other copy between strided views whose innermost runs are
+      contiguous, with every stride and offset a multiple of a vector of up
+      to 16 bytes (the data gradient's stride phases inserted into every
+      other voxel of the input gradient) becomes a parallel loop over (the
+      outer positions) x (run chunks) of vector accesses, behind a host
+      check of both base pointers' alignment;
     - a `linalg.generic` marked `conv3d.gpu_transpose_dims = array<i64: a,
       b>` (no inputs, its body reading sources by its indices, contiguously
       along dimension a; b the output's innermost) becomes a shared-memory
