@@ -16,7 +16,7 @@ phase="${1:-}"
 JOB_BUDGET_S=570 source "$(dirname "${BASH_SOURCE[0]}")/../job-setup.sh"
 case "$phase" in
   grad)
-    LIT_FILTER='GPU/gradients-run' timeout "$(left 90)" scripts/gpu/run.sh lit 2>&1 | tail -5 \
+    LIT_FILTER='GPU/gradients-run' timeout "$(left 240)" scripts/gpu/run.sh lit 2>&1 | tail -5 \
       || echo "gradients lit rc=$?"
     timeout "$(left 300)" python3 bench/grad_bench.py --target sm90 --time-budget 240 \
       --kinds ${KINDS:-wgrad} --kernels --only modelopt_seed wan_mid_full wan_chunk_mid wan_chunk_192 \
