@@ -15,6 +15,7 @@
 #include "conv3d/Runtime/ConvModuleBuilder.h"
 #include "conv3d/Runtime/Explain.h"
 #include "conv3d/Runtime/TuningProblem.h"
+#include "conv3d/Target/CostModel.h"
 #include "conv3d/Target/Families.h"
 #include "conv3d/Target/KernelFamily.h"
 #include "conv3d/Transforms/ConfigHeuristics.h"
@@ -78,9 +79,10 @@ ConvExplanation explainSelection(const ConvProblem &problem,
   IGemmConfigAttr config = selection.config;
   conv.config = formatIGemmConfig(config);
   const ConvGeometry &g = problem.geometry;
-  conv.tiles = ceilDiv(g.gemmM(), config.getTileM()) *
-               ceilDiv(g.gemmN(), config.getTileN()) * config.getSplitK() *
-               g.gemmBatch();
+  // The tiles the kernel schedules (per output depth slice where it loads
+  // the input per slice), the cost model's count.
+  conv.tiles =
+      scheduledTiles(g, config, config.getKernel()) * config.getSplitK();
   if (selection.prediction)
     conv.prediction = PredictionReport{selection.prediction->seconds,
                                        selection.prediction->waves,

@@ -62,6 +62,21 @@ TmaIm2colForm tmaForm(const ConvGeometry &g, Target kernel) {
 
 } // namespace
 
+int64_t mlir::conv3d::scheduledTiles(const ConvGeometry &g,
+                                     IGemmConfigAttr config, Target kernel) {
+  int64_t tm = config.getTileM();
+  // Groups are a batch dimension of the GEMM: each has its own N tiles.
+  int64_t nTiles = ceilDiv(g.gemmN(), config.getTileN()) * g.gemmBatch();
+  int64_t outD = g.outputSize(0), outH = g.outputSize(1),
+          outW = g.outputSize(2);
+  if (config.getMainloop() == Mainloop::halo)
+    return g.batch * outD * ceilDiv(outH, std::max<int64_t>(1, tm / 64)) *
+           ceilDiv(outW, 64) * nTiles;
+  if (config.getKOrder() == KOrder::qslice_outer)
+    return g.batch * outD * ceilDiv(outH * outW, tm) * nTiles;
+  return g.tmaRowTiles(tm, tmaForm(g, kernel), config.getClusterM()) * nTiles;
+}
+
 std::optional<CostEstimate>
 mlir::conv3d::estimateKernelCost(const ConvGeometry &g, IGemmConfigAttr config,
                                  Target kernel, int64_t multiprocessors) {
@@ -81,19 +96,8 @@ mlir::conv3d::estimateKernelCost(const ConvGeometry &g, IGemmConfigAttr config,
   }
   int64_t m = g.gemmM(), f = g.filters, c = g.channels;
   int64_t taps = g.window[0] * g.window[1] * g.window[2];
-  int64_t batch = g.batch, outD = g.outputSize(0), outH = g.outputSize(1),
-          outW = g.outputSize(2);
-  int64_t nTiles = ceilDiv(f, tn);
-  int64_t tiles;
-  if (halo)
-    tiles = batch * outD * ceilDiv(outH, std::max<int64_t>(1, tm / 64)) *
-            ceilDiv(outW, 64) * nTiles;
-  else if (config.getKOrder() == KOrder::qslice_outer)
-    tiles = batch * outD * ceilDiv(outH * outW, tm) * nTiles;
-  else
-    tiles =
-        g.tmaRowTiles(tm, tmaForm(g, kernel), config.getClusterM()) * nTiles;
-  int64_t blocks = tiles * split;
+  int64_t batch = g.batch;
+  int64_t blocks = scheduledTiles(g, config, kernel) * split;
 
   double tile, active, rounds;
   int64_t resident = multiprocessors;

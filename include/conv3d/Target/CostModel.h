@@ -42,6 +42,14 @@ std::optional<CostEstimate> estimateKernelCost(const ConvGeometry &geometry,
                                                Target kernel,
                                                int64_t multiprocessors = 132);
 
+/// The output tiles the kernel `kernel` schedules for `config` on
+/// `geometry` (per split: split-K multiplies them; each group of a grouped
+/// convolution has its own), as the model counts them: 64-column rows for the
+/// halo mainloop, per output depth slice for k_order = qslice_outer and for the
+/// sm90 kernel's per-depth-slice TMA loads, over all of M otherwise.
+int64_t scheduledTiles(const ConvGeometry &geometry, IGemmConfigAttr config,
+                       Target kernel);
+
 } // namespace mlir::conv3d
 
 #endif // CONV3D_TARGET_COSTMODEL_H
