@@ -228,7 +228,7 @@ Value gatherOrZero(OpBuilder &b, Location loc, Value source,
 }
 
 /// Index arithmetic for gatherOrZero's bodies: IRIndexMath's, with
-/// comparisons and a null `valid` meaning "always".
+/// comparisons; a null condition means "always".
 struct GatherMath : IRIndexMath {
   Value less(Value x, int64_t v) const {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x,
@@ -239,9 +239,7 @@ struct GatherMath : IRIndexMath {
                                  constant(v));
   }
   Value both(Value x, Value y) const {
-    if (!x)
-      return y;
-    return y ? arith::AndIOp::create(b, loc, x, y).getResult() : x;
+    return arith::AndIOp::create(b, loc, x, y);
   }
   Value select(Value c, Value x, int64_t otherwise) const {
     return c ? arith::SelectOp::create(b, loc, c, x, constant(otherwise))
@@ -276,8 +274,9 @@ Value widthTapsAsColumns(OpBuilder &b, Location loc, Value input,
         Value valid = m.both(m.atLeast(column, 0), m.less(column, width));
         if (used != channels)
           valid = m.both(valid, m.less(idx[4], used));
-        SmallVector<Value> at = {m.select(valid, m.rem(idx[4], n), 0), idx[0],
-                                 idx[1], m.select(valid, column, 0), idx[3]};
+        // k mod N is always a batch index; only the column is clamped.
+        SmallVector<Value> at = {m.rem(idx[4], n), idx[0], idx[1],
+                                 m.select(valid, column, 0), idx[3]};
         return std::make_pair(at, valid);
       });
   Value collapsed = tensor::CollapseShapeOp::create(
@@ -306,9 +305,8 @@ Value gradOutputAsFilter(OpBuilder &b, Location loc, Value gradOutput,
         // idx = (f, do, ho, k), k = wo * N + n.
         GatherMath m{{nb, nloc}};
         Value valid = used != channels ? m.less(idx[3], used) : Value();
-        SmallVector<Value> at = {m.select(valid, m.rem(idx[3], n), 0), idx[1],
-                                 idx[2], m.select(valid, m.div(idx[3], n), 0),
-                                 idx[0]};
+        SmallVector<Value> at = {m.rem(idx[3], n), idx[1], idx[2],
+                                 m.select(valid, m.div(idx[3], n), 0), idx[0]};
         return std::make_pair(at, valid);
       });
   return tensor::ExpandShapeOp::create(

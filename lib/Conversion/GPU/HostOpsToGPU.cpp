@@ -67,6 +67,17 @@ bool isByteCopy(MemRefType a, MemRefType b) {
          memref::isStaticShapeAndContiguousRowMajor(b);
 }
 
+/// Whether `memref`'s base pointer is a multiple of `bytes` (an i1 computed
+/// on the host): vector accesses need their address aligned to their size.
+Value isAlignedTo(OpBuilder &b, Location loc, Value memref, int64_t bytes) {
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value misalignment = arith::RemUIOp::create(
+      b, loc, address, arith::ConstantIndexOp::create(b, loc, bytes));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, misalignment,
+                               arith::ConstantIndexOp::create(b, loc, 0));
+}
+
 /// A copy of a contiguous operand into the channel window [0, C) of a
 /// contiguous buffer of Cp > C channels (conv3d-relayout-filter's padding
 /// for TMA): the window of each voxel is contiguous on both sides, so the
@@ -163,14 +174,7 @@ void vectorizeChannelWindowCopies(func::FuncOp func) {
     auto sourceType = cast<MemRefType>(match.source.getType());
     int64_t accessBytes =
         match.width * (sourceType.getElementTypeBitWidth() / 8);
-    Value address = memref::ExtractAlignedPointerAsIndexOp::create(
-        rewriter, loc, match.source);
-    Value misalignment = arith::RemUIOp::create(
-        rewriter, loc, address,
-        arith::ConstantIndexOp::create(rewriter, loc, accessBytes));
-    Value aligned = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::eq, misalignment,
-        arith::ConstantIndexOp::create(rewriter, loc, 0));
+    Value aligned = isAlignedTo(rewriter, loc, match.source, accessBytes);
     auto branch = scf::IfOp::create(rewriter, loc, aligned,
                                     /*withElseRegion=*/true);
     // Aligned: the vector copy.
@@ -238,7 +242,9 @@ void vectorizeChannelWindowCopies(func::FuncOp func) {
       rewriter.clone(*fill.getOperation());
       rewriter.eraseOp(fill);
     }
-    memref::CopyOp::create(rewriter, loc, copy.getSource(), copy.getTarget());
+    // The element-wise copy (stridedCopiesToLinalg's form), so that no
+    // later vectorization looks at this copy again.
+    linalg::CopyOp::create(rewriter, loc, copy.getSource(), copy.getTarget());
     rewriter.eraseOp(copy);
   }
 }
@@ -291,7 +297,9 @@ void vectorizeStridedCopies(func::FuncOp func) {
     if (std::optional<int64_t> width = stridedCopyWidth(source, target))
       copies.emplace_back(copy, *width);
   });
-  for (auto [copy, width] : copies) {
+  for (auto &entry : copies) {
+    memref::CopyOp copy = entry.first;
+    int64_t width = entry.second;
     rewriter.setInsertionPoint(copy);
     Location loc = copy.getLoc();
     auto type = cast<MemRefType>(copy.getSource().getType());
@@ -299,17 +307,10 @@ void vectorizeStridedCopies(func::FuncOp func) {
     auto index = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(rewriter, loc, v);
     };
-    auto alignedAt = [&](Value memref) -> Value {
-      Value address =
-          memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, memref);
-      Value misalignment =
-          arith::RemUIOp::create(rewriter, loc, address, index(accessBytes));
-      return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                   misalignment, index(0));
-    };
-    Value aligned =
-        arith::AndIOp::create(rewriter, loc, alignedAt(copy.getSource()),
-                              alignedAt(copy.getTarget()));
+    Value aligned = arith::AndIOp::create(
+        rewriter, loc,
+        isAlignedTo(rewriter, loc, copy.getSource(), accessBytes),
+        isAlignedTo(rewriter, loc, copy.getTarget(), accessBytes));
     auto branch = scf::IfOp::create(rewriter, loc, aligned,
                                     /*withElseRegion=*/true);
     rewriter.setInsertionPointToStart(branch.thenBlock());
@@ -335,7 +336,9 @@ void vectorizeStridedCopies(func::FuncOp func) {
                                   llvm::MaybeAlign(accessBytes));
         });
     rewriter.setInsertionPointToStart(branch.elseBlock());
-    memref::CopyOp::create(rewriter, loc, copy.getSource(), copy.getTarget());
+    // The element-wise copy (stridedCopiesToLinalg's form), so that no
+    // later vectorization looks at this copy again.
+    linalg::CopyOp::create(rewriter, loc, copy.getSource(), copy.getTarget());
     rewriter.eraseOp(copy);
   }
 }
