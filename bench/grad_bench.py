@@ -15,7 +15,11 @@ turns it off). Correctness: both results against an fp32 (TF32 off) PyTorch
 reference. Reports ms, TFLOP/s (the forward's 2*M*N*K), the speed ratio to
 cuDNN (cuDNN time / ours), compile time, errors and the geometric means.
 --time-budget stops starting new shapes after that many seconds (the GPU
-job's limit); the shapes left are listed.
+job's limit); the shapes left are listed. --random N --seed S takes N
+random layers of bench/netbench/random_layers.py (the network sweep's
+families) instead of the suite. --wgrad-folds times the weight gradient
+once per fold (Engine.compile's wgrad_fold: auto, width, height-width); the
+first is the table's, the others get a column each.
 """
 
 import argparse
@@ -31,6 +35,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import conv3d  # noqa: E402
 import suite  # noqa: E402
+from netbench import random_layers  # noqa: E402
 import timing  # noqa: E402
 from timing import rel_l2  # noqa: E402
 
@@ -65,29 +70,47 @@ def run_shape(engine, shape, args):
                               memory_format=cl)
         result[kind + "_cudnn_err"] = rel_l2(cudnn(), ref)
         result[kind + "_cudnn_ms"] = args.timer.median(cudnn)
-        try:
-            t0 = time.time()
-            conv = engine.compile(spec, target=args.target, kind=kind)
-            result[kind + "_compile_ms"] = (time.time() - t0) * 1e3
-        except conv3d.Conv3dError as e:
-            result[kind + "_error"] = str(e)[:400]
-            continue
-        if kind == "dgrad":
-            call = lambda: conv.run_gradient(dy.data_ptr(), out.data_ptr(),  # noqa: E731
-                                             filter=wt.data_ptr(), stream=stream)
-        else:
-            call = lambda: conv.run_gradient(dy.data_ptr(), out.data_ptr(),  # noqa: E731
-                                             input=x.data_ptr(), stream=stream)
-        out.fill_(float("nan"))
-        call()
-        torch.cuda.synchronize()
-        result[kind + "_err"] = rel_l2(out, ref)
-        result[kind + "_ms"] = args.timer.median(call)
-        if args.kernels:
-            result[kind + "_kernels_us"] = kernel_times(call)
+        folds = args.wgrad_folds if kind == "wgrad" else [None]
+        for i, fold in enumerate(folds):
+            # The first fold's keys are the kind's; the others' carry the fold.
+            key = kind if i == 0 else "%s_%s" % (kind, fold)
+            try:
+                t0 = time.time()
+                conv = engine.compile(spec, target=args.target, kind=kind,
+                                      wgrad_fold=fold if fold != "auto" else None)
+                result[key + "_compile_ms"] = (time.time() - t0) * 1e3
+            except conv3d.Conv3dError as e:
+                result[key + "_error"] = str(e)[:400]
+                continue
+            if kind == "dgrad":
+                call = lambda: conv.run_gradient(dy.data_ptr(), out.data_ptr(),  # noqa: E731
+                                                 filter=wt.data_ptr(), stream=stream)
+            else:
+                call = lambda: conv.run_gradient(dy.data_ptr(), out.data_ptr(),  # noqa: E731
+                                                 input=x.data_ptr(), stream=stream)
+            out.fill_(float("nan"))
+            call()
+            torch.cuda.synchronize()
+            result[key + "_err"] = rel_l2(out, ref)
+            result[key + "_ms"] = args.timer.median(call)
+            if args.kernels:
+                result[key + "_kernels_us"] = kernel_times(call)
     del x, wt, dy, ref, out
     torch.cuda.empty_cache()
     return result
+
+
+def random_shapes(count, seed):
+    """`count` random layers as suite shapes (grouped ones left out)."""
+    shapes = []
+    for i, (layer, family) in enumerate(random_layers.generate(count, seed)):
+        if layer.groups != 1:
+            continue
+        shapes.append(dict(name="r%d_%s" % (i, family), N=layer.n, C=layer.c, D=layer.d,
+                           H=layer.h, W=layer.w, F=layer.f, k=list(layer.kernel),
+                           stride=list(layer.stride), pad=list(layer.padding),
+                           dilation=list(layer.dilation)))
+    return shapes
 
 
 def kernel_times(call, reps=3):
@@ -121,10 +144,18 @@ def main():
     parser.add_argument("--time-budget", type=float, default=0,
                         help="seconds after which no new shape is started (0: none)")
     parser.add_argument("--out", default=".")
+    parser.add_argument("--random", type=int, default=0,
+                        help="N random layers (bench/netbench/random_layers.py) instead of "
+                        "the suite")
+    parser.add_argument("--seed", type=int, default=61)
+    parser.add_argument("--wgrad-folds", nargs="+", default=["auto"],
+                        choices=["auto", "width", "height-width"],
+                        help="time the weight gradient with each fold (the first is the "
+                        "table's)")
     args = parser.parse_args()
     args.timer = timing.from_arguments(args)
     torch.backends.cudnn.benchmark = True
-    shapes = suite.shapes(args)
+    shapes = random_shapes(args.random, args.seed) if args.random else suite.shapes(args)
     engine = conv3d.Engine(cache_dir=tempfile.mkdtemp(prefix="conv3d-grad-cache-"))
     props = torch.cuda.get_device_properties(0)
     print(f"device: {props.name}, torch {torch.__version__}, cuDNN "
@@ -162,7 +193,20 @@ def main():
         if ratios:
             geo = math.exp(sum(math.log(v) for v in ratios) / len(ratios))
             lines.append(f"\n{kind} geometric mean speed vs cuDNN: {geo:.3f}x over "
-                         f"{len(ratios)} shapes (min {min(ratios):.2f}x)")
+                         f"{len(ratios)} shapes (min {min(ratios):.2f}x, 5th percentile "
+                         f"{sorted(ratios)[int(0.05 * (len(ratios) - 1))]:.2f}x)")
+        if kind == "wgrad" and len(args.wgrad_folds) > 1:
+            lines += ["", "wgrad per fold (ms; the best marked *):",
+                      "| shape | " + " | ".join(args.wgrad_folds) + " | cuDNN |",
+                      "|---|" + "---|" * (len(args.wgrad_folds) + 1)]
+            for r in results:
+                keys = ["wgrad"] + ["wgrad_" + f for f in args.wgrad_folds[1:]]
+                times = [r.get(k + "_ms") for k in keys]
+                best = min((t for t in times if t is not None), default=None)
+                cells = ["%.3f%s" % (t, "*" if t == best else "") if t is not None else "error"
+                         for t in times]
+                lines.append(f"| {r['name']} | " + " | ".join(cells) +
+                             f" | {r['wgrad_cudnn_ms']:.3f} |")
     if skipped:
         lines.append("\nnot run (time budget): " + ", ".join(skipped))
     suite.write(args.out, "grad_bench", results, "\n".join(lines))

@@ -102,18 +102,27 @@ ConvGeometry mlir::conv3d::dgradPhaseGeometry(const ConvGeometry &forward,
   return g;
 }
 
-WgradForward mlir::conv3d::wgradAsForward(const ConvGeometry &forward) {
+WgradForward mlir::conv3d::wgradAsForward(const ConvGeometry &forward,
+                                          WgradFold fold) {
   WgradForward w;
+  w.fold = fold;
   ConvGeometry &g = w.geometry;
   g.batch = 1;
-  // Zeros past Wo*N to a multiple of 8: the TMA kernels read 16-byte
-  // channel rows, and the rewrite's gathers write the zeros in the same
-  // pass (a channel-padding pass would copy both operands again).
-  g.channels = llvm::alignTo(forward.outputSize(kWidth) * forward.batch, 8);
+  bool foldHeight = fold == WgradFold::HeightWidth;
+  // The output positions contracted as channels, with zeros past them to a
+  // multiple of 8: the TMA kernels read 16-byte channel rows, and the
+  // rewrite's gathers write the zeros in the same pass (a channel-padding
+  // pass would copy both operands again).
+  int64_t positions = forward.outputSize(kWidth) * forward.batch;
+  if (foldHeight)
+    positions *= forward.outputSize(kHeight);
+  g.channels = llvm::alignTo(positions, 8);
   g.filters = forward.filters;
-  // Width: the S taps x C channels are gathered into the input (x'), one
-  // column each.
+  // Width: the S taps (and with the height, the R x S taps) x C channels
+  // are gathered into the input, one column each.
   g.inputSize[kWidth] = forward.window[kWidth] * forward.channels;
+  if (foldHeight)
+    g.inputSize[kWidth] *= forward.window[kHeight];
   g.window[kWidth] = 1;
   for (unsigned axis = 0; axis < 2; ++axis) {
     int64_t outSize = forward.outputSize(axis);
@@ -125,6 +134,12 @@ WgradForward mlir::conv3d::wgradAsForward(const ConvGeometry &forward) {
       w.empty = true;
     w.inputExtent[axis] =
         std::clamp<int64_t>(extent, 1, forward.inputSize[axis]);
+    if (axis == kHeight && foldHeight) {
+      // The gather reads the rows; the forward form has one.
+      g.inputSize[axis] = 1;
+      g.window[axis] = 1;
+      continue;
+    }
     g.inputSize[axis] = w.inputExtent[axis];
     g.window[axis] = outSize;
     g.strides[axis] = forward.dilations[axis];
@@ -133,4 +148,9 @@ WgradForward mlir::conv3d::wgradAsForward(const ConvGeometry &forward) {
     g.padHigh[axis] = std::max<int64_t>(0, extent - forward.inputSize[axis]);
   }
   return w;
+}
+
+int64_t WgradForward::gatheredInputElements() const {
+  return geometry.inputSize[0] * geometry.inputSize[1] *
+         geometry.inputSize[2] * geometry.channels;
 }

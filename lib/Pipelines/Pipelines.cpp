@@ -47,7 +47,7 @@ mlir::conv3d::symbolizeGpuBinaryFormat(StringRef text) {
 
 std::string PipelineOptions::describe() const {
   return llvm::formatv("target={0} lowering={1} config={2} qslice={3} "
-                       "quant={4} nvfp4={5} prologue={6}",
+                       "quant={4} nvfp4={5} prologue={6} wgrad-fold={7}",
                        stringifyTarget(target), stringifyCpuLowering(lowering),
                        !config.empty()                           ? config
                        : tune                                    ? "tuned"
@@ -56,7 +56,8 @@ std::string PipelineOptions::describe() const {
                        stringifyQSliceStrategy(qslice),
                        stringifyQuantPlacement(quantPlacement),
                        stringifyNVFP4Mode(nvfp4Mode),
-                       stringifyProloguePlacement(prologuePlacement))
+                       stringifyProloguePlacement(prologuePlacement),
+                       stringifyWgradFoldPolicy(wgradFold))
       .str();
 }
 
@@ -111,7 +112,8 @@ void mlir::conv3d::buildConv3dGraphPipeline(OpPassManager &pm,
   pm.addPass(createConv3dFoldUpsample());
   // ...and gradients become forward convolutions, which every later pass
   // and kernel family then treats as any other.
-  pm.addPass(createConv3dLowerConvGradients());
+  pm.addPass(createConv3dLowerConvGradients(
+      Conv3dLowerConvGradientsOptions{target, options.wgradFold}));
   addPipeline(pm, "canonicalize");
   pm.addPass(createConv3dPlacePrologue(
       Conv3dPlacePrologueOptions{options.prologuePlacement}));
@@ -360,6 +362,20 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
                                   "a conv3d.prologue over the input"),
                        clEnumValN(ProloguePlacement::Fused, "fused",
                                   "in the CPU and sm80 loads"))};
+  Option<WgradFoldPolicy> wgradFold{
+      *this, "wgrad-fold",
+      llvm::cl::desc("How a weight gradient's output positions become its "
+                     "forward convolution's channels: auto (the fold the "
+                     "target's cost model prices cheaper; width on cpu), "
+                     "width (Wo x N channels, a window of Do x Ho taps) or "
+                     "height-width (Ho x Wo x N channels, a window of Do "
+                     "taps, R x S gathered copies of the input)"),
+      llvm::cl::init(WgradFoldPolicy::Auto),
+      llvm::cl::values(
+          clEnumValN(WgradFoldPolicy::Auto, "auto", "priced for the target"),
+          clEnumValN(WgradFoldPolicy::Width, "width", "Wo x N channels"),
+          clEnumValN(WgradFoldPolicy::HeightWidth, "height-width",
+                     "Ho x Wo x N channels"))};
   Option<NVFP4Mode> nvfp4Mode{
       *this, "nvfp4-mode",
       llvm::cl::desc("How NVFP4 operands are multiplied: fake (quantize, "
@@ -424,6 +440,7 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
     options.nvfp4Mode = nvfp4Mode;
     options.selection = selection;
     options.prologuePlacement = prologuePlacement;
+    options.wgradFold = wgradFold;
     options.resultsToOutParams = resultsToOutParams;
     options.gpuChip = gpuChip;
     options.cudaHome = cudaHome;
@@ -499,6 +516,10 @@ static std::string diagnoseMalformedOptions(StringRef text) {
       allowed = enumSpellings<ProloguePlacement>(
           getMaxEnumValForProloguePlacement(), symbolizeProloguePlacement,
           stringifyProloguePlacement);
+    } else if (key == "wgrad-fold") {
+      allowed = enumSpellings<WgradFoldPolicy>(
+          getMaxEnumValForWgradFoldPolicy(), symbolizeWgradFoldPolicy,
+          stringifyWgradFoldPolicy);
     } else if (key == "nvfp4-mode") {
       allowed = enumSpellings<NVFP4Mode>(
           getMaxEnumValForNVFP4Mode(), symbolizeNVFP4Mode, stringifyNVFP4Mode);

@@ -19,6 +19,7 @@
 #include "conv3d/Target/Families.h"
 #include "conv3d/Target/KernelFamily.h"
 #include "conv3d/Transforms/ConfigHeuristics.h"
+#include "conv3d/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -103,6 +104,23 @@ ConvExplanation explainSelection(const ConvProblem &problem,
   return conv;
 }
 
+/// The weight gradient's forward form, as conv3d-lower-conv-gradients
+/// builds it with `fold` (chosen by the target's cost model when `chosen`).
+std::string describeWgradFold(WgradFold fold, bool chosen) {
+  std::string text =
+      fold == WgradFold::Width
+          ? "the weight gradient runs as one forward convolution with the "
+            "output gradient as its window (depth x height taps of width x "
+            "batch channels) and the input's width taps and channels as its "
+            "width (wgrad-fold=width"
+          : "the weight gradient runs as one forward convolution with the "
+            "output gradient as its window (depth taps of height x width x "
+            "batch channels) and the input's height and width taps and "
+            "channels as its width (wgrad-fold=height-width";
+  return text + (chosen ? ", the cheaper for the target" : "") +
+         "), given a kernel as any forward convolution (below)";
+}
+
 } // namespace
 
 llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
@@ -124,10 +142,14 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
         "1, the phase's rotated taps), each given a kernel as any forward "
         "convolution (below)";
   else if (spec.kind == ConvKind::wgrad)
-    explanation.gradient =
-        "the weight gradient runs as one forward convolution with the output "
-        "gradient as its window and the input's width taps and channels as "
-        "its width, given a kernel as any forward convolution (below)";
+    explanation.gradient = describeWgradFold(
+        options.wgradFold == WgradFoldPolicy::Width ? WgradFold::Width
+        : options.wgradFold == WgradFoldPolicy::HeightWidth
+            ? WgradFold::HeightWidth
+            : chooseWgradFold(&context, spec.geometry,
+                              getMLIRType(&context, spec.inputType),
+                              options.target),
+        options.wgradFold == WgradFoldPolicy::Auto);
 
   IGemmConfigAttr forced;
   if (!options.config.empty()) {

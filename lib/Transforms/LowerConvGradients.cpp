@@ -249,109 +249,157 @@ struct GatherMath : IRIndexMath {
 };
 
 /// The forward input of a weight gradient as its forward convolution reads
-/// it (GradientGeometry's WgradForward): x'[0, d, h, s*C + c, wo*N + n] =
-/// x[n, d, h, wo*stride + s*dil - pad, c] for the depth and height rows the
-/// taps read, zero where the width tap reads padding and in the channels
-/// past Wo*N (GradientGeometry pads them to a multiple of 8).
-Value widthTapsAsColumns(OpBuilder &b, Location loc, Value input,
+/// it (GradientGeometry's WgradForward). Width fold:
+/// x'[0, d, h, s*C + c, wo*N + n] = x[n, d, h, wo*stride + s*dil - pad, c]
+/// for the depth and height rows the taps read. Height-width fold:
+/// x'[0, d, 0, (r*S + s)*C + c, (ho*Wo + wo)*N + n] =
+/// x[n, d, ho*stride + r*dil - pad, wo*stride + s*dil - pad, c]. Zero where a
+/// tap reads padding and in the channels past the positions
+/// (GradientGeometry pads them to a multiple of 8).
+Value gatherInputColumns(OpBuilder &b, Location loc, Value input,
                          const ConvGeometry &forward,
                          const WgradForward &wgrad) {
+  bool foldHeight = wgrad.fold == WgradFold::HeightWidth;
   int64_t n = forward.batch, c = forward.channels;
-  int64_t width = forward.inputSize[kWidth];
-  int64_t taps = forward.window[kWidth];
-  int64_t used = forward.outputSize(kWidth) * n;
+  int64_t outW = forward.outputSize(kWidth);
+  int64_t used = outW * n * (foldHeight ? forward.outputSize(kHeight) : 1);
   int64_t channels = wgrad.geometry.channels;
-  int64_t d = wgrad.inputExtent[0], h = wgrad.inputExtent[1];
+  int64_t d = wgrad.inputExtent[0];
+  // The second dimension: input rows (width fold) or height taps.
+  int64_t rows = foldHeight ? forward.window[kHeight] : wgrad.inputExtent[1];
+  int64_t taps = forward.window[kWidth];
+  // Where a tap reads along `axis` for output position `out`, and whether
+  // that is inside the input.
+  auto tapRead = [&](GatherMath &m, unsigned axis, Value out, Value tap) {
+    Value at = m.add(m.add(m.mul(out, forward.strides[axis]),
+                           m.mul(tap, forward.dilations[axis])),
+                     m.constant(-forward.padLow[axis]));
+    return std::make_pair(at, m.both(m.atLeast(at, 0),
+                                      m.less(at, forward.inputSize[axis])));
+  };
   Value gathered = gatherOrZero(
-      b, loc, input, {d, h, taps, c, channels}, /*transposeDims=*/{3, 4},
+      b, loc, input, {d, rows, taps, c, channels}, /*transposeDims=*/{3, 4},
       [&](OpBuilder &nb, Location nloc, ArrayRef<Value> idx) {
-        // idx = (d, h, s, c, k), k = wo * N + n.
+        // idx = (d, h or r, s, c, k); k = (ho *) wo * N + n.
         GatherMath m{{nb, nloc}};
-        Value column =
-            m.add(m.add(m.mul(m.div(idx[4], n), forward.strides[kWidth]),
-                        m.mul(idx[2], forward.dilations[kWidth])),
-                  m.constant(-forward.padLow[kWidth]));
-        Value valid = m.both(m.atLeast(column, 0), m.less(column, width));
+        Value position = m.div(idx[4], n);
+        auto [column, valid] =
+            tapRead(m, kWidth, m.rem(position, outW), idx[2]);
+        Value row = idx[1];
+        if (foldHeight) {
+          auto [tapRow, rowValid] =
+              tapRead(m, kHeight, m.div(position, outW), idx[1]);
+          row = tapRow;
+          valid = m.both(valid, rowValid);
+        }
         if (used != channels)
           valid = m.both(valid, m.less(idx[4], used));
-        // k mod N is always a batch index; only the column is clamped.
-        SmallVector<Value> at = {m.rem(idx[4], n), idx[0], idx[1],
+        // k mod N is always a batch index; only what a tap reads is
+        // clamped.
+        SmallVector<Value> at = {m.rem(idx[4], n), idx[0],
+                                 foldHeight ? m.select(valid, row, 0) : row,
                                  m.select(valid, column, 0), idx[3]};
         return std::make_pair(at, valid);
       });
+  // (d, rows, taps, c, k) -> 1 x d x H' x W' x k of the forward form.
+  const ConvGeometry &g = wgrad.geometry;
   Value collapsed = tensor::CollapseShapeOp::create(
-      b, loc, gathered, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+      b, loc, gathered,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}, {4}});
   return tensor::ExpandShapeOp::create(
       b, loc,
-      RankedTensorType::get({1, d, h, taps * c, channels},
+      RankedTensorType::get({1, d, g.inputSize[kHeight],
+                             g.inputSize[kWidth], channels},
                             getElementTypeOrSelf(input.getType())),
-      collapsed, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+      collapsed, ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}, {4}});
 }
 
 /// The output gradient as the weight gradient's FQRSC filter
-/// F x Do x Ho x 1 x (Wo*N, zero-padded to the forward form's channels):
-/// filter[f, do, ho, 0, wo*N + n] = dy[n, do, ho, wo, f]. The TMA kernels
-/// read FQRSC filters, so no relayout or channel padding follows.
+/// F x Do x Ho x 1 x K (width fold; K: Wo*N zero-padded to the forward
+/// form's channels), filter[f, do, ho, 0, wo*N + n] = dy[n, do, ho, wo, f],
+/// or F x Do x 1 x 1 x K (height-width fold; K: Ho*Wo*N padded),
+/// filter[f, do, 0, 0, (ho*Wo + wo)*N + n]. The TMA kernels read FQRSC
+/// filters, so no relayout or channel padding follows.
 Value gradOutputAsFilter(OpBuilder &b, Location loc, Value gradOutput,
                          const ConvGeometry &forward,
                          const WgradForward &wgrad) {
+  bool foldHeight = wgrad.fold == WgradFold::HeightWidth;
   int64_t n = forward.batch, f = forward.filters;
   int64_t outD = forward.outputSize(kDepth), outH = forward.outputSize(kHeight);
-  int64_t used = forward.outputSize(kWidth) * n;
+  int64_t outW = forward.outputSize(kWidth);
+  int64_t used = outW * n * (foldHeight ? outH : 1);
   int64_t channels = wgrad.geometry.channels;
+  int64_t rows = wgrad.geometry.window[kHeight];
   Value filter = gatherOrZero(
-      b, loc, gradOutput, {f, outD, outH, channels}, /*transposeDims=*/{0, 3},
+      b, loc, gradOutput, {f, outD, rows, channels}, /*transposeDims=*/{0, 3},
       [&](OpBuilder &nb, Location nloc, ArrayRef<Value> idx) {
-        // idx = (f, do, ho, k), k = wo * N + n.
+        // idx = (f, do, ho or 0, k), k = (ho *) wo * N + n.
         GatherMath m{{nb, nloc}};
         Value valid = used != channels ? m.less(idx[3], used) : Value();
-        SmallVector<Value> at = {m.rem(idx[3], n), idx[1], idx[2],
-                                 m.select(valid, m.div(idx[3], n), 0), idx[0]};
+        Value position = m.select(valid, m.div(idx[3], n), 0);
+        Value row = foldHeight ? m.div(position, outW) : idx[2];
+        Value column = foldHeight ? m.rem(position, outW) : position;
+        SmallVector<Value> at = {m.rem(idx[3], n), idx[1], row, column,
+                                 idx[0]};
         return std::make_pair(at, valid);
       });
   return tensor::ExpandShapeOp::create(
       b, loc,
-      RankedTensorType::get({f, outD, outH, 1, channels},
+      RankedTensorType::get({f, outD, rows, 1, channels},
                             getElementTypeOrSelf(gradOutput.getType())),
       filter, ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
 }
 
 /// `value` (Q x R x S x C x F) as the weight gradient's forward convolution
-/// result 1 x Q x R x (S*C) x F, or back: reshapes of contiguous dimensions.
-Value qrscfAsForwardResult(OpBuilder &b, Location loc, Value value) {
+/// result 1 x Q x H' x W' x F (`shape`; H' x W' = R x S x C), or back:
+/// reshapes of contiguous dimensions.
+Value qrscfAsForwardResult(OpBuilder &b, Location loc, Value value,
+                           ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(value.getType());
-  ArrayRef<int64_t> s = type.getShape();
   Value collapsed = tensor::CollapseShapeOp::create(
-      b, loc, value, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+      b, loc, value, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}, {4}});
   return tensor::ExpandShapeOp::create(
-      b, loc,
-      RankedTensorType::get({1, s[0], s[1], s[2] * s[3], s[4]},
-                            type.getElementType()),
-      collapsed, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+      b, loc, RankedTensorType::get(shape, type.getElementType()), collapsed,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}, {4}});
 }
 
 Value forwardResultAsQrscf(OpBuilder &b, Location loc, Value value,
-                           int64_t taps) {
+                           const ConvGeometry &forward) {
   auto type = cast<RankedTensorType>(value.getType());
-  ArrayRef<int64_t> s = type.getShape();
   Value collapsed = tensor::CollapseShapeOp::create(
-      b, loc, value, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+      b, loc, value, ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}, {4}});
   return tensor::ExpandShapeOp::create(
       b, loc,
-      RankedTensorType::get({s[1], s[2], taps, s[3] / taps, s[4]},
+      RankedTensorType::get(forward.filterShape(FilterLayout::qrscf),
                             type.getElementType()),
-      collapsed, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+      collapsed, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}, {4}});
 }
 
 struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
-  using OpRewritePattern::OpRewritePattern;
+  WgradToForwardConvolution(MLIRContext *context, Target target,
+                            WgradFoldPolicy policy)
+      : OpRewritePattern(context), target(target), policy(policy) {}
+
+  WgradFold fold(ConvBackwardFilterOp op) const {
+    switch (policy) {
+    case WgradFoldPolicy::Width:
+      return WgradFold::Width;
+    case WgradFoldPolicy::HeightWidth:
+      return WgradFold::HeightWidth;
+    case WgradFoldPolicy::Auto:
+      break;
+    }
+    return chooseWgradFold(op.getContext(), op.getGeometry(),
+                           getElementTypeOrSelf(op.getInput().getType()),
+                           target);
+  }
 
   LogicalResult matchAndRewrite(ConvBackwardFilterOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     ConvGeometry forward = op.getGeometry();
     FilterLayout layout = op.getFilterLayout();
-    WgradForward wgrad = wgradAsForward(forward);
+    WgradForward wgrad = wgradAsForward(forward, fold(op));
     bool overwrite = op.getOverwrite();
     if (wgrad.empty) {
       // Every tap reads only padding along some axis.
@@ -360,41 +408,45 @@ struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
       return success();
     }
     Value input =
-        widthTapsAsColumns(rewriter, loc, op.getInput(), forward, wgrad);
+        gatherInputColumns(rewriter, loc, op.getInput(), forward, wgrad);
     Value filter =
         gradOutputAsFilter(rewriter, loc, op.getGradOutput(), forward, wgrad);
     // The result is the QRSCF gradient reshaped: a QRSCF `outs` is the
     // convolution's own (no copy); an FQRSC one is transposed in (when
     // accumulating) and the result transposed back into it.
-    int64_t taps = forward.window[kWidth];
+    std::array<int64_t, 5> resultShape = wgrad.geometry.outputShape();
     Value init = op.getInit();
     auto initType = cast<RankedTensorType>(init.getType());
     if (layout == FilterLayout::qrscf) {
-      Value computed =
-          forwardConv(rewriter, loc, input, filter,
-                      qrscfAsForwardResult(rewriter, loc, init), wgrad.geometry,
-                      FilterLayout::fqrsc, overwrite);
+      Value computed = forwardConv(
+          rewriter, loc, input, filter,
+          qrscfAsForwardResult(rewriter, loc, init, resultShape),
+          wgrad.geometry, FilterLayout::fqrsc, overwrite);
       rewriter.replaceOp(op,
-                         forwardResultAsQrscf(rewriter, loc, computed, taps));
+                         forwardResultAsQrscf(rewriter, loc, computed, forward));
       return success();
     }
     Value qrscfInit =
-        overwrite ? tensor::EmptyOp::create(rewriter, loc,
-                                            wgrad.geometry.outputShape(),
+        overwrite ? tensor::EmptyOp::create(rewriter, loc, resultShape,
                                             initType.getElementType())
                         .getResult()
                   : qrscfAsForwardResult(
                         rewriter, loc,
-                        transpose(rewriter, loc, init, {1, 2, 3, 4, 0}));
+                        transpose(rewriter, loc, init, {1, 2, 3, 4, 0}),
+                        resultShape);
     Value computed =
         forwardConv(rewriter, loc, input, filter, qrscfInit, wgrad.geometry,
                     FilterLayout::fqrsc, overwrite);
     rewriter.replaceOp(
         op, transpose(rewriter, loc,
-                      forwardResultAsQrscf(rewriter, loc, computed, taps),
+                      forwardResultAsQrscf(rewriter, loc, computed, forward),
                       {4, 0, 1, 2, 3}, init));
     return success();
   }
+
+private:
+  Target target;
+  WgradFoldPolicy policy;
 };
 
 struct LowerConvGradientsPass
@@ -403,16 +455,83 @@ struct LowerConvGradientsPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateLowerConvGradientsPatterns(patterns);
+    populateLowerConvGradientsPatterns(patterns, target, wgradFold);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 
+/// Bytes a second the gathers move (written and read), measured on the
+/// H200: the staged-transpose gathers of the tenth session ran 1.4-2.3 TB/s
+/// (bench/RESULTS.md); the lower end, as the height-width fold's larger
+/// gathers leave L2 sooner.
+constexpr double kGatherBytesPerSecond = 1.4e12;
+/// The largest gathered input the height-width fold may make: R*S copies of
+/// the input can be many GiB on video layers, where the width fold's S
+/// copies are a third of it.
+constexpr int64_t kMaxHeightWidthGatherBytes = int64_t(2) << 30;
+
+/// The forward form's predicted time on `target` plus its gathers', or
+/// none where the cost model does not cover the target or the form.
+std::optional<double> wgradFormSeconds(MLIRContext *context,
+                                       const ConvGeometry &forward,
+                                       const WgradForward &wgrad,
+                                       Type elementType, Target target) {
+  ConvProblem problem;
+  problem.geometry = wgrad.geometry;
+  problem.filterLayout = FilterLayout::fqrsc;
+  problem.inputType = elementType;
+  KernelSelection selection = selectKernel(context, problem, target);
+  if (selection.refused || !selection.prediction)
+    return std::nullopt;
+  // The model counts a tap's partial last K step as a whole one, but the
+  // sm90 kernel ran the width fold's taps of 104 channels 2x slower than
+  // the model's ratio to the height-width fold said (1.23x; H200, eleventh
+  // session): short K loops per tap cost more than their steps. The
+  // steps' fill is the correction.
+  int64_t channels = wgrad.geometry.channels;
+  double fill = double(channels) / double(llvm::alignTo(channels, 64));
+  int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
+  double gathered = double(wgrad.gatheredInputElements() +
+                           forward.batch * forward.channels *
+                               forward.inputSize[0] * forward.inputSize[1] *
+                               forward.inputSize[2]) *
+                    double(bytes);
+  return selection.prediction->seconds / fill +
+         gathered / kGatherBytesPerSecond;
+}
+
 } // namespace
 
+WgradFold mlir::conv3d::chooseWgradFold(MLIRContext *context,
+                                        const ConvGeometry &forward,
+                                        Type elementType, Target target) {
+  if (target == Target::cpu)
+    return WgradFold::Width;
+  // The families build configuration attributes: a host compiler may ask
+  // before any conv3d op exists in its context.
+  context->getOrLoadDialect<Conv3dDialect>();
+  WgradForward width = wgradAsForward(forward, WgradFold::Width);
+  WgradForward heightWidth = wgradAsForward(forward, WgradFold::HeightWidth);
+  if (width.empty ||
+      heightWidth.gatheredInputElements() *
+              (elementType.getIntOrFloatBitWidth() / 8) >
+          kMaxHeightWidthGatherBytes)
+    return WgradFold::Width;
+  std::optional<double> widthSeconds =
+      wgradFormSeconds(context, forward, width, elementType, target);
+  std::optional<double> heightWidthSeconds =
+      wgradFormSeconds(context, forward, heightWidth, elementType, target);
+  if (!heightWidthSeconds)
+    return WgradFold::Width;
+  if (!widthSeconds || *heightWidthSeconds < *widthSeconds)
+    return WgradFold::HeightWidth;
+  return WgradFold::Width;
+}
+
 void mlir::conv3d::populateLowerConvGradientsPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<DgradToPhaseConvolutions, WgradToForwardConvolution>(
-      patterns.getContext());
+    RewritePatternSet &patterns, Target target, WgradFoldPolicy policy) {
+  patterns.add<DgradToPhaseConvolutions>(patterns.getContext());
+  patterns.add<WgradToForwardConvolution>(patterns.getContext(), target,
+                                          policy);
 }

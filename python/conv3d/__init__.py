@@ -253,7 +253,7 @@ class Engine:
     def compile(self, spec, target="cpu", config=None, qslice=None,
                 quant_placement=None, lowering=None, gpu_chip=None, tune=False,
                 packed_filter=False, nvfp4_mode=None, prologue_placement=None,
-                selection=None, kind=None):
+                selection=None, kind=None, wgrad_fold=None):
         """Compiles `spec` (cached per spec and options). tune=True times the
         heuristic's and nearby tile configurations on the device (the host
         for "cpu") once per convolution and compiles the fastest; the choice
@@ -271,7 +271,10 @@ class Engine:
         (the kernel families' rules). kind: "fprop" (the convolution),
         "dgrad" or "wgrad" (its data or weight gradient: `spec` describes
         the forward; run with Conv.run_gradient); None: the spec's own
-        (Spec.from_shapes(kind=...), "fprop" by default)."""
+        (Spec.from_shapes(kind=...), "fprop" by default). wgrad_fold: how a
+        weight gradient's output positions become its forward convolution's
+        channels, "auto" (the default: the fold the target's cost model
+        prices cheaper), "width" or "height-width" (docs/runtime.md)."""
         if kind is None:
             kind = getattr(spec, "kind", "fprop")
         kind_code = _choice(_KINDS, kind, "kind")
@@ -283,7 +286,7 @@ class Engine:
                            ("lowering", lowering), ("gpu-chip", gpu_chip),
                            ("nvfp4-mode", nvfp4_mode),
                            ("prologue-placement", prologue_placement),
-                           ("selection", selection)):
+                           ("selection", selection), ("wgrad-fold", wgrad_fold)):
             if value:
                 options.append(f"{key}={value}")
         error = ctypes.create_string_buffer(16384)

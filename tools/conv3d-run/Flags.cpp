@@ -233,6 +233,15 @@ cl::opt<std::string> prologuePlacement(
              "convolution on any kernel) or fused (in the CPU and sm80 "
              "loads, once per filter tap and N tile)"),
     cl::init("prepass"), cl::cat(compileCategory));
+cl::opt<std::string> wgradFold(
+    "wgrad-fold",
+    cl::desc("--kind=wgrad: how the output positions become the forward "
+             "form's channels: auto (the fold the target's cost model "
+             "prices cheaper; width on cpu), width (Wo x N channels, a "
+             "window of Do x Ho taps) or height-width (Ho x Wo x N "
+             "channels, a window of Do taps, R x S gathered copies of the "
+             "input)"),
+    cl::init("auto"), cl::cat(compileCategory));
 cl::opt<std::string> selection(
     "selection",
     cl::desc("How the tile configuration is chosen without --config: model "
@@ -438,6 +447,7 @@ static llvm::Error parseCompileOptions(CompileOptions &options) {
                         {qslice, "qslice"},
                         {quantPlacement, "quant-placement"},
                         {prologuePlacement, "prologue-placement"},
+                        {wgradFold, "wgrad-fold"},
                         {gpuChip, "gpu-chip"},
                         {cudaHome, "cuda-home"},
                         {ptxasOptions, "ptxas-options"},

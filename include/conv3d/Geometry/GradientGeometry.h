@@ -29,6 +29,12 @@
 //   the output gradient's deep window needs) then see slices of R*S*C rows,
 //   where C images of Q slices of R*S rows each filled 9 of a tile's 128
 //   rows of a 3x3x3 gradient (bench/RESULTS.md, tenth session).
+//   The height can be folded into the channels too (WgradFold::HeightWidth):
+//   Ho*Wo*N channels, R*S gathered copies of the input, a window of Do
+//   taps only. Each tap's K loop is then long where the width fold's is one
+//   or two K steps of Wo*N channels (104-112 on the WAN layers), which the
+//   sm90 kernel ran 2x slower than the same multiply-adds in long steps
+//   (bench/RESULTS.md, eleventh session).
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,20 +115,37 @@ DgradPhases dgradPhases(const ConvGeometry &forward);
 ConvGeometry dgradPhaseGeometry(const ConvGeometry &forward,
                                 const DgradPhase &phase);
 
+/// Which of the forward's output axes a weight gradient's forward form
+/// contracts as channels, with the batch (see the file comment).
+enum class WgradFold {
+  /// Wo*N channels, a window of Do x Ho taps, S gathered input copies.
+  Width,
+  /// Ho*Wo*N channels, a window of Do taps, R*S gathered input copies.
+  HeightWidth,
+};
+
 /// A weight gradient as a forward convolution (see the file comment): the
 /// forward input cropped to `inputExtent` rows along depth and height (the
-/// rows past them are read by no tap) and gathered per width tap into
-/// 1 x D' x H' x (S*C) x K; the output gradient as its FQRSC filter
-/// F x Do x Ho x 1 x K (K: Wo*N rounded up to a multiple of 8); the result
-/// 1 x Q x R x (S*C) x F. `empty` when the
-/// depth or height taps read only padding (the gradient is zero; width
-/// taps that do read zeros of the padded input).
+/// rows past them are read by no tap) and gathered, with the Width fold,
+/// per width tap into 1 x D' x H' x (S*C) x K, the output gradient as its
+/// FQRSC filter F x Do x Ho x 1 x K (K: Wo*N rounded up to a multiple of
+/// 8), the result 1 x Q x R x (S*C) x F; with the HeightWidth fold, per
+/// height and width tap into 1 x D' x 1 x (R*S*C) x K, the filter
+/// F x Do x 1 x 1 x K (K: Ho*Wo*N rounded up), the result
+/// 1 x Q x 1 x (R*S*C) x F. Either result is the QRSCF gradient reshaped.
+/// `empty` when the depth or height taps read only padding (the gradient
+/// is zero; width taps that do read zeros of the padded input).
 struct WgradForward {
+  WgradFold fold = WgradFold::Width;
   ConvGeometry geometry;
   std::array<int64_t, 2> inputExtent = {0, 0};
   bool empty = false;
+
+  /// Elements of the gathered input (the forward input's copies).
+  int64_t gatheredInputElements() const;
 };
-WgradForward wgradAsForward(const ConvGeometry &forward);
+WgradForward wgradAsForward(const ConvGeometry &forward,
+                            WgradFold fold = WgradFold::Width);
 
 } // namespace mlir::conv3d
 

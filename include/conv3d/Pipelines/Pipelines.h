@@ -36,7 +36,8 @@ class IGemmConfigAttr;
 // Code generation targets are the dialect's `Target` enum
 // (conv3d/IR/Conv3dEnums.h: stringifyTarget, symbolizeTarget); the passes'
 // choices are the enums of conv3d/Transforms/PassEnums.h (QSliceStrategy,
-// QuantPlacement, ProloguePlacement, NVFP4Mode: stringifyX, symbolizeX).
+// QuantPlacement, ProloguePlacement, NVFP4Mode, WgradFoldPolicy:
+// stringifyX, symbolizeX).
 // Each enum has one string table, which the options' parser, describe() and
 // fingerprint() use.
 
@@ -81,6 +82,10 @@ struct PipelineOptions {
   QuantPlacement quantPlacement = QuantPlacement::Auto;
   /// Where an input prologue runs: prepass or fused (conv3d-place-prologue).
   ProloguePlacement prologuePlacement = ProloguePlacement::Prepass;
+  /// How a weight gradient's output positions become its forward form's
+  /// channels (conv3d-lower-conv-gradients): auto (priced for the target),
+  /// width or height-width.
+  WgradFoldPolicy wgradFold = WgradFoldPolicy::Auto;
   /// How NVFP4 operands are multiplied: `fake` (quantized, dequantized to
   /// the compute type, bf16/f16 MMA: every target) or `real` (E2M1 codes
   /// and E4M3 scales packed by conv3d.pack_nvfp4 and multiplied by the

@@ -1,8 +1,9 @@
 //===- PassEnums.h - the choices the conv3d passes take ---------*- C++ -*-===//
 //
-// QSliceStrategy, QuantPlacement, ProloguePlacement and NVFP4Mode with their
-// string tables (stringifyX / symbolizeX), from PassEnums.td; no MLIR IR
-// headers, so the pipelines' options and the runtime include it cheaply.
+// QSliceStrategy, QuantPlacement, ProloguePlacement, NVFP4Mode and
+// WgradFoldPolicy with their string tables (stringifyX / symbolizeX), from
+// PassEnums.td; no MLIR IR headers, so the pipelines' options and the
+// runtime include it cheaply.
 //
 //===----------------------------------------------------------------------===//
 

@@ -56,4 +56,15 @@ def Conv3d_NVFP4Mode : Conv3d_PassEnum<"NVFP4Mode",
       I32EnumAttrCase<"Real", 1, "real">
     ]>;
 
+def Conv3d_WgradFoldPolicy : Conv3d_PassEnum<"WgradFoldPolicy",
+    "which output axes a weight gradient contracts as channels "
+    "(conv3d-lower-conv-gradients; GradientGeometry's WgradFold)", [
+      // The fold chooseWgradFold prices cheaper for the target.
+      I32EnumAttrCase<"Auto", 0, "auto">,
+      // Wo x N channels, a window of Do x Ho taps.
+      I32EnumAttrCase<"Width", 1, "width">,
+      // Ho x Wo x N channels, a window of Do taps.
+      I32EnumAttrCase<"HeightWidth", 2, "height-width">
+    ]>;
+
 #endif // CONV3D_TRANSFORMS_PASSENUMS_TD

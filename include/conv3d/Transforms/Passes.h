@@ -10,6 +10,7 @@
 #ifndef CONV3D_TRANSFORMS_PASSES_H
 #define CONV3D_TRANSFORMS_PASSES_H
 
+#include "conv3d/Geometry/GradientGeometry.h"
 #include "conv3d/IR/Conv3dDialect.h"
 #include "conv3d/IR/Conv3dOps.h"
 #include "conv3d/Target/KernelFamily.h"
@@ -83,8 +84,19 @@ void populateFoldUpsamplePatterns(RewritePatternSet &patterns);
 //===----------------------------------------------------------------------===//
 
 /// Rewrites `conv3d.conv_backward_data` (by stride phase) and
-/// `conv3d.conv_backward_filter` on tensors into forward `conv3d.conv`s.
-void populateLowerConvGradientsPatterns(RewritePatternSet &patterns);
+/// `conv3d.conv_backward_filter` on tensors into forward `conv3d.conv`s,
+/// the weight gradients folded as `policy` says for `target`.
+void populateLowerConvGradientsPatterns(
+    RewritePatternSet &patterns, Target target = Target::cpu,
+    WgradFoldPolicy policy = WgradFoldPolicy::Auto);
+
+/// The weight-gradient fold `target` runs faster (GradientGeometry's
+/// WgradFold) for a forward convolution of `forward` on `elementType`: on
+/// a GPU target the one whose forward form the target's cost model
+/// predicts cheaper (with the gathers' memory traffic), the width fold on
+/// the cpu target and where the model covers neither form.
+WgradFold chooseWgradFold(MLIRContext *context, const ConvGeometry &forward,
+                          Type elementType, Target target);
 
 //===----------------------------------------------------------------------===//
 // conv3d-fuse-epilogue

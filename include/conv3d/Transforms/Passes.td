@@ -173,10 +173,35 @@ def Conv3dLowerConvGradients : Pass<"conv3d-lower-conv-gradients"> {
       made its FQRSC filter, each by one `linalg.generic` that writes the
       padding's zeros itself; its 1 x Q x R x (S*C) x F result is the
       QRSCF gradient reshaped (transposed to FQRSC where that is the
-      filter's layout).
+      filter's layout). With `wgrad-fold=height-width` the height is folded
+      into the channels too: Ho x Wo x N channels, the input gathered per
+      height and width tap into 1 x D x 1 x (R*S*C) x (Ho*Wo*N), a window
+      of Do taps, the result 1 x Q x 1 x (R*S*C) x F. Long K loops per tap
+      where the width fold's are one or two K steps; R*S gathered copies of
+      the input instead of S. `wgrad-fold=auto` (the default) takes the
+      height-width fold on a GPU target where `target`'s cost model,
+      corrected for the short K loops it underprices, plus the gathers'
+      memory traffic, says it is faster (`chooseWgradFold`); the cpu
+      target keeps the width fold (less memory).
 
     The pipelines run it first, after the import.
   }];
+  let options = [
+    Conv3dTargetOption<"Target whose kernels will run the forward forms "
+                       "(the weight gradient's fold is priced for it)">,
+    Option<"wgradFold", "wgrad-fold", "::mlir::conv3d::WgradFoldPolicy",
+           /*default=*/"::mlir::conv3d::WgradFoldPolicy::Auto",
+           "How a weight gradient's output positions become channels", [{
+        ::llvm::cl::values(
+            clEnumValN(::mlir::conv3d::WgradFoldPolicy::Auto, "auto",
+                       "the fold the target's cost model prices cheaper"),
+            clEnumValN(::mlir::conv3d::WgradFoldPolicy::Width, "width",
+                       "Wo x N channels, a window of Do x Ho taps"),
+            clEnumValN(::mlir::conv3d::WgradFoldPolicy::HeightWidth,
+                       "height-width",
+                       "Ho x Wo x N channels, a window of Do taps"))
+      }]>
+  ];
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

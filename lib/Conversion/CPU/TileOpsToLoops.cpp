@@ -478,6 +478,35 @@ SmallVector<Value> sumSlabs(OpBuilder &b, Location loc, Value sum) {
   return slabs;
 }
 
+/// The most split-K slabs conv3d.epilogue reads as one input each. A GPU
+/// kernel gets every input as a memref descriptor among its parameters
+/// (104 bytes for rank 5, 4352 bytes in all before PTX 8.1): 128 slabs
+/// overflowed them. More slabs are read from the stack in a loop, in the
+/// same order.
+constexpr int64_t kMaxSlabInputs = 16;
+
+/// In a linalg.generic body over the output: the sum of the rank-6
+/// stack's `splits` slabs at the body's position, slab 0 first (its value
+/// exactly: 0 + x is x), as the per-slab inputs add them.
+Value sumSlabsInLoop(OpBuilder &b, Location loc, Value sum, int64_t splits) {
+  SmallVector<Value> indices = {Value()};
+  for (unsigned d = 0; d < 5; ++d)
+    indices.push_back(linalg::IndexOp::create(b, loc, d));
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  auto loop = scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+      arith::ConstantIndexOp::create(b, loc, splits),
+      arith::ConstantIndexOp::create(b, loc, 1), ValueRange{zero},
+      [&](OpBuilder &lb, Location lloc, Value s, ValueRange acc) {
+        SmallVector<Value> at = indices;
+        at[0] = s;
+        Value slab = memref::LoadOp::create(lb, lloc, sum, at);
+        scf::YieldOp::create(
+            lb, lloc, ValueRange{arith::AddFOp::create(lb, lloc, acc[0], slab)});
+      });
+  return loop.getResult(0);
+}
+
 /// conv3d.epilogue on memrefs (split-K's final step) as a linalg.generic.
 struct LowerEpilogueOnMemrefs : OpRewritePattern<EpilogueOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -487,8 +516,14 @@ struct LowerEpilogueOnMemrefs : OpRewritePattern<EpilogueOp> {
     if (op.hasTensorSemantics())
       return rewriter.notifyMatchFailure(op, "tensor form: conv3d-to-linalg");
     AffineMap id = rewriter.getMultiDimIdentityMap(5);
-    // A stack of split-K partial sums: one input per slab, added in order.
-    SmallVector<Value> inputs = sumSlabs(rewriter, op.getLoc(), op.getSum());
+    // A stack of split-K partial sums: one input per slab, added in order,
+    // or (past kMaxSlabInputs) the stack read by the body.
+    auto sumType = cast<MemRefType>(op.getSum().getType());
+    int64_t splits = sumType.getRank() == 6 ? sumType.getDimSize(0) : 1;
+    bool loopSlabs = splits > kMaxSlabInputs;
+    SmallVector<Value> inputs;
+    if (!loopSlabs)
+      inputs = sumSlabs(rewriter, op.getLoc(), op.getSum());
     int64_t slabs = inputs.size();
     SmallVector<AffineMap> maps(slabs, id);
     if (op.getBias()) {
@@ -509,7 +544,8 @@ struct LowerEpilogueOnMemrefs : OpRewritePattern<EpilogueOp> {
         maps,
         SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange args) {
-          Value acc = args[0];
+          Value acc = loopSlabs ? sumSlabsInLoop(b, loc, op.getSum(), splits)
+                                : args[0];
           for (int64_t s = 1; s < slabs; ++s)
             acc = arith::AddFOp::create(b, loc, acc, args[s]);
           if (accumulate)

@@ -110,8 +110,12 @@ static bool triedWith(const SM90TileN &tile, int64_t stages) {
 /// Split-K configurations for convolutions whose output tiles leave most
 /// multiprocessors idle: 64- and 128-row tiles of each N tile, split 2, 4, 8
 /// or 16 ways while every split keeps at least four K steps and the blocks
-/// stay within two waves. Splits of up to kMaxSplitCluster are reduced in a
-/// cluster, more go through the workspace; both are deterministic.
+/// stay within two waves, and 32, 64 or 128 ways while they stay within
+/// one: weight gradients' forward forms have a few output tiles and K
+/// loops of 10^4-10^5 steps (a 7x7 stem's, 16 splits of one tile, ran
+/// 8.5x cuDNN's time; bench/RESULTS.md, eleventh session). Splits of up to
+/// kMaxSplitCluster are reduced in a cluster, more go through the
+/// workspace; both are deterministic.
 static void addSplitKCandidates(MLIRContext *context, const ConvGeometry &g,
                                 SmallVectorImpl<IGemmConfigAttr> &out) {
   int64_t steps = g.window[0] * g.window[1] * g.window[2] *
@@ -126,8 +130,9 @@ static void addSplitKCandidates(MLIRContext *context, const ConvGeometry &g,
       int64_t stages = sm90StagesFor(tileM, tileN, KernelSchedule::cooperative);
       if (!triedWith(tile, stages))
         continue;
-      for (int64_t split : {2, 4, 8, 16}) {
-        if (steps < 4 * split || tiles * split > 2 * kH100SMs)
+      for (int64_t split : {2, 4, 8, 16, 32, 64, 128}) {
+        if (steps < 4 * split || tiles * split > 2 * kH100SMs ||
+            (split > 16 && tiles * split > kH100SMs))
           break;
         out.push_back(IGemmConfigAttr::get(
             context, tileM, tileN, /*tileK=*/64, stages, warpsM,
