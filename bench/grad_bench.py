@@ -100,11 +100,12 @@ def run_shape(engine, shape, args):
     return result
 
 
-def random_shapes(count, seed):
-    """`count` random layers as suite shapes (grouped ones left out)."""
+def random_shapes(count, seed, only=None):
+    """`count` random layers as suite shapes (grouped ones left out; those
+    `only` names, when given)."""
     shapes = []
     for i, (layer, family) in enumerate(random_layers.generate(count, seed)):
-        if layer.groups != 1:
+        if layer.groups != 1 or (only and "r%d_%s" % (i, family) not in only):
             continue
         shapes.append(dict(name="r%d_%s" % (i, family), N=layer.n, C=layer.c, D=layer.d,
                            H=layer.h, W=layer.w, F=layer.f, k=list(layer.kernel),
@@ -155,7 +156,8 @@ def main():
     args = parser.parse_args()
     args.timer = timing.from_arguments(args)
     torch.backends.cudnn.benchmark = True
-    shapes = random_shapes(args.random, args.seed) if args.random else suite.shapes(args)
+    shapes = (random_shapes(args.random, args.seed, args.only) if args.random
+              else suite.shapes(args))
     engine = conv3d.Engine(cache_dir=tempfile.mkdtemp(prefix="conv3d-grad-cache-"))
     props = torch.cuda.get_device_properties(0)
     print(f"device: {props.name}, torch {torch.__version__}, cuDNN "

@@ -256,13 +256,16 @@ func.func @staged_transpose(%src: memref<40x4x20xf32>, %dst: memref<20x4x40xf32>
 // -----
 
 // Not staged (the element-wise kernel instead): a generic that reads the
-// output's old value, and one with an input operand.
+// output's old value, one with an input operand, and one whose
+// read-contiguous dimension (2 channels) is under 8 (most of a tile's
+// threads would idle).
 // CHECK-LABEL: func.func @not_staged
 // CHECK-NOT: workgroup(
 // CHECK: scf.parallel
 // CHECK-NOT: workgroup(
 // CHECK: return
-func.func @not_staged(%src: memref<8x8xf32>, %dst: memref<8x8xf32>) {
+func.func @not_staged(%src: memref<8x8xf32>, %dst: memref<8x8xf32>,
+                      %wide: memref<64x2xf32>, %narrow: memref<2x64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>],
                   iterator_types = ["parallel", "parallel"]}
       outs(%dst : memref<8x8xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 0, 1>} {
@@ -275,6 +278,15 @@ func.func @not_staged(%src: memref<8x8xf32>, %dst: memref<8x8xf32>) {
       ins(%src : memref<8x8xf32>) outs(%dst : memref<8x8xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 0, 1>} {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      outs(%narrow : memref<2x64xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 0, 1>} {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %v = memref.load %wide[%j, %i] : memref<64x2xf32>
+    linalg.yield %v : f32
   }
   return
 }

@@ -33,6 +33,12 @@ namespace {
 
 constexpr int64_t kTile = 32;
 constexpr int64_t kRows = 8;
+/// The least extent of the read-contiguous dimension worth staging. Under
+/// it most of a tile's threads idle, and the generic's own lowering
+/// (consecutive threads along b) reads nearly contiguously anyway: a weight
+/// gradient's input gather of C = 2 channels ran 4.6 ms staged (137 GB/s;
+/// 7x7 stem, H200, bench/RESULTS.md, eleventh session).
+constexpr int64_t kMinStagedExtent = 8;
 /// CUDA's limit on a grid's y and z extents.
 constexpr int64_t kMaxGridYZ = 65535;
 
@@ -51,7 +57,8 @@ matchStagedTranspose(linalg::GenericOp op) {
   auto type = cast<MemRefType>(op.getDpsInits()[0].getType());
   int64_t rank = type.getRank(), a = dims[0], b = dims[1];
   if (!type.hasStaticShape() || a == b || a < 0 || b < 0 || a >= rank ||
-      b >= rank || !op.getRegion().front().getArgument(0).use_empty())
+      b >= rank || !op.getRegion().front().getArgument(0).use_empty() ||
+      type.getDimSize(a) < kMinStagedExtent)
     return std::nullopt;
   int64_t rest = 1;
   for (int64_t d = 0; d < rank; ++d)
