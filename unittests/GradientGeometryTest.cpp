@@ -249,3 +249,40 @@ TEST(ReferenceGradients, AdjointOfTheForwardReference) {
 }
 
 } // namespace
+
+TEST(GradientGeometry, WgradHeightWidthFoldKeepsTheDepthAndFoldsTheRest) {
+  std::mt19937_64 rng(29);
+  for (int trial = 0; trial < 3000; ++trial) {
+    ConvGeometry g = randomGeometry(rng);
+    WgradForward width = wgradAsForward(g);
+    WgradForward w = wgradAsForward(g, WgradFold::HeightWidth);
+    EXPECT_EQ(w.fold, WgradFold::HeightWidth);
+    // The same taps read only padding whatever the fold.
+    ASSERT_EQ(w.empty, width.empty) << "trial " << trial;
+    if (w.empty)
+      continue;
+    ASSERT_FALSE(w.geometry.validate()) << *w.geometry.validate();
+    // The QRSCF gradient, its R x S x C columns as the width.
+    std::array<int64_t, 5> expected = {
+        1, g.window[0], 1, g.window[1] * g.window[2] * g.channels, g.filters};
+    ASSERT_EQ(w.geometry.outputShape(), expected) << "trial " << trial;
+    // Height, width and batch are the channels; the gather makes the one
+    // input row the height taps read.
+    EXPECT_EQ(w.geometry.channels,
+              (g.outputSize(kHeight) * g.outputSize(kWidth) * g.batch + 7) / 8 *
+                  8);
+    EXPECT_EQ(w.geometry.inputSize[kHeight], 1);
+    EXPECT_EQ(w.geometry.window[kHeight], 1);
+    EXPECT_EQ(w.geometry.window[kWidth], 1);
+    EXPECT_EQ(w.gatheredInputElements(), w.geometry.inputSize[kDepth] *
+                                             w.geometry.inputSize[kWidth] *
+                                             w.geometry.channels);
+    // Depth is the width fold's: the window of output depths, its stride
+    // and dilation swapped, the padding its own.
+    for (auto field : {&ConvGeometry::inputSize, &ConvGeometry::window,
+                       &ConvGeometry::strides, &ConvGeometry::dilations,
+                       &ConvGeometry::padLow, &ConvGeometry::padHigh})
+      EXPECT_EQ((w.geometry.*field)[kDepth], (width.geometry.*field)[kDepth])
+          << "trial " << trial;
+  }
+}

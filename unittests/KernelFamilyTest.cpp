@@ -383,3 +383,40 @@ TEST_F(KernelFamilyTest, DepthwiseKernelRefusals) {
 }
 
 } // namespace
+
+TEST_F(KernelFamilyTest, FewTileConvolutionsGetWideSplitK) {
+  // A weight gradient's forward form (a 7x7 stem's, height-width fold): one
+  // 64 x 16 output tile, K = 16 taps of 100352 channels. Splits past 16 are
+  // candidates while the blocks stay within one wave; the model takes one.
+  ConvProblem stem;
+  stem.geometry = ConvGeometry::fromShapes(
+      {1, 16, 1, 98, 100352}, {16, 1, 1, 100352, 64}, FilterLayout::qrscf,
+      {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0});
+  stem.filterLayout = FilterLayout::fqrsc;
+  stem.inputType = BFloat16Type::get(&context);
+  SmallVector<IGemmConfigAttr> candidates;
+  getSM90Im2colFamily().addCandidates(&context, stem, candidates);
+  int64_t widest = 1;
+  for (IGemmConfigAttr config : candidates) {
+    widest = std::max(widest, config.getSplitK());
+    int64_t tiles = ceilDiv(stem.geometry.gemmM(), config.getTileM()) *
+                    ceilDiv(stem.geometry.gemmN(), config.getTileN());
+    if (config.getSplitK() > 16)
+      EXPECT_LE(tiles * config.getSplitK(), 132);
+  }
+  EXPECT_EQ(widest, 128);
+  KernelSelection model = selectKernel(&context, stem, Target::sm90);
+  EXPECT_GT(model.config.getSplitK(), 16);
+  EXPECT_FALSE(model.family->planProblem(stem, model.config));
+
+  // 16 output tiles: 16-way splits already fill two waves' worth of
+  // blocks, so no wider ones.
+  ConvProblem late = stem;
+  late.geometry = ConvGeometry::fromShapes(
+      {1, 16, 1, 1024, 100352}, {16, 1, 1, 100352, 256}, FilterLayout::qrscf,
+      {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0});
+  candidates.clear();
+  getSM90Im2colFamily().addCandidates(&context, late, candidates);
+  for (IGemmConfigAttr config : candidates)
+    EXPECT_LE(config.getSplitK(), 16);
+}

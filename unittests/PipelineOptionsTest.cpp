@@ -32,21 +32,29 @@ TEST(PipelineOptionsTest, DescribeKeepsTheSpelling) {
   PipelineOptions options;
   EXPECT_EQ(options.describe(),
             "target=cpu lowering=igemm config=auto qslice=auto quant=auto "
-            "nvfp4=fake prologue=prepass");
+            "nvfp4=fake prologue=prepass wgrad-fold=auto");
   options.target = Target::sm100;
   options.qslice = QSliceStrategy::Fused;
   options.quantPlacement = QuantPlacement::Tile;
   options.nvfp4Mode = NVFP4Mode::Real;
   options.prologuePlacement = ProloguePlacement::Fused;
+  options.wgradFold = WgradFoldPolicy::HeightWidth;
   options.gpuBinaryFormat = GpuBinaryFormat::Isa;
   EXPECT_EQ(options.describe(),
             "target=sm100 lowering=igemm config=auto qslice=fused quant=tile "
-            "nvfp4=real prologue=fused");
+            "nvfp4=real prologue=fused wgrad-fold=height-width");
   EXPECT_NE(options.fingerprint().find("gpu-binary-format=isa"),
             std::string::npos);
 }
 
 TEST(PipelineOptionsTest, EverySpellingParsesBack) {
+  for (unsigned i = 0; i <= getMaxEnumValForWgradFoldPolicy(); ++i) {
+    WgradFoldPolicy value = *symbolizeWgradFoldPolicy(i);
+    llvm::Expected<PipelineOptions> options = parsePipelineOptions(
+        ("wgrad-fold=" + stringifyWgradFoldPolicy(value)).str());
+    ASSERT_TRUE(static_cast<bool>(options)) << toString(options.takeError());
+    EXPECT_EQ(options->wgradFold, value);
+  }
   for (unsigned i = 0; i <= getMaxEnumValForQSliceStrategy(); ++i) {
     QSliceStrategy value = *symbolizeQSliceStrategy(i);
     llvm::Expected<PipelineOptions> options = parsePipelineOptions(

@@ -274,8 +274,8 @@ Value gatherInputColumns(OpBuilder &b, Location loc, Value input,
     Value at = m.add(m.add(m.mul(out, forward.strides[axis]),
                            m.mul(tap, forward.dilations[axis])),
                      m.constant(-forward.padLow[axis]));
-    return std::make_pair(at, m.both(m.atLeast(at, 0),
-                                      m.less(at, forward.inputSize[axis])));
+    return std::make_pair(
+        at, m.both(m.atLeast(at, 0), m.less(at, forward.inputSize[axis])));
   };
   Value gathered = gatherOrZero(
       b, loc, input, {d, rows, taps, c, channels}, /*transposeDims=*/{3, 4},
@@ -283,8 +283,10 @@ Value gatherInputColumns(OpBuilder &b, Location loc, Value input,
         // idx = (d, h or r, s, c, k); k = (ho *) wo * N + n.
         GatherMath m{{nb, nloc}};
         Value position = m.div(idx[4], n);
-        auto [column, valid] =
-            tapRead(m, kWidth, m.rem(position, outW), idx[2]);
+        // The width fold's positions are output columns (those past them
+        // are the padding's, masked).
+        auto [column, valid] = tapRead(
+            m, kWidth, foldHeight ? m.rem(position, outW) : position, idx[2]);
         Value row = idx[1];
         if (foldHeight) {
           auto [tapRow, rowValid] =
@@ -304,13 +306,12 @@ Value gatherInputColumns(OpBuilder &b, Location loc, Value input,
   // (d, rows, taps, c, k) -> 1 x d x H' x W' x k of the forward form.
   const ConvGeometry &g = wgrad.geometry;
   Value collapsed = tensor::CollapseShapeOp::create(
-      b, loc, gathered,
-      ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}, {4}});
+      b, loc, gathered, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}, {4}});
   return tensor::ExpandShapeOp::create(
       b, loc,
-      RankedTensorType::get({1, d, g.inputSize[kHeight],
-                             g.inputSize[kWidth], channels},
-                            getElementTypeOrSelf(input.getType())),
+      RankedTensorType::get(
+          {1, d, g.inputSize[kHeight], g.inputSize[kWidth], channels},
+          getElementTypeOrSelf(input.getType())),
       collapsed, ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}, {4}});
 }
 
@@ -339,8 +340,7 @@ Value gradOutputAsFilter(OpBuilder &b, Location loc, Value gradOutput,
         Value position = m.select(valid, m.div(idx[3], n), 0);
         Value row = foldHeight ? m.div(position, outW) : idx[2];
         Value column = foldHeight ? m.rem(position, outW) : position;
-        SmallVector<Value> at = {m.rem(idx[3], n), idx[1], row, column,
-                                 idx[0]};
+        SmallVector<Value> at = {m.rem(idx[3], n), idx[1], row, column, idx[0]};
         return std::make_pair(at, valid);
       });
   return tensor::ExpandShapeOp::create(
@@ -418,22 +418,22 @@ struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
     Value init = op.getInit();
     auto initType = cast<RankedTensorType>(init.getType());
     if (layout == FilterLayout::qrscf) {
-      Value computed = forwardConv(
-          rewriter, loc, input, filter,
-          qrscfAsForwardResult(rewriter, loc, init, resultShape),
-          wgrad.geometry, FilterLayout::fqrsc, overwrite);
-      rewriter.replaceOp(op,
-                         forwardResultAsQrscf(rewriter, loc, computed, forward));
+      Value computed =
+          forwardConv(rewriter, loc, input, filter,
+                      qrscfAsForwardResult(rewriter, loc, init, resultShape),
+                      wgrad.geometry, FilterLayout::fqrsc, overwrite);
+      rewriter.replaceOp(
+          op, forwardResultAsQrscf(rewriter, loc, computed, forward));
       return success();
     }
     Value qrscfInit =
-        overwrite ? tensor::EmptyOp::create(rewriter, loc, resultShape,
-                                            initType.getElementType())
-                        .getResult()
-                  : qrscfAsForwardResult(
-                        rewriter, loc,
-                        transpose(rewriter, loc, init, {1, 2, 3, 4, 0}),
-                        resultShape);
+        overwrite
+            ? tensor::EmptyOp::create(rewriter, loc, resultShape,
+                                      initType.getElementType())
+                  .getResult()
+            : qrscfAsForwardResult(
+                  rewriter, loc,
+                  transpose(rewriter, loc, init, {1, 2, 3, 4, 0}), resultShape);
     Value computed =
         forwardConv(rewriter, loc, input, filter, qrscfInit, wgrad.geometry,
                     FilterLayout::fqrsc, overwrite);
@@ -492,11 +492,11 @@ std::optional<double> wgradFormSeconds(MLIRContext *context,
   int64_t channels = wgrad.geometry.channels;
   double fill = double(channels) / double(llvm::alignTo(channels, 64));
   int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
-  double gathered = double(wgrad.gatheredInputElements() +
-                           forward.batch * forward.channels *
-                               forward.inputSize[0] * forward.inputSize[1] *
-                               forward.inputSize[2]) *
-                    double(bytes);
+  double gathered =
+      double(wgrad.gatheredInputElements() +
+             forward.batch * forward.channels * forward.inputSize[0] *
+                 forward.inputSize[1] * forward.inputSize[2]) *
+      double(bytes);
   return selection.prediction->seconds / fill +
          gathered / kGatherBytesPerSecond;
 }
@@ -513,10 +513,9 @@ WgradFold mlir::conv3d::chooseWgradFold(MLIRContext *context,
   context->getOrLoadDialect<Conv3dDialect>();
   WgradForward width = wgradAsForward(forward, WgradFold::Width);
   WgradForward heightWidth = wgradAsForward(forward, WgradFold::HeightWidth);
-  if (width.empty ||
-      heightWidth.gatheredInputElements() *
-              (elementType.getIntOrFloatBitWidth() / 8) >
-          kMaxHeightWidthGatherBytes)
+  if (width.empty || heightWidth.gatheredInputElements() *
+                             (elementType.getIntOrFloatBitWidth() / 8) >
+                         kMaxHeightWidthGatherBytes)
     return WgradFold::Width;
   std::optional<double> widthSeconds =
       wgradFormSeconds(context, forward, width, elementType, target);

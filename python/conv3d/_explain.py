@@ -28,7 +28,8 @@ def explain(spec, target="cpu", packed_filter=False, json=False, engine=None,
             **options):
     """Which kernel family runs `spec` (a conv3d.Spec) on `target` and why:
     the family and its tile configuration, the predicted time and waves
-    (none until the cost model lands), and every family of the target with
+    (none for the cpu kernel, which the cost model does not cover), and
+    every family of the target with
     its verdict (chosen, declined, refused, not reached) and reason.
     `options` are Engine.compile's (config, qslice, quant_placement,
     nvfp4_mode, prologue_placement, tune, ...; underscores for the dashes of

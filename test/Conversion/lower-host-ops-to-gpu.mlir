@@ -71,6 +71,27 @@ func.func @epilogue(%s: memref<2x4x4x4x8xf32>, %b: memref<8xf32>, %o: memref<2x4
 
 // -----
 
+// Past 16 split-K slabs the epilogue reads the workspace stack in a loop,
+// slab 0 first, instead of one input (one kernel parameter) per slab: 20
+// slabs here. The kernel gets the stack, the bias and the output alone.
+// DEFAULT-LABEL: func.func @epilogue_many_slabs
+// DEFAULT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// DEFAULT: scf.parallel
+// DEFAULT: %[[SUM:.*]] = scf.for %[[S:.*]] = %{{.*}} to %c20 step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// DEFAULT: %[[V:.*]] = memref.load %{{.*}}[%[[S]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<20x2x4x4x4x8xf32>
+// DEFAULT: %[[ADD:.*]] = arith.addf %[[ACC]], %[[V]] : f32
+// DEFAULT: scf.yield %[[ADD]] : f32
+// DEFAULT: arith.addf %[[SUM]], %{{.*}} : f32
+// DEFAULT: arith.maximumf
+// DEFAULT: memref.store %{{.*}} : memref<2x4x4x4x8xbf16>
+// DEFAULT-NOT: memref.subview
+func.func @epilogue_many_slabs(%s: memref<20x2x4x4x4x8xf32>, %b: memref<8xf32>, %o: memref<2x4x4x4x8xbf16>) {
+  conv3d.epilogue ins(%s : memref<20x2x4x4x4x8xf32>) bias(%b : memref<8xf32>) outs(%o : memref<2x4x4x4x8xbf16>) overwrite activation = relu
+  return
+}
+
+// -----
+
 // A linalg op (the separate Q-slices' f32 accumulator fill) becomes device
 // loops too.
 // DEFAULT-LABEL: func.func @fill

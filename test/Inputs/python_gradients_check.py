@@ -18,11 +18,11 @@ geometry = dict(strides=(2, 1, 3), dilations=(1, 2, 1), padding=(1, 2, 0, 1, 2, 
 np_geometry = ((2, 1, 3), (1, 2, 1), (1, 2, 0, 1, 2, 0), "fqrsc")
 x = rng.standard_normal((2, 7, 6, 9, 5)).astype(np.float32)
 w = rng.standard_normal((6, 3, 2, 3, 5)).astype(np.float32)  # FQRSC
-for kind in ("dgrad", "wgrad"):
+for kind, fold in (("dgrad", None), ("wgrad", None), ("wgrad", "height-width")):
     spec = conv3d.Spec.from_shapes(x.shape, (3, 2, 3, 5, 6), filter_layout="fqrsc",
                                    dtype="f32", kind=kind, **geometry)
     dy = rng.standard_normal(spec.output_shape()).astype(np.float32)
-    conv = engine.compile(spec)
+    conv = engine.compile(spec, wgrad_fold=fold)
     if kind == "dgrad":
         out = np.full(x.shape, np.nan, np.float32)
         conv.run_gradient(dy.ctypes.data, out.ctypes.data, filter=w.ctypes.data)
@@ -32,7 +32,8 @@ for kind in ("dgrad", "wgrad"):
         conv.run_gradient(dy.ctypes.data, out.ctypes.data, input=x.ctypes.data)
         expected = wgrad(x, dy, w.shape, *np_geometry)
     err = rel_l2(expected, out)
-    print("%s (%s): rel_l2 %s" % (kind, conv.kind, "OK" if err < 2e-5 else "%.2e" % err))
+    print("%s (%s, fold %s): rel_l2 %s" % (kind, conv.kind, fold or "auto",
+                                           "OK" if err < 2e-5 else "%.2e" % err))
 
 calls = [
     ("kind", lambda: conv3d.Spec.from_shapes(x.shape, (3, 2, 3, 5, 6), kind="xgrad")),
@@ -42,6 +43,8 @@ calls = [
         x.shape, (3, 2, 3, 5, 6), kind="wgrad"), tune=True)),
     ("forward run", lambda: engine.compile(conv3d.Spec.from_shapes(
         x.shape, (3, 2, 3, 5, 6), dtype="f32")).run_gradient(1, 1, filter=1)),
+    ("fold", lambda: engine.compile(conv3d.Spec.from_shapes(
+        x.shape, (3, 2, 3, 5, 6), kind="wgrad"), wgrad_fold="depth")),
     ("wrong operand", lambda: engine.compile(conv3d.Spec.from_shapes(
         x.shape, (3, 2, 3, 5, 6), dtype="f32", kind="wgrad")).run_gradient(
             1, 1, input=1, filter=1)),

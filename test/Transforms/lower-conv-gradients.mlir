@@ -6,6 +6,7 @@
 // test/Execution/conv-gradients-cpu.test runs the same functions.
 //
 // RUN: conv3d-opt --conv3d-lower-conv-gradients %inputs/module_conv_gradients.mlir | FileCheck %s
+// RUN: conv3d-opt --conv3d-lower-conv-gradients="wgrad-fold=height-width" %inputs/module_conv_gradients.mlir | FileCheck %s --check-prefix=HW
 
 // Stride 2 along every axis: 8 phases. Phase (0, 0, 0) (even positions) is
 // reached by the middle tap alone along each axis: a 1x1x1 filter, tap 1.
@@ -73,16 +74,16 @@
 // CHECK: %[[AT:.*]] = arith.select %[[VALID]], %[[COL]], %c0
 // CHECK: %[[V:.*]] = tensor.extract %arg0[%c0, %{{.*}}, %{{.*}}, %[[AT]], %{{.*}}] : tensor<1x7x8x6x8xf32>
 // CHECK: arith.select %[[VALID]], %[[V]], %cst
-// CHECK: %[[XC:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2, 3], [4]] : tensor<7x8x3x8x8xf32> into tensor<7x8x24x8xf32>
-// CHECK: %[[X:.*]] = tensor.expand_shape %[[XC]] {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 7, 8, 24, 8]
+// CHECK: %[[XC:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1, 2, 3], [4]] : tensor<7x8x3x8x8xf32> into tensor<7x192x8xf32>
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[XC]] {{\[}}[0, 1], [2, 3], [4]] output_shape [1, 7, 8, 24, 8]
 // CHECK: %[[T:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<6x4x4x8xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 0, 3>}
 // CHECK: tensor.extract %arg1[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<1x4x4x3x6xf32>
 // CHECK: %[[DY:.*]] = tensor.expand_shape %[[T]] {{\[}}[0], [1], [2], [3, 4]] output_shape [6, 4, 4, 1, 8]
-// CHECK: %[[OC:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0], [1], [2, 3], [4]] : tensor<3x3x3x8x6xf32> into tensor<3x3x24x6xf32>
-// CHECK: %[[O:.*]] = tensor.expand_shape %[[OC]] {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 3, 3, 24, 6]
+// CHECK: %[[OC:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0], [1, 2, 3], [4]] : tensor<3x3x3x8x6xf32> into tensor<3x72x6xf32>
+// CHECK: %[[O:.*]] = tensor.expand_shape %[[OC]] {{\[}}[0, 1], [2, 3], [4]] output_shape [1, 3, 3, 24, 6]
 // CHECK: %[[DW:.*]] = conv3d.conv ins(%[[X]], %[[DY]] : tensor<1x7x8x24x8xf32>, tensor<6x4x4x1x8xf32>) outs(%[[O]] : tensor<1x3x3x24x6xf32>) overwrite dilations = [2, 2, 1] padding = [1, 1, 1, 0, 0, 0] filter_layout = fqrsc
-// CHECK: %[[DWC:.*]] = tensor.collapse_shape %[[DW]] {{\[}}[0, 1], [2], [3], [4]] : tensor<1x3x3x24x6xf32> into tensor<3x3x24x6xf32>
-// CHECK: %[[R:.*]] = tensor.expand_shape %[[DWC]] {{\[}}[0], [1], [2, 3], [4]] output_shape [3, 3, 3, 8, 6]
+// CHECK: %[[DWC:.*]] = tensor.collapse_shape %[[DW]] {{\[}}[0, 1], [2, 3], [4]] : tensor<1x3x3x24x6xf32> into tensor<3x72x6xf32>
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[DWC]] {{\[}}[0], [1, 2, 3], [4]] output_shape [3, 3, 3, 8, 6]
 // CHECK-NOT: linalg.transpose
 // CHECK: return %[[R]]
 
@@ -90,9 +91,45 @@
 // reshaped), the sum reshaped and transposed out.
 // CHECK-LABEL: func.func @wgrad_accumulate
 // CHECK: %[[T:.*]] = linalg.transpose ins(%[[OUTS:.*]] : tensor<5x2x3x2x4xf32>) outs(%{{.*}} : tensor<2x3x2x4x5xf32>) permutation = [1, 2, 3, 4, 0]
-// CHECK: %[[TC:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1], [2, 3], [4]] : tensor<2x3x2x4x5xf32> into tensor<2x3x8x5xf32>
-// CHECK: %[[INIT:.*]] = tensor.expand_shape %[[TC]] {{\[}}[0, 1], [2], [3], [4]] output_shape [1, 2, 3, 8, 5]
+// CHECK: %[[TC:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1, 2, 3], [4]] : tensor<2x3x2x4x5xf32> into tensor<2x24x5xf32>
+// CHECK: %[[INIT:.*]] = tensor.expand_shape %[[TC]] {{\[}}[0, 1], [2, 3], [4]] output_shape [1, 2, 3, 8, 5]
 // CHECK: %[[SUM:.*]] = conv3d.conv ins({{.*}}) outs(%[[INIT]] : tensor<1x2x3x8x5xf32>) strides = [2, 1, 1] dilations = [1, 2, 1] padding = [2, 0, 0, 0, 0, 0] filter_layout = fqrsc
-// CHECK: %[[SC:.*]] = tensor.collapse_shape %[[SUM]] {{\[}}[0, 1], [2], [3], [4]] : tensor<1x2x3x8x5xf32> into tensor<2x3x8x5xf32>
-// CHECK: %[[S:.*]] = tensor.expand_shape %[[SC]] {{\[}}[0], [1], [2, 3], [4]] output_shape [2, 3, 2, 4, 5]
+// CHECK: %[[SC:.*]] = tensor.collapse_shape %[[SUM]] {{\[}}[0, 1], [2, 3], [4]] : tensor<1x2x3x8x5xf32> into tensor<2x24x5xf32>
+// CHECK: %[[S:.*]] = tensor.expand_shape %[[SC]] {{\[}}[0], [1, 2, 3], [4]] output_shape [2, 3, 2, 4, 5]
 // CHECK: linalg.transpose ins(%[[S]] : tensor<2x3x2x4x5xf32>) outs(%[[OUTS]] : tensor<5x2x3x2x4xf32>) permutation = [4, 0, 1, 2, 3]
+
+// wgrad-fold=height-width: the height folded into the channels too,
+// Ho*Wo*N = 4*3*1 = 12 of them (zero-padded to 16), k = ho*3 + wo. One
+// generic gathers the input per height and width tap and channel,
+// x'[0, d, 0, (r*3 + s)*8 + c, k] = x[0, d, ho*2 + r - 1, wo*2 + s - 1, c],
+// zero where the row or the column is padding or k >= 12; the output
+// gradient is the filter dy'[f, do, 0, 0, k] = dy[0, do, ho, wo, f]; the
+// window is the 4 output depths alone, with no height padding (the gather
+// wrote it), and the result 1 x Q x 1 x (R*S*C) x F is the QRSCF gradient
+// reshaped.
+// HW-LABEL: func.func @wgrad_strided
+// HW: %[[OUT:.*]] = tensor.empty() : tensor<3x3x3x8x6xf32>
+// HW: %[[G:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<7x3x3x8x16xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 3, 4>}
+// HW: %[[R:.*]] = linalg.index 1
+// HW: %[[S:.*]] = linalg.index 2
+// HW: %[[K:.*]] = linalg.index 4
+// HW: %[[WO:.*]] = arith.remui %[[K]], %c3
+// HW: %[[WO2:.*]] = arith.muli %[[WO]], %c2
+// HW: arith.addi %[[WO2]], %[[S]]
+// HW: %[[HO:.*]] = arith.divui %[[K]], %c3
+// HW: %[[HO2:.*]] = arith.muli %[[HO]], %c2
+// HW: arith.addi %[[HO2]], %[[R]]
+// HW: %[[USED:.*]] = arith.cmpi slt, %[[K]], %c12
+// HW: tensor.extract %arg0[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<1x7x8x6x8xf32>
+// HW: %[[XC:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1, 2, 3], [4]] : tensor<7x3x3x8x16xf32> into tensor<7x72x16xf32>
+// HW: %[[X:.*]] = tensor.expand_shape %[[XC]] {{\[}}[0, 1], [2, 3], [4]] output_shape [1, 7, 1, 72, 16]
+// HW: %[[T:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<6x4x1x16xf32>) attrs = {conv3d.gpu_transpose_dims = array<i64: 0, 3>}
+// HW: tensor.extract %arg1[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<1x4x4x3x6xf32>
+// HW: %[[DY:.*]] = tensor.expand_shape %[[T]] {{\[}}[0], [1], [2], [3, 4]] output_shape [6, 4, 1, 1, 16]
+// HW: %[[O:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2, 3], [4]] output_shape [1, 3, 1, 72, 6]
+// HW: %[[DW:.*]] = conv3d.conv ins(%[[X]], %[[DY]] : tensor<1x7x1x72x16xf32>, tensor<6x4x1x1x16xf32>) outs(%[[O]] : tensor<1x3x1x72x6xf32>) overwrite dilations = [2, 1, 1] padding = [1, 1, 0, 0, 0, 0] filter_layout = fqrsc
+// HW: %[[DWC:.*]] = tensor.collapse_shape %[[DW]] {{\[}}[0, 1], [2, 3], [4]] : tensor<1x3x1x72x6xf32> into tensor<3x72x6xf32>
+// HW: %[[RES:.*]] = tensor.expand_shape %[[DWC]] {{\[}}[0], [1, 2, 3], [4]] output_shape [3, 3, 3, 8, 6]
+// HW: return %[[RES]]
+// HW-LABEL: func.func @wgrad_accumulate
+// HW: conv3d.conv ins({{.*}} : tensor<1x6x1x24x16xf32>, tensor<5x6x1x1x16xf32>) outs(%{{.*}} : tensor<1x2x1x24x5xf32>) strides = [2, 1, 1] padding = [2, 0, 0, 0, 0, 0] filter_layout = fqrsc

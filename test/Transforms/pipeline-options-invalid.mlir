@@ -10,6 +10,8 @@
 // QSLICE: error: qslice=sliced: expected one of auto, none, fused, separate
 // RUN: not conv3d-opt %s --conv3d-graph-pipeline='quant-placement=everywhere' 2>&1 | FileCheck %s --check-prefix=PLACEMENT
 // PLACEMENT: error: quant-placement=everywhere: expected one of auto, tile, prepass
+// RUN: not conv3d-opt %s --conv3d-graph-pipeline='wgrad-fold=depth' 2>&1 | FileCheck %s --check-prefix=FOLD
+// FOLD: error: wgrad-fold=depth: expected one of auto, width, height-width
 // RUN: not conv3d-opt %s --conv3d-gpu-pipeline='target=sm70' 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: for the --target option: Cannot find option named 'sm70'
 // TARGET: error: target=sm70: expected one of cpu, sm80, sm90, sm100

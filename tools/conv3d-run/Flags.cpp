@@ -273,7 +273,8 @@ cl::opt<bool> explain(
     "explain",
     cl::desc("Print which kernel family runs the convolution and why instead "
              "of running it: the family and its configuration, the predicted "
-             "time and waves (none until the cost model lands) and every "
+             "time and waves (none for the cpu kernel, which the cost model "
+             "does not cover) and every "
              "family of the target with its verdict and reason (refusals "
              "included); JSON with --json. Any target, no GPU needed"),
     cl::cat(compileCategory));

@@ -502,7 +502,8 @@ Value sumSlabsInLoop(OpBuilder &b, Location loc, Value sum, int64_t splits) {
         at[0] = s;
         Value slab = memref::LoadOp::create(lb, lloc, sum, at);
         scf::YieldOp::create(
-            lb, lloc, ValueRange{arith::AddFOp::create(lb, lloc, acc[0], slab)});
+            lb, lloc,
+            ValueRange{arith::AddFOp::create(lb, lloc, acc[0], slab)});
       });
   return loop.getResult(0);
 }
@@ -544,8 +545,8 @@ struct LowerEpilogueOnMemrefs : OpRewritePattern<EpilogueOp> {
         maps,
         SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange args) {
-          Value acc = loopSlabs ? sumSlabsInLoop(b, loc, op.getSum(), splits)
-                                : args[0];
+          Value acc =
+              loopSlabs ? sumSlabsInLoop(b, loc, op.getSum(), splits) : args[0];
           for (int64_t s = 1; s < slabs; ++s)
             acc = arith::AddFOp::create(b, loc, acc, args[s]);
           if (accumulate)
