@@ -461,11 +461,14 @@ struct LowerConvGradientsPass
   }
 };
 
-/// Bytes a second the gathers move (written and read), measured on the
-/// H200: the staged-transpose gathers of the tenth session ran 1.4-2.3 TB/s
-/// (bench/RESULTS.md); the lower end, as the height-width fold's larger
-/// gathers leave L2 sooner.
-constexpr double kGatherBytesPerSecond = 1.4e12;
+/// Bytes a second the gathers move (written and read), as the fold choice
+/// prices them. The height-width fold's gathers ran 0.9-1.0 TB/s on the
+/// H200 and the width fold's 1.4-2.3; fitted over 0.6-2 TB/s (with the
+/// K-step fill's exponent, 0-2) on the suite and 40 random layers of seed
+/// 61, 0.8 TB/s took the faster fold on all 50 (1.4: 47), and on 40
+/// held-out layers of seed 62 on 36 (within 10%; bench/RESULTS.md,
+/// eleventh session).
+constexpr double kGatherBytesPerSecond = 0.8e12;
 /// The largest gathered input the height-width fold may make: R*S copies of
 /// the input can be many GiB on video layers, where the width fold's S
 /// copies are a third of it.

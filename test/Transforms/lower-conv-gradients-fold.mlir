@@ -8,7 +8,6 @@
 // 448 channels a tap, where the width fold measured 2x faster.
 //
 // RUN: conv3d-opt --conv3d-lower-conv-gradients="target=sm90" %s | FileCheck %s --check-prefix=SM90
-// RUN: conv3d-opt --conv3d-lower-conv-gradients="target=sm80" %s | FileCheck %s --check-prefix=SM90
 // RUN: conv3d-opt --conv3d-lower-conv-gradients %s | FileCheck %s --check-prefix=CPU
 // RUN: conv3d-opt --conv3d-lower-conv-gradients="target=sm90 wgrad-fold=width" %s | FileCheck %s --check-prefix=CPU
 // RUN: not conv3d-opt --conv3d-lower-conv-gradients="wgrad-fold=depth" %s 2>&1 | FileCheck %s --check-prefix=BAD
