@@ -151,6 +151,5 @@ WgradForward mlir::conv3d::wgradAsForward(const ConvGeometry &forward,
 }
 
 int64_t WgradForward::gatheredInputElements() const {
-  return geometry.inputSize[0] * geometry.inputSize[1] * geometry.inputSize[2] *
-         geometry.channels;
+  return llvm::product_of(geometry.inputShape());
 }

@@ -142,14 +142,11 @@ llvm::Expected<Explanation> Engine::explain(const ConvSpec &spec,
         "1, the phase's rotated taps), each given a kernel as any forward "
         "convolution (below)";
   else if (spec.kind == ConvKind::wgrad)
-    explanation.gradient = describeWgradFold(
-        options.wgradFold == WgradFoldPolicy::Width ? WgradFold::Width
-        : options.wgradFold == WgradFoldPolicy::HeightWidth
-            ? WgradFold::HeightWidth
-            : chooseWgradFold(&context, spec.geometry,
-                              getMLIRType(&context, spec.inputType),
-                              options.target),
-        options.wgradFold == WgradFoldPolicy::Auto);
+    explanation.gradient =
+        describeWgradFold(chooseWgradFold(&context, spec.geometry,
+                                          getMLIRType(&context, spec.inputType),
+                                          options.target, options.wgradFold),
+                          options.wgradFold == WgradFoldPolicy::Auto);
 
   IGemmConfigAttr forced;
   if (!options.config.empty()) {

@@ -22,6 +22,7 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace mlir::conv3d {
 #define GEN_PASS_DEF_CONV3DLOWERCONVGRADIENTS
@@ -380,26 +381,15 @@ struct WgradToForwardConvolution : OpRewritePattern<ConvBackwardFilterOp> {
                             WgradFoldPolicy policy)
       : OpRewritePattern(context), target(target), policy(policy) {}
 
-  WgradFold fold(ConvBackwardFilterOp op) const {
-    switch (policy) {
-    case WgradFoldPolicy::Width:
-      return WgradFold::Width;
-    case WgradFoldPolicy::HeightWidth:
-      return WgradFold::HeightWidth;
-    case WgradFoldPolicy::Auto:
-      break;
-    }
-    return chooseWgradFold(op.getContext(), op.getGeometry(),
-                           getElementTypeOrSelf(op.getInput().getType()),
-                           target);
-  }
-
   LogicalResult matchAndRewrite(ConvBackwardFilterOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     ConvGeometry forward = op.getGeometry();
     FilterLayout layout = op.getFilterLayout();
-    WgradForward wgrad = wgradAsForward(forward, fold(op));
+    WgradForward wgrad = wgradAsForward(
+        forward, chooseWgradFold(op.getContext(), forward,
+                                 getElementTypeOrSelf(op.getInput().getType()),
+                                 target, policy));
     bool overwrite = op.getOverwrite();
     if (wgrad.empty) {
       // Every tap reads only padding along some axis.
@@ -495,11 +485,9 @@ std::optional<double> wgradFormSeconds(MLIRContext *context,
   int64_t channels = wgrad.geometry.channels;
   double fill = double(channels) / double(llvm::alignTo(channels, 64));
   int64_t bytes = elementType.getIntOrFloatBitWidth() / 8;
-  double gathered =
-      double(wgrad.gatheredInputElements() +
-             forward.batch * forward.channels * forward.inputSize[0] *
-                 forward.inputSize[1] * forward.inputSize[2]) *
-      double(bytes);
+  double gathered = double(wgrad.gatheredInputElements() +
+                           llvm::product_of(forward.inputShape())) *
+                    double(bytes);
   return selection.prediction->seconds / fill +
          gathered / kGatherBytesPerSecond;
 }
@@ -508,8 +496,11 @@ std::optional<double> wgradFormSeconds(MLIRContext *context,
 
 WgradFold mlir::conv3d::chooseWgradFold(MLIRContext *context,
                                         const ConvGeometry &forward,
-                                        Type elementType, Target target) {
-  if (target == Target::cpu)
+                                        Type elementType, Target target,
+                                        WgradFoldPolicy policy) {
+  if (policy == WgradFoldPolicy::HeightWidth)
+    return WgradFold::HeightWidth;
+  if (policy == WgradFoldPolicy::Width || target == Target::cpu)
     return WgradFold::Width;
   // The families build configuration attributes: a host compiler may ask
   // before any conv3d op exists in its context.

@@ -274,7 +274,7 @@ class Engine:
         (Spec.from_shapes(kind=...), "fprop" by default). wgrad_fold: how a
         weight gradient's output positions become its forward convolution's
         channels, "auto" (the default: the fold the target's cost model
-        prices cheaper), "width" or "height-width" (docs/runtime.md)."""
+        prices cheaper), "width" or "height-width" (docs/python.md)."""
         if kind is None:
             kind = getattr(spec, "kind", "fprop")
         kind_code = _choice(_KINDS, kind, "kind")

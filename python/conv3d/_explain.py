@@ -29,8 +29,8 @@ def explain(spec, target="cpu", packed_filter=False, json=False, engine=None,
     """Which kernel family runs `spec` (a conv3d.Spec) on `target` and why:
     the family and its tile configuration, the predicted time and waves
     (none for the cpu kernel, which the cost model does not cover), and
-    every family of the target with
-    its verdict (chosen, declined, refused, not reached) and reason.
+    every family of the target with its verdict (chosen, declined,
+    refused, not reached) and reason.
     `options` are Engine.compile's (config, qslice, quant_placement,
     nvfp4_mode, prologue_placement, tune, ...; underscores for the dashes of
     the option names). Returns the text conv3d-run --explain prints, or with

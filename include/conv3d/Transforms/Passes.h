@@ -90,13 +90,15 @@ void populateLowerConvGradientsPatterns(
     RewritePatternSet &patterns, Target target = Target::cpu,
     WgradFoldPolicy policy = WgradFoldPolicy::Auto);
 
-/// The weight-gradient fold `target` runs faster (GradientGeometry's
-/// WgradFold) for a forward convolution of `forward` on `elementType`: on
-/// a GPU target the one whose forward form the target's cost model
-/// predicts cheaper (with the gathers' memory traffic), the width fold on
-/// the cpu target and where the model covers neither form.
+/// The weight-gradient fold (GradientGeometry's WgradFold) that `policy`
+/// says for a forward convolution of `forward` on `elementType`: the one it
+/// names, or for Auto the one `target` runs faster: on a GPU target the one
+/// whose forward form the target's cost model predicts cheaper (with the
+/// gathers' memory traffic), the width fold on the cpu target and where the
+/// model covers neither form.
 WgradFold chooseWgradFold(MLIRContext *context, const ConvGeometry &forward,
-                          Type elementType, Target target);
+                          Type elementType, Target target,
+                          WgradFoldPolicy policy = WgradFoldPolicy::Auto);
 
 //===----------------------------------------------------------------------===//
 // conv3d-fuse-epilogue
