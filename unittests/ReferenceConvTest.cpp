@@ -292,10 +292,31 @@ TEST(ReferenceConv, InitBiasActivationResidual) {
         v = 0.5 * v *
             (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
         break;
+      default:
+        FAIL() << "a forward activation only";
       }
       expected[i] = v + residual.get(int64_t(i));
     }
     expectClose(y, expected);
+  }
+
+  // The derivative epilogues: (acc + bias) * act'(residual), the factor
+  // checked against a central difference of the forward activation (not
+  // the closed forms the reference uses).
+  for (Activation act : {Activation::relu_backward, Activation::silu_backward,
+                         Activation::gelu_tanh_backward}) {
+    p.activation = act;
+    std::vector<double> y = referenceConv(p);
+    std::vector<double> expected(y.size());
+    const double h = 1e-5;
+    for (size_t i = 0; i < y.size(); ++i) {
+      double z = residual.get(int64_t(i));
+      double slope = (referenceActivation(forwardOf(act), z + h) -
+                      referenceActivation(forwardOf(act), z - h)) /
+                     (2 * h);
+      expected[i] = (init.get(i) + base[i] + bias.get(int64_t(i % 4))) * slope;
+    }
+    expectClose(y, expected, 1e-8);
   }
 }
 

@@ -194,7 +194,8 @@ LogicalResult ConvOp::verify() {
   if (failed(verifyShapeMatches(op, initType.getShape(), expected, "outs")))
     return failure();
   if (failed(verifyBias(op, getBias(), geometry.filters, outElem)) ||
-      failed(verifyResidual(op, getResidual(), initType.getShape(), outElem)))
+      failed(verifyResidual(op, getResidual(), initType.getShape(), outElem,
+                                getActivation())))
     return failure();
 
   if (getInputQuant().has_value() != static_cast<bool>(getAmax()))
@@ -386,7 +387,8 @@ LogicalResult EpilogueOp::verify() {
   return failure(failed(verifyBias(op, getBias(), outType.getDimSize(4),
                                    outType.getElementType())) ||
                  failed(verifyResidual(op, getResidual(), outType.getShape(),
-                                       outType.getElementType())));
+                                       outType.getElementType(),
+                                       getActivation())));
 }
 
 void EpilogueOp::getEffects(

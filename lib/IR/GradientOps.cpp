@@ -113,10 +113,38 @@ ConvGeometry ConvBackwardDataOp::getGeometry() {
 
 LogicalResult ConvBackwardDataOp::verify() {
   NamedValue filter{getFilter(), "filter"};
-  return verifyGradient(*this, {{getGradOutput(), "grad_output"},
-                                filter,
-                                {getInit(), "outs (the input gradient)"},
-                                filter});
+  if (failed(verifyGradient(*this, {{getGradOutput(), "grad_output"},
+                                    filter,
+                                    {getInit(), "outs (the input gradient)"},
+                                    filter})))
+    return failure();
+  Activation activation = getActivation();
+  Value preActivation = getPreActivation();
+  if (isActivationDerivative(activation))
+    return emitOpError() << "activation = " << stringifyActivation(activation)
+                         << " is a derivative; name the forward's activation "
+                            "(relu, silu or gelu_tanh)";
+  if (activation == Activation::none && preActivation)
+    return emitOpError("pre_activation needs the activation whose derivative "
+                       "it feeds (activation = relu, silu or gelu_tanh)");
+  if (activation != Activation::none && !preActivation)
+    return emitOpError() << "activation = " << stringifyActivation(activation)
+                         << " needs pre_activation, the forward's input "
+                            "before the activation";
+  if (!preActivation)
+    return success();
+  auto initType = cast<ShapedType>(getInit().getType());
+  auto preType = cast<ShapedType>(preActivation.getType());
+  if (preType.getShape() != initType.getShape())
+    return emitOpError() << "pre_activation shape "
+                         << formatShape(preType.getShape())
+                         << " must be the input gradient's (outs) shape "
+                         << formatShape(initType.getShape());
+  if (!isSupportedComputeType(preType.getElementType()))
+    return emitOpError() << "pre_activation element type must be bf16, f16 "
+                            "or f32, got "
+                         << preType.getElementType();
+  return success();
 }
 
 ConvGeometry ConvBackwardFilterOp::getGeometry() {

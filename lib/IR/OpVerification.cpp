@@ -131,7 +131,13 @@ LogicalResult mlir::conv3d::detail::verifyBias(Operation *op, Value bias,
 LogicalResult mlir::conv3d::detail::verifyResidual(Operation *op,
                                                    Value residual,
                                                    ArrayRef<int64_t> outShape,
-                                                   Type outElemType) {
+                                                   Type outElemType,
+                                                   Activation activation) {
+  if (!residual && isActivationDerivative(activation))
+    return op->emitOpError()
+           << "activation = " << stringifyActivation(activation)
+           << " multiplies by the derivative at the forward's pre-activation, "
+              "which it reads as the residual operand; there is none";
   if (!residual)
     return success();
   if (failed(verifyRank(op, residual, "residual", outShape.size())))
@@ -224,6 +230,11 @@ LogicalResult mlir::conv3d::detail::verifyPrologue(
       return op->emitOpError() << "norm_eps must be finite and positive, got "
                                << eps->convertToDouble();
   }
+  if (isActivationDerivative(activation))
+    return op->emitOpError()
+           << "input_activation = " << stringifyActivation(activation)
+           << " is a derivative epilogue, not an activation of the input "
+              "(relu, silu or gelu_tanh)";
   bool hasPrologue = gamma || activation != Activation::none;
   if (hasPrologue && quantized)
     return op->emitOpError(

@@ -40,9 +40,12 @@ LogicalResult verifySameComputeType(Operation *op, Value input, Value init);
 LogicalResult verifyBias(Operation *op, Value bias, int64_t filters,
                          Type outElemType);
 
-/// Checks an optional residual (the output's shape, f32 or `outElemType`).
+/// Checks an optional residual (the output's shape, f32 or `outElemType`)
+/// and the epilogue's `activation`: a derivative (`*_backward`) reads the
+/// pre-activation as the residual operand, so it needs one.
 LogicalResult verifyResidual(Operation *op, Value residual,
-                             ArrayRef<int64_t> outShape, Type outElemType);
+                             ArrayRef<int64_t> outShape, Type outElemType,
+                             Activation activation);
 
 /// Checks an optional history operand against the NDHWC `input`: rank 5,
 /// the same N, H, W and C (where static) and the same element type.

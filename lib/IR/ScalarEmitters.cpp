@@ -311,8 +311,73 @@ Value mlir::conv3d::emitActivation(OpBuilder &b, Location loc, Value x,
         b, loc, arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5f), x),
         onePlus);
   }
+  case Activation::relu_backward:
+  case Activation::silu_backward:
+  case Activation::gelu_tanh_backward:
+    break;
   }
-  llvm_unreachable("unknown activation");
+  llvm_unreachable("a derivative epilogue is not an activation function "
+                   "(emitEpilogue applies it)");
+}
+
+Value mlir::conv3d::emitActivationDerivative(OpBuilder &b, Location loc,
+                                             Value z, Activation forward) {
+  Value one = f32Const(b, loc, 1.0f);
+  switch (forward) {
+  case Activation::relu: {
+    // 1 where z > 0, else 0 (PyTorch's threshold_backward: 0 at z = 0); a
+    // NaN z gives 0, as the comparison is false.
+    Value positive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, z,
+                              f32Const(b, loc, 0.0f));
+    return arith::SelectOp::create(b, loc, positive, one,
+                                   f32Const(b, loc, 0.0f));
+  }
+  case Activation::silu: {
+    // s (1 + z (1 - s)), s = 1 / (1 + exp(-z)).
+    Value s = arith::DivFOp::create(
+        b, loc, one,
+        arith::AddFOp::create(
+            b, loc, one,
+            math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, z))));
+    Value oneMinusS = arith::SubFOp::create(b, loc, one, s);
+    Value inner = arith::AddFOp::create(
+        b, loc, one, arith::MulFOp::create(b, loc, z, oneMinusS));
+    return arith::MulFOp::create(b, loc, s, inner);
+  }
+  case Activation::gelu_tanh: {
+    // With u = k (z + 0.044715 z^3), t = tanh(u):
+    // 0.5 (1 + t) + 0.5 z (1 - t^2) k (1 + 3 * 0.044715 z^2).
+    Value k = f32Const(b, loc, 0.7978845608f);
+    Value z2 = arith::MulFOp::create(b, loc, z, z);
+    Value u = arith::MulFOp::create(
+        b, loc, k,
+        arith::AddFOp::create(
+            b, loc, z,
+            arith::MulFOp::create(
+                b, loc, f32Const(b, loc, 0.044715f),
+                arith::MulFOp::create(b, loc, z2, z))));
+    Value t = math::TanhOp::create(b, loc, u);
+    Value half = f32Const(b, loc, 0.5f);
+    Value first =
+        arith::MulFOp::create(b, loc, half, arith::AddFOp::create(b, loc, one, t));
+    Value sech2 = arith::SubFOp::create(b, loc, one,
+                                        arith::MulFOp::create(b, loc, t, t));
+    Value du = arith::MulFOp::create(
+        b, loc, k,
+        arith::AddFOp::create(
+            b, loc, one,
+            arith::MulFOp::create(b, loc, f32Const(b, loc, 3 * 0.044715f),
+                                  z2)));
+    Value second = arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, half, z),
+        arith::MulFOp::create(b, loc, sech2, du));
+    return arith::AddFOp::create(b, loc, first, second);
+  }
+  default:
+    break;
+  }
+  llvm_unreachable("the derivative of a forward activation only");
 }
 
 Value mlir::conv3d::emitEpilogue(OpBuilder &b, Location loc, Value acc,
@@ -322,6 +387,14 @@ Value mlir::conv3d::emitEpilogue(OpBuilder &b, Location loc, Value acc,
   Value x = acc;
   if (bias)
     x = arith::AddFOp::create(b, loc, x, emitFloatCast(b, loc, bias, f32));
+  if (isActivationDerivative(activation)) {
+    // The chain rule's factor at the pre-activation (the residual operand;
+    // the verifiers require it).
+    Value z = emitFloatCast(b, loc, residual, f32);
+    x = arith::MulFOp::create(
+        b, loc, x, emitActivationDerivative(b, loc, z, forwardOf(activation)));
+    return emitFloatCast(b, loc, x, outType);
+  }
   x = emitActivation(b, loc, x, activation);
   if (residual)
     x = arith::AddFOp::create(b, loc, x, emitFloatCast(b, loc, residual, f32));

@@ -228,7 +228,8 @@ LogicalResult StoreOutputTileOp::verify() {
     return success();
   }
   if (failed(verifyBias(op, getBias(), outType.getDimSize(4), outElem)) ||
-      failed(verifyResidual(op, getResidual(), outType.getShape(), outElem)))
+      failed(verifyResidual(op, getResidual(), outType.getShape(), outElem,
+                                getActivation())))
     return failure();
   return success();
 }

@@ -120,6 +120,8 @@ static Dims checkProblem(const ReferenceConvProblem &p) {
     expectShape(p.bias, "bias", {d.f});
   if (p.residual)
     expectShape(p.residual, "residual", outShape);
+  else if (isActivationDerivative(p.activation))
+    fail("a derivative epilogue reads the pre-activation as the residual");
   if (p.init)
     expectShape(p.init, "init", outShape);
   if (p.inputQuantBlockSize && *p.inputQuantBlockSize <= 0)
@@ -140,8 +142,33 @@ double mlir::conv3d::referenceActivation(Activation activation, double x) {
     return 0.5 * x *
            (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
   }
+  case Activation::relu_backward:
+  case Activation::silu_backward:
+  case Activation::gelu_tanh_backward:
+    break;
   }
-  llvm_unreachable("unknown activation");
+  llvm_unreachable("a derivative epilogue is not an activation function");
+}
+
+double mlir::conv3d::referenceActivationDerivative(Activation forward,
+                                                   double z) {
+  switch (forward) {
+  case Activation::relu:
+    return z > 0.0 ? 1.0 : 0.0;
+  case Activation::silu: {
+    double s = 1.0 / (1.0 + std::exp(-z));
+    return s * (1.0 + z * (1.0 - s));
+  }
+  case Activation::gelu_tanh: {
+    const double k = std::sqrt(2.0 / M_PI);
+    double t = std::tanh(k * (z + 0.044715 * z * z * z));
+    return 0.5 * (1.0 + t) +
+           0.5 * z * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * z * z);
+  }
+  default:
+    break;
+  }
+  llvm_unreachable("the derivative of a forward activation only");
 }
 
 /// Output (m, f) from its accumulator (init included): act(acc + bias) +
@@ -151,6 +178,9 @@ static double epilogue(const ReferenceConvProblem &p, const Dims &d, int64_t m,
   double y = acc;
   if (p.bias)
     y += p.bias->get(f);
+  if (isActivationDerivative(p.activation))
+    return y * referenceActivationDerivative(forwardOf(p.activation),
+                                             p.residual->get(m * d.f + f));
   y = referenceActivation(p.activation, y);
   if (p.residual)
     y += p.residual->get(m * d.f + f);

@@ -1,6 +1,7 @@
 //===- ReferenceGradients.cpp - naive reference conv gradients ------------===//
 
 #include "conv3d/Reference/ReferenceGradients.h"
+#include "conv3d/Reference/ReferenceConv.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -79,13 +80,23 @@ int64_t product(const std::array<int64_t, 5> &shape) {
 std::vector<double> mlir::conv3d::referenceConvBackwardData(
     const ConvGeometry &forward, FilterLayout layout,
     const HostTensor &gradOutput, const HostTensor &filter,
-    const HostTensor *init) {
+    const HostTensor *init, const HostTensor *preActivation,
+    Activation activation) {
   checkCount(gradOutput, product(forward.outputShape()), "grad_output");
   checkCount(filter, product(forward.filterShape(layout)), "filter");
   std::vector<double> dx = startFrom(init, product(forward.inputShape()));
   forEachForwardTerm(forward, layout, [&](int64_t i, int64_t k, int64_t o) {
     dx[i] += gradOutput.get(o) * filter.get(k);
   });
+  if (activation == Activation::none)
+    return dx;
+  if (!preActivation || isActivationDerivative(activation))
+    llvm::report_fatal_error("referenceConvBackwardData: an activation needs "
+                             "the pre-activation and is a forward one");
+  checkCount(*preActivation, int64_t(dx.size()), "pre-activation");
+  for (size_t i = 0; i < dx.size(); ++i)
+    dx[i] *= referenceActivationDerivative(activation,
+                                           preActivation->get(int64_t(i)));
   return dx;
 }
 

@@ -64,46 +64,38 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
   Type inElem = getMLIRType(context, spec.inputType);
   Type outElem = getMLIRType(context, spec.outputType);
   SmallVector<ConvParameter, 9> parameters = convParameters(spec);
+  // The shapes are the calling convention's (convBufferExtent); the element
+  // types follow the parameter's role.
   SmallVector<Type> argTypes;
   for (ConvParameter parameter : parameters) {
+    Type elem;
     switch (parameter) {
     case ConvParameter::Input:
-      argTypes.push_back(memrefOf(spec.inputShape(), inElem));
+    case ConvParameter::GradOutput:
+    case ConvParameter::History:
+      elem = inElem;
       break;
     case ConvParameter::Filter:
-      argTypes.push_back(spec.packedFilter
-                             ? memrefOf(spec.packedFilterShape(), b.getI8Type())
-                             : memrefOf(spec.filterShape(), inElem));
+      elem = spec.packedFilter ? b.getI8Type() : inElem;
       break;
     case ConvParameter::FilterScales:
-      argTypes.push_back(memrefOf(spec.filterScalesShape(), b.getI8Type()));
-      break;
-    case ConvParameter::FilterAmax:
-      argTypes.push_back(b.getF32Type());
+      elem = b.getI8Type();
       break;
     case ConvParameter::Bias:
-      argTypes.push_back(memrefOf({spec.geometry.filters}, b.getF32Type()));
-      break;
-    case ConvParameter::Residual:
-      argTypes.push_back(memrefOf(spec.outputShape(), outElem));
-      break;
-    case ConvParameter::Output:
-      argTypes.push_back(memrefOf(spec.resultShape(), outElem));
-      break;
-    case ConvParameter::GradOutput:
-      argTypes.push_back(memrefOf(spec.outputShape(), inElem));
-      break;
-    case ConvParameter::Amax:
-      argTypes.push_back(b.getF32Type());
-      break;
-    case ConvParameter::History:
-      argTypes.push_back(memrefOf(spec.historyShape(), inElem));
-      break;
     case ConvParameter::NormGamma:
     case ConvParameter::NormBeta:
-      argTypes.push_back(memrefOf({spec.geometry.channels}, b.getF32Type()));
+      elem = b.getF32Type();
       break;
+    case ConvParameter::Residual:
+    case ConvParameter::Output:
+      elem = outElem;
+      break;
+    case ConvParameter::FilterAmax:
+    case ConvParameter::Amax:
+      argTypes.push_back(b.getF32Type());
+      continue;
     }
+    argTypes.push_back(memrefOf(convBufferExtent(spec, parameter)->shape, elem));
   }
 
   func::FuncOp func = createFunction(b, loc, kConvFunctionName, argTypes);
@@ -165,9 +157,10 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
   auto layout = FilterLayoutAttr::get(context, spec.filterLayout);
   UnitAttr overwrite = spec.accumulate ? UnitAttr() : b.getUnitAttr();
   if (spec.kind == ConvKind::dgrad)
-    result = ConvBackwardDataOp::create(b, loc, init.getType(), gradOutput,
-                                        filter, init, strides, dilations,
-                                        padding, layout, overwrite);
+    result = ConvBackwardDataOp::create(
+        b, loc, init.getType(), gradOutput, filter,
+        /*pre_activation=*/residual, init, strides, dilations, padding, layout,
+        overwrite, ActivationAttr::get(context, spec.activation));
   else if (spec.kind == ConvKind::wgrad)
     result = ConvBackwardFilterOp::create(b, loc, init.getType(), input,
                                           gradOutput, init, strides, dilations,

@@ -67,10 +67,24 @@ static std::optional<std::string> gradientProblem(const ConvSpec &spec) {
   };
   if (spec.hasBias)
     return refuse("bias");
-  if (spec.activation != Activation::none)
+  // dgrad's activation is the forward activation before the convolution,
+  // whose derivative at the pre-activation (the residual operand) its
+  // epilogue applies.
+  if (spec.kind == ConvKind::dgrad) {
+    if (spec.activation != Activation::none && !spec.hasResidual)
+      return "dgrad's activation = " +
+             stringifyActivation(spec.activation).str() +
+             " needs the pre-activation (the residual operand, the input's "
+             "shape)";
+    if (spec.hasResidual && spec.activation == Activation::none)
+      return std::string("dgrad's residual operand is the pre-activation "
+                         "of an activation; name the activation (relu, silu "
+                         "or gelu_tanh)");
+  } else if (spec.activation != Activation::none) {
     return refuse("activation");
-  if (spec.hasResidual)
+  } else if (spec.hasResidual) {
     return refuse("residual");
+  }
   if (spec.inputQuantBlockSize)
     return refuse("NVFP4 input quantization");
   if (spec.packedFilter)
@@ -91,6 +105,15 @@ static std::optional<std::string> gradientProblem(const ConvSpec &spec) {
 llvm::Error ConvSpec::validate() const {
   if (!geometry.hasStaticShape())
     return llvm::createStringError("convolution sizes must be static");
+  for (Activation act : {activation, inputActivation})
+    if (isActivationDerivative(act))
+      return llvm::createStringError(
+          ("activation " + stringifyActivation(act) +
+           " is a derivative epilogue: a data gradient (kind dgrad) takes "
+           "the forward's activation " +
+           stringifyActivation(forwardOf(act)) +
+           " with its pre-activation as the residual")
+              .str());
   if (std::optional<std::string> problem = geometry.validate())
     return llvm::createStringError(*problem);
   if (std::optional<std::string> problem = gradientProblem(*this))
@@ -192,7 +215,7 @@ std::string ConvSpec::describe() const {
   if (activation != Activation::none)
     text += (" act=" + stringifyActivation(activation)).str();
   if (hasResidual)
-    text += " residual";
+    text += kind == ConvKind::dgrad ? " pre_activation" : " residual";
   if (accumulate)
     text += " accumulate";
   if (inputQuantBlockSize)
@@ -213,7 +236,11 @@ std::string ConvSpec::describe() const {
 
 llvm::SmallVector<ConvParameter, 9>
 mlir::conv3d::convParameters(const ConvSpec &spec) {
-  // The gradients read two operands (gradientProblem refuses the rest).
+  // The gradients read two operands (gradientProblem refuses the rest but
+  // dgrad's pre-activation).
+  if (spec.kind == ConvKind::dgrad && spec.hasResidual)
+    return {ConvParameter::GradOutput, ConvParameter::Filter,
+            ConvParameter::Residual, ConvParameter::Output};
   if (spec.kind == ConvKind::dgrad)
     return {ConvParameter::GradOutput, ConvParameter::Filter,
             ConvParameter::Output};
@@ -255,8 +282,8 @@ mlir::conv3d::convBufferExtent(const ConvSpec &spec, ConvParameter parameter) {
     return ConvBufferExtent{spec.filterScalesShape(), kByte};
   case ConvParameter::Bias:
     return ConvBufferExtent{{spec.geometry.filters}, kF32};
-  case ConvParameter::Residual:
-    return ConvBufferExtent{spec.outputShape(), output};
+  case ConvParameter::Residual: // dgrad's: the pre-activation
+    return ConvBufferExtent{spec.resultShape(), output};
   case ConvParameter::Output:
     return ConvBufferExtent{spec.resultShape(), output};
   case ConvParameter::GradOutput:

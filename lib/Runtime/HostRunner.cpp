@@ -290,8 +290,9 @@ static llvm::Error checkBuffers(const ConvSpec &spec,
   if (llvm::Error error = check(buffers.bias, "bias", spec.hasBias,
                                 ElementType::f32, {spec.geometry.filters}))
     return error;
+  // (dgrad's residual is the pre-activation: the input gradient's shape.)
   if (llvm::Error error = check(buffers.residual, "residual", spec.hasResidual,
-                                spec.outputType, spec.outputShape()))
+                                spec.outputType, spec.resultShape()))
     return error;
   if (llvm::Error error =
           check(buffers.history, "history", spec.geometry.historyDepth > 0,

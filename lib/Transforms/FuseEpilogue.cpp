@@ -147,8 +147,10 @@ static double referenceActivation(Activation activation, double x) {
   case Activation::gelu_tanh:
     return 0.5 * x *
            (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  default:
+    break;
   }
-  llvm_unreachable("unknown activation");
+  llvm_unreachable("only the forward activations are matched");
 }
 
 std::optional<Activation> mlir::conv3d::matchActivationBody(Block &body) {

@@ -13,6 +13,7 @@
 
 #include "conv3d/Geometry/GradientGeometry.h"
 #include "conv3d/IR/IndexMath.h"
+#include "conv3d/IR/ScalarEmitters.h"
 #include "conv3d/Transforms/AttrNames.h"
 #include "conv3d/Transforms/Passes.h"
 
@@ -60,21 +61,50 @@ Value transpose(OpBuilder &b, Location loc, Value value,
 }
 
 /// The forward convolution `conv3d.conv ins(input, filter) outs(init)` of
-/// `geometry` (its strides, dilations and padding).
+/// `geometry` (its strides, dilations and padding), with the epilogue
+/// `activation` and its `residual` (a derivative epilogue's pre-activation)
+/// where given.
 Value forwardConv(OpBuilder &b, Location loc, Value input, Value filter,
                   Value init, const ConvGeometry &geometry, FilterLayout layout,
-                  bool overwrite) {
+                  bool overwrite, Value residual = Value(),
+                  Activation activation = Activation::none) {
   MLIRContext *ctx = b.getContext();
   auto conv = ConvOp::create(
       b, loc, TypeRange{init.getType()}, input, filter, /*bias=*/Value(),
-      /*residual=*/Value(), /*amax=*/Value(), init,
+      residual, /*amax=*/Value(), init,
       b.getDenseI64ArrayAttr(geometry.strides),
       b.getDenseI64ArrayAttr(geometry.dilations),
       b.getDenseI64ArrayAttr(geometry.padding()),
-      FilterLayoutAttr::get(ctx, layout),
-      ActivationAttr::get(ctx, Activation::none), NVFP4Attr(),
-      overwrite ? b.getUnitAttr() : UnitAttr(), IGemmConfigAttr());
+      FilterLayoutAttr::get(ctx, layout), ActivationAttr::get(ctx, activation),
+      NVFP4Attr(), overwrite ? b.getUnitAttr() : UnitAttr(), IGemmConfigAttr());
   return conv.getResult()[0];
+}
+
+/// `init * act'(preActivation)` elementwise, in f32, rounded to init's
+/// type: a non-overwriting data gradient's positions that no stride phase
+/// reaches (their gradient is init's alone).
+Value scaleByDerivative(OpBuilder &b, Location loc, Value init,
+                        Value preActivation, Activation derivative) {
+  // init is the generic's `outs` (read and updated in place), not an input
+  // beside an empty destination: bufferization then sees the phases' later
+  // reads of init and copies it, where an eliminated empty destination
+  // could alias init's buffer.
+  auto type = cast<RankedTensorType>(init.getType());
+  Type elem = type.getElementType();
+  SmallVector<AffineMap> maps(
+      2, AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{preActivation}, ValueRange{init},
+      maps, iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value acc = emitFloatCast(nb, nloc, args[1], nb.getF32Type());
+        linalg::YieldOp::create(
+            nb, nloc,
+            emitEpilogue(nb, nloc, acc, /*bias=*/Value(), args[0], derivative,
+                         elem));
+      });
+  return generic.getResult(0);
 }
 
 /// The filter of one dgrad phase, in the forward filter's layout with the
@@ -125,10 +155,18 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
     auto initType = cast<RankedTensorType>(op.getInit().getType());
     DgradPhases phases = dgradPhases(forward);
     bool overwrite = op.getOverwrite();
-    // Every position lies in one phase; phases no tap reaches are zero.
+    // The chain rule's factor act'(z), applied by each phase's epilogue at
+    // the phase's positions of the pre-activation z.
+    Value preActivation = op.getPreActivation();
+    Activation derivative = derivativeOf(op.getActivation());
+    // Every position lies in one phase; phases no tap reaches are zero (and
+    // stay zero times the factor) or, accumulating, init times the factor.
     Value result = op.getInit();
     if (overwrite && !phases.complete)
       result = zeroFill(rewriter, loc, result);
+    else if (preActivation && !phases.complete)
+      result = scaleByDerivative(rewriter, loc, result, preActivation,
+                                 derivative);
     for (const DgradPhase &phase : phases.phases) {
       ConvGeometry sub = dgradPhaseGeometry(forward, phase);
       // The output-gradient rows the phase reads.
@@ -169,15 +207,34 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
         block = bufferization::AllocTensorOp::create(rewriter, loc, blockType,
                                                      ValueRange{});
       else {
+        // The phase's accumulator starts from init (phases are disjoint,
+        // so no earlier phase wrote these positions; `result` may already
+        // hold the scaled init above).
         block = tensor::ExtractSliceOp::create(
-            rewriter, loc, result, indexAttrs(rewriter, offsets),
+            rewriter, loc, op.getInit(), indexAttrs(rewriter, offsets),
             indexAttrs(rewriter, blockShape), indexAttrs(rewriter, strides));
         if (strided)
           block = bufferization::AllocTensorOp::create(
               rewriter, loc, blockType, ValueRange{}, /*copy=*/block);
       }
-      Value computed = forwardConv(rewriter, loc, gradOutput, filter, block,
-                                   sub, layout, overwrite);
+      // The pre-activation at the phase's positions, dense (the kernels
+      // read the residual operand as a dense NDHWC tensor).
+      Value phasePre = preActivation;
+      if (preActivation && strided) {
+        auto preType = cast<RankedTensorType>(preActivation.getType());
+        phasePre = bufferization::AllocTensorOp::create(
+            rewriter, loc,
+            RankedTensorType::get(blockShape, preType.getElementType()),
+            ValueRange{},
+            /*copy=*/
+            tensor::ExtractSliceOp::create(
+                rewriter, loc, preActivation, indexAttrs(rewriter, offsets),
+                indexAttrs(rewriter, blockShape),
+                indexAttrs(rewriter, strides)));
+      }
+      Value computed =
+          forwardConv(rewriter, loc, gradOutput, filter, block, sub, layout,
+                      overwrite, phasePre, derivative);
       result = tensor::InsertSliceOp::create(
           rewriter, loc, computed, result, indexAttrs(rewriter, offsets),
           indexAttrs(rewriter, blockShape), indexAttrs(rewriter, strides));

@@ -45,7 +45,7 @@ func.func @twice(%x: tensor<1x4x6x6x16xbf16>, %w: tensor<3x3x3x16x16xbf16>,
 
 func.func @bad_value(%x: tensor<1x4x6x6x16xbf16>, %w: tensor<3x3x3x16x16xbf16>,
                      %e: tensor<1x4x6x6x16xbf16>) -> tensor<1x4x6x6x16xbf16> {
-  // expected-error @+2 {{expected one of [none, relu, silu, gelu_tanh], got 'tanh'}}
+  // expected-error @+2 {{expected one of [none, relu, silu, gelu_tanh, relu_backward, silu_backward, gelu_tanh_backward], got 'tanh'}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x16xbf16>, tensor<3x3x3x16x16xbf16>)
          outs(%e : tensor<1x4x6x6x16xbf16>) padding = [2, 0, 1, 1, 1, 1] activation = tanh
          -> tensor<1x4x6x6x16xbf16>

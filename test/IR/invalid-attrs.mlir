@@ -163,7 +163,7 @@ func.func private @config_unknown_k_order() attributes {c = #conv3d.igemm_config
 // -----
 
 func.func @conv_unknown_activation(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>, %init: tensor<1x4x4x4x16xf32>) {
-  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh], got 'tanh'}}
+  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh, relu_backward, silu_backward, gelu_tanh_backward], got 'tanh'}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>) outs(%init : tensor<1x4x4x4x16xf32>) activation = tanh -> tensor<1x4x4x4x16xf32>
   return
 }
@@ -171,7 +171,7 @@ func.func @conv_unknown_activation(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8
 // -----
 
 func.func @epilogue_unknown_activation(%sum: tensor<1x4x4x4x16xf32>, %out: tensor<1x4x4x4x16xbf16>) {
-  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh], got 'gelu'}}
+  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh, relu_backward, silu_backward, gelu_tanh_backward], got 'gelu'}}
   %0 = conv3d.epilogue ins(%sum : tensor<1x4x4x4x16xf32>) outs(%out : tensor<1x4x4x4x16xbf16>) activation = gelu -> tensor<1x4x4x4x16xbf16>
   return
 }
@@ -179,7 +179,7 @@ func.func @epilogue_unknown_activation(%sum: tensor<1x4x4x4x16xf32>, %out: tenso
 // -----
 
 func.func @store_unknown_activation(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xbf16>, %m0: index, %n0: index) {
-  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh], got 'RELU'}}
+  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh, relu_backward, silu_backward, gelu_tanh_backward], got 'RELU'}}
   conv3d.store_output_tile %acc into %out[%m0, %n0] mode = overwrite activation = RELU : memref<64x64xf32>, memref<1x8x8x8x64xbf16>
   return
 }

@@ -495,3 +495,11 @@ func.func @conv_too_many_elements(%x: tensor<2147483648x2147483648x1x1x4xf32>, %
   %0 = conv3d.conv ins(%x, %w : tensor<2147483648x2147483648x1x1x4xf32>, tensor<1x1x1x4x8xf32>) outs(%o : tensor<2147483648x2147483648x1x1x8xf32>) -> tensor<2147483648x2147483648x1x1x8xf32>
   return
 }
+
+// -----
+
+func.func @derivative_epilogue_without_residual(%x: tensor<1x4x6x6x8xf32>, %w: tensor<1x3x3x8x16xf32>, %init: tensor<1x4x4x4x16xf32>) {
+  // expected-error @+1 {{'conv3d.conv' op activation = relu_backward multiplies by the derivative at the forward's pre-activation, which it reads as the residual operand; there is none}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<1x3x3x8x16xf32>) outs(%init : tensor<1x4x4x4x16xf32>) activation = relu_backward -> tensor<1x4x4x4x16xf32>
+  return
+}

@@ -136,3 +136,43 @@ func.func @wgrad_memref_generic(%x: memref<1x8x8x8x16xbf16>, %dy: tensor<1x6x6x6
   %0 = "conv3d.conv_backward_filter"(%x, %dy, %e) : (memref<1x8x8x8x16xbf16>, tensor<1x6x6x6x32xbf16>, tensor<3x3x3x16x32xf32>) -> tensor<3x3x3x16x32xf32>
   return
 }
+
+// -----
+
+func.func @dgrad_activation_without_pre_activation(%dy: tensor<1x8x8x8x32xbf16>, %w: tensor<3x3x3x16x32xbf16>, %e: tensor<1x8x8x8x16xbf16>) {
+  // expected-error @+1 {{'conv3d.conv_backward_data' op activation = relu needs pre_activation, the forward's input before the activation}}
+  %0 = conv3d.conv_backward_data ins(%dy, %w : tensor<1x8x8x8x32xbf16>, tensor<3x3x3x16x32xbf16>) outs(%e : tensor<1x8x8x8x16xbf16>) padding = [1, 1, 1, 1, 1, 1] activation = relu -> tensor<1x8x8x8x16xbf16>
+  return
+}
+
+// -----
+
+func.func @dgrad_pre_activation_without_activation(%dy: tensor<1x8x8x8x32xbf16>, %w: tensor<3x3x3x16x32xbf16>, %z: tensor<1x8x8x8x16xbf16>, %e: tensor<1x8x8x8x16xbf16>) {
+  // expected-error @+1 {{'conv3d.conv_backward_data' op pre_activation needs the activation whose derivative it feeds (activation = relu, silu or gelu_tanh)}}
+  %0 = conv3d.conv_backward_data ins(%dy, %w : tensor<1x8x8x8x32xbf16>, tensor<3x3x3x16x32xbf16>) pre_activation(%z : tensor<1x8x8x8x16xbf16>) outs(%e : tensor<1x8x8x8x16xbf16>) padding = [1, 1, 1, 1, 1, 1] -> tensor<1x8x8x8x16xbf16>
+  return
+}
+
+// -----
+
+func.func @dgrad_derivative_activation(%dy: tensor<1x8x8x8x32xbf16>, %w: tensor<3x3x3x16x32xbf16>, %z: tensor<1x8x8x8x16xbf16>, %e: tensor<1x8x8x8x16xbf16>) {
+  // expected-error @+1 {{'conv3d.conv_backward_data' op activation = silu_backward is a derivative; name the forward's activation (relu, silu or gelu_tanh)}}
+  %0 = conv3d.conv_backward_data ins(%dy, %w : tensor<1x8x8x8x32xbf16>, tensor<3x3x3x16x32xbf16>) pre_activation(%z : tensor<1x8x8x8x16xbf16>) outs(%e : tensor<1x8x8x8x16xbf16>) padding = [1, 1, 1, 1, 1, 1] activation = silu_backward -> tensor<1x8x8x8x16xbf16>
+  return
+}
+
+// -----
+
+func.func @dgrad_pre_activation_shape(%dy: tensor<1x8x8x8x32xbf16>, %w: tensor<3x3x3x16x32xbf16>, %z: tensor<1x8x8x8x32xbf16>, %e: tensor<1x8x8x8x16xbf16>) {
+  // expected-error @+1 {{'conv3d.conv_backward_data' op pre_activation shape 1x8x8x8x32 must be the input gradient's (outs) shape 1x8x8x8x16}}
+  %0 = conv3d.conv_backward_data ins(%dy, %w : tensor<1x8x8x8x32xbf16>, tensor<3x3x3x16x32xbf16>) pre_activation(%z : tensor<1x8x8x8x32xbf16>) outs(%e : tensor<1x8x8x8x16xbf16>) padding = [1, 1, 1, 1, 1, 1] activation = gelu_tanh -> tensor<1x8x8x8x16xbf16>
+  return
+}
+
+// -----
+
+func.func @dgrad_pre_activation_type(%dy: tensor<1x8x8x8x32xbf16>, %w: tensor<3x3x3x16x32xbf16>, %z: tensor<1x8x8x8x16xi8>, %e: tensor<1x8x8x8x16xbf16>) {
+  // expected-error @+1 {{'conv3d.conv_backward_data' op pre_activation element type must be bf16, f16 or f32, got 'i8'}}
+  %0 = conv3d.conv_backward_data ins(%dy, %w : tensor<1x8x8x8x32xbf16>, tensor<3x3x3x16x32xbf16>) pre_activation(%z : tensor<1x8x8x8x16xi8>) outs(%e : tensor<1x8x8x8x16xbf16>) padding = [1, 1, 1, 1, 1, 1] activation = relu -> tensor<1x8x8x8x16xbf16>
+  return
+}

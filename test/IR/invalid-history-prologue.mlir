@@ -174,7 +174,7 @@ func.func @activation_quantized_input(%x: tensor<1x4x6x6x16xbf16>, %w: tensor<3x
 // -----
 
 func.func @input_activation_unknown(%x: tensor<1x4x6x6x8xf32>, %w: tensor<3x3x3x8x16xf32>, %i: tensor<1x2x4x4x16xf32>) {
-  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh], got 'tanh'}}
+  // expected-error @+1 {{expected one of [none, relu, silu, gelu_tanh, relu_backward, silu_backward, gelu_tanh_backward], got 'tanh'}}
   %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xf32>, tensor<3x3x3x8x16xf32>) input_activation = tanh outs(%i : tensor<1x2x4x4x16xf32>) -> tensor<1x2x4x4x16xf32>
   return
 }
@@ -272,5 +272,13 @@ func.func @prepass_scale_type(%x: memref<1x4x6x6x8xbf16>, %s: memref<1x4x6x6xbf1
 func.func @prepass_eps(%x: memref<1x4x6x6x8xbf16>, %s: memref<1x4x6x6xf32>) {
   // expected-error @+1 {{'conv3d.voxel_rms_scale' op eps must be finite and positive, got 0.000000e+00}}
   conv3d.voxel_rms_scale %x into %s eps = 0.0 : memref<1x4x6x6x8xbf16>, memref<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @derivative_input_activation(%x: tensor<1x4x6x6x8xbf16>, %w: tensor<3x3x3x8x16xbf16>, %i: tensor<1x2x4x4x16xf32>) {
+  // expected-error @+1 {{'conv3d.conv' op input_activation = silu_backward is a derivative epilogue, not an activation of the input (relu, silu or gelu_tanh)}}
+  %0 = conv3d.conv ins(%x, %w : tensor<1x4x6x6x8xbf16>, tensor<3x3x3x8x16xbf16>) input_activation = silu_backward outs(%i : tensor<1x2x4x4x16xf32>) -> tensor<1x2x4x4x16xf32>
   return
 }

@@ -307,3 +307,11 @@ func.func @epilogue_empty(%s: tensor<1x0x4x4x16xf32>, %o: tensor<1x0x4x4x16xbf16
   %0 = conv3d.epilogue ins(%s : tensor<1x0x4x4x16xf32>) outs(%o : tensor<1x0x4x4x16xbf16>) overwrite -> tensor<1x0x4x4x16xbf16>
   return
 }
+
+// -----
+
+func.func @epilogue_derivative_without_residual(%sum: tensor<1x4x4x4x16xf32>, %out: tensor<1x4x4x4x16xbf16>) {
+  // expected-error @+1 {{'conv3d.epilogue' op activation = gelu_tanh_backward multiplies by the derivative at the forward's pre-activation, which it reads as the residual operand; there is none}}
+  %0 = conv3d.epilogue ins(%sum : tensor<1x4x4x4x16xf32>) outs(%out : tensor<1x4x4x4x16xbf16>) overwrite activation = gelu_tanh_backward -> tensor<1x4x4x4x16xbf16>
+  return
+}

@@ -482,3 +482,11 @@ func.func @store_empty_output(%acc: memref<16x16xf32>, %out: memref<1x0x8x8x16xf
   conv3d.store_output_tile %acc into %out[%m0, %n0] mode = overwrite : memref<16x16xf32>, memref<1x0x8x8x16xf32>
   return
 }
+
+// -----
+
+func.func @store_derivative_without_residual(%acc: memref<64x64xf32>, %out: memref<1x8x8x8x64xbf16>, %m0: index, %n0: index) {
+  // expected-error @+1 {{'conv3d.store_output_tile' op activation = silu_backward multiplies by the derivative at the forward's pre-activation, which it reads as the residual operand; there is none}}
+  conv3d.store_output_tile %acc into %out[%m0, %n0] mode = overwrite activation = silu_backward : memref<64x64xf32>, memref<1x8x8x8x64xbf16>
+  return
+}

@@ -15,7 +15,8 @@ per side [d_lo, d_hi, h_lo, h_hi, w_lo, w_hi].
 As a script it checks a result .npy (`--output`) of --kind dgrad (from
 --grad-output and --filter; the input shape is the result's) or wgrad (from
 --input and --grad-output; the filter shape is the result's), with --init
-accumulated, and prints 'PASS rel_l2=...' or 'FAIL rel_l2=...' (exit 1).
+accumulated (and dgrad multiplied by silu' at --silu-pre-activation), and
+prints 'PASS rel_l2=...' or 'FAIL rel_l2=...' (exit 1).
 """
 
 import argparse
@@ -89,6 +90,9 @@ def main():
     p.add_argument("--filter", help="dgrad: the forward's filter")
     p.add_argument("--input", help="wgrad: the forward's input")
     p.add_argument("--init", help="accumulated onto (default: zeros)")
+    p.add_argument("--silu-pre-activation",
+                   help="dgrad: multiply by silu' at this pre-activation "
+                        "(after --init is added)")
     geometry_arguments(p)
     a = p.parse_args()
     actual = np.load(a.output)
@@ -99,6 +103,10 @@ def main():
         expected = wgrad(np.load(a.input), dy, actual.shape, *geometry(a))
     if a.init:
         expected = expected + np.load(a.init).astype(np.float64)
+    if a.silu_pre_activation:
+        z = np.load(a.silu_pre_activation).astype(np.float64)
+        sig = 1.0 / (1.0 + np.exp(-z))
+        expected = expected * (sig * (1.0 + z * (1.0 - sig)))
     return report(expected, actual, a.tol)
 
 

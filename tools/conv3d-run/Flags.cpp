@@ -98,8 +98,17 @@ cl::opt<bool> bias("bias", cl::desc("Add a per-filter f32 bias"),
                    cl::cat(specCategory));
 cl::opt<std::string>
     activation("activation",
-               cl::desc("Fused activation: none, relu, silu, gelu_tanh"),
+               cl::desc("Fused activation: none, relu, silu, gelu_tanh. With "
+                        "--kind=dgrad: the activation before the forward "
+                        "convolution, whose derivative at the pre-activation "
+                        "multiplies the gradient"),
                cl::init("none"), cl::cat(specCategory));
+cl::opt<std::string> preActivationFile(
+    "pre-activation",
+    cl::desc("dgrad with --activation: the forward's input before the "
+             "activation (.npy, float32/64, the input's shape; default "
+             "random)"),
+    cl::cat(specCategory));
 cl::opt<bool> residual("residual",
                        cl::desc("Add a residual of the output's shape"),
                        cl::cat(specCategory));
@@ -483,10 +492,22 @@ static llvm::Error parseKind(conv3d_run::RunRequest &request) {
     return flagError("kind",
                      "expected one of fprop, dgrad, wgrad, got '" + kind + "'");
   request.spec.kind = *parsed;
+  if (*parsed != ConvKind::dgrad && preActivationFile.getNumOccurrences())
+    return flagError("pre-activation", "needs --kind=dgrad and --activation");
   if (*parsed == ConvKind::fprop) {
     if (gradOutputFile.getNumOccurrences())
       return flagError("grad-output", "needs --kind=dgrad or --kind=wgrad");
     return llvm::Error::success();
+  }
+  if (*parsed == ConvKind::dgrad) {
+    // dgrad's residual operand is the pre-activation of its --activation.
+    if (residual)
+      return flagError("residual",
+                       "--kind=dgrad adds another path's gradient with "
+                       "--accumulate (onto --output's contents)");
+    request.spec.hasResidual = request.spec.activation != Activation::none;
+    if (preActivationFile.getNumOccurrences() && !request.spec.hasResidual)
+      return flagError("pre-activation", "needs --activation");
   }
   if (*parsed == ConvKind::dgrad && inputFile.getNumOccurrences())
     return flagError("input", "--kind=dgrad reads --grad-output and "
@@ -591,7 +612,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
         &filterFile,     &outputFile,    &emit,        &historyDepth,
         &rmsNorm,        &normBeta,      &normEps,     &inputActivation,
         &packNVFP4,      &packedFilter,  &listConfigs, &explain,
-        &kind,           &gradOutputFile};
+        &kind,           &gradOutputFile, &preActivationFile};
     for (const cl::Option *option : specOnly)
       if (option->getNumOccurrences())
         return flagError(option->ArgStr,
@@ -627,7 +648,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     return flagError("filter-layout",
                      "expected qrscf or fqrsc, got '" + filterLayout + "'");
   std::optional<Activation> act = symbolizeActivation(activation);
-  if (!act)
+  if (!act || isActivationDerivative(*act))
     return flagError("activation", "expected none, relu, silu or gelu_tanh, "
                                    "got '" +
                                        activation + "'");
@@ -639,7 +660,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
     return flagError("history-depth",
                      "the input depth plus the history depth overflows int64");
   std::optional<Activation> inAct = symbolizeActivation(inputActivation);
-  if (!inAct)
+  if (!inAct || isActivationDerivative(*inAct))
     return flagError("input-activation",
                      "expected none, relu, silu or gelu_tanh, got '" +
                          inputActivation + "'");
@@ -734,6 +755,7 @@ conv3d_run::parseCommandLine(int argc, char **argv) {
   request.inputPath = inputFile;
   request.filterPath = filterFile;
   request.gradOutputPath = gradOutputFile;
+  request.preActivationPath = preActivationFile;
   request.outputPath = outputFile;
   return request;
 }

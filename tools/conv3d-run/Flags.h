@@ -25,8 +25,9 @@ struct RunRequest {
   mlir::conv3d::CacheOptions cache;
   std::string presetName;
   std::string inputPath, filterPath, outputPath;
-  /// --kind=dgrad|wgrad: the output's gradient.
-  std::string gradOutputPath;
+  /// --kind=dgrad|wgrad: the output's gradient; dgrad with --activation:
+  /// the pre-activation (--pre-activation).
+  std::string gradOutputPath, preActivationPath;
   std::optional<float> amax;
   std::optional<int64_t> filterQuantBlockSize;
   std::optional<float> filterAmax;

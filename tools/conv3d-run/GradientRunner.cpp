@@ -1,7 +1,8 @@
 //===- GradientRunner.cpp - conv3d-run --kind=dgrad|wgrad -----------------===//
 //
 // A gradient spec: the output gradient and the filter (dgrad) or the input
-// (wgrad) from .npy files or fresh random data, the destination poisoned
+// (wgrad) from .npy files or fresh random data (and dgrad's pre-activation
+// with --activation), the destination poisoned
 // (NaN) or random when accumulated onto, one compiled run, and the check
 // against the float64 reference gradients (lib/Reference), as the forward
 // is checked against referenceConv.
@@ -39,6 +40,14 @@ int conv3d_run::runGradient(const RunRequest &request) {
                            spec.inputShape(), seed, 1.0);
   if (!other)
     return fail(llvm::toString(other.takeError()));
+  // dgrad through an activation: the pre-activation, of either sign.
+  llvm::Expected<HostTensor> preActivation =
+      spec.hasResidual
+          ? loadOrRandom(request.preActivationPath, "pre-activation",
+                         spec.outputType, spec.resultShape(), seed + 3, 1.0)
+          : HostTensor();
+  if (!preActivation)
+    return fail(llvm::toString(preActivation.takeError()));
   llvm::Expected<HostTensor> initOr =
       initialOutput(spec, spec.resultShape(), seed + 4);
   if (!initOr)
@@ -59,6 +68,7 @@ int conv3d_run::runGradient(const RunRequest &request) {
   HostConvBuffers buffers;
   buffers.gradOutput = &*gradOutput;
   (dgrad ? buffers.filter : buffers.input) = &*other;
+  buffers.residual = spec.hasResidual ? &*preActivation : nullptr;
   buffers.output = &result;
   HostRunTiming timing;
   timing.repeat = request.repeat;
@@ -70,8 +80,10 @@ int conv3d_run::runGradient(const RunRequest &request) {
     progress(request, "checking against the reference gradient");
     const HostTensor *start = spec.accumulate ? &init : nullptr;
     std::vector<double> reference =
-        dgrad ? referenceConvBackwardData(spec.geometry, spec.filterLayout,
-                                          *gradOutput, *other, start)
+        dgrad ? referenceConvBackwardData(
+                    spec.geometry, spec.filterLayout, *gradOutput, *other,
+                    start, spec.hasResidual ? &*preActivation : nullptr,
+                    spec.activation)
               : referenceConvBackwardFilter(spec.geometry, spec.filterLayout,
                                             *other, *gradOutput, start);
     m.recordCheck(relativeL2Error(reference, result), spec.checkTolerance());

@@ -36,12 +36,22 @@ def Conv3d_ConvKind : I32EnumAttr<"ConvKind",
   let genSpecializedAttr = 0;
 }
 
+// The `*_backward` cases are the epilogue of a data gradient through an
+// activation: `(acc + bias) * act'(z)`, with the forward's pre-activation z
+// read as the residual operand (the chain rule's factor). They are cases of
+// this enum rather than a second attribute so that every lowering, which
+// already carries the activation from the op to emitEpilogue, computes them
+// without knowing they exist; verifiers keep them out of the input
+// prologue and demand the residual operand.
 def Conv3d_Activation : I32EnumAttr<"Activation",
     "activation applied by a fused epilogue", [
       I32EnumAttrCase<"none", 0>,
       I32EnumAttrCase<"relu", 1>,
       I32EnumAttrCase<"silu", 2>,
-      I32EnumAttrCase<"gelu_tanh", 3>
+      I32EnumAttrCase<"gelu_tanh", 3>,
+      I32EnumAttrCase<"relu_backward", 4>,
+      I32EnumAttrCase<"silu_backward", 5>,
+      I32EnumAttrCase<"gelu_tanh_backward", 6>
     ]> {
   let cppNamespace = "::mlir::conv3d";
   let genSpecializedAttr = 0;

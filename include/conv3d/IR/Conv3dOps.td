@@ -449,6 +449,14 @@ def Conv3d_ConvBackwardDataOp : Conv3d_GradientOp<"conv_backward_data"> {
       the difference is a transposed convolution's output padding
       (`ConvGeometry::transposedOutputPadding`), so a `ConvTranspose3d` is
       this op with the transposed convolution's input as `grad_output`.
+    - `pre_activation(%z)` with `activation = relu|silu|gelu_tanh`
+      (optional, together): the data gradient continues through the
+      activation that produced the forward's input from `z` (the input's
+      shape, bf16, f16 or f32): the result is `cast(act'(z) * acc)`, the
+      chain rule's factor fused into the convolutions' epilogue. With
+      `init` holding another path's gradient of the same input (a residual
+      connection's) and no `overwrite`, the paths are added before the
+      factor applies: `act'(z) * (init + dx)`.
 
     Element types: `grad_output` and `filter` bf16, f16 or f32 (the same);
     outs f32 or that type. Static shapes; tensors only:
@@ -461,28 +469,39 @@ def Conv3d_ConvBackwardDataOp : Conv3d_GradientOp<"conv_backward_data"> {
             outs(%e : tensor<1x8x8x8x16xbf16>) overwrite
             strides = [2, 2, 2] padding = [1, 1, 1, 1, 1, 1]
             -> tensor<1x8x8x8x16xbf16>
+    %dz = conv3d.conv_backward_data ins(%dy, %w : tensor<1x8x8x8x32xbf16>,
+                                                  tensor<3x3x3x16x32xbf16>)
+            pre_activation(%z : tensor<1x8x8x8x16xbf16>)
+            outs(%e : tensor<1x8x8x8x16xbf16>) overwrite
+            padding = [1, 1, 1, 1, 1, 1] activation = silu
+            -> tensor<1x8x8x8x16xbf16>
     ```
   }];
   let arguments = (ins
     AnyRankedTensor:$grad_output,
     AnyRankedTensor:$filter,
+    Optional<AnyRankedTensor>:$pre_activation,
     AnyRankedTensor:$init,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$strides,
     DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1, 1}">:$dilations,
     DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0, 0, 0}">:$padding,
     DefaultValuedAttr<Conv3d_FilterLayoutAttr,
                       "::mlir::conv3d::FilterLayout::qrscf">:$filter_layout,
-    UnitAttr:$overwrite
+    UnitAttr:$overwrite,
+    DefaultValuedAttr<Conv3d_ActivationAttr,
+                      "::mlir::conv3d::Activation::none">:$activation
   );
   let assemblyFormat = [{
     `ins` `(` $grad_output `,` $filter `:` type($grad_output) `,`
       type($filter) `)`
+    (`pre_activation` `(` $pre_activation^ `:` type($pre_activation) `)`)?
     `outs` `(` $init `:` type($init) `)`
     (`overwrite` $overwrite^)?
     (`strides` `=` $strides^)?
     (`dilations` `=` $dilations^)?
     (`padding` `=` $padding^)?
     (`filter_layout` `=` custom<EnumKeyword>($filter_layout)^)?
+    (`activation` `=` custom<EnumKeyword>($activation)^)?
     attr-dict `->` type($result)
   }];
   let extraClassDeclaration = gradientExtraDeclaration;

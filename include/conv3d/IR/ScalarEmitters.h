@@ -85,8 +85,15 @@ Value emitFloatCast(OpBuilder &b, Location loc, Value value, Type type);
 Value emitActivation(OpBuilder &b, Location loc, Value x,
                      Activation activation);
 
+/// The derivative of the forward activation `forward` (relu, silu,
+/// gelu_tanh) at the f32 pre-activation `z`, in f32.
+Value emitActivationDerivative(OpBuilder &b, Location loc, Value z,
+                               Activation forward);
+
 /// `cast(act(acc + bias) + residual)` on f32 `acc`; `bias` and `residual`
 /// are optional (null) and of any float type; the result has `outType`.
+/// With a derivative `activation` (`*_backward`):
+/// `cast((acc + bias) * act'(residual))`, `residual` required.
 Value emitEpilogue(OpBuilder &b, Location loc, Value acc, Value bias,
                    Value residual, Activation activation, Type outType);
 

@@ -63,6 +63,11 @@ struct ReferenceConvProblem {
 /// it applies one, as the causal stream does to its cached frames).
 double referenceActivation(Activation activation, double x);
 
+/// The derivative of the forward activation `forward` (relu, silu,
+/// gelu_tanh) at `z`, in double: the factor of a derivative epilogue
+/// (`*_backward`), whose result is `(acc + bias) * act'(residual)`.
+double referenceActivationDerivative(Activation forward, double z);
+
 /// y = act(acc + bias) + residual with acc = init + conv(input, filter), in
 /// double, as an NDHWF row-major vector before any rounding to the output
 /// type. Inconsistent shapes in `problem` are a fatal error.

@@ -23,12 +23,14 @@ namespace mlir::conv3d {
 
 /// dx = init + dgrad(dy, w): `gradOutput` the forward's output shape
 /// (NDHWF), `filter` in `layout`, `init` (optional, null for zeros) the
-/// forward input's shape. Returns the NDHWC input gradient, row-major.
-std::vector<double> referenceConvBackwardData(const ConvGeometry &forward,
-                                              FilterLayout layout,
-                                              const HostTensor &gradOutput,
-                                              const HostTensor &filter,
-                                              const HostTensor *init = nullptr);
+/// forward input's shape. With a forward `activation` (relu, silu,
+/// gelu_tanh), dx is multiplied by its derivative at `preActivation` (the
+/// input's shape). Returns the NDHWC input gradient, row-major.
+std::vector<double> referenceConvBackwardData(
+    const ConvGeometry &forward, FilterLayout layout,
+    const HostTensor &gradOutput, const HostTensor &filter,
+    const HostTensor *init = nullptr, const HostTensor *preActivation = nullptr,
+    Activation activation = Activation::none);
 
 /// dw = init + wgrad(x, dy): `input` NDHWC, `gradOutput` NDHWF, `init`
 /// (optional) the filter's shape. Returns the filter gradient in `layout`.

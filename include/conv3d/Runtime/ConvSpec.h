@@ -29,7 +29,10 @@ struct ConvSpec {
   /// filter and writes the input's gradient (inputShape()), wgrad reads the
   /// input and the output gradient and writes the filter's gradient
   /// (filterShape()). `outputType` is the type of what is written; the
-  /// gradients take no epilogue, quantization, history or prologue.
+  /// gradients take no epilogue, quantization, history or prologue, except
+  /// dgrad's `activation` with `hasResidual`: the result is multiplied by
+  /// the forward activation's derivative at the pre-activation, which is
+  /// the residual operand (the input's shape, `outputType`).
   ConvKind kind = ConvKind::fprop;
   ConvGeometry geometry;
   FilterLayout filterLayout = FilterLayout::qrscf;
