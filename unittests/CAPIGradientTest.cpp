@@ -5,7 +5,8 @@
 // the float64 reference gradients on random data with poisoned outputs;
 // gradient accumulation; and every refusal naming its reason (a forward-only
 // clause, a wrong kind, an operand the kind does not read, a forward run of
-// a gradient).
+// a gradient); a dgrad through an activation (its derivative at the
+// pre-activation).
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,6 +103,60 @@ TEST_F(CAPIGradient, DgradAndWgradMatchTheReference) {
   }
 }
 
+TEST_F(CAPIGradient, DgradThroughAnActivation) {
+  // The derivative at the pre-activation of each activation, overwriting
+  // and accumulated onto another path's gradient (added before the factor).
+  conv3d_spec spec = gradientSpec();
+  spec.has_residual = 1;
+  ConvGeometry g = geometryOf(spec);
+  HostTensor w = HostTensor::zeros(ElementType::f32,
+                                   vec(g.filterShape(FilterLayout::fqrsc)));
+  HostTensor dy = HostTensor::zeros(ElementType::f32, vec(g.outputShape()));
+  HostTensor z = HostTensor::zeros(ElementType::f32, vec(g.inputShape()));
+  fillRandomNormal(w, 5);
+  fillRandomNormal(dy, 6);
+  fillRandomNormal(z, 7);
+  const std::pair<int, Activation> activations[] = {
+      {CONV3D_ACT_RELU, Activation::relu},
+      {CONV3D_ACT_SILU, Activation::silu},
+      {CONV3D_ACT_GELU_TANH, Activation::gelu_tanh}};
+  for (auto [code, activation] : activations) {
+    for (int accumulate = 0; accumulate < 2; ++accumulate) {
+      spec.activation = code;
+      spec.accumulate = accumulate;
+      conv3d_conv *conv = conv3d_compile_kind(
+          engine, &spec, CONV3D_KIND_DGRAD, "target=cpu", error, sizeof(error));
+      ASSERT_NE(conv, nullptr) << error;
+      HostTensor out = HostTensor::zeros(ElementType::f32, z.shape);
+      if (accumulate)
+        fillRandomNormal(out, 8);
+      else
+        fillPoison(out);
+      HostTensor init = out;
+      ASSERT_EQ(conv3d_run_dgrad_through_activation(conv, w.data(), dy.data(),
+                                                    z.data(), out.data(),
+                                                    nullptr, error,
+                                                    sizeof(error)),
+                0)
+          << error;
+      std::vector<double> reference = referenceConvBackwardData(
+          g, FilterLayout::fqrsc, dy, w, accumulate ? &init : nullptr, &z,
+          activation);
+      EXPECT_LT(relativeL2Error(reference, out), 2e-5)
+          << stringifyActivation(activation).str()
+          << " accumulate=" << accumulate;
+      // Without its pre-activation it is refused.
+      EXPECT_NE(conv3d_run_gradient(conv, nullptr, w.data(), dy.data(),
+                                    out.data(), nullptr, error, sizeof(error)),
+                0);
+      EXPECT_NE(std::string(error).find("compiled through an activation"),
+                std::string::npos)
+          << error;
+      conv3d_conv_destroy(conv);
+    }
+  }
+}
+
 TEST_F(CAPIGradient, Refusals) {
   conv3d_spec spec = gradientSpec();
   spec.has_bias = 1;
@@ -130,7 +185,22 @@ TEST_F(CAPIGradient, Refusals) {
             0);
   EXPECT_NE(std::string(error).find("compiled for fprop"), std::string::npos)
       << error;
+  EXPECT_NE(conv3d_run_dgrad_through_activation(forward, dummy, dummy, dummy,
+                                                dummy, nullptr, error,
+                                                sizeof(error)),
+            0);
+  EXPECT_NE(std::string(error).find("not compiled as a dgrad through an "
+                                    "activation"),
+            std::string::npos)
+      << error;
   conv3d_conv_destroy(forward);
+  // dgrad's pre-activation and activation go together.
+  spec.has_residual = 1;
+  EXPECT_EQ(conv3d_compile_kind(engine, &spec, CONV3D_KIND_DGRAD, "target=cpu",
+                                error, sizeof(error)),
+            nullptr);
+  EXPECT_NE(std::string(error).find("name the activation"), std::string::npos)
+      << error;
 }
 
 } // namespace

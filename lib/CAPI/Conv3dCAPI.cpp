@@ -391,9 +391,33 @@ extern "C" int conv3d_run_gradient(const conv3d_conv *conv, const void *input,
     return failRun(error, errorSize,
                    "conv3d_run_gradient: wgrad reads the input and "
                    "grad_output; the filter must be null");
+  if (kind == ConvKind::dgrad && conv->conv->getSpec().hasResidual)
+    return failRun(error, errorSize,
+                   "conv3d_run_gradient: the dgrad was compiled through an "
+                   "activation; run it with "
+                   "conv3d_run_dgrad_through_activation");
   ConvArgs args =
       forwardArgs(input, filter, /*bias=*/nullptr,
                   /*residual=*/nullptr, /*amax=*/0.0f, output, stream);
+  args.gradOutput = gradOutput;
+  return runRecorded(*conv, args, error, errorSize);
+}
+
+extern "C" int conv3d_run_dgrad_through_activation(
+    const conv3d_conv *conv, const void *filter, const void *gradOutput,
+    const void *preActivation, void *output, void *stream, char *error,
+    size_t errorSize) {
+  if (!conv)
+    return failRun(error, errorSize,
+                   "conv3d_run_dgrad_through_activation: null convolution");
+  const ConvSpec &spec = conv->conv->getSpec();
+  if (spec.kind != ConvKind::dgrad || !spec.hasResidual)
+    return failRun(error, errorSize,
+                   "conv3d_run_dgrad_through_activation: the convolution was "
+                   "not compiled as a dgrad through an activation (kind "
+                   "dgrad, an activation and has_residual)");
+  ConvArgs args = forwardArgs(/*input=*/nullptr, filter, /*bias=*/nullptr,
+                              preActivation, /*amax=*/0.0f, output, stream);
   args.gradOutput = gradOutput;
   return runRecorded(*conv, args, error, errorSize);
 }

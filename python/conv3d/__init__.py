@@ -214,17 +214,32 @@ class Conv:
         if status:
             raise Conv3dError(error.value.decode())
 
-    def run_gradient(self, grad_output, output, input=None, filter=None, stream=None):
+    def run_gradient(self, grad_output, output, input=None, filter=None, stream=None,
+                     pre_activation=None):
         """Runs a gradient compiled with kind="dgrad" (reads `grad_output`
         and `filter`, writes the input's gradient, N x D x H x W x C, to
         `output`) or kind="wgrad" (reads `input` and `grad_output`, writes
         the filter's gradient in the spec's layout), on buffer addresses as
-        run() takes them; the operand the kind does not read stays None."""
+        run() takes them; the operand the kind does not read stays None.
+        A dgrad compiled through an activation (Spec.from_shapes(kind="dgrad",
+        activation=..., residual=True)) also reads `pre_activation` (the
+        input's shape, the output dtype) and multiplies the gradient by the
+        activation's derivative there."""
         if stream is not None and int(stream) == 0:
             stream = _STREAM_LEGACY
         error = ctypes.create_string_buffer(4096)
-        if _library().conv3d_run_gradient(self._handle, input, filter, grad_output,
-                                          output, stream, error, len(error)):
+        if pre_activation is not None:
+            if input is not None:
+                raise ValueError("a dgrad through an activation reads grad_output, "
+                                 "filter and pre_activation; input must be None")
+            status = _library().conv3d_run_dgrad_through_activation(
+                self._handle, filter, grad_output, pre_activation, output, stream, error,
+                len(error))
+        else:
+            status = _library().conv3d_run_gradient(self._handle, input, filter,
+                                                    grad_output, output, stream, error,
+                                                    len(error))
+        if status:
             raise Conv3dError(error.value.decode())
 
     def __del__(self, _loaded=_capi.loaded):

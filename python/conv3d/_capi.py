@@ -127,6 +127,7 @@ _PROTOTYPES = {
     "conv3d_compile_kind": (_p, [_p, _spec, ctypes.c_int32, _str] + _err),
     "conv3d_conv_kind": (_int, [_p]),
     "conv3d_run_gradient": (_int, [_p, _p, _p, _p, _p, _p] + _err),
+    "conv3d_run_dgrad_through_activation": (_int, [_p, _p, _p, _p, _p, _p] + _err),
     # Streaming video decoders.
     "conv3d_spec_geometry_ext": (_int, [_spec, _ext, ctypes.POINTER(_i64),
                                         ctypes.POINTER(_f64)] + _err),

@@ -35,7 +35,30 @@ for kind, fold in (("dgrad", None), ("wgrad", None), ("wgrad", "height-width")):
     print("%s (%s, fold %s): rel_l2 %s" % (kind, conv.kind, fold or "auto",
                                            "OK" if err < 2e-5 else "%.2e" % err))
 
+# dgrad through SiLU, accumulated onto another path's gradient (the init):
+# silu'(z) * (init + dx).
+spec = conv3d.Spec.from_shapes(x.shape, (3, 2, 3, 5, 6), filter_layout="fqrsc",
+                               dtype="f32", kind="dgrad", activation="silu",
+                               residual=True, accumulate=True, **geometry)
+dy = rng.standard_normal(spec.output_shape()).astype(np.float32)
+z = rng.standard_normal(x.shape).astype(np.float32)
+init = rng.standard_normal(x.shape).astype(np.float32)
+out = init.copy()
+through_silu = engine.compile(spec)
+through_silu.run_gradient(dy.ctypes.data, out.ctypes.data, filter=w.ctypes.data,
+                          pre_activation=z.ctypes.data)
+sig = 1 / (1 + np.exp(-z.astype(np.float64)))
+expected = (init + dgrad(dy, w, x.shape, *np_geometry)) * sig * (1 + z * (1 - sig))
+err = rel_l2(expected, out)
+print("dgrad through silu: rel_l2 %s" % ("OK" if err < 2e-5 else "%.2e" % err))
+
 calls = [
+    ("no pre-activation", lambda: through_silu.run_gradient(1, 1, filter=1)),
+    ("pre-activation of a plain dgrad", lambda: engine.compile(conv3d.Spec.from_shapes(
+        x.shape, (3, 2, 3, 5, 6), dtype="f32", kind="dgrad")).run_gradient(
+            1, 1, filter=1, pre_activation=1)),
+    ("activation without pre-activation", lambda: engine.compile(conv3d.Spec.from_shapes(
+        x.shape, (3, 2, 3, 5, 6), activation="relu", kind="dgrad"))),
     ("kind", lambda: conv3d.Spec.from_shapes(x.shape, (3, 2, 3, 5, 6), kind="xgrad")),
     ("bias", lambda: engine.compile(conv3d.Spec.from_shapes(
         x.shape, (3, 2, 3, 5, 6), bias=True, kind="dgrad"))),

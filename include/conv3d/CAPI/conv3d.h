@@ -184,8 +184,12 @@ const char *conv3d_last_error(void);
 enum { CONV3D_KIND_FPROP = 0, CONV3D_KIND_DGRAD = 1, CONV3D_KIND_WGRAD = 2 };
 
 /* conv3d_compile of `kind`. A gradient takes no bias, activation, residual
- * or quantization (an error names the one given); `accumulate` adds the
- * gradient onto the output buffer (gradient accumulation). */
+ * or quantization (an error names the one given), except a dgrad through an
+ * activation: `activation` (CONV3D_ACT_RELU, _SILU, _GELU_TANH) with
+ * `has_residual` multiplies the gradient by the activation's derivative at
+ * the forward's pre-activation (conv3d_run_dgrad_through_activation passes
+ * it). `accumulate` adds the gradient onto the output buffer (gradient
+ * accumulation; for such a dgrad, before the derivative applies). */
 conv3d_conv *conv3d_compile_kind(conv3d_engine *engine, const conv3d_spec *spec,
                                  int32_t kind, const char *options, char *error,
                                  size_t error_size);
@@ -204,6 +208,17 @@ int conv3d_run_gradient(const conv3d_conv *conv, const void *input,
                         const void *filter, const void *grad_output,
                         void *output, void *stream, char *error,
                         size_t error_size);
+
+/* Runs a dgrad compiled with an activation and has_residual: as
+ * conv3d_run_gradient's dgrad, the result multiplied by the activation's
+ * derivative at `pre_activation` (the input's shape, N x D x H x W x C, of
+ * the output type). Any other convolution is an error naming it. */
+int conv3d_run_dgrad_through_activation(const conv3d_conv *conv,
+                                        const void *filter,
+                                        const void *grad_output,
+                                        const void *pre_activation,
+                                        void *output, void *stream,
+                                        char *error, size_t error_size);
 
 /*===----------------------------------------------------------------------===*
  * Streaming video decoders: cached frames and an input prologue
