@@ -19,7 +19,10 @@ job's limit); the shapes left are listed. --random N --seed S takes N
 random layers of bench/netbench/random_layers.py (the network sweep's
 families) instead of the suite. --wgrad-folds times the weight gradient
 once per fold (Engine.compile's wgrad_fold: auto, width, height-width); the
-first is the table's, the others get a column each.
+first is the table's, the others get a column each. --activation times
+dgrad through an activation before the forward convolution: cuDNN's dgrad
+followed by aten's activation backward (what autograd runs) against ours
+with the derivative fused into the epilogue, on the same pre-activation.
 """
 
 import argparse
@@ -58,7 +61,20 @@ def run_shape(engine, shape, args):
     result = dict(name=shape["name"], flops=flops)
     stream = torch.cuda.current_stream().cuda_stream
     for kind in args.kinds:
-        if kind == "dgrad":
+        z = None
+        if kind == "dgrad" and args.activation != "none":
+            # Through an activation: cuDNN's dgrad then the activation's
+            # backward as autograd runs it; ours fused into the epilogue.
+            z = torch.randn(n, c, d, h, w, device="cuda").to(torch.bfloat16).contiguous(
+                memory_format=cl)
+            ref = activation_backward(
+                torch.nn.grad.conv3d_input(x.shape, wt.float(), dy.float(), *geometry),
+                z.float(), args.activation)
+            cudnn = lambda: activation_backward(  # noqa: E731
+                torch.nn.grad.conv3d_input(x.shape, wt, dy, *geometry), z, args.activation)
+            out = torch.empty(n, c, d, h, w, device="cuda", dtype=torch.bfloat16,
+                              memory_format=cl)
+        elif kind == "dgrad":
             ref = torch.nn.grad.conv3d_input(x.shape, wt.float(), dy.float(), *geometry)
             cudnn = lambda: torch.nn.grad.conv3d_input(x.shape, wt, dy, *geometry)  # noqa: E731
             out = torch.empty(n, c, d, h, w, device="cuda", dtype=torch.bfloat16,
@@ -76,13 +92,22 @@ def run_shape(engine, shape, args):
             key = kind if i == 0 else "%s_%s" % (kind, fold)
             try:
                 t0 = time.time()
-                conv = engine.compile(spec, target=args.target, kind=kind,
+                kind_spec = spec
+                if z is not None:
+                    kind_spec = conv3d.Spec.from_shapes(
+                        **suite.spec_args(shape), activation=args.activation,
+                        residual=True)
+                conv = engine.compile(kind_spec, target=args.target, kind=kind,
                                       wgrad_fold=fold if fold != "auto" else None)
                 result[key + "_compile_ms"] = (time.time() - t0) * 1e3
             except conv3d.Conv3dError as e:
                 result[key + "_error"] = str(e)[:400]
                 continue
-            if kind == "dgrad":
+            if kind == "dgrad" and z is not None:
+                call = lambda: conv.run_gradient(  # noqa: E731
+                    dy.data_ptr(), out.data_ptr(), filter=wt.data_ptr(), stream=stream,
+                    pre_activation=z.data_ptr())
+            elif kind == "dgrad":
                 call = lambda: conv.run_gradient(dy.data_ptr(), out.data_ptr(),  # noqa: E731
                                                  filter=wt.data_ptr(), stream=stream)
             else:
@@ -98,6 +123,15 @@ def run_shape(engine, shape, args):
     del x, wt, dy, ref, out
     torch.cuda.empty_cache()
     return result
+
+
+def activation_backward(grad, z, activation):
+    """What autograd runs for the activation's backward (aten's kernels)."""
+    if activation == "relu":
+        return torch.ops.aten.threshold_backward(grad, z, 0)
+    if activation == "silu":
+        return torch.ops.aten.silu_backward(grad, z)
+    return torch.ops.aten.gelu_backward(grad, z, approximate="tanh")
 
 
 def random_shapes(count, seed, only=None):
@@ -153,6 +187,10 @@ def main():
                         choices=["auto", "width", "height-width"],
                         help="time the weight gradient with each fold (the first is the "
                         "table's)")
+    parser.add_argument("--activation", default="none",
+                        choices=["none", "relu", "silu", "gelu_tanh"],
+                        help="dgrad through this activation: cuDNN's dgrad then aten's "
+                        "activation backward, against ours with the derivative fused")
     args = parser.parse_args()
     args.timer = timing.from_arguments(args)
     torch.backends.cudnn.benchmark = True
