@@ -162,9 +162,10 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
     // Every position lies in one phase; phases no tap reaches are zero (and
     // stay zero times the factor) or, accumulating, init times the factor.
     Value result = op.getInit();
+    bool scaled = !overwrite && preActivation && !phases.complete;
     if (overwrite && !phases.complete)
       result = zeroFill(rewriter, loc, result);
-    else if (preActivation && !phases.complete)
+    else if (scaled)
       result = scaleByDerivative(rewriter, loc, result, preActivation,
                                  derivative);
     for (const DgradPhase &phase : phases.phases) {
@@ -195,43 +196,42 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
       // alone: kernels that store tiles by TMA need a dense output), copied
       // into place by the insert_slice. With stride 1 the block is the
       // whole gradient and the convolution writes it directly.
+      // Through an activation the epilogue reads a residual, so no kernel
+      // stores by TMA: the phase writes its strided positions in place.
       bool strided = llvm::any_of(forward.strides,
                                   [](int64_t stride) { return stride > 1; });
+      bool inPlace = strided && preActivation;
       auto blockType =
           RankedTensorType::get(blockShape, initType.getElementType());
+      // The phase's positions of the accumulator it starts from: init's
+      // (phases are disjoint, so `result` still holds them, unless it is
+      // init already scaled by the derivative).
+      auto positions = [&]() -> Value {
+        return tensor::ExtractSliceOp::create(
+            rewriter, loc, scaled ? op.getInit() : result,
+            indexAttrs(rewriter, offsets), indexAttrs(rewriter, blockShape),
+            indexAttrs(rewriter, strides));
+      };
       Value block;
       if (overwrite && !strided)
         block = tensor::EmptyOp::create(rewriter, loc, blockShape,
                                         initType.getElementType());
-      else if (overwrite)
+      else if (overwrite && !inPlace)
         block = bufferization::AllocTensorOp::create(rewriter, loc, blockType,
                                                      ValueRange{});
-      else {
-        // The phase's accumulator starts from init (phases are disjoint,
-        // so no earlier phase wrote these positions; `result` may already
-        // hold the scaled init above).
-        block = tensor::ExtractSliceOp::create(
-            rewriter, loc, op.getInit(), indexAttrs(rewriter, offsets),
-            indexAttrs(rewriter, blockShape), indexAttrs(rewriter, strides));
-        if (strided)
-          block = bufferization::AllocTensorOp::create(
-              rewriter, loc, blockType, ValueRange{}, /*copy=*/block);
-      }
-      // The pre-activation at the phase's positions, dense (the kernels
-      // read the residual operand as a dense NDHWC tensor).
+      else if (inPlace || !strided)
+        block = positions();
+      else
+        block = bufferization::AllocTensorOp::create(
+            rewriter, loc, blockType, ValueRange{}, /*copy=*/positions());
+      // The pre-activation at the phase's positions: a strided view, read
+      // in place (every lowering takes a residual with static strides; the
+      // channels stay contiguous, so the GPU epilogues' vector loads too).
       Value phasePre = preActivation;
-      if (preActivation && strided) {
-        auto preType = cast<RankedTensorType>(preActivation.getType());
-        phasePre = bufferization::AllocTensorOp::create(
-            rewriter, loc,
-            RankedTensorType::get(blockShape, preType.getElementType()),
-            ValueRange{},
-            /*copy=*/
-            tensor::ExtractSliceOp::create(
-                rewriter, loc, preActivation, indexAttrs(rewriter, offsets),
-                indexAttrs(rewriter, blockShape),
-                indexAttrs(rewriter, strides)));
-      }
+      if (preActivation && strided)
+        phasePre = tensor::ExtractSliceOp::create(
+            rewriter, loc, preActivation, indexAttrs(rewriter, offsets),
+            indexAttrs(rewriter, blockShape), indexAttrs(rewriter, strides));
       Value computed =
           forwardConv(rewriter, loc, gradOutput, filter, block, sub, layout,
                       overwrite, phasePre, derivative);
