@@ -133,10 +133,9 @@ TEST_F(CAPIGradient, DgradThroughAnActivation) {
       else
         fillPoison(out);
       HostTensor init = out;
-      ASSERT_EQ(conv3d_run_dgrad_through_activation(conv, w.data(), dy.data(),
-                                                    z.data(), out.data(),
-                                                    nullptr, error,
-                                                    sizeof(error)),
+      ASSERT_EQ(conv3d_run_dgrad_through_activation(
+                    conv, w.data(), dy.data(), z.data(), out.data(), nullptr,
+                    error, sizeof(error)),
                 0)
           << error;
       std::vector<double> reference = referenceConvBackwardData(

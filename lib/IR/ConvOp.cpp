@@ -195,7 +195,7 @@ LogicalResult ConvOp::verify() {
     return failure();
   if (failed(verifyBias(op, getBias(), geometry.filters, outElem)) ||
       failed(verifyResidual(op, getResidual(), initType.getShape(), outElem,
-                                getActivation())))
+                            getActivation())))
     return failure();
 
   if (getInputQuant().has_value() != static_cast<bool>(getAmax()))
@@ -384,11 +384,11 @@ LogicalResult EpilogueOp::verify() {
   if (llvm::is_contained(outType.getShape(), 0))
     return emitOpError() << "outs must not be empty, got shape "
                          << formatShape(outType.getShape());
-  return failure(failed(verifyBias(op, getBias(), outType.getDimSize(4),
-                                   outType.getElementType())) ||
-                 failed(verifyResidual(op, getResidual(), outType.getShape(),
-                                       outType.getElementType(),
-                                       getActivation())));
+  return failure(
+      failed(verifyBias(op, getBias(), outType.getDimSize(4),
+                        outType.getElementType())) ||
+      failed(verifyResidual(op, getResidual(), outType.getShape(),
+                            outType.getElementType(), getActivation())));
 }
 
 void EpilogueOp::getEffects(

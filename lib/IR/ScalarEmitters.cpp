@@ -327,9 +327,8 @@ Value mlir::conv3d::emitActivationDerivative(OpBuilder &b, Location loc,
   case Activation::relu: {
     // 1 where z > 0, else 0 (PyTorch's threshold_backward: 0 at z = 0); a
     // NaN z gives 0, as the comparison is false.
-    Value positive =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, z,
-                              f32Const(b, loc, 0.0f));
+    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, z,
+                                           f32Const(b, loc, 0.0f));
     return arith::SelectOp::create(b, loc, positive, one,
                                    f32Const(b, loc, 0.0f));
   }
@@ -354,24 +353,23 @@ Value mlir::conv3d::emitActivationDerivative(OpBuilder &b, Location loc,
         b, loc, k,
         arith::AddFOp::create(
             b, loc, z,
-            arith::MulFOp::create(
-                b, loc, f32Const(b, loc, 0.044715f),
-                arith::MulFOp::create(b, loc, z2, z))));
+            arith::MulFOp::create(b, loc, f32Const(b, loc, 0.044715f),
+                                  arith::MulFOp::create(b, loc, z2, z))));
     Value t = math::TanhOp::create(b, loc, u);
     Value half = f32Const(b, loc, 0.5f);
-    Value first =
-        arith::MulFOp::create(b, loc, half, arith::AddFOp::create(b, loc, one, t));
-    Value sech2 = arith::SubFOp::create(b, loc, one,
-                                        arith::MulFOp::create(b, loc, t, t));
+    Value first = arith::MulFOp::create(b, loc, half,
+                                        arith::AddFOp::create(b, loc, one, t));
+    Value sech2 =
+        arith::SubFOp::create(b, loc, one, arith::MulFOp::create(b, loc, t, t));
     Value du = arith::MulFOp::create(
         b, loc, k,
         arith::AddFOp::create(
             b, loc, one,
             arith::MulFOp::create(b, loc, f32Const(b, loc, 3 * 0.044715f),
                                   z2)));
-    Value second = arith::MulFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, half, z),
-        arith::MulFOp::create(b, loc, sech2, du));
+    Value second =
+        arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, half, z),
+                              arith::MulFOp::create(b, loc, sech2, du));
     return arith::AddFOp::create(b, loc, first, second);
   }
   default:

@@ -229,7 +229,7 @@ LogicalResult StoreOutputTileOp::verify() {
   }
   if (failed(verifyBias(op, getBias(), outType.getDimSize(4), outElem)) ||
       failed(verifyResidual(op, getResidual(), outType.getShape(), outElem,
-                                getActivation())))
+                            getActivation())))
     return failure();
   return success();
 }

@@ -95,7 +95,8 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
       argTypes.push_back(b.getF32Type());
       continue;
     }
-    argTypes.push_back(memrefOf(convBufferExtent(spec, parameter)->shape, elem));
+    argTypes.push_back(
+        memrefOf(convBufferExtent(spec, parameter)->shape, elem));
   }
 
   func::FuncOp func = createFunction(b, loc, kConvFunctionName, argTypes);

@@ -99,10 +99,9 @@ Value scaleByDerivative(OpBuilder &b, Location loc, Value init,
       b, loc, TypeRange{type}, ValueRange{preActivation}, ValueRange{init},
       maps, iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value acc = emitFloatCast(nb, nloc, args[1], nb.getF32Type());
-        linalg::YieldOp::create(
-            nb, nloc,
-            emitEpilogue(nb, nloc, acc, /*bias=*/Value(), args[0], derivative,
-                         elem));
+        linalg::YieldOp::create(nb, nloc,
+                                emitEpilogue(nb, nloc, acc, /*bias=*/Value(),
+                                             args[0], derivative, elem));
       });
   return generic.getResult(0);
 }
@@ -166,8 +165,8 @@ struct DgradToPhaseConvolutions : OpRewritePattern<ConvBackwardDataOp> {
     if (overwrite && !phases.complete)
       result = zeroFill(rewriter, loc, result);
     else if (scaled)
-      result = scaleByDerivative(rewriter, loc, result, preActivation,
-                                 derivative);
+      result =
+          scaleByDerivative(rewriter, loc, result, preActivation, derivative);
     for (const DgradPhase &phase : phases.phases) {
       ConvGeometry sub = dgradPhaseGeometry(forward, phase);
       // The output-gradient rows the phase reads.

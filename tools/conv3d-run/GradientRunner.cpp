@@ -80,12 +80,12 @@ int conv3d_run::runGradient(const RunRequest &request) {
     progress(request, "checking against the reference gradient");
     const HostTensor *start = spec.accumulate ? &init : nullptr;
     std::vector<double> reference =
-        dgrad ? referenceConvBackwardData(
-                    spec.geometry, spec.filterLayout, *gradOutput, *other,
-                    start, spec.hasResidual ? &*preActivation : nullptr,
-                    spec.activation)
-              : referenceConvBackwardFilter(spec.geometry, spec.filterLayout,
-                                            *other, *gradOutput, start);
+        dgrad
+            ? referenceConvBackwardData(
+                  spec.geometry, spec.filterLayout, *gradOutput, *other, start,
+                  spec.hasResidual ? &*preActivation : nullptr, spec.activation)
+            : referenceConvBackwardFilter(spec.geometry, spec.filterLayout,
+                                          *other, *gradOutput, start);
     m.recordCheck(relativeL2Error(reference, result), spec.checkTolerance());
   }
   return finishRun(request, m, result);
