@@ -209,8 +209,11 @@ func.func @bf16_3x3x3(%x: memref<1x4x8x8x32xbf16>, %w: memref<3x3x3x32x64xbf16>,
 // CHECK-COUNT-4: nvvm.mma.sync A[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]  B[%{{.*}}, %{{.*}}]  C[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: scf.yield
+// The coalesced pass reads the old output of its positions first (a guarded
+// read, zeros past the tile), then computes and stores each.
+// CHECK: %[[OLD:.*]] = scf.if %{{.*}} -> (vector<8xf16>) {
+// CHECK: %{{.*}} = vector.load %[[OF]][%{{.*}}] {alignment = 16 : i64} : memref<5760xf16>, vector<8xf16>
 // CHECK: %[[ACC:.*]] = vector.load %[[STAGING]][%{{.*}}] {alignment = 16 : i64} : memref<1152xf32, #gpu.address_space<workgroup>>, vector<8xf32>
-// CHECK: %[[OLD:.*]] = vector.load %[[OF]][%{{.*}}] {alignment = 16 : i64} : memref<5760xf16>, vector<8xf16>
 // CHECK: %[[A0:.*]] = vector.extract %[[ACC]][0] : f32 from vector<8xf32>
 // CHECK-NEXT: %[[O0:.*]] = vector.extract %[[OLD]][0] : f16 from vector<8xf16>
 // CHECK-NEXT: %[[O0F:.*]] = arith.extf %[[O0]] : f16 to f32
@@ -466,10 +469,14 @@ func.func @split_k(%x: memref<1x4x4x4x16xbf16>, %w: memref<3x3x3x16x16xbf16>, %b
 // CHECK-NEXT: %[[RF:.*]] = memref.reinterpret_cast %[[RB]] to offset: [0], sizes: [8192], strides: [1] : memref<bf16> to memref<8192xbf16>
 // CHECK: gpu.launch
 // CHECK: scf.yield
+// The bias and residual of the thread's positions are read before any is
+// computed (guarded reads, zeros past the tile).
+// CHECK: %[[BIAS:.*]] = scf.if %{{.*}} -> (vector<8xf32>) {
+// CHECK: %{{.*}} = vector.load %[[BF]][%{{.*}}] {alignment = 16 : i64} : memref<32xf32>, vector<8xf32>
+// CHECK: %[[RES:.*]] = scf.if %{{.*}} -> (vector<8xbf16>) {
+// CHECK: %{{.*}} = vector.load %[[RF]][%{{.*}}] {alignment = 16 : i64} : memref<8192xbf16>, vector<8xbf16>
 // CHECK: scf.if
 // CHECK: %[[ACC:.*]] = vector.load %{{.*}} : memref<2304xf32, #gpu.address_space<workgroup>>, vector<8xf32>
-// CHECK: %[[BIAS:.*]] = vector.load %[[BF]][%{{.*}}] {alignment = 16 : i64} : memref<32xf32>, vector<8xf32>
-// CHECK: %[[RES:.*]] = vector.load %[[RF]][%{{.*}}] {alignment = 16 : i64} : memref<8192xbf16>, vector<8xbf16>
 // CHECK: %[[A0:.*]] = vector.extract %[[ACC]][0] : f32 from vector<8xf32>
 // CHECK-NEXT: %[[B0:.*]] = vector.extract %[[BIAS]][0] : f32 from vector<8xf32>
 // CHECK-NEXT: %[[R0:.*]] = vector.extract %[[RES]][0] : bf16 from vector<8xbf16>

@@ -67,4 +67,16 @@ def Conv3d_WgradFoldPolicy : Conv3d_PassEnum<"WgradFoldPolicy",
       I32EnumAttrCase<"HeightWidth", 2, "height-width">
     ]>;
 
+def Conv3d_DgradActivationPolicy : Conv3d_PassEnum<"DgradActivationPolicy",
+    "where a data gradient through an activation applies the activation's "
+    "derivative (conv3d-lower-conv-gradients)", [
+      // Fused where the phases' kernels would not store by TMA anyway
+      // (the cpu target; f32 or accumulated outputs...), separate elsewhere.
+      I32EnumAttrCase<"Auto", 0, "auto">,
+      // In every phase convolution's epilogue.
+      I32EnumAttrCase<"Fused", 1, "fused">,
+      // One element-wise pass over the plain data gradient.
+      I32EnumAttrCase<"Separate", 2, "separate">
+    ]>;
+
 #endif // CONV3D_TRANSFORMS_PASSENUMS_TD

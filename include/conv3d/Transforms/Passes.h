@@ -85,10 +85,12 @@ void populateFoldUpsamplePatterns(RewritePatternSet &patterns);
 
 /// Rewrites `conv3d.conv_backward_data` (by stride phase) and
 /// `conv3d.conv_backward_filter` on tensors into forward `conv3d.conv`s,
-/// the weight gradients folded as `policy` says for `target`.
+/// the weight gradients folded as `policy` says for `target`, a data
+/// gradient's activation derivative applied as `dgradActivation` says.
 void populateLowerConvGradientsPatterns(
     RewritePatternSet &patterns, Target target = Target::cpu,
-    WgradFoldPolicy policy = WgradFoldPolicy::Auto);
+    WgradFoldPolicy policy = WgradFoldPolicy::Auto,
+    DgradActivationPolicy dgradActivation = DgradActivationPolicy::Auto);
 
 /// The weight-gradient fold (GradientGeometry's WgradFold) that `policy`
 /// says for a forward convolution of `forward` on `elementType`: the one it

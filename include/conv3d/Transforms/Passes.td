@@ -184,6 +184,18 @@ def Conv3dLowerConvGradients : Pass<"conv3d-lower-conv-gradients"> {
       memory traffic, says it is faster (`chooseWgradFold`); the cpu
       target keeps the width fold (less memory).
 
+    A data gradient through an activation (`pre_activation`) multiplies
+    by the derivative at the pre-activation. `dgrad-activation=fused` does
+    it in every phase convolution's epilogue (`activation = *_backward`,
+    the phase's strided view of the pre-activation as its residual, the
+    phase writing its strided positions of the gradient in place);
+    `separate` lowers the plain gradient and then multiplies in one
+    `linalg.generic`. `auto` (the default) fuses, except on a GPU target
+    where the plain phases would store their tiles by TMA (overwritten,
+    16-bit, C a multiple of 8): a residual epilogue cannot, and on the
+    H200 the TMA-stored phases plus the element-wise pass ran faster
+    (bench/RESULTS.md, twelfth session).
+
     The pipelines run it first, after the import.
   }];
   let options = [
@@ -200,6 +212,20 @@ def Conv3dLowerConvGradients : Pass<"conv3d-lower-conv-gradients"> {
             clEnumValN(::mlir::conv3d::WgradFoldPolicy::HeightWidth,
                        "height-width",
                        "Ho x Wo x N channels, a window of Do taps"))
+      }]>,
+    Option<"dgradActivation", "dgrad-activation",
+           "::mlir::conv3d::DgradActivationPolicy",
+           /*default=*/"::mlir::conv3d::DgradActivationPolicy::Auto",
+           "Where a data gradient through an activation applies the "
+           "derivative", [{
+        ::llvm::cl::values(
+            clEnumValN(::mlir::conv3d::DgradActivationPolicy::Auto, "auto",
+                       "fused unless the phases would store by TMA"),
+            clEnumValN(::mlir::conv3d::DgradActivationPolicy::Fused, "fused",
+                       "in every phase convolution's epilogue"),
+            clEnumValN(::mlir::conv3d::DgradActivationPolicy::Separate,
+                       "separate",
+                       "one element-wise pass over the data gradient"))
       }]>
   ];
   let dependentDialects = ["::mlir::conv3d::Conv3dDialect",

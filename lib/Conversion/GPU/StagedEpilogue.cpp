@@ -53,7 +53,8 @@ void mlir::conv3d::stageAccumulatorPair(KernelMath &math,
 /// The thread's positions of one pass over the tile: (row, vector of
 /// channels) u = tid + k*threads, with its output coordinates.
 struct StagedPosition {
-  Value row, col, valid;
+  Value row, col, m, f, valid;
+  /// The output coordinates, where reads are issued before the stores.
   SmallVector<Value> coords;
 };
 
@@ -83,25 +84,39 @@ void mlir::conv3d::emitStagedEpilogue(KernelMath &math, const StagedTile &tile,
                                  math.constant(tile.threads * batch));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value rowLimit = tile.rowEnd ? tile.rowEnd : math.constant(geometry.gemmM());
   SmallVector<StagedPosition> batchPositions;
   for (int64_t j = 0; j < batch; ++j) {
-    Value u = math.add(loop.getInductionVar(), math.constant(j * tile.threads));
+    Value u = loop.getInductionVar();
+    if (j > 0)
+      u = math.add(u, math.constant(j * tile.threads));
     StagedPosition p;
     p.row = math.div(u, perRow);
     p.col = math.mul(math.rem(u, perRow), width);
-    Value m = math.add(tile.m0, p.row);
-    Value f = math.add(tile.n0, p.col);
-    p.valid = math.andI(
-        math.andI(math.ult(u, math.constant(positions)), math.ult(m, rowLimit)),
-        math.ult(f, math.constant(geometry.filters)));
-    // Out-of-tile positions compute a clamped (unused) row.
-    auto pos = decomposeOutputPosition(
-        math, math.minU(m, math.sub(rowLimit, math.constant(1))),
-        ops.outputShape);
-    p.coords = {pos[0], pos[1], pos[2], pos[3], f};
+    p.m = math.add(tile.m0, p.row);
+    p.f = math.add(tile.n0, p.col);
+    p.valid =
+        math.andI(math.ult(p.m, tile.rowEnd ? tile.rowEnd
+                                            : math.constant(geometry.gemmM())),
+                  math.ult(p.f, math.constant(geometry.filters)));
+    // The loop bound covers the first position only.
+    if (j > 0)
+      p.valid = math.andI(p.valid, math.ult(u, math.constant(positions)));
     batchPositions.push_back(std::move(p));
   }
+  // The output coordinates of a position: clamped into the tile's rows for
+  // reads issued before its validity test, as they are inside it.
+  auto coordsOf = [&](const StagedPosition &p, bool clamp) {
+    Value m = p.m;
+    if (clamp)
+      m = math.minU(m, math.sub(tile.rowEnd ? tile.rowEnd
+                                            : math.constant(geometry.gemmM()),
+                                math.constant(1)));
+    auto pos = decomposeOutputPosition(math, m, ops.outputShape);
+    return SmallVector<Value>{pos[0], pos[1], pos[2], pos[3], p.f};
+  };
+  if (reads)
+    for (StagedPosition &p : batchPositions)
+      p.coords = coordsOf(p, /*clamp=*/true);
 
   auto loadVector = [&](const FlatOperand &operand, Value index) {
     Type elem = getElementTypeOrSelf(operand.memref.getType());
@@ -157,6 +172,8 @@ void mlir::conv3d::emitStagedEpilogue(KernelMath &math, const StagedTile &tile,
         ValueRange{
             math.toIndex(math.add(math.mul(p.row, tile.stagingStride), p.col))},
         false, alignmentOf(width, f32));
+    if (p.coords.empty())
+      p.coords = coordsOf(p, /*clamp=*/false);
 
     if (mode == StoreMode::partial) {
       // Slab `split` of the workspace: plain stores, each element once.
