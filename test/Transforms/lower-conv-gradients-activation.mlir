@@ -12,21 +12,23 @@
 // RUN: not conv3d-opt --conv3d-lower-conv-gradients="dgrad-activation=inline" %s 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: for the --dgrad-activation option: Cannot find option named 'inline'!
 
-// On a GPU target (dgrad-activation=auto) the overwritten 16-bit gradients
-// are plain phases (TMA-stored) and one element-wise pass; the f32,
-// accumulated one keeps the fused epilogue. `separate` does the pass for
-// every one.
+// On a GPU target (dgrad-activation=auto) the unstrided, overwritten
+// 16-bit gradient is its plain phase (TMA-stored) and one element-wise
+// pass; the strided one and the f32, accumulated one keep the fused
+// epilogue. `separate` does the pass for every one.
 // SM90-LABEL: func.func @dgrad_silu
 // SM90-SAME: %[[Z:[a-z0-9]+]]: tensor<1x6x6x6x8xbf16>
 // SM90: %[[DX:.*]] = conv3d.conv ins({{.*}}) outs({{.*}}) overwrite padding = [1, 1, 1, 1, 1, 1] -> tensor<1x6x6x6x8xbf16>
 // SM90: linalg.generic {{.*}} ins(%[[Z]] : tensor<1x6x6x6x8xbf16>) outs(%[[DX]] : tensor<1x6x6x6x8xbf16>)
 // SM90: math.exp
 // SM90-LABEL: func.func @dgrad_relu_strided
-// SM90-COUNT-8: conv3d.conv ins({{.*}}) outs({{.*}}) overwrite
-// SM90: linalg.generic
-// SM90: arith.cmpf ogt
+// SM90-COUNT-8: activation = relu_backward
 // SM90-LABEL: func.func @dgrad_gelu_shortcut_accumulate
 // SM90: activation = gelu_tanh_backward
+// SEPARATE-LABEL: func.func @dgrad_relu_strided
+// SEPARATE-COUNT-8: conv3d.conv ins({{.*}}) outs({{.*}}) overwrite
+// SEPARATE: linalg.generic
+// SEPARATE: arith.cmpf ogt
 // SEPARATE-LABEL: func.func @dgrad_gelu_shortcut_accumulate
 // SEPARATE-NOT: _backward
 // SEPARATE: %[[C:.*]] = conv3d.conv ins({{.*}}) outs({{.*}}) -> tensor<2x2x2x2x8xf32>

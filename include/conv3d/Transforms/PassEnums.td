@@ -70,8 +70,8 @@ def Conv3d_WgradFoldPolicy : Conv3d_PassEnum<"WgradFoldPolicy",
 def Conv3d_DgradActivationPolicy : Conv3d_PassEnum<"DgradActivationPolicy",
     "where a data gradient through an activation applies the activation's "
     "derivative (conv3d-lower-conv-gradients)", [
-      // Fused where the phases' kernels would not store by TMA anyway
-      // (the cpu target; f32 or accumulated outputs...), separate elsewhere.
+      // Fused, except for an unstrided gradient whose phase a GPU target
+      // would store by TMA (LowerConvGradients.cpp's fusesDerivative).
       I32EnumAttrCase<"Auto", 0, "auto">,
       // In every phase convolution's epilogue.
       I32EnumAttrCase<"Fused", 1, "fused">,

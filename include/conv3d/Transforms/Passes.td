@@ -190,10 +190,12 @@ def Conv3dLowerConvGradients : Pass<"conv3d-lower-conv-gradients"> {
     the phase's strided view of the pre-activation as its residual, the
     phase writing its strided positions of the gradient in place);
     `separate` lowers the plain gradient and then multiplies in one
-    `linalg.generic`. `auto` (the default) fuses, except on a GPU target
-    where the plain phases would store their tiles by TMA (overwritten,
-    16-bit, C a multiple of 8): a residual epilogue cannot, and on the
-    H200 the TMA-stored phases plus the element-wise pass ran faster
+    `linalg.generic`. `auto` (the default) fuses, except for an unstrided
+    gradient on a GPU target whose phase would store its tiles by TMA
+    (overwritten, 16-bit, C a multiple of 8): a residual epilogue cannot,
+    and there the TMA-stored phase plus the element-wise pass ran faster
+    on 5 of the suite's 8 unstrided shapes on the H200; strided, the fused
+    phases write their positions in place and were faster on both
     (bench/RESULTS.md, twelfth session).
 
     The pipelines run it first, after the import.
