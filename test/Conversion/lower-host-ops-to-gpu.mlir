@@ -236,6 +236,60 @@ func.func @strided_not_vectorized(%x: memref<2x32xbf16>, %y: memref<2x64xbf16>, 
 
 // -----
 
+// An element-wise generic (identity maps, a side-effect-free scalar body:
+// a data gradient's separate activation derivative) over contiguous runs:
+// behind a check of every base pointer's alignment, 4 elements a thread
+// (16 bytes of the widest type, f32; 8 of the bf16 ones), the body applied
+// to each lane; the generic itself else.
+// DEFAULT-LABEL: func.func @elementwise_vectorized
+// DEFAULT-COUNT-3: memref.extract_aligned_pointer_as_index
+// DEFAULT: scf.if
+// DEFAULT: scf.parallel
+// DEFAULT: %[[Z:.*]] = vector.load %arg0[{{.*}}] {alignment = 8 : i64} : memref<2x4x4x16xbf16>, vector<4xbf16>
+// DEFAULT: %[[D:.*]] = vector.load %arg1[{{.*}}] {alignment = 16 : i64} : memref<2x4x4x16xf32>, vector<4xf32>
+// DEFAULT-NOT: vector.load %arg2
+// DEFAULT-COUNT-4: arith.mulf
+// DEFAULT: vector.store %{{.*}}, %arg2[{{.*}}] {alignment = 8 : i64} : memref<2x4x4x16xbf16>, vector<4xbf16>
+// DEFAULT: } else {
+// DEFAULT: scf.parallel
+// DEFAULT: memref.load %arg0
+func.func @elementwise_vectorized(%z: memref<2x4x4x16xbf16>, %dx: memref<2x4x4x16xf32>, %out: memref<2x4x4x16xbf16>) {
+  linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%z, %dx : memref<2x4x4x16xbf16>, memref<2x4x4x16xf32>) outs(%out : memref<2x4x4x16xbf16>) {
+  ^bb0(%zi: bf16, %di: f32, %unused: bf16):
+    %zf = arith.extf %zi : bf16 to f32
+    %p = arith.mulf %zf, %di : f32
+    %r = arith.truncf %p : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  return
+}
+
+// -----
+
+// Not vectorized: a generic reading its indices, and runs of 3 channels.
+// DEFAULT-LABEL: func.func @elementwise_not_vectorized
+// DEFAULT-NOT: vector.load
+// DEFAULT-NOT: extract_aligned_pointer
+// DEFAULT: return
+func.func @elementwise_not_vectorized(%x: memref<4x16xf32>, %y: memref<4x3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(a, b) -> (a, b)>], iterator_types = ["parallel", "parallel"]} outs(%x : memref<4x16xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 1 : index
+    %ii = arith.index_cast %i : index to i32
+    %f = arith.sitofp %ii : i32 to f32
+    linalg.yield %f : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(a, b) -> (a, b)>], iterator_types = ["parallel", "parallel"]} outs(%y : memref<4x3xf32>) {
+  ^bb0(%o: f32):
+    %two = arith.constant 2.0 : f32
+    %r = arith.mulf %o, %two : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // A generic marked conv3d.gpu_transpose_dims = [a, b] (reads contiguous
 // along a, the output's innermost b) runs as a shared-memory transpose:
 // 32 x 32 tiles of (a, b) = (0, 2) as blocks x and y (2 x 1 here), the

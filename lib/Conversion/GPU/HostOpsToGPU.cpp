@@ -26,6 +26,7 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -343,6 +344,153 @@ void vectorizeStridedCopies(func::FuncOp func) {
   }
 }
 
+/// The widest vector (up to 16 bytes of the widest element type) in which
+/// an element-wise generic can read and write all of `operands` (memrefs of
+/// one static shape): unit innermost strides, and every other stride, every
+/// offset and the innermost size multiples of it; or nothing (below two).
+std::optional<int64_t> elementwiseWidth(ValueRange operands) {
+  auto first = cast<MemRefType>(operands.front().getType());
+  if (!first.hasStaticShape() || first.getRank() < 1)
+    return std::nullopt;
+  SmallVector<int64_t> multiples = {first.getShape().back()};
+  unsigned widestBits = 0;
+  for (Value operand : operands) {
+    auto type = cast<MemRefType>(operand.getType());
+    unsigned bits = type.getElementTypeBitWidth();
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (type.getShape() != first.getShape() || bits % 8 != 0 ||
+        failed(type.getStridesAndOffset(strides, offset)) ||
+        ShapedType::isDynamic(offset) || strides.back() != 1 ||
+        llvm::any_of(strides, ShapedType::isDynamic))
+      return std::nullopt;
+    widestBits = std::max(widestBits, bits);
+    multiples.push_back(offset);
+    multiples.append(strides.begin(), strides.end() - 1);
+  }
+  int64_t width = 16 / (widestBits / 8);
+  while (width > 1 &&
+         llvm::any_of(multiples, [&](int64_t v) { return v % width != 0; }))
+    width /= 2;
+  if (width < 2)
+    return std::nullopt;
+  return width;
+}
+
+/// Host element-wise generics (every map the identity, every iterator
+/// parallel, a body of side-effect-free scalar ops: the data gradient's
+/// separate activation derivative, say) over operands whose innermost runs
+/// are contiguous: a parallel loop over (outer positions) x (run chunks)
+/// that reads and writes up to 16 bytes per access and applies the body to
+/// each lane, behind a host check of every base pointer's alignment (the
+/// element-wise generic otherwise). One element per thread ran such a pass
+/// at about 0.9 TB/s on the H200.
+void vectorizeElementwiseGenerics(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  SmallVector<std::pair<linalg::GenericOp, int64_t>> generics;
+  func.walk([&](linalg::GenericOp generic) {
+    if (!isHostOp(generic) || !generic.hasPureBufferSemantics() ||
+        generic.getNumDpsInits() == 0 ||
+        generic.getNumParallelLoops() != generic.getNumLoops() ||
+        !llvm::all_of(generic.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      return;
+    for (Operation &op : generic.getBody()->without_terminator())
+      if (isa<linalg::IndexOp>(op) || !isMemoryEffectFree(&op) ||
+          op.getNumRegions() != 0)
+        return;
+    if (std::optional<int64_t> width = elementwiseWidth(generic->getOperands()))
+      generics.emplace_back(generic, *width);
+  });
+  for (auto [genericOp, vectorWidth] : generics) {
+    // (Named copies: lambdas below capture them, C++17 lacks captured
+    // structured bindings.)
+    linalg::GenericOp generic = genericOp;
+    int64_t width = vectorWidth;
+    rewriter.setInsertionPoint(generic);
+    Location loc = generic.getLoc();
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    auto accessBytes = [&](Value operand) {
+      return width *
+             int64_t(
+                 cast<MemRefType>(operand.getType()).getElementTypeBitWidth() /
+                 8);
+    };
+    Value aligned = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+    for (Value operand : generic->getOperands())
+      aligned = arith::AndIOp::create(
+          rewriter, loc, aligned,
+          isAlignedTo(rewriter, loc, operand, accessBytes(operand)));
+    auto branch = scf::IfOp::create(rewriter, loc, aligned,
+                                    /*withElseRegion=*/true);
+    rewriter.setInsertionPointToStart(branch.thenBlock());
+    auto shape = cast<MemRefType>(generic->getOperand(0).getType()).getShape();
+    SmallVector<int64_t> extents(shape);
+    extents.back() /= width;
+    SmallVector<Value> lower(extents.size(), index(0)),
+        steps(extents.size(), index(1)), upper;
+    for (int64_t extent : extents)
+      upper.push_back(index(extent));
+    Block *body = generic.getBody();
+    scf::ParallelOp::create(
+        rewriter, loc, lower, upper, steps,
+        [&](OpBuilder &builder, Location loc, ValueRange ivs) {
+          SmallVector<Value> at(ivs);
+          at.back() = arith::MulIOp::create(
+              builder, loc, ivs.back(),
+              arith::ConstantIndexOp::create(builder, loc, width));
+          auto vectorOf = [&](Value operand) {
+            return VectorType::get(
+                {width}, cast<MemRefType>(operand.getType()).getElementType());
+          };
+          // Every operand the body reads (outs too, where it reads them).
+          SmallVector<Value> loaded;
+          for (auto [operand, arg] :
+               llvm::zip_equal(generic->getOperands(), body->getArguments()))
+            loaded.push_back(arg.use_empty()
+                                 ? Value()
+                                 : vector::LoadOp::create(
+                                       builder, loc, vectorOf(operand), operand,
+                                       at,
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(accessBytes(operand)))
+                                       .getResult());
+          SmallVector<Value> results;
+          for (Value init : generic.getDpsInits())
+            results.push_back(arith::ConstantOp::create(
+                builder, loc, vectorOf(init),
+                DenseElementsAttr::get(
+                    vectorOf(init),
+                    builder.getZeroAttr(vectorOf(init).getElementType()))));
+          for (int64_t lane = 0; lane < width; ++lane) {
+            IRMapping mapping;
+            for (auto [arg, vector] :
+                 llvm::zip_equal(body->getArguments(), loaded))
+              if (vector)
+                mapping.map(
+                    arg, vector::ExtractOp::create(builder, loc, vector, lane)
+                             .getResult());
+            for (Operation &op : body->without_terminator())
+              builder.clone(op, mapping);
+            auto yield = cast<linalg::YieldOp>(body->getTerminator());
+            for (auto [i, value] : llvm::enumerate(yield.getValues()))
+              results[i] = vector::InsertOp::create(
+                  builder, loc, mapping.lookupOrDefault(value), results[i],
+                  lane);
+          }
+          for (auto [init, result] :
+               llvm::zip_equal(generic.getDpsInits(), results))
+            vector::StoreOp::create(builder, loc, result, init, at,
+                                    /*nontemporal=*/false,
+                                    llvm::MaybeAlign(accessBytes(init)));
+        });
+    // Misaligned: the element-wise generic, moved to the other branch.
+    generic->moveBefore(branch.elseBlock()->getTerminator());
+  }
+}
+
 /// A host memref.copy with a strided side (into a subview of a padded
 /// buffer, out of a slice) is a linalg.copy, which hostLoopsToDeviceLoops
 /// runs as a kernel: gpu.memcpy would copy the bytes contiguously and
@@ -474,6 +622,7 @@ struct LowerHostOpsToGPUPass
         return signalPassFailure();
       vectorizeChannelWindowCopies(func);
       vectorizeStridedCopies(func);
+      vectorizeElementwiseGenerics(func);
       stridedCopiesToLinalg(func);
       lowerStagedTransposes(func);
       if (failed(hostLoopsToDeviceLoops(func, blockSize)) ||
