@@ -194,8 +194,8 @@ def Conv3dLowerConvGradients : Pass<"conv3d-lower-conv-gradients"> {
     gradient on a GPU target whose phase would store its tiles by TMA
     (overwritten, 16-bit, C a multiple of 8): a residual epilogue cannot,
     and there the TMA-stored phase plus the element-wise pass ran faster
-    on 5 of the suite's 8 unstrided shapes on the H200; strided, the fused
-    phases write their positions in place and were faster on both
+    on all 8 of the suite's unstrided shapes on the H200; strided, the
+    fused phases write their positions in place and were faster on both
     (bench/RESULTS.md, twelfth session).
 
     The pipelines run it first, after the import.
