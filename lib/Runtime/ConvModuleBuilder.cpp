@@ -87,6 +87,9 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
       elem = b.getF32Type();
       break;
     case ConvParameter::Residual:
+      // dgrad's pre-activation has the forward's (the input's) type.
+      elem = spec.kind == ConvKind::dgrad ? inElem : outElem;
+      break;
     case ConvParameter::Output:
       elem = outElem;
       break;

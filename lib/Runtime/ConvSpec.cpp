@@ -283,7 +283,8 @@ mlir::conv3d::convBufferExtent(const ConvSpec &spec, ConvParameter parameter) {
   case ConvParameter::Bias:
     return ConvBufferExtent{{spec.geometry.filters}, kF32};
   case ConvParameter::Residual: // dgrad's: the pre-activation
-    return ConvBufferExtent{spec.resultShape(), output};
+    return ConvBufferExtent{spec.resultShape(),
+                            elementSize(spec.residualType())};
   case ConvParameter::Output:
     return ConvBufferExtent{spec.resultShape(), output};
   case ConvParameter::GradOutput:

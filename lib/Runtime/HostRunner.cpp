@@ -292,7 +292,7 @@ static llvm::Error checkBuffers(const ConvSpec &spec,
     return error;
   // (dgrad's residual is the pre-activation: the input gradient's shape.)
   if (llvm::Error error = check(buffers.residual, "residual", spec.hasResidual,
-                                spec.outputType, spec.resultShape()))
+                                spec.residualType(), spec.resultShape()))
     return error;
   if (llvm::Error error =
           check(buffers.history, "history", spec.geometry.historyDepth > 0,

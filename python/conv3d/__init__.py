@@ -223,7 +223,7 @@ class Conv:
         run() takes them; the operand the kind does not read stays None.
         A dgrad compiled through an activation (Spec.from_shapes(kind="dgrad",
         activation=..., residual=True)) also reads `pre_activation` (the
-        input's shape, the output dtype) and multiplies the gradient by the
+        input's shape and dtype, as grad_output's) and multiplies the gradient by the
         activation's derivative there."""
         if stream is not None and int(stream) == 0:
             stream = _STREAM_LEGACY

@@ -44,7 +44,7 @@ int conv3d_run::runGradient(const RunRequest &request) {
   llvm::Expected<HostTensor> preActivation =
       spec.hasResidual
           ? loadOrRandom(request.preActivationPath, "pre-activation",
-                         spec.outputType, spec.resultShape(), seed + 3, 1.0)
+                         spec.residualType(), spec.resultShape(), seed + 3, 1.0)
           : HostTensor();
   if (!preActivation)
     return fail(llvm::toString(preActivation.takeError()));

@@ -32,7 +32,7 @@ struct ConvSpec {
   /// gradients take no epilogue, quantization, history or prologue, except
   /// dgrad's `activation` with `hasResidual`: the result is multiplied by
   /// the forward activation's derivative at the pre-activation, which is
-  /// the residual operand (the input's shape, `outputType`).
+  /// the residual operand (the input's shape, `residualType()`).
   ConvKind kind = ConvKind::fprop;
   ConvGeometry geometry;
   FilterLayout filterLayout = FilterLayout::qrscf;
@@ -100,6 +100,12 @@ struct ConvSpec {
   /// The shape of what the spec writes: the output (fprop), the input's
   /// gradient (dgrad) or the filter's (wgrad).
   std::vector<int64_t> resultShape() const;
+  /// The residual operand's element type: the output's, or for dgrad (the
+  /// pre-activation, a forward activation like the output gradient) the
+  /// input's.
+  ElementType residualType() const {
+    return kind == ConvKind::dgrad ? inputType : outputType;
+  }
 };
 
 /// The parameters of the function the engine compiles for a spec.
