@@ -87,8 +87,7 @@ OwningOpRef<ModuleOp> mlir::conv3d::buildConvModule(MLIRContext *context,
       elem = b.getF32Type();
       break;
     case ConvParameter::Residual:
-      // dgrad's pre-activation has the forward's (the input's) type.
-      elem = spec.kind == ConvKind::dgrad ? inElem : outElem;
+      elem = getMLIRType(context, spec.residualType());
       break;
     case ConvParameter::Output:
       elem = outElem;

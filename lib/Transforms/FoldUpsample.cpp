@@ -223,8 +223,9 @@ struct FoldNearestUpsampleIntoConv : OpRewritePattern<ConvOp> {
                                 op.getFilterLayout(), g, up->scales);
     auto dgrad = ConvBackwardDataOp::create(
         rewriter, loc, op->getResult(0).getType(), up->source, filter,
-        /*pre_activation=*/Value(), op.getInit(), ArrayRef<int64_t>(up->scales), ArrayRef<int64_t>{1, 1, 1},
-        padding, op.getFilterLayout(), op.getOverwrite());
+        /*pre_activation=*/Value(), op.getInit(), ArrayRef<int64_t>(up->scales),
+        ArrayRef<int64_t>{1, 1, 1}, padding, op.getFilterLayout(),
+        op.getOverwrite());
     rewriter.replaceOp(op, dgrad.getResult());
     return success();
   }

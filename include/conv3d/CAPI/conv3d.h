@@ -212,13 +212,14 @@ int conv3d_run_gradient(const conv3d_conv *conv, const void *input,
 /* Runs a dgrad compiled with an activation and has_residual: as
  * conv3d_run_gradient's dgrad, the result multiplied by the activation's
  * derivative at `pre_activation` (the input's shape, N x D x H x W x C, of
- * the input type, as grad_output). Any other convolution is an error naming it. */
+ * the input type, as grad_output). Any other convolution is an error naming it.
+ */
 int conv3d_run_dgrad_through_activation(const conv3d_conv *conv,
                                         const void *filter,
                                         const void *grad_output,
                                         const void *pre_activation,
-                                        void *output, void *stream,
-                                        char *error, size_t error_size);
+                                        void *output, void *stream, char *error,
+                                        size_t error_size);
 
 /*===----------------------------------------------------------------------===*
  * Streaming video decoders: cached frames and an input prologue

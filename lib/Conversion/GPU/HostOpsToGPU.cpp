@@ -250,36 +250,46 @@ void vectorizeChannelWindowCopies(func::FuncOp func) {
   }
 }
 
-/// The widest vector (up to 16 bytes) in which a copy between `source`
-/// and `target` can move its innermost runs: both static, with unit
-/// innermost strides, and every other stride, both offsets and the
-/// innermost size multiples of it; or nothing (below two elements).
-std::optional<int64_t> stridedCopyWidth(MemRefType source, MemRefType target) {
-  if (!source.hasStaticShape() || source.getShape() != target.getShape() ||
-      source.getRank() < 2 ||
-      source.getElementType() != target.getElementType())
+/// The widest vector (up to 16 bytes of the widest element type) in which
+/// every one of `types` (memrefs of one static shape) can be read or
+/// written along its innermost runs: unit innermost strides, and every
+/// other stride, every offset and the innermost size multiples of it; or
+/// nothing (below two elements).
+std::optional<int64_t> innermostVectorWidth(ArrayRef<MemRefType> types) {
+  MemRefType first = types.front();
+  if (!first.hasStaticShape() || first.getRank() < 1)
     return std::nullopt;
-  unsigned bits = source.getElementTypeBitWidth();
-  if (bits % 8 != 0)
-    return std::nullopt;
-  SmallVector<int64_t> multiples = {source.getShape().back()};
-  for (MemRefType type : {source, target}) {
+  SmallVector<int64_t> multiples = {first.getShape().back()};
+  unsigned widestBits = 0;
+  for (MemRefType type : types) {
+    unsigned bits = type.getElementTypeBitWidth();
     SmallVector<int64_t> strides;
     int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)) ||
+    if (type.getShape() != first.getShape() || bits % 8 != 0 ||
+        failed(type.getStridesAndOffset(strides, offset)) ||
         ShapedType::isDynamic(offset) || strides.back() != 1 ||
         llvm::any_of(strides, ShapedType::isDynamic))
       return std::nullopt;
+    widestBits = std::max(widestBits, bits);
     multiples.push_back(offset);
     multiples.append(strides.begin(), strides.end() - 1);
   }
-  int64_t width = 16 / (bits / 8);
+  int64_t width = 16 / (widestBits / 8);
   while (width > 1 &&
          llvm::any_of(multiples, [&](int64_t v) { return v % width != 0; }))
     width /= 2;
   if (width < 2)
     return std::nullopt;
   return width;
+}
+
+/// The vector width of a copy between `source` and `target` (same element
+/// type, rank 2 or more: contiguous rank-1 copies are byte copies).
+std::optional<int64_t> stridedCopyWidth(MemRefType source, MemRefType target) {
+  if (source.getRank() < 2 ||
+      source.getElementType() != target.getElementType())
+    return std::nullopt;
+  return innermostVectorWidth({source, target});
 }
 
 /// Copies between strided views whose innermost runs are contiguous (the
@@ -344,39 +354,6 @@ void vectorizeStridedCopies(func::FuncOp func) {
   }
 }
 
-/// The widest vector (up to 16 bytes of the widest element type) in which
-/// an element-wise generic can read and write all of `operands` (memrefs of
-/// one static shape): unit innermost strides, and every other stride, every
-/// offset and the innermost size multiples of it; or nothing (below two).
-std::optional<int64_t> elementwiseWidth(ValueRange operands) {
-  auto first = cast<MemRefType>(operands.front().getType());
-  if (!first.hasStaticShape() || first.getRank() < 1)
-    return std::nullopt;
-  SmallVector<int64_t> multiples = {first.getShape().back()};
-  unsigned widestBits = 0;
-  for (Value operand : operands) {
-    auto type = cast<MemRefType>(operand.getType());
-    unsigned bits = type.getElementTypeBitWidth();
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (type.getShape() != first.getShape() || bits % 8 != 0 ||
-        failed(type.getStridesAndOffset(strides, offset)) ||
-        ShapedType::isDynamic(offset) || strides.back() != 1 ||
-        llvm::any_of(strides, ShapedType::isDynamic))
-      return std::nullopt;
-    widestBits = std::max(widestBits, bits);
-    multiples.push_back(offset);
-    multiples.append(strides.begin(), strides.end() - 1);
-  }
-  int64_t width = 16 / (widestBits / 8);
-  while (width > 1 &&
-         llvm::any_of(multiples, [&](int64_t v) { return v % width != 0; }))
-    width /= 2;
-  if (width < 2)
-    return std::nullopt;
-  return width;
-}
-
 /// Host element-wise generics (every map the identity, every iterator
 /// parallel, a body of side-effect-free scalar ops: the data gradient's
 /// separate activation derivative, say) over operands whose innermost runs
@@ -399,7 +376,11 @@ void vectorizeElementwiseGenerics(func::FuncOp func) {
       if (isa<linalg::IndexOp>(op) || !isMemoryEffectFree(&op) ||
           op.getNumRegions() != 0)
         return;
-    if (std::optional<int64_t> width = elementwiseWidth(generic->getOperands()))
+    SmallVector<MemRefType> types =
+        llvm::map_to_vector(generic->getOperands(), [](Value operand) {
+          return cast<MemRefType>(operand.getType());
+        });
+    if (std::optional<int64_t> width = innermostVectorWidth(types))
       generics.emplace_back(generic, *width);
   });
   for (auto [genericOp, vectorWidth] : generics) {
